@@ -1,0 +1,71 @@
+/* arch.h — the architecture: storage levels from the innermost (index 0) to
+ * the outermost (DRAM), and the arithmetic level below them.
+ *
+ * Instances come from names with ranges (PE[0..167]) and meshX x meshY; the
+ * fan-out of level i is the ratio of its child's instances to its own, in X
+ * and in Y.  Per-action energies and areas come from an ERT/ART (see
+ * energy.h).  Const after parsing.
+ */
+#ifndef NESTMAP_ARCH_H
+#define NESTMAP_ARCH_H
+
+#include <stdint.h>
+
+#include "nestmap/limits.h"
+#include "nestmap/yaml.h"
+
+typedef enum nm_energy_source {
+    NM_ESRC_NONE = 0, /* not set: energies are zero */
+    NM_ESRC_ERT,      /* from the input's ERT */
+    NM_ESRC_USER      /* from the component's own attributes */
+} nm_energy_source;
+
+typedef struct nm_level {
+    char name[NM_NAME_MAX];  /* without the [a..b] range */
+    char cls[NM_NAME_MAX];   /* component class as written */
+    const nm_ynode *node;    /* where it was declared (for errors) */
+    int dummy;               /* dummy_storage: a placeholder for a fan-out */
+    int is_dram;
+    int64_t instances, meshX, meshY;
+    int64_t fanoutX, fanoutY; /* to the next inner level (or the arithmetic) */
+    int has_size;
+    int64_t size;            /* words; valid when has_size */
+    int64_t effective_size;  /* size / multiple_buffering */
+    int word_bits, block_size, cluster_size;
+    double multiple_buffering, min_utilization;
+    int has_read_bw, has_write_bw, has_shared_bw;
+    double read_bw, write_bw, shared_bw; /* words per cycle */
+    /* Energy per vector access (pJ) for each action, and leakage per cycle. */
+    double e_read, e_fill, e_update, e_leak;
+    double vector_access_energy; /* max over actions / cluster_size, as printed */
+    double addr_gen_energy;      /* per address generation, 0 by default */
+    double area;                 /* um^2 per instance */
+    nm_energy_source esrc;
+} nm_level;
+
+typedef struct nm_arith {
+    char name[NM_NAME_MAX];
+    char cls[NM_NAME_MAX];
+    const nm_ynode *node;
+    int64_t instances, meshX, meshY;
+    int word_bits;
+    double e_compute; /* pJ per operation */
+    double area;
+    nm_energy_source esrc;
+} nm_arith;
+
+typedef struct nm_arch {
+    int nlevels;                    /* storage levels */
+    nm_level level[NM_MAX_LEVELS];  /* 0 = innermost storage */
+    nm_arith arith;
+    double cycle_seconds;           /* global_cycle_seconds, default 1e-9 */
+} nm_arch;
+
+/* Parses the `architecture:` node (core subtree/local form or the v0.4
+ * nodes form) into *arch. */
+nm_status nm_arch_parse(nm_arch *arch, const nm_ynode *node, nm_ydoc *doc, nm_error *err);
+
+/* Index of the storage level called name (ranges ignored), or -1. */
+int nm_arch_level(const nm_arch *arch, const char *name);
+
+#endif

@@ -1,0 +1,91 @@
+/* model.h — evaluating one mapping: validity, accesses per level and data
+ * space, energy, cycles.
+ *
+ * nm_model holds the (const) architecture and workload plus a per-thread
+ * workspace; nm_model_eval fills a fixed-size nm_stats and allocates nothing,
+ * so a search can call it millions of times.  Counts are per instance, as
+ * Timeloop prints them.
+ */
+#ifndef NESTMAP_MODEL_H
+#define NESTMAP_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nestmap/arch.h"
+#include "nestmap/mapping.h"
+#include "nestmap/nest.h"
+#include "nestmap/workload.h"
+
+typedef enum nm_invalid_kind {
+    NM_VALID = 0,
+    NM_INV_FACTORS,     /* factors of a dimension do not multiply to its bound */
+    NM_INV_NO_FANOUT,   /* spatial factors at a level that has no fan-out */
+    NM_INV_BYPASS_ALL,  /* a data space is kept nowhere */
+    NM_INV_CAPACITY,    /* tiles exceed a level's capacity */
+    NM_INV_MIN_UTIL,    /* tiles fill less than the level's min_utilization */
+    NM_INV_ARITH,       /* more arithmetic units (or X/Y) than the mesh has */
+    NM_INV_INSTANCES    /* more instances (or X/Y) of a storage level than it has */
+} nm_invalid_kind;
+
+typedef struct nm_invalid {
+    nm_invalid_kind kind;
+    int level;       /* storage level (or -1 for the arithmetic level) */
+    int index;       /* dimension or data space concerned, or -1 */
+    char axis;       /* 'X', 'Y' or 0 */
+    uint64_t got, limit;
+} nm_invalid;
+
+typedef struct nm_ds_stats {
+    int kept;
+    uint64_t partition_size, utilized_capacity, utilized_instances, utilized_clusters;
+    uint64_t reads, fills, updates, temporal_reductions, address_generations;
+    double energy_per_instance; /* pJ, per utilized instance */
+    double energy;              /* pJ, all instances */
+} nm_ds_stats;
+
+typedef struct nm_level_stats {
+    uint64_t cycles;
+    double throttling; /* bandwidth slowdown, 1 = none */
+    double leakage;    /* pJ */
+    double energy;     /* pJ: accesses, address generation and leakage */
+    nm_ds_stats ds[NM_MAX_DS];
+} nm_level_stats;
+
+typedef struct nm_stats {
+    nm_invalid invalid;          /* kind == NM_VALID for a valid mapping */
+    nm_level_stats level[NM_MAX_LEVELS];
+    uint64_t computes;           /* operations performed */
+    uint64_t compute_cycles;     /* cycles if nothing throttles */
+    uint64_t cycles;             /* including bandwidth throttling */
+    uint64_t arith_utilized;     /* arithmetic units in use */
+    double compute_energy;       /* pJ */
+    double energy;               /* pJ, total */
+    double utilization;          /* fraction of arithmetic-unit cycles doing work */
+    double total_ops;            /* multiplies plus additions (Timeloop's GFLOPs basis) */
+    uint64_t last_level_accesses;
+} nm_stats;
+
+typedef struct nm_model {
+    const nm_arch *arch;
+    const nm_workload *wl;
+    nm_nest_ws *ws;
+} nm_model;
+
+/* Prepares a model for evaluating mappings of wl on arch; both must outlive
+ * it.  Returns NM_ERR_NOMEM on allocation failure. */
+nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *wl, nm_error *err);
+/* Releases the workspace; safe on a zeroed model. */
+void nm_model_fini(nm_model *mdl);
+
+/* Evaluates mapping m: fills *out and returns 1 when valid, 0 when invalid
+ * (out->invalid says why).  The nest built for m is written to *nest when not
+ * NULL (for printing).  Allocates nothing. */
+int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *nest);
+
+/* Writes why a mapping is invalid, in Timeloop's words where it has them
+ * ("couldn't map level RF: mapped tile size 84 exceeds buffer capacity 64"). */
+void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_workload *wl,
+                         char *buf, size_t size);
+
+#endif

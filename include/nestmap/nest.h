@@ -1,0 +1,92 @@
+/* nest.h — the loop nest of a mapping and its data-movement analysis.
+ *
+ * The nest lists loops innermost first.  Each storage level owns, from the
+ * inside out, its spatial loops (the fan-out to its children, X before Y) and
+ * then its temporal loops; the level's outermost loop is its tiling boundary.
+ * Loops with a factor of 1 are left out (a level without temporal loops gets
+ * one trivial loop so that it still has a boundary).
+ *
+ *     loop index:  0 ..................................... nloops-1
+ *                  [L0 spatial][L0 temporal][L1 spatial][L1 temporal] ...
+ *                                         ^boundary[0]             ^boundary[1]
+ *
+ * The analysis follows the conventions of Timeloop's reference model so that
+ * its counts agree: a level's fills are the sum of the changes of its child's
+ * working set as the parent's loops step, where the part still held from the
+ * previous step is kept only while the tile keeps moving by the same stride
+ * (or stands still); a loop of n iterations is evaluated at its first step and
+ * at one steady-state step weighted by n-1; spatial siblings see translated
+ * copies of the first sibling's data, so data wanted by several siblings at
+ * once is read once (multicast) and data a neighbour held one step before may
+ * come over a link instead.  Nothing is allocated per evaluation: state lives
+ * in a caller-owned workspace.
+ */
+#ifndef NESTMAP_NEST_H
+#define NESTMAP_NEST_H
+
+#include <stdint.h>
+
+#include "nestmap/arch.h"
+#include "nestmap/limits.h"
+#include "nestmap/mapping.h"
+#include "nestmap/workload.h"
+
+enum { NM_TIME = 0, NM_SPACE_X = 1, NM_SPACE_Y = 2 };
+
+typedef struct nm_loop {
+    int64_t end;    /* trip count (> 1, except a level's placeholder loop) */
+    int8_t dim;     /* problem dimension */
+    int8_t space;   /* NM_TIME, NM_SPACE_X or NM_SPACE_Y */
+    int8_t level;   /* storage level that owns the loop */
+} nm_loop;
+
+typedef struct nm_nest {
+    int nloops;
+    nm_loop loop[NM_MAX_LOOPS];     /* innermost first */
+    int nlevels;
+    int boundary[NM_MAX_LEVELS];    /* index of each storage level's outermost loop */
+    int first[NM_MAX_LEVELS];       /* index of each storage level's innermost loop */
+} nm_nest;
+
+/* Builds the nest of mapping m.  Never fails: caps are checked at parse time. */
+void nm_nest_build(nm_nest *nest, const nm_mapping *m, const nm_arch *arch, const nm_workload *wl);
+
+/* What the analysis reports for one storage level and one data space, before
+ * bypass is applied: the tile held per instance and the accesses it receives
+ * from the level below. */
+typedef struct nm_tile {
+    uint64_t size;        /* working set at the level's boundary (words) */
+    double accesses;      /* accesses from below, per instance: a multicast counts once */
+    double weighted;      /* the same, each multicast counted once per receiver */
+    double link;          /* transfers served by neighbour links below this level */
+    uint64_t fanout;      /* spatial fan-out below this level (1: none) */
+    uint64_t inner_size;  /* working set over the whole fan-out (when fanout > 1) */
+} nm_tile;
+
+typedef struct nm_nest_result {
+    nm_tile tile[NM_MAX_LEVELS][NM_MAX_DS];
+    uint64_t replication[NM_MAX_LEVELS]; /* spatial instances of each level in use */
+    uint64_t xexp[NM_MAX_LEVELS], yexp[NM_MAX_LEVELS]; /* ... along X and Y */
+    uint64_t temporal_steps;             /* compute steps per arithmetic instance */
+    uint64_t arith_x, arith_y;           /* arithmetic instances in use along X and Y */
+} nm_nest_result;
+
+typedef struct nm_nest_ws nm_nest_ws;
+
+/* Creates a workspace for evaluating mappings of wl on arch (scratch sized by
+ * the largest fan-out); NULL when out of memory.  One per thread.  Free with
+ * nm_nest_ws_free. */
+nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl);
+void nm_nest_ws_free(nm_nest_ws *ws);
+
+/* Spatial extent and working-set sizes that need no analysis: fills
+ * replication, xexp, yexp, temporal_steps, arith_x, arith_y, and every
+ * tile's size.  Cheap; used to reject invalid mappings early. */
+void nm_nest_shape(const nm_nest *nest, const nm_workload *wl, nm_nest_result *out);
+
+/* Runs the data-movement analysis; requires nm_nest_shape(out) first and a
+ * nest whose fan-outs fit the architecture (the workspace is sized by it). */
+void nm_nest_analyze(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
+                     const nm_arch *arch, const nm_workload *wl, nm_nest_result *out);
+
+#endif

@@ -1,0 +1,48 @@
+/* spec.h — everything read from the input files, parsed and checked.
+ *
+ * nestmap takes one or more YAML files whose top-level keys are merged
+ * (architecture, problem, mapping, ERT, ART, mapper, constraints, ...).
+ * nm_spec_load turns them into const specs; the YAML document stays alive so
+ * that later stages can point at nodes in their errors.
+ */
+#ifndef NESTMAP_SPEC_H
+#define NESTMAP_SPEC_H
+
+#include <stddef.h>
+
+#include "nestmap/arch.h"
+#include "nestmap/mapping.h"
+#include "nestmap/workload.h"
+#include "nestmap/yaml.h"
+
+enum {
+    NM_NEED_ARCH = 1u << 0,
+    NM_NEED_PROBLEM = 1u << 1,
+    NM_NEED_MAPPING = 1u << 2
+};
+
+typedef struct nm_spec {
+    nm_ydoc doc;
+    nm_arch arch;
+    nm_workload wl;
+    nm_mapping map;
+    int has_arch, has_problem, has_mapping;
+    const nm_ynode *mapper;      /* `mapper:` or NULL */
+    const nm_ynode *constraints; /* mapspace/architecture constraints or NULL */
+} nm_spec;
+
+/* Loads and merges files[0..n), then parses the sections named in `need`
+ * (NM_NEED_* bits; absent required sections are errors, present optional
+ * ones are parsed too).  On failure *err says where; the spec must still be
+ * released with nm_spec_fini. */
+nm_status nm_spec_load(nm_spec *spec, const char *const *files, size_t n, unsigned need,
+                       nm_error *err);
+
+/* Same from one string (tests). */
+nm_status nm_spec_load_string(nm_spec *spec, const char *name, const char *text, unsigned need,
+                              nm_error *err);
+
+/* Releases the spec; safe on a zeroed or half-loaded one. */
+void nm_spec_fini(nm_spec *spec);
+
+#endif

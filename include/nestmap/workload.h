@@ -1,0 +1,58 @@
+/* workload.h — the problem: dimensions, bounds, and data spaces as affine
+ * projections of the loop indices.
+ *
+ * A data space (tensor) has ranks (axes); each axis is a sum of terms
+ * coef * index[dim].  A convolution's input width is `P*Wstride + R*Wdilation`.
+ * Names are whatever the user wrote: nothing assumes Weights/Inputs/Outputs
+ * or C/M/P/Q.  The struct is plain and fixed-size; const after parsing.
+ */
+#ifndef NESTMAP_WORKLOAD_H
+#define NESTMAP_WORKLOAD_H
+
+#include <stdint.h>
+
+#include "nestmap/limits.h"
+#include "nestmap/yaml.h"
+
+typedef struct nm_term {
+    int dim;      /* index into dims */
+    int64_t coef; /* resolved coefficient (>= 0) */
+} nm_term;
+
+typedef struct nm_axis {
+    int nterms;
+    nm_term term[NM_MAX_TERMS];
+} nm_axis;
+
+typedef struct nm_dataspace {
+    char name[NM_NAME_MAX];
+    int nranks;
+    nm_axis rank[NM_MAX_RANKS];
+    int read_write; /* outputs: read-modify-write */
+} nm_dataspace;
+
+typedef struct nm_workload {
+    char name[NM_NAME_MAX];
+    int ndims;
+    char dim[NM_MAX_DIMS][NM_NAME_MAX];
+    int64_t bound[NM_MAX_DIMS];
+    int nds;
+    nm_dataspace ds[NM_MAX_DS];
+} nm_workload;
+
+/* Parses the `problem:` node (Timeloop's shape+instance form, or one of
+ * nestmap's shorthands) into *wl.  Warnings (ignored instance keys) go to doc. */
+nm_status nm_workload_parse(nm_workload *wl, const nm_ynode *problem, nm_ydoc *doc,
+                            nm_error *err);
+
+/* Index of the dimension or data space called name, or -1. */
+int nm_workload_dim(const nm_workload *wl, const char *name);
+int nm_workload_ds(const nm_workload *wl, const char *name);
+
+/* Number of multiply-accumulates: the product of all bounds. */
+uint64_t nm_workload_ops(const nm_workload *wl);
+
+/* Number of distinct elements of data space ds over the whole problem. */
+uint64_t nm_workload_ds_size(const nm_workload *wl, int ds);
+
+#endif

@@ -1,0 +1,109 @@
+/* yaml.h — YAML documents with locations, merged across files.
+ *
+ * nestmap loads each input file with libyaml's document API and converts it
+ * into a small tree of nm_ynode that keeps every node's file:line:col (1-based)
+ * and its explicit tag (e.g. "!Component").  The top-level keys of all files
+ * are merged into one mapping, as Timeloop does: a later file's key replaces
+ * an earlier one's, and a warning says so.
+ *
+ * Typed getters fail with an error located at the node.  Keys compare with
+ * '-' and '_' treated alike, since Timeloop's files use both spellings.
+ *
+ * Ownership: every node belongs to its nm_ydoc and lives until nm_ydoc_fini.
+ */
+#ifndef NESTMAP_YAML_H
+#define NESTMAP_YAML_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nestmap/alloc.h"
+#include "nestmap/error.h"
+
+typedef enum nm_ykind { NM_Y_SCALAR, NM_Y_SEQ, NM_Y_MAP } nm_ykind;
+
+typedef struct nm_ynode {
+    nm_ykind kind;
+    const char *file;  /* path of the file it came from */
+    int line, col;     /* 1-based */
+    const char *tag;   /* explicit application tag ("!Component"), else NULL */
+    const char *str;   /* scalar text (NUL-terminated), "" for others */
+    size_t len;        /* scalar length */
+    int quoted;        /* scalar was written quoted */
+    size_t n;          /* items in a sequence, pairs in a mapping */
+    struct nm_ynode **items; /* sequence: n items; mapping: 2n (key, value, key, value…) */
+} nm_ynode;
+
+typedef struct nm_ywarning {
+    const char *file;
+    int line, col;
+    const char *msg;
+} nm_ywarning;
+
+typedef struct nm_ydoc {
+    nm_ynode *root;          /* the merged top-level mapping (never NULL after a successful load) */
+    nm_arena *arena;
+    nm_ywarning *warnings;   /* in arena */
+    size_t nwarnings, capwarnings;
+    size_t nodes;            /* nodes converted, bounded to stop alias bombs */
+} nm_ydoc;
+
+/* Initializes an empty document (no allocation). */
+void nm_ydoc_init(nm_ydoc *doc);
+/* Releases everything; safe on a zeroed or half-loaded document. */
+void nm_ydoc_fini(nm_ydoc *doc);
+
+/* Loads one file and merges its top-level mapping into doc->root.  On error
+ * fills *err with the file:line:col of the problem; doc stays usable (and must
+ * still be released with nm_ydoc_fini). */
+nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err);
+
+/* Same for text in memory; `name` is used in locations. */
+nm_status nm_ydoc_load_string(nm_ydoc *doc, const char *name, const char *text,
+                              size_t len, nm_error *err);
+
+/* Adds a located warning to doc (copied); returns NM_ERR_NOMEM on failure. */
+nm_status nm_ydoc_warn(nm_ydoc *doc, const nm_ynode *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Mapping access.  Return NULL when absent or when map is not a mapping. */
+const nm_ynode *nm_ymap_get(const nm_ynode *map, const char *key);
+static inline const nm_ynode *nm_ymap_key(const nm_ynode *map, size_t i) { return map->items[2 * i]; }
+static inline const nm_ynode *nm_ymap_val(const nm_ynode *map, size_t i) { return map->items[2 * i + 1]; }
+
+/* Fails with a located "unknown key" error (and a "did you mean") when map has
+ * a key outside `allowed` (a NULL-terminated list).  `what` names the map in
+ * the message ("buffer 'glb'"). */
+nm_status nm_ycheck_keys(const nm_ynode *map, const char *const *allowed,
+                         const char *what, nm_error *err);
+
+/* Fails unless node has the given kind; the message names `what`. */
+nm_status nm_yexpect(const nm_ynode *node, nm_ykind kind, const char *what, nm_error *err);
+
+/* True for a plain scalar null (empty, ~, null). */
+int nm_yis_null(const nm_ynode *node);
+
+/* Typed getters: fail with a located error naming `what` and showing the text. */
+nm_status nm_yget_int(const nm_ynode *node, const char *what, int64_t *out, nm_error *err);
+/* A positive integer (> 0). */
+nm_status nm_yget_pos(const nm_ynode *node, const char *what, int64_t *out, nm_error *err);
+nm_status nm_yget_num(const nm_ynode *node, const char *what, double *out, nm_error *err);
+/* A number with an optional unit suffix, e.g. "45nm" or 45 with unit "nm". */
+nm_status nm_yget_quantity(const nm_ynode *node, const char *what, const char *unit,
+                           double *out, nm_error *err);
+nm_status nm_yget_bool(const nm_ynode *node, const char *what, int *out, nm_error *err);
+nm_status nm_yget_str(const nm_ynode *node, const char *what, const char **out, nm_error *err);
+
+/* Fills err with a located NM_ERR_INPUT error at node; returns NM_ERR_INPUT. */
+nm_status nm_yerror(nm_error *err, const nm_ynode *node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Same, pointing `offset` characters into a one-line scalar (for an error
+ * inside a string such as "R=3 X=16"). */
+nm_status nm_yerror_at(nm_error *err, const nm_ynode *node, size_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Human name of a node kind: "a scalar", "a list", "a mapping". */
+const char *nm_ykind_name(nm_ykind kind);
+
+#endif

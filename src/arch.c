@@ -1,0 +1,612 @@
+/* arch.c — the `architecture:` section in Timeloop's core form
+ * (subtree/local) and in the v0.4 `nodes:` form (!Container, !Component,
+ * !Parallel), flattened into storage levels plus one arithmetic level.
+ *
+ * Attribute semantics follow Timeloop's buffer model: word_bits from
+ * datawidth (default 16); block_size (words per vector access) from width,
+ * cluster_size and word_bits; size = depth * block_size words; effective
+ * size = size / multiple_buffering. */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "nestmap/arch.h"
+#include "nestmap/text.h"
+
+#define DEFAULT_WORD_BITS 16 /* Timeloop's default when no datawidth is given */
+
+int nm_arch_level(const nm_arch *arch, const char *name)
+{
+    for (int i = 0; i < arch->nlevels; i++)
+        if (!strcmp(arch->level[i].name, name))
+            return i;
+    return -1;
+}
+
+/* Splits "PE[0..167]" into "PE" and a count of 168 (1 without a range). */
+static nm_status split_name(const nm_ynode *n, char *base, int64_t *count, nm_error *err)
+{
+    const char *s = n->str;
+    const char *br = strchr(s, '[');
+    size_t len = br ? (size_t)(br - s) : strlen(s);
+    if (len == 0)
+        return nm_yerror(err, n, "component name is empty");
+    if (len >= NM_NAME_MAX)
+        return nm_yerror(err, n, "name '%s' is longer than %d characters", s, NM_NAME_MAX - 1);
+    memcpy(base, s, len);
+    base[len] = '\0';
+    *count = 1;
+    if (!br)
+        return NM_OK;
+    long long lo, hi;
+    int used = 0;
+    if (sscanf(br, "[%lld..%lld]%n", &lo, &hi, &used) != 2 || br[used] != '\0' || hi < lo ||
+        lo < 0 || hi - lo >= NM_MAX_FANOUT)
+        return nm_yerror(err, n, "name '%s': a range must look like [0..15]", s);
+    *count = hi - lo + 1;
+    return NM_OK;
+}
+
+static int is_storage_class(const char *cls)
+{
+    static const char *const k[] = {"DRAM", "SRAM", "regfile", "smartbuffer", "storage",
+                                    "buffer", "register", "fifo", "cache"};
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+        if (strstr(cls, k[i]))
+            return 1;
+    return 0;
+}
+
+static int is_compute_class(const char *cls)
+{
+    static const char *const k[] = {"mac", "compute", "multiplier", "adder", "alu"};
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+        if (strstr(cls, k[i]))
+            return 1;
+    return 0;
+}
+
+/* Attributes that change the model.  A misspelling of one of these is an
+ * error with a suggestion. */
+static const char *const model_attrs[] = {
+    "depth", "width", "datawidth", "word_bits", "word_width", "block_size", "n_words",
+    "cluster_size", "entries", "memory_depth", "memory_width", "data_storage_depth",
+    "data_storage_width", "sizeKB", "multiple_buffering", "min_utilization", "meshX", "meshY",
+    "instances", "read_bandwidth", "write_bandwidth", "shared_bandwidth", "bandwidth",
+    "vector_access_energy", "addr_gen_energy", "energy", NULL};
+
+/* Attributes Timeloop and Accelergy (and its plug-ins) use for estimation
+ * or bookkeeping; they do not change the model and are accepted quietly. */
+static const char *const estimation_attrs[] = {
+    "technology", "global_cycle_seconds", "has_power_gating", "power_gated_at", "n_banks",
+    "num_banks", "n_ports", "num_ports", "nports", "reduction_supported", "allow_overbooking",
+    "type", "update_fifo_depth", "multiplier_width", "adder_width", "version", "latency",
+    "action_latency_cycles", "cycle_seconds", "area", "area_share", "n_rdwr_ports",
+    "n_rd_ports", "n_wr_ports", "metadata_datawidth", "metadata_word_bits",
+    "metadata_block_size", "metadata_storage_width", "metadata_storage_depth", "metadata_depth",
+    "metadata_width", "network_read", "network_fill", "network_update", "network_drain",
+    "network_fill_latency", "network_drain_latency", "leakage_power", "resolution", "voltage",
+    "n_rows", "n_columns", "subclass", "n_instances", "ports", NULL};
+
+static int in_list(const char *k, const char *const *list)
+{
+    for (; *list; list++)
+        if (nm_text_key_equal(k, *list))
+            return 1;
+    return 0;
+}
+
+static nm_status check_attrs(const nm_ynode *attrs, const char *comp, nm_ydoc *doc, nm_error *err)
+{
+    size_t nmodel = 0;
+    while (model_attrs[nmodel])
+        nmodel++;
+    for (size_t i = 0; i < attrs->n; i++) {
+        const nm_ynode *k = nm_ymap_key(attrs, i);
+        if (in_list(k->str, model_attrs) || in_list(k->str, estimation_attrs))
+            continue;
+        const char *s = nm_text_suggest(k->str, model_attrs, nmodel);
+        if (s)
+            return nm_yerror(err, k, "unknown attribute '%s' of '%s'; did you mean '%s'?",
+                             k->str, comp, s);
+        /* Accelergy plug-ins accept arbitrary attributes; they do not change
+         * the model, but the user should know they were not used. */
+        if (nm_ydoc_warn(doc, k, "attribute '%s' of '%s' is not used by nestmap's model",
+                         k->str, comp) != NM_OK)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    return NM_OK;
+}
+
+static nm_status get_u32(const nm_ynode *attrs, const char *key, int *out, int *found,
+                         nm_error *err)
+{
+    const nm_ynode *n = nm_ymap_get(attrs, key);
+    *found = 0;
+    if (!n || nm_yis_null(n))
+        return NM_OK;
+    int64_t v;
+    char what[96];
+    snprintf(what, sizeof what, "attribute '%s'", key);
+    nm_status st = nm_yget_pos(n, what, &v, err);
+    if (st != NM_OK)
+        return st;
+    if (v > (1 << 30))
+        return nm_yerror(err, n, "%s is too large (%lld)", what, (long long)v);
+    *out = (int)v;
+    *found = 1;
+    return NM_OK;
+}
+
+static nm_status get_num(const nm_ynode *attrs, const char *key, double *out, int *found,
+                         nm_error *err)
+{
+    const nm_ynode *n = nm_ymap_get(attrs, key);
+    *found = 0;
+    if (!n || nm_yis_null(n))
+        return NM_OK;
+    char what[96];
+    snprintf(what, sizeof what, "attribute '%s'", key);
+    nm_status st = nm_yget_num(n, what, out, err);
+    if (st == NM_OK)
+        *found = 1;
+    return st;
+}
+
+/* First of several synonyms that is present. */
+static nm_status get_u32_any(const nm_ynode *attrs, const char *const *keys, int *out,
+                             int *found, nm_error *err)
+{
+    for (; *keys; keys++) {
+        nm_status st = get_u32(attrs, *keys, out, found, err);
+        if (st != NM_OK || *found)
+            return st;
+    }
+    return NM_OK;
+}
+
+/* Mesh: meshX/meshY attributes; without them, defx columns (the enclosing
+ * containers' meshX in the v0.4 form, all instances in one row otherwise). */
+static nm_status mesh(const nm_ynode *at, const nm_ynode *attrs, int64_t instances, int64_t defx,
+                      int64_t *mx, int64_t *my, nm_error *err)
+{
+    int x = 0, y = 0, fx, fy;
+    nm_status st;
+    if ((st = get_u32(attrs, "meshX", &x, &fx, err)) != NM_OK ||
+        (st = get_u32(attrs, "meshY", &y, &fy, err)) != NM_OK)
+        return st;
+    if (!fx && !fy) {
+        *mx = defx;
+        *my = instances / defx;
+    } else if (fx && !fy) {
+        *mx = x;
+        *my = instances / x;
+    } else if (!fx && fy) {
+        *my = y;
+        *mx = instances / y;
+    } else {
+        *mx = x;
+        *my = y;
+    }
+    if (*mx * *my != instances)
+        return nm_yerror(err, at, "meshX x meshY (%lld x %lld) does not equal the %lld instances",
+                         (long long)*mx, (long long)*my, (long long)instances);
+    return NM_OK;
+}
+
+static nm_status parse_storage(nm_level *L, const nm_ynode *attrs, nm_error *err)
+{
+    nm_status st;
+    int found, v;
+    static const char *const wb_keys[] = {"word_bits", "word_width", "datawidth", NULL};
+    L->word_bits = DEFAULT_WORD_BITS;
+    if ((st = get_u32_any(attrs, wb_keys, &v, &found, err)) != NM_OK)
+        return st;
+    if (found)
+        L->word_bits = v;
+    static const char *const bs_keys[] = {"block_size", "n_words", NULL};
+    int block_given = 0, cluster_given = 0, width = 0, width_given = 0;
+    L->block_size = 1;
+    L->cluster_size = 1;
+    if ((st = get_u32_any(attrs, bs_keys, &v, &block_given, err)) != NM_OK)
+        return st;
+    if (block_given)
+        L->block_size = v;
+    if ((st = get_u32(attrs, "cluster_size", &v, &cluster_given, err)) != NM_OK)
+        return st;
+    if (cluster_given)
+        L->cluster_size = v;
+    static const char *const w_keys[] = {"width", "memory_width", "data_storage_width", NULL};
+    if ((st = get_u32_any(attrs, w_keys, &width, &width_given, err)) != NM_OK)
+        return st;
+    if (width_given) {
+        const nm_ynode *wn = nm_ymap_get(attrs, "width");
+        if (width % (L->word_bits * L->block_size) != 0)
+            return nm_yerror(err, wn ? wn : attrs,
+                             "'%s': width %d is not a multiple of word bits x block size (%d x %d)",
+                             L->name, width, L->word_bits, L->block_size);
+        if (block_given && cluster_given) {
+            if (L->block_size * L->word_bits * L->cluster_size != width)
+                return nm_yerror(err, wn ? wn : attrs,
+                                 "'%s': block_size x word bits x cluster_size (%d x %d x %d) "
+                                 "must equal the width %d",
+                                 L->name, L->block_size, L->word_bits, L->cluster_size, width);
+        } else if (cluster_given) {
+            L->block_size = width / L->cluster_size / L->word_bits;
+            if (L->block_size < 1)
+                return nm_yerror(err, wn ? wn : attrs,
+                                 "'%s': width %d is narrower than cluster_size x word bits",
+                                 L->name, width);
+        } else if (block_given) {
+            L->cluster_size = width / (L->word_bits * L->block_size);
+        } else {
+            L->block_size = width / L->word_bits;
+            L->cluster_size = 1;
+        }
+    }
+    if (L->instances % L->cluster_size != 0)
+        return nm_yerror(err, attrs, "'%s': %lld instances are not a multiple of cluster_size %d",
+                         L->name, (long long)L->instances, L->cluster_size);
+
+    int depth = 0, dfound = 0, entries = 0, efound = 0, kb = 0, kbfound = 0;
+    static const char *const d_keys[] = {"depth", "memory_depth", "data_storage_depth", NULL};
+    if ((st = get_u32(attrs, "entries", &entries, &efound, err)) != NM_OK ||
+        (st = get_u32_any(attrs, d_keys, &depth, &dfound, err)) != NM_OK ||
+        (st = get_u32(attrs, "sizeKB", &kb, &kbfound, err)) != NM_OK)
+        return st;
+    if (efound) {
+        L->has_size = 1;
+        L->size = entries;
+    } else if (dfound) {
+        L->has_size = 1;
+        L->size = (int64_t)depth * L->block_size;
+    } else if (kbfound) {
+        L->has_size = 1;
+        L->size = (int64_t)kb * 1024 * 8 / L->word_bits;
+    }
+    double d;
+    L->multiple_buffering = 1.0;
+    if ((st = get_num(attrs, "multiple_buffering", &d, &found, err)) != NM_OK)
+        return st;
+    if (found) {
+        if (d < 1.0)
+            return nm_yerror(err, nm_ymap_get(attrs, "multiple_buffering"),
+                             "multiple_buffering must be at least 1 (got %g)", d);
+        L->multiple_buffering = d;
+    }
+    if (L->has_size)
+        L->effective_size = (int64_t)((double)L->size / L->multiple_buffering);
+    if ((st = get_num(attrs, "min_utilization", &d, &found, err)) != NM_OK)
+        return st;
+    L->min_utilization = found ? d : 0.0;
+    if ((st = get_num(attrs, "bandwidth", &d, &found, err)) != NM_OK)
+        return st;
+    if (found) { /* Timeloop: deprecated, split evenly between reads and writes */
+        L->has_read_bw = L->has_write_bw = 1;
+        L->read_bw = L->write_bw = d / 2;
+    }
+    if ((st = get_num(attrs, "read_bandwidth", &d, &found, err)) != NM_OK)
+        return st;
+    if (found) {
+        L->has_read_bw = 1;
+        L->read_bw = d;
+    }
+    if ((st = get_num(attrs, "write_bandwidth", &d, &found, err)) != NM_OK)
+        return st;
+    if (found) {
+        L->has_write_bw = 1;
+        L->write_bw = d;
+    }
+    if ((st = get_num(attrs, "shared_bandwidth", &d, &found, err)) != NM_OK)
+        return st;
+    if (found) {
+        L->has_shared_bw = 1;
+        L->shared_bw = d;
+    }
+    if ((st = get_num(attrs, "addr_gen_energy", &d, &found, err)) != NM_OK)
+        return st;
+    L->addr_gen_energy = found ? d : 0.0;
+    if ((st = get_num(attrs, "vector_access_energy", &d, &found, err)) != NM_OK)
+        return st;
+    if (found) {
+        L->e_read = L->e_fill = L->e_update = d;
+        L->vector_access_energy = d / L->cluster_size;
+        L->esrc = NM_ESRC_USER;
+    }
+    const nm_ynode *tech = nm_ymap_get(attrs, "technology");
+    L->is_dram = strstr(L->cls, "DRAM") != NULL ||
+                 (tech && tech->kind == NM_Y_SCALAR && !strcmp(tech->str, "DRAM"));
+    L->dummy = strstr(L->cls, "dummy") != NULL;
+    return NM_OK;
+}
+
+/* State while flattening the component tree (outermost first). */
+struct flat {
+    nm_arch *arch;
+    nm_ydoc *doc;
+    int nstore;
+    nm_level store[NM_MAX_LEVELS]; /* outermost first; reversed at the end */
+    int have_arith;
+};
+
+static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_ynode *name_node,
+                               const char *base, int64_t instances, int64_t defx,
+                               const nm_ynode *cls_node, const nm_ynode *attrs, nm_error *err)
+{
+    const char *cls = "";
+    nm_status st;
+    if (!cls_node)
+        return nm_yerror(err, comp, "component '%s' has no 'class'", base);
+    if ((st = nm_yget_str(cls_node, "class", &cls, err)) != NM_OK)
+        return st;
+    static const nm_ynode empty_map = {.kind = NM_Y_MAP, .str = ""};
+    if (!attrs || nm_yis_null(attrs))
+        attrs = &empty_map;
+    else if ((st = nm_yexpect(attrs, NM_Y_MAP, "attributes", err)) != NM_OK)
+        return st;
+    if ((st = check_attrs(attrs, base, fl->doc, err)) != NM_OK)
+        return st;
+    if (fl->have_arith)
+        return nm_yerror(err, comp, "component '%s' comes after the arithmetic level '%s'; "
+                         "storage levels must be listed outermost first, compute last",
+                         base, fl->arch->arith.name);
+    int storage = is_storage_class(cls), compute = !storage && is_compute_class(cls);
+    if (!storage && !compute)
+        return nm_yerror(err, cls_node,
+                         "component '%s': class '%s' is neither storage (DRAM, SRAM, regfile, "
+                         "smartbuffer, storage) nor compute (mac, intmac, fpmac, compute)",
+                         base, cls);
+    if (strlen(cls) >= NM_NAME_MAX)
+        return nm_yerror(err, cls_node, "class name is too long");
+    int64_t mx, my;
+    if ((st = mesh(name_node, attrs, instances, defx, &mx, &my, err)) != NM_OK)
+        return st;
+    if (compute) {
+        nm_arith *A = &fl->arch->arith;
+        snprintf(A->name, NM_NAME_MAX, "%s", base);
+        snprintf(A->cls, NM_NAME_MAX, "%s", cls);
+        A->node = comp;
+        A->instances = instances;
+        A->meshX = mx;
+        A->meshY = my;
+        int v, found;
+        static const char *const wb_keys[] = {"word_bits", "word_width", "datawidth", NULL};
+        A->word_bits = DEFAULT_WORD_BITS;
+        if ((st = get_u32_any(attrs, wb_keys, &v, &found, err)) != NM_OK)
+            return st;
+        if (found)
+            A->word_bits = v;
+        double e;
+        if ((st = get_num(attrs, "energy", &e, &found, err)) != NM_OK)
+            return st;
+        if (found) {
+            A->e_compute = e;
+            A->esrc = NM_ESRC_USER;
+        }
+        fl->have_arith = 1;
+        return NM_OK;
+    }
+    if (fl->nstore >= NM_MAX_LEVELS)
+        return nm_yerror(err, comp, "more than %d storage levels", NM_MAX_LEVELS);
+    for (int i = 0; i < fl->nstore; i++)
+        if (!strcmp(fl->store[i].name, base))
+            return nm_yerror(err, name_node, "two components are called '%s'", base);
+    nm_level *L = &fl->store[fl->nstore];
+    memset(L, 0, sizeof *L);
+    snprintf(L->name, NM_NAME_MAX, "%s", base);
+    snprintf(L->cls, NM_NAME_MAX, "%s", cls);
+    L->node = comp;
+    L->instances = instances;
+    L->meshX = mx;
+    L->meshY = my;
+    if ((st = parse_storage(L, attrs, err)) != NM_OK)
+        return st;
+    fl->nstore++;
+    return NM_OK;
+}
+
+/* ---- core form: subtree/local ---- */
+
+static nm_status walk_subtree(struct flat *fl, const nm_ynode *tree, int64_t outer, int depth,
+                              nm_error *err)
+{
+    static const char *const tkeys[] = {"name", "attributes", "local", "subtree", "version",
+                                        NULL};
+    static const char *const lkeys[] = {"name", "class", "subclass", "attributes",
+                                        "required_actions", "enabled", "actions", NULL};
+    nm_status st = nm_yexpect(tree, NM_Y_MAP, "a subtree", err);
+    if (st != NM_OK || (st = nm_ycheck_keys(tree, tkeys, "a subtree", err)) != NM_OK)
+        return st;
+    if (depth > 32)
+        return nm_yerror(err, tree, "subtrees nested too deeply");
+    int64_t count = 1;
+    char base[NM_NAME_MAX];
+    const nm_ynode *tn = nm_ymap_get(tree, "name");
+    if (tn && (st = split_name(tn, base, &count, err)) != NM_OK)
+        return st;
+    outer *= count;
+    if (outer > NM_MAX_FANOUT)
+        return nm_yerror(err, tn ? tn : tree, "more than %d instances", NM_MAX_FANOUT);
+    const nm_ynode *local = nm_ymap_get(tree, "local");
+    if (local && !nm_yis_null(local)) {
+        if ((st = nm_yexpect(local, NM_Y_SEQ, "local", err)) != NM_OK)
+            return st;
+        for (size_t i = 0; i < local->n; i++) {
+            const nm_ynode *c = local->items[i];
+            if ((st = nm_yexpect(c, NM_Y_MAP, "a component", err)) != NM_OK ||
+                (st = nm_ycheck_keys(c, lkeys, "a component", err)) != NM_OK)
+                return st;
+            const nm_ynode *en = nm_ymap_get(c, "enabled");
+            int enabled = 1;
+            if (en && (st = nm_yget_bool(en, "enabled", &enabled, err)) != NM_OK)
+                return st;
+            if (!enabled)
+                continue;
+            const nm_ynode *cn = nm_ymap_get(c, "name");
+            if (!cn)
+                return nm_yerror(err, c, "component has no 'name'");
+            if ((st = nm_yexpect(cn, NM_Y_SCALAR, "a component name", err)) != NM_OK)
+                return st;
+            int64_t n = 1;
+            if ((st = split_name(cn, base, &n, err)) != NM_OK)
+                return st;
+            if (n % outer != 0 && outer > 1)
+                return nm_yerror(err, cn, "'%s' has %lld instances, not a multiple of the %lld "
+                                 "of its enclosing subtree", base, (long long)n, (long long)outer);
+            /* A range on the component counts all instances (Timeloop's
+             * convention); without one it inherits the subtree's count. */
+            int64_t inst = strchr(cn->str, '[') ? n : outer;
+            if ((st = add_component(fl, c, cn, base, inst, inst, nm_ymap_get(c, "class"),
+                                    nm_ymap_get(c, "attributes"), err)) != NM_OK)
+                return st;
+        }
+    }
+    const nm_ynode *sub = nm_ymap_get(tree, "subtree");
+    if (sub && !nm_yis_null(sub)) {
+        if ((st = nm_yexpect(sub, NM_Y_SEQ, "subtree", err)) != NM_OK)
+            return st;
+        for (size_t i = 0; i < sub->n; i++)
+            if ((st = walk_subtree(fl, sub->items[i], outer, depth + 1, err)) != NM_OK)
+                return st;
+    }
+    return NM_OK;
+}
+
+/* ---- v0.4 nodes form ---- */
+
+static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t outer, int64_t outer_x,
+                            int depth, nm_error *err)
+{
+    static const char *const ckeys[] = {"name", "class", "subclass", "attributes",
+                                        "required_actions", "enabled", "spatial",
+                                        "constraints", "actions", NULL};
+    static const char *const kkeys[] = {"name", "attributes", "spatial", "constraints",
+                                        "nodes", NULL};
+    nm_status st = nm_yexpect(nodes, NM_Y_SEQ, "nodes", err);
+    if (st != NM_OK)
+        return st;
+    if (depth > 32)
+        return nm_yerror(err, nodes, "nodes nested too deeply");
+    for (size_t i = 0; i < nodes->n; i++) {
+        const nm_ynode *n = nodes->items[i];
+        if ((st = nm_yexpect(n, NM_Y_MAP, "a node", err)) != NM_OK)
+            return st;
+        const char *tag = n->tag ? n->tag : "";
+        if (!strcmp(tag, "!Container") || !strcmp(tag, "!Hierarchical")) {
+            if ((st = nm_ycheck_keys(n, kkeys, "a container", err)) != NM_OK)
+                return st;
+            /* A container with a spatial mesh multiplies everything below it. */
+            const nm_ynode *sp = nm_ymap_get(n, "spatial");
+            const nm_ynode *at = nm_ymap_get(n, "attributes");
+            int64_t mult = 1, multx = 1;
+            for (int k = 0; k < 2; k++) {
+                const nm_ynode *src = k == 0 ? sp : at;
+                if (!src || nm_yis_null(src))
+                    continue;
+                if ((st = nm_yexpect(src, NM_Y_MAP, k ? "attributes" : "spatial", err)) != NM_OK)
+                    return st;
+                int v, fx, fy, x = 1, y = 1;
+                if ((st = get_u32(src, "meshX", &v, &fx, err)) != NM_OK)
+                    return st;
+                if (fx)
+                    x = v;
+                if ((st = get_u32(src, "meshY", &v, &fy, err)) != NM_OK)
+                    return st;
+                if (fy)
+                    y = v;
+                mult *= (int64_t)x * y;
+                multx *= x;
+            }
+            outer *= mult;
+            outer_x *= multx;
+            if (outer > NM_MAX_FANOUT)
+                return nm_yerror(err, n, "more than %d instances", NM_MAX_FANOUT);
+            const nm_ynode *inner = nm_ymap_get(n, "nodes");
+            if (inner && (st = walk_nodes(fl, inner, outer, outer_x, depth + 1, err)) != NM_OK)
+                return st;
+        } else if (!strcmp(tag, "!Component")) {
+            if ((st = nm_ycheck_keys(n, ckeys, "a component", err)) != NM_OK)
+                return st;
+            const nm_ynode *cn = nm_ymap_get(n, "name");
+            if (!cn)
+                return nm_yerror(err, n, "component has no 'name'");
+            char base[NM_NAME_MAX];
+            int64_t cnt;
+            if ((st = nm_yexpect(cn, NM_Y_SCALAR, "a component name", err)) != NM_OK ||
+                (st = split_name(cn, base, &cnt, err)) != NM_OK)
+                return st;
+            const nm_ynode *attrs = nm_ymap_get(n, "attributes");
+            /* In the v0.4 form the enclosing containers set the mesh. */
+            if ((st = add_component(fl, n, cn, base, outer, outer_x, nm_ymap_get(n, "class"),
+                                    attrs, err)) != NM_OK)
+                return st;
+        } else if (!strcmp(tag, "!Parallel")) {
+            return nm_yerror(err, n, "!Parallel sibling buffers are not supported yet: "
+                             "nestmap's model needs one storage chain per data space");
+        } else {
+            return nm_yerror(err, n, "node needs a tag: !Container or !Component (got '%s')",
+                             n->tag ? n->tag : "no tag");
+        }
+    }
+    return NM_OK;
+}
+
+static nm_status finish(struct flat *fl, const nm_ynode *node, nm_error *err)
+{
+    nm_arch *arch = fl->arch;
+    if (fl->nstore == 0)
+        return nm_yerror(err, node, "the architecture has no storage level");
+    if (!fl->have_arith)
+        return nm_yerror(err, node, "the architecture has no arithmetic level (class intmac, "
+                         "fpmac, mac or compute)");
+    arch->nlevels = fl->nstore;
+    for (int i = 0; i < fl->nstore; i++)
+        arch->level[i] = fl->store[fl->nstore - 1 - i];
+    /* Fan-out of level i: child instances over own, per axis. */
+    for (int i = 0; i < arch->nlevels; i++) {
+        nm_level *L = &arch->level[i];
+        int64_t cx = i == 0 ? arch->arith.meshX : arch->level[i - 1].meshX;
+        int64_t cy = i == 0 ? arch->arith.meshY : arch->level[i - 1].meshY;
+        const char *child = i == 0 ? arch->arith.name : arch->level[i - 1].name;
+        if (cx % L->meshX || cy % L->meshY)
+            return nm_yerror(err, L->node,
+                             "'%s' (mesh %lldx%lld) does not evenly divide its child '%s' "
+                             "(mesh %lldx%lld)",
+                             L->name, (long long)L->meshX, (long long)L->meshY, child,
+                             (long long)cx, (long long)cy);
+        L->fanoutX = cx / L->meshX;
+        L->fanoutY = cy / L->meshY;
+    }
+    return NM_OK;
+}
+
+nm_status nm_arch_parse(nm_arch *arch, const nm_ynode *node, nm_ydoc *doc, nm_error *err)
+{
+    memset(arch, 0, sizeof *arch);
+    arch->cycle_seconds = 1e-9;
+    nm_status st = nm_yexpect(node, NM_Y_MAP, "architecture", err);
+    if (st != NM_OK)
+        return st;
+    static const char *const keys[] = {"version", "subtree", "nodes", "local", "name",
+                                       "attributes", NULL};
+    if ((st = nm_ycheck_keys(node, keys, "architecture", err)) != NM_OK)
+        return st;
+    struct flat *fl = nm_calloc(1, sizeof *fl);
+    if (!fl)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    fl->arch = arch;
+    fl->doc = doc;
+    const nm_ynode *nodes = nm_ymap_get(node, "nodes");
+    if (nodes)
+        st = walk_nodes(fl, nodes, 1, 1, 0, err);
+    else if (nm_ymap_get(node, "subtree") || nm_ymap_get(node, "local"))
+        st = walk_subtree(fl, node, 1, 0, err);
+    else
+        st = nm_yerror(err, node, "architecture needs 'subtree' (Timeloop's core form) or "
+                       "'nodes' (the v0.4 form)");
+    if (st == NM_OK)
+        st = finish(fl, node, err);
+    nm_free(fl);
+    return st;
+}

@@ -1,0 +1,47 @@
+/* cli.h — shared pieces of the nestmap command line: option parsing, error
+ * and warning printing.  Only the CLI prints or exits. */
+#ifndef NESTMAP_CLI_H
+#define NESTMAP_CLI_H
+
+#include <stdint.h>
+
+#include "nestmap/error.h"
+#include "nestmap/yaml.h"
+
+typedef struct nm_cli_opts {
+    const char *outdir; /* -o DIR */
+    int json;           /* --json */
+    int quiet;          /* --quiet */
+    int threads;        /* --threads N (0: default) */
+    uint64_t seed;      /* --seed S */
+    int have_seed;
+    char **files;       /* positional arguments */
+    int nfiles;
+} nm_cli_opts;
+
+typedef struct nm_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary; /* one line for `nestmap --help` */
+} nm_command;
+
+/* Parses the common flags of a subcommand.  Returns 0 to go on, or an exit
+ * code (0 after --help, 2 after a usage error) with *done set. */
+int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *done);
+
+/* Prints FILE:LINE:COL: error: message, the source line and a caret. */
+void nm_cli_error(const nm_error *err);
+
+/* Prints the document's warnings unless quiet. */
+void nm_cli_warnings(const nm_ydoc *doc, int quiet);
+
+/* Creates DIR if needed; prints an error and returns 0 on failure. */
+int nm_cli_mkdir(const char *dir);
+
+/* Subcommands. */
+int nm_cmd_model(int argc, char **argv);
+int nm_cmd_unimplemented(int argc, char **argv);
+
+extern const nm_command nm_commands[];
+
+#endif

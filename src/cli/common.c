@@ -1,0 +1,159 @@
+/* common.c — option parsing and diagnostics shared by all subcommands. */
+#include <config.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *done)
+{
+    memset(o, 0, sizeof *o);
+    *done = 0;
+    o->files = argv + 1;
+    int only_files = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_files || a[0] != '-' || !strcmp(a, "-")) {
+            o->files[o->nfiles++] = argv[i];
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            only_files = 1;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            *done = 1;
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            o->json = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o->quiet = 1;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strncmp(a, "--output=", 9)) {
+            const char *v = a[1] == 'o' ? (i + 1 < argc ? argv[++i] : NULL)
+                            : a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v) {
+                fprintf(stderr, "nestmap: %s needs a directory\n", a);
+                *done = 1;
+                return 2;
+            }
+            o->outdir = v;
+        } else if (!strcmp(a, "--threads") || !strcmp(a, "--seed")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "nestmap: %s needs a number\n", a);
+                *done = 1;
+                return 2;
+            }
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(argv[++i], &end, 10);
+            if (*end || end == argv[i] || errno || argv[i][0] == '-') {
+                fprintf(stderr, "nestmap: %s needs a non-negative number (got '%s')\n", a, argv[i]);
+                *done = 1;
+                return 2;
+            }
+            if (a[2] == 't') {
+                if (v < 1 || v > 1024) {
+                    fprintf(stderr, "nestmap: --threads must be 1 to 1024\n");
+                    *done = 1;
+                    return 2;
+                }
+                o->threads = (int)v;
+            } else {
+                o->seed = v;
+                o->have_seed = 1;
+            }
+        } else {
+            fprintf(stderr, "nestmap: unknown option '%s'\n\n%s", a, usage);
+            *done = 1;
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* Prints line `line` (1-based) of `path` with a caret under column `col`. */
+static void show_source(const char *path, int line, int col)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return;
+    char buf[4096];
+    int n = 1;
+    while (n < line && fgets(buf, sizeof buf, f))
+        if (strchr(buf, '\n'))
+            n++;
+    if (n == line && fgets(buf, sizeof buf, f)) {
+        buf[strcspn(buf, "\r\n")] = '\0';
+        /* Show only printable text; a binary file's bytes stay hidden. */
+        int printable = 1;
+        for (char *p = buf; *p; p++)
+            if ((unsigned char)*p < 0x20 && *p != '\t')
+                printable = 0;
+        if (printable) {
+            fprintf(stderr, "%5d | %s\n      | ", line, buf);
+            for (int i = 1; i < col && buf[i - 1]; i++)
+                fputc(buf[i - 1] == '\t' ? '\t' : ' ', stderr);
+            fputs("^\n", stderr);
+        }
+    }
+    fclose(f);
+}
+
+void nm_cli_error(const nm_error *err)
+{
+    if (err->file[0] && err->line > 0)
+        fprintf(stderr, "%s:%d:%d: error: %s\n", err->file, err->line, err->col, err->msg);
+    else if (err->file[0])
+        fprintf(stderr, "%s: error: %s\n", err->file, err->msg);
+    else
+        fprintf(stderr, "nestmap: error: %s\n", err->msg);
+    if (err->file[0] && err->line > 0)
+        show_source(err->file, err->line, err->col);
+}
+
+void nm_cli_warnings(const nm_ydoc *doc, int quiet)
+{
+    if (quiet)
+        return;
+    for (size_t i = 0; i < doc->nwarnings; i++) {
+        const nm_ywarning *w = &doc->warnings[i];
+        if (w->file)
+            fprintf(stderr, "%s:%d:%d: warning: %s\n", w->file, w->line, w->col, w->msg);
+        else
+            fprintf(stderr, "nestmap: warning: %s\n", w->msg);
+    }
+}
+
+int nm_cli_mkdir(const char *dir)
+{
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
+        struct stat sb;
+        if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode))
+            return 1;
+    }
+    fprintf(stderr, "nestmap: cannot create directory '%s': %s\n", dir,
+            errno ? strerror(errno) : "not a directory");
+    return 0;
+}
+
+int nm_cmd_unimplemented(int argc, char **argv)
+{
+    (void)argc;
+    const char *name = argv[0];
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            for (const nm_command *c = nm_commands; c->name; c++)
+                if (!strcmp(c->name, name))
+                    printf("usage: nestmap %s FILES...\n\n%s\n\nThis command is not yet "
+                           "implemented in this version of nestmap.\n", name, c->summary);
+            return 0;
+        }
+    }
+    fprintf(stderr, "nestmap %s: not yet implemented in this version of nestmap "
+            "(see 'nestmap --help' for what is)\n", name);
+    return 2;
+}

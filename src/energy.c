@@ -1,0 +1,300 @@
+/* energy.c — ERT/ART tables applied to the architecture; see energy.h. */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "nestmap/energy.h"
+#include "nestmap/text.h"
+
+const char *nm_energy_source_name(nm_energy_source src)
+{
+    switch (src) {
+    case NM_ESRC_ERT:
+        return "ERT";
+    case NM_ESRC_USER:
+        return "attributes";
+    case NM_ESRC_NONE:
+        break;
+    }
+    return "none";
+}
+
+/* "system_top_level.PE[0..15].buffer[1..64]" -> "buffer". */
+static void component_name(const char *full, char *out)
+{
+    const char *start = full;
+    int depth = 0;
+    for (const char *p = full; *p; p++) {
+        if (*p == '[')
+            depth++;
+        else if (*p == ']' && depth > 0)
+            depth--;
+        else if (*p == '.' && depth == 0)
+            start = p + 1;
+    }
+    size_t len = strcspn(start, "[");
+    if (len >= NM_NAME_MAX)
+        len = NM_NAME_MAX - 1;
+    memcpy(out, start, len);
+    out[len] = '\0';
+}
+
+/* Energies named by an ERT entry's actions. */
+struct actions {
+    int n;
+    char name[32][NM_NAME_MAX];
+    double energy[32];
+};
+
+static double *action_slot(struct actions *a, const char *name)
+{
+    for (int i = 0; i < a->n; i++)
+        if (!strcmp(a->name[i], name))
+            return &a->energy[i];
+    if (a->n >= 32)
+        return NULL;
+    snprintf(a->name[a->n], NM_NAME_MAX, "%s", name);
+    a->energy[a->n] = 0.0;
+    return &a->energy[a->n++];
+}
+
+static const double *action_get(const struct actions *a, const char *const *names)
+{
+    for (; *names; names++)
+        for (int i = 0; i < a->n; i++)
+            if (!strcmp(a->name[i], *names))
+                return &a->energy[i];
+    return NULL;
+}
+
+/* Energy of one action entry: `energy:` or, in the v0.2 form, a list of
+ * argument variants; the largest wins. */
+static nm_status entry_energy(const nm_ynode *v, double *out, nm_error *err)
+{
+    if (v->kind == NM_Y_SEQ) {
+        for (size_t i = 0; i < v->n; i++) {
+            double e;
+            nm_status st = entry_energy(v->items[i], &e, err);
+            if (st != NM_OK)
+                return st;
+            if (e > *out)
+                *out = e;
+        }
+        return NM_OK;
+    }
+    if (v->kind == NM_Y_MAP) {
+        const nm_ynode *en = nm_ymap_get(v, "energy");
+        if (!en)
+            return nm_yerror(err, v, "ERT action has no 'energy'");
+        double e;
+        nm_status st = nm_yget_num(en, "an action energy", &e, err);
+        if (st != NM_OK)
+            return st;
+        if (e < 0)
+            return nm_yerror(err, en, "an action energy cannot be negative (%g pJ)", e);
+        if (e > *out)
+            *out = e;
+        return NM_OK;
+    }
+    double e;
+    nm_status st = nm_yget_num(v, "an action energy", &e, err);
+    if (st == NM_OK && e > *out)
+        *out = e;
+    return st;
+}
+
+static nm_status parse_actions(const nm_ynode *acts, struct actions *a, nm_error *err)
+{
+    nm_status st;
+    if (acts->kind == NM_Y_SEQ) { /* v0.3/v0.4: [{name, arguments, energy}] */
+        for (size_t i = 0; i < acts->n; i++) {
+            const nm_ynode *e = acts->items[i];
+            if ((st = nm_yexpect(e, NM_Y_MAP, "an ERT action", err)) != NM_OK)
+                return st;
+            const nm_ynode *nn = nm_ymap_get(e, "name");
+            const char *name;
+            if (!nn)
+                return nm_yerror(err, e, "ERT action has no 'name'");
+            if ((st = nm_yget_str(nn, "action name", &name, err)) != NM_OK)
+                return st;
+            double *slot = action_slot(a, name);
+            if (!slot)
+                return nm_yerror(err, e, "too many actions in one ERT entry");
+            if ((st = entry_energy(e, slot, err)) != NM_OK)
+                return st;
+        }
+        return NM_OK;
+    }
+    if (acts->kind == NM_Y_MAP) { /* v0.2: {read: [...], write: [...]} */
+        for (size_t i = 0; i < acts->n; i++) {
+            double *slot = action_slot(a, nm_ymap_key(acts, i)->str);
+            if (!slot)
+                return nm_yerror(err, acts, "too many actions in one ERT entry");
+            if ((st = entry_energy(nm_ymap_val(acts, i), slot, err)) != NM_OK)
+                return st;
+        }
+        return NM_OK;
+    }
+    return nm_yerror(err, acts, "ERT actions must be a list or a mapping");
+}
+
+/* Finds the component called name: storage index >= 0, -2 for the
+ * arithmetic level, -1 for none. */
+static int find_component(const nm_arch *arch, const char *name)
+{
+    int i = nm_arch_level(arch, name);
+    if (i >= 0)
+        return i;
+    return strcmp(arch->arith.name, name) ? -1 : -2;
+}
+
+static nm_status apply_actions(nm_arch *arch, int which, const struct actions *a)
+{
+    static const char *const rd[] = {"random_read", "read", NULL};
+    static const char *const fl[] = {"random_fill", "random_write", "fill", "write", NULL};
+    static const char *const up[] = {"random_update", "random_write", "update", "write", NULL};
+    static const char *const lk[] = {"leak", NULL};
+    static const char *const cp[] = {"mac_random", "mult_random", "mac", "mult", "compute", NULL};
+    double max = 0.0;
+    for (int i = 0; i < a->n; i++)
+        if (a->energy[i] > max)
+            max = a->energy[i];
+    const double *e;
+    if (which == -2) {
+        arch->arith.e_compute = (e = action_get(a, cp)) ? *e : 0.0;
+        arch->arith.esrc = NM_ESRC_ERT;
+        return NM_OK;
+    }
+    nm_level *L = &arch->level[which];
+    L->e_read = (e = action_get(a, rd)) ? *e : 0.0;
+    L->e_fill = (e = action_get(a, fl)) ? *e : 0.0;
+    L->e_update = (e = action_get(a, up)) ? *e : 0.0;
+    L->e_leak = (e = action_get(a, lk)) ? *e : 0.0;
+    L->vector_access_energy = max / L->cluster_size;
+    L->esrc = NM_ESRC_ERT;
+    return NM_OK;
+}
+
+/* Iterates over the tables of an ERT or ART: list of {name, ...} or a
+ * mapping name -> entry.  Calls fn(arch, name node, component name, entry). */
+typedef nm_status (*table_fn)(nm_arch *arch, nm_ydoc *doc, const nm_ynode *name_node,
+                              const char *full, const nm_ynode *entry, nm_error *err);
+
+static nm_status each_table(nm_arch *arch, nm_ydoc *doc, const nm_ynode *top, const char *what,
+                            table_fn fn, nm_error *err)
+{
+    static const char *const keys[] = {"version", "tables", NULL};
+    nm_status st = nm_yexpect(top, NM_Y_MAP, what, err);
+    if (st != NM_OK || (st = nm_ycheck_keys(top, keys, what, err)) != NM_OK)
+        return st;
+    const nm_ynode *tables = nm_ymap_get(top, "tables");
+    if (!tables)
+        return nm_yerror(err, top, "%s has no 'tables'", what);
+    if (tables->kind == NM_Y_SEQ) {
+        for (size_t i = 0; i < tables->n; i++) {
+            const nm_ynode *t = tables->items[i];
+            if ((st = nm_yexpect(t, NM_Y_MAP, "a table", err)) != NM_OK)
+                return st;
+            const nm_ynode *nn = nm_ymap_get(t, "name");
+            if (!nn)
+                return nm_yerror(err, t, "%s table has no 'name'", what);
+            const char *full;
+            if ((st = nm_yget_str(nn, "table name", &full, err)) != NM_OK)
+                return st;
+            if ((st = fn(arch, doc, nn, full, t, err)) != NM_OK)
+                return st;
+        }
+        return NM_OK;
+    }
+    if (tables->kind == NM_Y_MAP) {
+        for (size_t i = 0; i < tables->n; i++)
+            if ((st = fn(arch, doc, nm_ymap_key(tables, i), nm_ymap_key(tables, i)->str,
+                         nm_ymap_val(tables, i), err)) != NM_OK)
+                return st;
+        return NM_OK;
+    }
+    return nm_yerror(err, tables, "%s tables must be a list or a mapping", what);
+}
+
+static nm_status unmatched(nm_arch *arch, nm_ydoc *doc, const nm_ynode *at, const char *full,
+                           const char *name, const char *what, nm_error *err)
+{
+    const char *cands[NM_MAX_LEVELS + 1];
+    int n = 0;
+    for (int i = 0; i < arch->nlevels; i++)
+        cands[n++] = arch->level[i].name;
+    cands[n++] = arch->arith.name;
+    const char *s = nm_text_suggest(name, cands, (size_t)n);
+    if (s)
+        return nm_yerror(err, at, "%s entry '%s' names no component; did you mean '%s'?", what,
+                         full, s);
+    /* Accelergy also lists components the model has no level for (wires,
+     * networks); they do not change the result. */
+    if (nm_ydoc_warn(doc, at, "%s entry '%s' matches no component; ignored", what, full) != NM_OK)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    return NM_OK;
+}
+
+static nm_status ert_entry(nm_arch *arch, nm_ydoc *doc, const nm_ynode *name_node,
+                           const char *full, const nm_ynode *entry, nm_error *err)
+{
+    char name[NM_NAME_MAX];
+    component_name(full, name);
+    const nm_ynode *acts = entry;
+    if (entry->kind == NM_Y_MAP && nm_ymap_get(entry, "actions"))
+        acts = nm_ymap_get(entry, "actions");
+    struct actions a;
+    memset(&a, 0, sizeof a);
+    nm_status st = parse_actions(acts, &a, err);
+    if (st != NM_OK)
+        return st;
+    int which = find_component(arch, name);
+    if (which == -1)
+        return unmatched(arch, doc, name_node, full, name, "ERT", err);
+    return apply_actions(arch, which, &a);
+}
+
+static nm_status art_entry(nm_arch *arch, nm_ydoc *doc, const nm_ynode *name_node,
+                           const char *full, const nm_ynode *entry, nm_error *err)
+{
+    char name[NM_NAME_MAX];
+    component_name(full, name);
+    const nm_ynode *an = entry->kind == NM_Y_MAP ? nm_ymap_get(entry, "area") : entry;
+    if (!an)
+        return nm_yerror(err, entry, "ART entry '%s' has no 'area'", full);
+    double area;
+    nm_status st = nm_yget_num(an, "an area", &area, err);
+    if (st != NM_OK)
+        return st;
+    int which = find_component(arch, name);
+    if (which == -1)
+        return unmatched(arch, doc, name_node, full, name, "ART", err);
+    if (which == -2)
+        arch->arith.area = area;
+    else
+        arch->level[which].area = area;
+    return NM_OK;
+}
+
+nm_status nm_energy_apply(nm_arch *arch, const nm_ynode *ert, const nm_ynode *art, nm_ydoc *doc,
+                          nm_error *err)
+{
+    nm_status st;
+    if (ert && (st = each_table(arch, doc, ert, "ERT", ert_entry, err)) != NM_OK)
+        return st;
+    if (art && (st = each_table(arch, doc, art, "ART", art_entry, err)) != NM_OK)
+        return st;
+    for (int i = 0; i < arch->nlevels; i++) {
+        const nm_level *L = &arch->level[i];
+        if (L->esrc == NM_ESRC_NONE && !L->dummy &&
+            nm_ydoc_warn(doc, L->node, "no energy given for '%s' (no ERT entry and no "
+                         "vector_access_energy): its accesses count 0 pJ", L->name) != NM_OK)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    if (arch->arith.esrc == NM_ESRC_NONE &&
+        nm_ydoc_warn(doc, arch->arith.node, "no energy given for '%s' (no ERT entry and no "
+                     "energy attribute): its operations count 0 pJ", arch->arith.name) != NM_OK)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    return NM_OK;
+}

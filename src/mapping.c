@@ -1,0 +1,347 @@
+/* mapping.c — Timeloop's `mapping:` list parsed into an nm_mapping. */
+#include <config.h>
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nestmap/mapping.h"
+#include "nestmap/text.h"
+
+void nm_mapping_init(nm_mapping *m, const nm_arch *arch, const nm_workload *wl)
+{
+    memset(m, 0, sizeof *m);
+    m->nlevels = arch->nlevels;
+    for (int l = 0; l < arch->nlevels; l++) {
+        nm_level_map *lm = &m->level[l];
+        for (int d = 0; d < wl->ndims; d++) {
+            lm->tfactor[d] = 1;
+            lm->sfactor[d] = 1;
+            lm->torder[d] = (int8_t)d;
+            lm->sorder[d] = (int8_t)d;
+        }
+        lm->split = wl->ndims;
+        lm->keep = (1u << wl->nds) - 1u;
+    }
+}
+
+static nm_status bad_dim(const nm_ynode *at, size_t offset, const char *tok,
+                         const nm_workload *wl, nm_error *err)
+{
+    const char *cands[NM_MAX_DIMS];
+    for (int d = 0; d < wl->ndims; d++)
+        cands[d] = wl->dim[d];
+    const char *s = nm_text_suggest(tok, cands, (size_t)wl->ndims);
+    if (s)
+        return nm_yerror_at(err, at, offset, "unknown dimension '%s'; did you mean '%s'?", tok, s);
+    char list[256];
+    nm_text_join(list, sizeof list, cands, (size_t)wl->ndims);
+    return nm_yerror_at(err, at, offset, "unknown dimension '%s' (the problem's dimensions are %s)",
+                        tok, list);
+}
+
+/* Parses one factor token "P=16", "P16" into dim and value. */
+static nm_status factor_token(const nm_ynode *at, size_t off, const char *tok,
+                              const nm_workload *wl, int *dim, int64_t *value, nm_error *err)
+{
+    const char *eq = strchr(tok, '=');
+    char name[NM_NAME_MAX];
+    const char *num = NULL;
+    if (eq) {
+        size_t len = (size_t)(eq - tok);
+        if (len == 0 || len >= NM_NAME_MAX)
+            return nm_yerror_at(err, at, off, "bad factor '%s' (write it as NAME=NUMBER)", tok);
+        memcpy(name, tok, len);
+        name[len] = '\0';
+        num = eq + 1;
+        *dim = nm_workload_dim(wl, name);
+        if (*dim < 0)
+            return bad_dim(at, off, name, wl, err);
+    } else {
+        /* "C16": the longest dimension name that leaves only digits. */
+        int best = -1;
+        size_t best_len = 0;
+        for (int d = 0; d < wl->ndims; d++) {
+            size_t len = strlen(wl->dim[d]);
+            if (strncmp(tok, wl->dim[d], len) || len <= best_len || !tok[len])
+                continue;
+            const char *p = tok + len;
+            while (isdigit((unsigned char)*p))
+                p++;
+            if (*p == '\0') {
+                best = d;
+                best_len = len;
+            }
+        }
+        if (best < 0) {
+            size_t len = strcspn(tok, "0123456789");
+            snprintf(name, sizeof name, "%.*s", (int)(len < NM_NAME_MAX ? len : NM_NAME_MAX - 1),
+                     tok);
+            if (!len || len == strlen(tok))
+                return nm_yerror_at(err, at, off, "bad factor '%s' (write it as NAME=NUMBER)",
+                                    tok);
+            return bad_dim(at, off, name, wl, err);
+        }
+        *dim = best;
+        num = tok + best_len;
+    }
+    char *end;
+    long long v = strtoll(num, &end, 10);
+    if (end == num || *end || v < 1)
+        return nm_yerror_at(err, at, off, "factor '%s' must be a positive integer", tok);
+    *value = v;
+    return NM_OK;
+}
+
+static nm_status parse_factors(const nm_ynode *n, const nm_workload *wl, int64_t *factor,
+                               nm_error *err)
+{
+    uint32_t seen = 0;
+    if (n->kind == NM_Y_MAP) { /* {P: 16, R: 3} */
+        for (size_t i = 0; i < n->n; i++) {
+            int d = nm_workload_dim(wl, nm_ymap_key(n, i)->str);
+            if (d < 0)
+                return bad_dim(nm_ymap_key(n, i), 0, nm_ymap_key(n, i)->str, wl, err);
+            nm_status st = nm_yget_pos(nm_ymap_val(n, i), "a factor", &factor[d], err);
+            if (st != NM_OK)
+                return st;
+        }
+        return NM_OK;
+    }
+    const char *s;
+    nm_status st = nm_yget_str(n, "factors", &s, err);
+    if (st != NM_OK)
+        return st;
+    const char *start = s;
+    while (*s) {
+        while (*s == ' ' || *s == ',' || *s == '\t')
+            s++;
+        if (!*s)
+            break;
+        char tok[NM_NAME_MAX + 24];
+        size_t len = strcspn(s, " ,\t");
+        if (len >= sizeof tok)
+            return nm_yerror(err, n, "factor token too long");
+        memcpy(tok, s, len);
+        tok[len] = '\0';
+        size_t off = (size_t)(s - start);
+        s += len;
+        int d = 0;
+        int64_t v = 1;
+        if ((st = factor_token(n, off, tok, wl, &d, &v, err)) != NM_OK)
+            return st;
+        if (seen & (1u << d))
+            return nm_yerror_at(err, n, off, "dimension '%s' appears twice in factors",
+                                wl->dim[d]);
+        seen |= 1u << d;
+        factor[d] = v;
+    }
+    return NM_OK;
+}
+
+/* Permutation: innermost first; a string of one-letter names, a string of
+ * names separated by spaces, or a list.  Missing dims follow in problem order. */
+static nm_status parse_permutation(const nm_ynode *n, const nm_workload *wl, int8_t *order,
+                                   nm_error *err)
+{
+    int count = 0;
+    uint32_t seen = 0;
+    nm_status st;
+    char names[NM_MAX_DIMS * 2][NM_NAME_MAX];
+    int nn = 0;
+    if (n->kind == NM_Y_SEQ) {
+        for (size_t i = 0; i < n->n && nn < NM_MAX_DIMS * 2; i++) {
+            const char *s;
+            if ((st = nm_yget_str(n->items[i], "a permutation entry", &s, err)) != NM_OK)
+                return st;
+            snprintf(names[nn++], NM_NAME_MAX, "%s", s);
+        }
+    } else {
+        const char *s;
+        if ((st = nm_yget_str(n, "permutation", &s, err)) != NM_OK)
+            return st;
+        int single = 1;
+        for (int d = 0; d < wl->ndims; d++)
+            if (strlen(wl->dim[d]) != 1)
+                single = 0;
+        if (single && !strpbrk(s, " ,")) {
+            for (const char *p = s; *p && nn < NM_MAX_DIMS * 2; p++)
+                snprintf(names[nn++], NM_NAME_MAX, "%c", *p);
+        } else {
+            while (*s && nn < NM_MAX_DIMS * 2) {
+                while (*s == ' ' || *s == ',')
+                    s++;
+                size_t len = strcspn(s, " ,");
+                if (!len)
+                    break;
+                snprintf(names[nn++], NM_NAME_MAX, "%.*s",
+                         (int)(len < NM_NAME_MAX ? len : NM_NAME_MAX - 1), s);
+                s += len;
+            }
+        }
+    }
+    for (int i = 0; i < nn; i++) {
+        int d = nm_workload_dim(wl, names[i]);
+        if (d < 0)
+            return bad_dim(n, 0, names[i], wl, err);
+        if (seen & (1u << d))
+            return nm_yerror(err, n, "dimension '%s' appears twice in the permutation", names[i]);
+        seen |= 1u << d;
+        order[count++] = (int8_t)d;
+    }
+    for (int d = 0; d < wl->ndims; d++)
+        if (!(seen & (1u << d)))
+            order[count++] = (int8_t)d;
+    return NM_OK;
+}
+
+static nm_status parse_ds_list(const nm_ynode *n, const nm_workload *wl, uint32_t *mask,
+                               nm_error *err)
+{
+    *mask = 0;
+    if (nm_yis_null(n))
+        return NM_OK;
+    nm_status st = nm_yexpect(n, NM_Y_SEQ, "a list of data spaces", err);
+    if (st != NM_OK)
+        return st;
+    for (size_t i = 0; i < n->n; i++) {
+        const char *s;
+        if ((st = nm_yget_str(n->items[i], "a data space name", &s, err)) != NM_OK)
+            return st;
+        int d = nm_workload_ds(wl, s);
+        if (d < 0) {
+            const char *cands[NM_MAX_DS];
+            for (int k = 0; k < wl->nds; k++)
+                cands[k] = wl->ds[k].name;
+            const char *sug = nm_text_suggest(s, cands, (size_t)wl->nds);
+            if (sug)
+                return nm_yerror(err, n->items[i], "unknown data space '%s'; did you mean '%s'?",
+                                 s, sug);
+            return nm_yerror(err, n->items[i], "unknown data space '%s'", s);
+        }
+        *mask |= 1u << d;
+    }
+    return NM_OK;
+}
+
+nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *arch,
+                           const nm_workload *wl, nm_error *err)
+{
+    static const char *const keys[] = {"target", "type", "factors", "permutation", "split",
+                                       "keep", "bypass", "no_link_transfer", "no_reuse",
+                                       "no_multicast_no_reduction", "no_temporal_reuse", NULL};
+    nm_mapping_init(m, arch, wl);
+    nm_status st = nm_yexpect(node, NM_Y_SEQ, "mapping", err);
+    if (st != NM_OK)
+        return st;
+    uint32_t seen_t = 0, seen_s = 0, seen_d = 0;
+    for (size_t i = 0; i < node->n; i++) {
+        const nm_ynode *e = node->items[i];
+        if ((st = nm_yexpect(e, NM_Y_MAP, "a mapping entry", err)) != NM_OK ||
+            (st = nm_ycheck_keys(e, keys, "a mapping entry", err)) != NM_OK)
+            return st;
+        const nm_ynode *tn = nm_ymap_get(e, "target"), *ty = nm_ymap_get(e, "type");
+        if (!tn)
+            return nm_yerror(err, e, "mapping entry has no 'target'");
+        if (!ty)
+            return nm_yerror(err, e, "mapping entry has no 'type' (temporal, spatial, bypass)");
+        const char *target, *type;
+        if ((st = nm_yget_str(tn, "target", &target, err)) != NM_OK ||
+            (st = nm_yget_str(ty, "type", &type, err)) != NM_OK)
+            return st;
+        int l = nm_arch_level(arch, target);
+        if (l < 0) {
+            const char *cands[NM_MAX_LEVELS];
+            for (int k = 0; k < arch->nlevels; k++)
+                cands[k] = arch->level[k].name;
+            const char *s = nm_text_suggest(target, cands, (size_t)arch->nlevels);
+            if (!strcmp(target, arch->arith.name))
+                return nm_yerror(err, tn, "'%s' is the arithmetic level; mappings target "
+                                 "storage levels", target);
+            if (s)
+                return nm_yerror(err, tn, "unknown storage level '%s'; did you mean '%s'?",
+                                 target, s);
+            return nm_yerror(err, tn, "unknown storage level '%s'", target);
+        }
+        nm_level_map *lm = &m->level[l];
+        const nm_ynode *x;
+        if (!strcmp(type, "temporal") || !strcmp(type, "spatial")) {
+            int spatial = type[0] == 's';
+            uint32_t *seen = spatial ? &seen_s : &seen_t;
+            if (*seen & (1u << l))
+                return nm_yerror(err, e, "a second %s entry for '%s'", type, target);
+            *seen |= 1u << l;
+            static const char *const allowed_t[] = {"target", "type", "factors", "permutation",
+                                                    "no_reuse", "no_temporal_reuse", NULL};
+            static const char *const allowed_s[] = {"target", "type", "factors", "permutation",
+                                                    "split", "no_link_transfer", "no_reuse",
+                                                    "no_multicast_no_reduction", NULL};
+            char what[96];
+            snprintf(what, sizeof what, "a %s entry", type);
+            if ((st = nm_ycheck_keys(e, spatial ? allowed_s : allowed_t, what, err)) != NM_OK)
+                return st;
+            int64_t *factor = spatial ? lm->sfactor : lm->tfactor;
+            int8_t *order = spatial ? lm->sorder : lm->torder;
+            if ((x = nm_ymap_get(e, "factors")) && (st = parse_factors(x, wl, factor, err)) != NM_OK)
+                return st;
+            if ((x = nm_ymap_get(e, "permutation")) &&
+                (st = parse_permutation(x, wl, order, err)) != NM_OK)
+                return st;
+            if (spatial && (x = nm_ymap_get(e, "split"))) {
+                int64_t v;
+                if ((st = nm_yget_int(x, "split", &v, err)) != NM_OK)
+                    return st;
+                if (v < 0)
+                    return nm_yerror(err, x, "split must be 0 or more (got %lld)", (long long)v);
+                lm->split = v > wl->ndims ? wl->ndims : (int)v;
+            }
+            if (spatial) {
+                if ((x = nm_ymap_get(e, "no_link_transfer")) &&
+                    (st = parse_ds_list(x, wl, &lm->no_link, err)) != NM_OK)
+                    return st;
+                const nm_ynode *nr = nm_ymap_get(e, "no_reuse");
+                if (!nr)
+                    nr = nm_ymap_get(e, "no_multicast_no_reduction");
+                if (nr && (st = parse_ds_list(nr, wl, &lm->no_multicast, err)) != NM_OK)
+                    return st;
+            } else {
+                const nm_ynode *nr = nm_ymap_get(e, "no_reuse");
+                if (!nr)
+                    nr = nm_ymap_get(e, "no_temporal_reuse");
+                if (nr && (st = parse_ds_list(nr, wl, &lm->no_temporal_reuse, err)) != NM_OK)
+                    return st;
+            }
+        } else if (!strcmp(type, "datatype") || !strcmp(type, "bypass") ||
+                   !strcmp(type, "dataspace")) {
+            if (seen_d & (1u << l))
+                return nm_yerror(err, e, "a second bypass entry for '%s'", target);
+            seen_d |= 1u << l;
+            static const char *const allowed[] = {"target", "type", "keep", "bypass", NULL};
+            if ((st = nm_ycheck_keys(e, allowed, "a bypass entry", err)) != NM_OK)
+                return st;
+            uint32_t keep = 0, bypass = 0;
+            if ((x = nm_ymap_get(e, "keep")) && (st = parse_ds_list(x, wl, &keep, err)) != NM_OK)
+                return st;
+            if ((x = nm_ymap_get(e, "bypass")) && (st = parse_ds_list(x, wl, &bypass, err)) != NM_OK)
+                return st;
+            if (keep & bypass) {
+                int d = __builtin_ctz(keep & bypass);
+                return nm_yerror(err, e, "data space '%s' is both kept and bypassed at '%s'",
+                                 wl->ds[d].name, target);
+            }
+            lm->keep = (lm->keep | keep) & ~bypass;
+        } else {
+            static const char *const types[] = {"temporal", "spatial", "bypass", "datatype",
+                                                "dataspace"};
+            const char *s = nm_text_suggest(type, types, 5);
+            if (!strcmp(type, "skew"))
+                return nm_yerror(err, ty, "skew mappings are not supported");
+            if (s)
+                return nm_yerror(err, ty, "unknown mapping type '%s'; did you mean '%s'?", type, s);
+            return nm_yerror(err, ty, "unknown mapping type '%s' (temporal, spatial or bypass)",
+                             type);
+        }
+    }
+    return NM_OK;
+}

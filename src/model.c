@@ -1,0 +1,359 @@
+/* model.c — one mapping evaluated: validity, accounting, energy, cycles.
+ *
+ * The nest analysis (nest.c) gives, per level and data space, the tile each
+ * instance holds and the accesses it receives from below.  This file turns
+ * those into reads, fills and updates following Timeloop's conventions:
+ *
+ *  - a level that bypasses a data space disappears from that data space's
+ *    chain: its children's requests go to the next level out;
+ *  - fills of a level are its share of its parent's reads (a multicast read
+ *    counts once at the parent but fills every receiver);
+ *  - outputs are read-modify-write: each element's first write needs no
+ *    read, so reads = temporal reductions = updates - partition size, and
+ *    inner levels' fills exclude the partition's first fill;
+ *  - transfers between spatial neighbours charge the receiving level.
+ */
+#include <config.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nestmap/model.h"
+
+nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *wl, nm_error *err)
+{
+    mdl->arch = arch;
+    mdl->wl = wl;
+    mdl->ws = nm_nest_ws_new(arch, wl);
+    if (!mdl->ws)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    return NM_OK;
+}
+
+void nm_model_fini(nm_model *mdl)
+{
+    if (!mdl)
+        return;
+    nm_nest_ws_free(mdl->ws);
+    mdl->ws = NULL;
+}
+
+static int invalid(nm_stats *out, nm_invalid_kind kind, int level, int index, char axis,
+                   uint64_t got, uint64_t limit)
+{
+    out->invalid = (nm_invalid){kind, level, index, axis, got, limit};
+    return 0;
+}
+
+/* Checks that need no analysis, in the order Timeloop reports them. */
+static int check(const nm_model *mdl, const nm_mapping *m, const nm_nest_result *shape,
+                 nm_stats *out)
+{
+    const nm_arch *arch = mdl->arch;
+    const nm_workload *wl = mdl->wl;
+    for (int d = 0; d < wl->ndims; d++) {
+        uint64_t p = 1;
+        for (int s = 0; s < arch->nlevels; s++)
+            p *= (uint64_t)(m->level[s].tfactor[d] * m->level[s].sfactor[d]);
+        if (p != (uint64_t)wl->bound[d])
+            return invalid(out, NM_INV_FACTORS, -1, d, 0, p, (uint64_t)wl->bound[d]);
+    }
+    for (int s = 0; s < arch->nlevels; s++) {
+        if (arch->level[s].fanoutX * arch->level[s].fanoutY > 1)
+            continue;
+        for (int d = 0; d < wl->ndims; d++)
+            if (m->level[s].sfactor[d] > 1)
+                return invalid(out, NM_INV_NO_FANOUT, s, d, 0, (uint64_t)m->level[s].sfactor[d], 1);
+    }
+    for (int ds = 0; ds < wl->nds; ds++) {
+        int kept = 0;
+        for (int s = 0; s < arch->nlevels; s++)
+            kept |= (int)((m->level[s].keep >> ds) & 1u);
+        if (!kept)
+            return invalid(out, NM_INV_BYPASS_ALL, -1, ds, 0, 0, 0);
+    }
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        if (!L->has_size)
+            continue;
+        uint64_t need = 0;
+        for (int ds = 0; ds < wl->nds; ds++)
+            if ((m->level[s].keep >> ds) & 1u)
+                need += shape->tile[s][ds].size;
+        if (need > (uint64_t)L->effective_size)
+            return invalid(out, NM_INV_CAPACITY, s, -1, 0, need, (uint64_t)L->effective_size);
+        if ((double)need < (double)L->effective_size * L->min_utilization)
+            return invalid(out, NM_INV_MIN_UTIL, s, -1, 0, need, (uint64_t)L->effective_size);
+    }
+    const nm_arith *A = &arch->arith;
+    if (shape->arith_x * shape->arith_y > (uint64_t)A->instances)
+        return invalid(out, NM_INV_ARITH, -1, -1, 0, shape->arith_x * shape->arith_y,
+                       (uint64_t)A->instances);
+    if (shape->arith_x > (uint64_t)A->meshX)
+        return invalid(out, NM_INV_ARITH, -1, -1, 'X', shape->arith_x, (uint64_t)A->meshX);
+    if (shape->arith_y > (uint64_t)A->meshY)
+        return invalid(out, NM_INV_ARITH, -1, -1, 'Y', shape->arith_y, (uint64_t)A->meshY);
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        if (shape->replication[s] > (uint64_t)L->instances)
+            return invalid(out, NM_INV_INSTANCES, s, -1, 0, shape->replication[s],
+                           (uint64_t)L->instances);
+        if (shape->xexp[s] > (uint64_t)L->meshX)
+            return invalid(out, NM_INV_INSTANCES, s, -1, 'X', shape->xexp[s], (uint64_t)L->meshX);
+        if (shape->yexp[s] > (uint64_t)L->meshY)
+            return invalid(out, NM_INV_INSTANCES, s, -1, 'Y', shape->yexp[s], (uint64_t)L->meshY);
+    }
+    return 1;
+}
+
+static uint64_t round_count(double x)
+{
+    return x <= 0.0 ? 0 : (uint64_t)llround(x);
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* Reads, fills and updates of one data space at every level. */
+static void account(const nm_model *mdl, const nm_mapping *m, const nm_nest_result *nr, int ds,
+                    nm_stats *out)
+{
+    const nm_arch *arch = mdl->arch;
+    int S = arch->nlevels;
+    double ca[NM_MAX_LEVELS], w[NM_MAX_LEVELS], pas[NM_MAX_LEVELS], lt[NM_MAX_LEVELS];
+    double peer[NM_MAX_LEVELS];
+    uint64_t size[NM_MAX_LEVELS], ps[NM_MAX_LEVELS], F[NM_MAX_LEVELS];
+    int kept[NM_MAX_LEVELS];
+    for (int s = 0; s < S; s++) {
+        const nm_tile *t = &nr->tile[s][ds];
+        size[s] = t->size;
+        ca[s] = t->accesses;
+        w[s] = t->weighted;
+        lt[s] = t->link;
+        F[s] = t->fanout;
+        peer[s] = 0.0;
+        kept[s] = (int)((m->level[s].keep >> ds) & 1u);
+    }
+    /* Partition: the part of the whole tensor one instance is responsible
+     * for, split by each fan-out on the way in. */
+    uint64_t p = size[S - 1];
+    ps[S - 1] = p;
+    for (int s = S - 2; s >= 0; s--) {
+        uint64_t denom = F[s + 1] > 1 ? nr->tile[s + 1][ds].inner_size : size[s];
+        if (denom)
+            p = p * size[s] / denom;
+        ps[s] = p;
+    }
+    /* Share of the parent's reads that lands in one instance. */
+    for (int s = 0; s < S - 1; s++)
+        pas[s] = w[s + 1] / (double)F[s + 1];
+    pas[S - 1] = 0.0;
+    /* Bypass: the next level out now serves what the bypassed level received. */
+    for (int s = 0; s < S; s++) {
+        if (size[s] == 0 || kept[s])
+            continue;
+        int outer = s + 1;
+        while (outer < S && size[outer] == 0)
+            outer++;
+        if (outer < S && w[outer] > 0.0) {
+            double f = ca[s] * (double)F[outer] / w[outer];
+            ca[outer] *= f;
+            w[outer] *= f;
+            lt[outer] = 0.0;
+        }
+        size[s] = ps[s] = 0;
+        ca[s] = w[s] = pas[s] = 0.0;
+        if (outer == S)
+            break;
+    }
+    for (int s = S - 1; s >= 0; s--) {
+        if (kept[s]) {
+            pas[s] = 0.0; /* the outermost keeper is filled by nobody */
+            break;
+        }
+        size[s] = ps[s] = 0;
+        ca[s] = w[s] = pas[s] = lt[s] = 0.0;
+    }
+    for (int s = S - 1; s > 0; s--)
+        if (lt[s] != 0.0)
+            peer[s - 1] += lt[s] / (double)nr->replication[s - 1];
+
+    int rw = mdl->wl->ds[ds].read_write;
+    int outermost_seen = 0;
+    for (int s = S - 1; s >= 0; s--) {
+        nm_ds_stats *d = &out->level[s].ds[ds];
+        memset(d, 0, sizeof *d);
+        d->kept = kept[s];
+        d->utilized_instances = nr->replication[s];
+        if (size[s] == 0)
+            continue;
+        int outermost = !outermost_seen;
+        outermost_seen = 1;
+        d->partition_size = ps[s];
+        d->utilized_capacity = size[s];
+        if (rw) {
+            d->updates = round_count(ca[s]);
+            d->reads = round_count(ca[s] + peer[s] - (double)ps[s]);
+            d->temporal_reductions = d->reads;
+            d->fills = round_count(pas[s] + peer[s] - (outermost ? 0.0 : (double)ps[s]));
+            d->address_generations = d->updates + d->fills;
+        } else {
+            d->reads = round_count(ca[s] + peer[s]);
+            double f = pas[s] + peer[s];
+            d->fills = f <= 0.0 ? 0 : (uint64_t)(f + 1e-9);
+            d->address_generations = d->reads + d->fills;
+        }
+    }
+}
+
+int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *nest_out)
+{
+    const nm_arch *arch = mdl->arch;
+    const nm_workload *wl = mdl->wl;
+    nm_nest local;
+    nm_nest *nest = nest_out ? nest_out : &local;
+    nm_nest_result nr;
+    memset(&out->invalid, 0, sizeof out->invalid);
+    nm_nest_build(nest, m, arch, wl);
+    nm_nest_shape(nest, wl, &nr);
+    if (!check(mdl, m, &nr, out))
+        return 0;
+    nm_nest_analyze(mdl->ws, nest, m, arch, wl, &nr);
+    for (int ds = 0; ds < wl->nds; ds++)
+        account(mdl, m, &nr, ds, out);
+
+    uint64_t arith_used = nr.arith_x * nr.arith_y;
+    out->arith_utilized = arith_used;
+    out->computes = nr.temporal_steps * arith_used;
+    out->compute_cycles = nr.temporal_steps; /* computes / units in use */
+    out->compute_energy = (double)out->computes * arch->arith.e_compute;
+
+    uint64_t cycles = out->compute_cycles;
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        nm_level_stats *ls = &out->level[s];
+        uint64_t rd = 0, wr = 0;
+        for (int ds = 0; ds < wl->nds; ds++) {
+            rd += ls->ds[ds].reads;
+            wr += ls->ds[ds].fills + ls->ds[ds].updates;
+        }
+        /* Bandwidth needed per instance over the unthrottled run. */
+        double need_r = (double)rd / (double)out->compute_cycles;
+        double need_w = (double)wr / (double)out->compute_cycles;
+        double slow = 1.0;
+        if (L->has_read_bw && L->read_bw < need_r)
+            slow = fmin(slow, L->read_bw / need_r);
+        if (L->has_write_bw && L->write_bw < need_w)
+            slow = fmin(slow, L->write_bw / need_w);
+        if (L->has_shared_bw && L->shared_bw < need_r + need_w)
+            slow = fmin(slow, L->shared_bw / (need_r + need_w));
+        ls->throttling = slow;
+        ls->cycles = (uint64_t)ceil((double)out->compute_cycles / slow);
+        if (ls->cycles > cycles)
+            cycles = ls->cycles;
+    }
+    out->cycles = cycles;
+
+    double energy = out->compute_energy;
+    double output_size = 0.0;
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        nm_level_stats *ls = &out->level[s];
+        uint64_t clusters = (uint64_t)(L->instances / L->cluster_size);
+        uint64_t xy = nr.xexp[s] * nr.yexp[s];
+        uint64_t used_clusters = xy < clusters ? xy : clusters;
+        /* Accesses are counted per cluster of instances that share a vector
+         * access; energy is then spread over the instances in use. */
+        double cluster_util = (double)xy / (double)used_clusters;
+        double e = 0.0, addr = 0.0;
+        for (int ds = 0; ds < wl->nds; ds++) {
+            nm_ds_stats *d = &ls->ds[ds];
+            d->utilized_clusters = used_clusters;
+            uint64_t b = (uint64_t)L->block_size;
+            double ce = (double)ceil_div(d->reads, b) * L->e_read +
+                        (double)ceil_div(d->fills, b) * L->e_fill +
+                        (double)ceil_div(d->updates, b) * L->e_update;
+            d->energy_per_instance = d->utilized_instances ? ce / cluster_util : 0.0;
+            d->energy = d->energy_per_instance * (double)d->utilized_instances;
+            e += d->energy;
+            addr += (double)d->address_generations * L->addr_gen_energy * (double)used_clusters;
+        }
+        uint64_t leaking = nr.replication[s] > 1 ? nr.replication[s] : 1;
+        ls->leakage = L->e_leak * (double)cycles * (double)leaking;
+        ls->energy = e + addr + ls->leakage;
+        energy += ls->energy;
+    }
+    for (int ds = 0; ds < wl->nds; ds++) {
+        if (!wl->ds[ds].read_write)
+            continue;
+        for (int s = arch->nlevels - 1; s >= 0; s--) {
+            if (out->level[s].ds[ds].utilized_capacity > 0) {
+                output_size += (double)out->level[s].ds[ds].utilized_capacity;
+                break;
+            }
+        }
+    }
+    out->energy = energy;
+    out->utilization = (double)out->computes / (double)arch->arith.instances / (double)cycles;
+    out->total_ops = 2.0 * (double)out->computes - output_size;
+    uint64_t lla = 0;
+    const nm_level_stats *top = &out->level[arch->nlevels - 1];
+    for (int ds = 0; ds < wl->nds; ds++)
+        lla += top->ds[ds].utilized_instances *
+               (top->ds[ds].reads + top->ds[ds].updates + top->ds[ds].fills);
+    out->last_level_accesses = lla;
+    return 1;
+}
+
+void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_workload *wl,
+                         char *buf, size_t size)
+{
+    const char *lname = inv->level >= 0 ? arch->level[inv->level].name : arch->arith.name;
+    unsigned long long got = inv->got, lim = inv->limit;
+    switch (inv->kind) {
+    case NM_VALID:
+        snprintf(buf, size, "valid");
+        return;
+    case NM_INV_FACTORS:
+        snprintf(buf, size, "the factors of dimension %s multiply to %llu, but the problem has "
+                 "%s = %llu", wl->dim[inv->index], got, wl->dim[inv->index], lim);
+        return;
+    case NM_INV_NO_FANOUT:
+        snprintf(buf, size, "couldn't map level %s: it has no spatial fan-out, but the mapping "
+                 "gives it spatial factor %s=%llu", lname, wl->dim[inv->index], got);
+        return;
+    case NM_INV_BYPASS_ALL:
+        snprintf(buf, size, "data space %s is bypassed at every storage level; at least the "
+                 "outermost level must keep it", wl->ds[inv->index].name);
+        return;
+    case NM_INV_CAPACITY:
+        snprintf(buf, size, "couldn't map level %s: mapped tile size %llu exceeds buffer "
+                 "capacity %llu", lname, got, lim);
+        return;
+    case NM_INV_MIN_UTIL:
+        snprintf(buf, size, "couldn't map level %s: mapped tile size %llu is less than "
+                 "constrained minimum utilization %g", lname, got,
+                 (double)lim * arch->level[inv->level].min_utilization);
+        return;
+    case NM_INV_ARITH:
+        if (inv->axis)
+            snprintf(buf, size, "couldn't map level %s: mapped max Arithmetic %c expansion %llu "
+                     "exceeds hardware instances %llu", lname, inv->axis, got, lim);
+        else
+            snprintf(buf, size, "couldn't map level %s: mapped max Arithmetic instances %llu "
+                     "exceeds hardware instances %llu", lname, got, lim);
+        return;
+    case NM_INV_INSTANCES:
+        if (inv->axis)
+            snprintf(buf, size, "couldn't map level %s: mapped %c expansion %llu exceeds "
+                     "available hardware instances %llu", lname, inv->axis, got, lim);
+        else
+            snprintf(buf, size, "couldn't map level %s: mapped instances %llu exceeds available "
+                     "hardware instances %llu", lname, got, lim);
+        return;
+    }
+    snprintf(buf, size, "invalid mapping");
+}

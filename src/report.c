@@ -1,0 +1,261 @@
+/* report.c — stats as JSON, text and loop nest; see report.h. */
+#include <config.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "nestmap/energy.h"
+#include "nestmap/report.h"
+
+void nm_report_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* Doubles at full precision; integral values without an exponent. */
+static void num(FILE *f, double v)
+{
+    if (v == floor(v) && fabs(v) < 1e15)
+        fprintf(f, "%.1f", v);
+    else
+        fprintf(f, "%.17g", v);
+}
+
+static void key(FILE *f, int indent, const char *k)
+{
+    fprintf(f, "%*s", indent, "");
+    nm_report_json_string(f, k);
+    fputs(": ", f);
+}
+
+static void knum(FILE *f, int indent, const char *k, double v, int last)
+{
+    key(f, indent, k);
+    num(f, v);
+    fputs(last ? "\n" : ",\n", f);
+}
+
+void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st)
+{
+    if (st->invalid.kind != NM_VALID) {
+        char reason[512];
+        nm_invalid_describe(&st->invalid, arch, wl, reason, sizeof reason);
+        fputs("{\n", f);
+        key(f, 1, "valid");
+        fputs("false,\n", f);
+        key(f, 1, "reason");
+        nm_report_json_string(f, reason);
+        fputs("\n}\n", f);
+        return;
+    }
+    fputs("{\n", f);
+    key(f, 1, "valid");
+    fputs("true,\n", f);
+    key(f, 1, "levels");
+    fputs("[\n  {\n", f);
+    const nm_arith *A = &arch->arith;
+    key(f, 3, "name");
+    nm_report_json_string(f, A->name);
+    fputs(",\n", f);
+    knum(f, 3, "instances", (double)A->instances, 0);
+    knum(f, 3, "cycles", (double)st->compute_cycles, 0);
+    knum(f, 3, "computes", (double)st->computes, 0);
+    knum(f, 3, "utilized_instances", (double)st->arith_utilized, 0);
+    knum(f, 3, "word_bits", A->word_bits, 0);
+    knum(f, 3, "energy_pj", st->compute_energy, 0);
+    key(f, 3, "dataspaces");
+    fputs("{}\n  }", f);
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        const nm_level_stats *ls = &st->level[s];
+        if (L->dummy)
+            continue;
+        fputs(",\n  {\n", f);
+        key(f, 3, "name");
+        nm_report_json_string(f, L->name);
+        fputs(",\n", f);
+        knum(f, 3, "instances", (double)L->instances, 0);
+        knum(f, 3, "cycles", (double)ls->cycles, 0);
+        if (L->has_size)
+            knum(f, 3, "size", (double)L->size, 0);
+        knum(f, 3, "word_bits", L->word_bits, 0);
+        knum(f, 3, "block_size", L->block_size, 0);
+        knum(f, 3, "vector_access_energy_pj", L->vector_access_energy, 0);
+        knum(f, 3, "leakage_pj", ls->leakage, 0);
+        knum(f, 3, "bandwidth_throttling", ls->throttling, 0);
+        knum(f, 3, "energy_pj", ls->energy, 0);
+        key(f, 3, "dataspaces");
+        fputs("{", f);
+        int first = 1;
+        for (int ds = 0; ds < wl->nds; ds++) {
+            const nm_ds_stats *d = &ls->ds[ds];
+            if (!d->kept)
+                continue;
+            fputs(first ? "\n" : ",\n", f);
+            first = 0;
+            key(f, 4, wl->ds[ds].name);
+            fputs("{\n", f);
+            knum(f, 5, "partition_size", (double)d->partition_size, 0);
+            knum(f, 5, "utilized_capacity", (double)d->utilized_capacity, 0);
+            knum(f, 5, "utilized_instances", (double)d->utilized_instances, 0);
+            knum(f, 5, "utilized_clusters", (double)d->utilized_clusters, 0);
+            knum(f, 5, "reads", (double)d->reads, 0);
+            knum(f, 5, "fills", (double)d->fills, 0);
+            knum(f, 5, "updates", (double)d->updates, 0);
+            knum(f, 5, "temporal_reductions", (double)d->temporal_reductions, 0);
+            knum(f, 5, "address_generations", (double)d->address_generations, 0);
+            knum(f, 5, "energy_per_instance_pj", d->energy_per_instance, 0);
+            knum(f, 5, "energy_pj", d->energy, 1);
+            fputs("    }", f);
+        }
+        fputs(first ? "}\n  }" : "\n   }\n  }", f);
+    }
+    fputs("\n ],\n", f);
+    key(f, 1, "summary");
+    fputs("{\n", f);
+    knum(f, 2, "cycles", (double)st->cycles, 0);
+    knum(f, 2, "computes", (double)st->computes, 0);
+    knum(f, 2, "utilization_pct", st->utilization * 100.0, 0);
+    knum(f, 2, "energy_pj", st->energy, 0);
+    knum(f, 2, "energy_uj", st->energy / 1e6, 0);
+    knum(f, 2, "gflops", st->total_ops / (double)st->cycles, 0);
+    knum(f, 2, "edp_j_cycles", st->energy * 1e-12 * (double)st->cycles, 0);
+    knum(f, 2, "last_level_accesses", (double)st->last_level_accesses, 0);
+    key(f, 2, "fj_per_compute");
+    fputs("{\n", f);
+    double c = (double)st->computes;
+    key(f, 3, A->name);
+    num(f, st->compute_energy * 1000.0 / c);
+    for (int s = 0; s < arch->nlevels; s++) {
+        if (arch->level[s].dummy)
+            continue;
+        fputs(",\n", f);
+        key(f, 3, arch->level[s].name);
+        num(f, st->level[s].energy * 1000.0 / c);
+    }
+    fputs(",\n", f);
+    key(f, 3, "Total");
+    num(f, st->energy * 1000.0 / c);
+    fputs("\n  }\n }\n}\n", f);
+}
+
+void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st)
+{
+    if (st->invalid.kind != NM_VALID) {
+        char reason[512];
+        nm_invalid_describe(&st->invalid, arch, wl, reason, sizeof reason);
+        fprintf(f, "invalid mapping: %s\n", reason);
+        return;
+    }
+    const nm_arith *A = &arch->arith;
+    double c = (double)st->computes;
+    fprintf(f, "=== %s (arithmetic) ===\n", A->name);
+    fprintf(f, "    instances            : %lld (%lld x %lld), %llu in use\n",
+            (long long)A->instances, (long long)A->meshX, (long long)A->meshY,
+            (unsigned long long)st->arith_utilized);
+    fprintf(f, "    computes             : %llu\n", (unsigned long long)st->computes);
+    fprintf(f, "    cycles               : %llu\n", (unsigned long long)st->compute_cycles);
+    fprintf(f, "    energy               : %.2f pJ (%.3f pJ/compute, from %s)\n",
+            st->compute_energy, A->e_compute, nm_energy_source_name(A->esrc));
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        const nm_level_stats *ls = &st->level[s];
+        if (L->dummy)
+            continue;
+        fprintf(f, "\n=== %s ===\n", L->name);
+        fprintf(f, "    instances            : %lld (%lld x %lld)\n", (long long)L->instances,
+                (long long)L->meshX, (long long)L->meshY);
+        if (L->has_size)
+            fprintf(f, "    size                 : %lld words of %d bits (block %d)\n",
+                    (long long)L->size, L->word_bits, L->block_size);
+        else
+            fprintf(f, "    size                 : unbounded, words of %d bits (block %d)\n",
+                    L->word_bits, L->block_size);
+        fprintf(f, "    energy source        : %s (read %.4g, fill %.4g, update %.4g pJ)\n",
+                nm_energy_source_name(L->esrc), L->e_read, L->e_fill, L->e_update);
+        fprintf(f, "    cycles               : %llu (bandwidth throttling %.4f)\n",
+                (unsigned long long)ls->cycles, ls->throttling);
+        fprintf(f, "    leakage              : %.2f pJ\n", ls->leakage);
+        fprintf(f, "    energy               : %.2f pJ (%.2f fJ/compute)\n", ls->energy,
+                ls->energy * 1000.0 / c);
+        fprintf(f, "    %-12s %10s %10s %6s %12s %12s %12s %12s %14s\n", "data space", "tile",
+                "partition", "inst", "reads", "fills", "updates", "reductions", "energy (pJ)");
+        for (int ds = 0; ds < wl->nds; ds++) {
+            const nm_ds_stats *d = &ls->ds[ds];
+            if (!d->kept) {
+                fprintf(f, "    %-12s %10s\n", wl->ds[ds].name, "bypassed");
+                continue;
+            }
+            fprintf(f, "    %-12s %10llu %10llu %6llu %12llu %12llu %12llu %12llu %14.2f\n",
+                    wl->ds[ds].name, (unsigned long long)d->utilized_capacity,
+                    (unsigned long long)d->partition_size,
+                    (unsigned long long)d->utilized_instances, (unsigned long long)d->reads,
+                    (unsigned long long)d->fills, (unsigned long long)d->updates,
+                    (unsigned long long)d->temporal_reductions, d->energy);
+        }
+    }
+    fprintf(f, "\nSummary\n-------\n");
+    fprintf(f, "Cycles        : %llu\n", (unsigned long long)st->cycles);
+    fprintf(f, "Computes      : %llu\n", (unsigned long long)st->computes);
+    fprintf(f, "Utilization   : %.2f %%\n", st->utilization * 100.0);
+    fprintf(f, "Energy        : %.4f uJ\n", st->energy / 1e6);
+    fprintf(f, "EDP           : %.4e J*cycle\n", st->energy * 1e-12 * (double)st->cycles);
+    fprintf(f, "GFLOPs @1GHz  : %.2f\n", st->total_ops / (double)st->cycles);
+    fprintf(f, "fJ/compute\n");
+    fprintf(f, "    %-20s = %10.2f\n", A->name, st->compute_energy * 1000.0 / c);
+    for (int s = 0; s < arch->nlevels; s++)
+        if (!arch->level[s].dummy)
+            fprintf(f, "    %-20s = %10.2f\n", arch->level[s].name,
+                    st->level[s].energy * 1000.0 / c);
+    fprintf(f, "    %-20s = %10.2f\n", "Total", st->energy * 1000.0 / c);
+}
+
+void nm_report_loopnest(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_nest *nest,
+                        const nm_mapping *m, const nm_stats *st)
+{
+    int depth = 0;
+    for (int s = arch->nlevels - 1; s >= 0; s--) {
+        const nm_level *L = &arch->level[s];
+        fprintf(f, "%s [", L->name);
+        int any = 0;
+        for (int ds = 0; ds < wl->nds; ds++) {
+            if (!((m->level[s].keep >> ds) & 1u))
+                continue;
+            fprintf(f, " %s", wl->ds[ds].name);
+            if (st && st->invalid.kind == NM_VALID)
+                fprintf(f, ":%llu", (unsigned long long)st->level[s].ds[ds].utilized_capacity);
+            any = 1;
+        }
+        fprintf(f, "%s]\n", any ? " " : "");
+        for (size_t i = 0; i < strlen(L->name) + 3; i++)
+            fputc('-', f);
+        fputc('\n', f);
+        /* Temporal loops outer to inner, then the spatial fan-out below. */
+        for (int pass = 0; pass < 2; pass++) {
+            for (int l = nest->boundary[s]; l >= nest->first[s]; l--) {
+                const nm_loop *lp = &nest->loop[l];
+                if ((pass == 0) != (lp->space == NM_TIME) || lp->end < 2)
+                    continue;
+                fprintf(f, "%*s| for %s in [0:%lld)%s\n", depth, "", wl->dim[lp->dim],
+                        (long long)lp->end,
+                        lp->space == NM_SPACE_X ? " (Spatial-X)"
+                        : lp->space == NM_SPACE_Y ? " (Spatial-Y)" : "");
+                depth++;
+            }
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "%*s<< Compute >>\n", depth, "");
+}

@@ -1,0 +1,136 @@
+/* spec.c — input files merged and parsed into specs; see spec.h. */
+#include <config.h>
+
+#include <string.h>
+
+#include "nestmap/energy.h"
+#include "nestmap/spec.h"
+#include "nestmap/text.h"
+
+/* Top-level keys nestmap reads. */
+static const char *const used_keys[] = {
+    "architecture", "problem", "mapping", "ERT", "ART", "mapper", "mapspace_constraints",
+    "architecture_constraints", "constraints", "mapspace", NULL};
+
+/* Keys that Timeloop's front end writes into parsed-processed-input.yaml and
+ * that do not change the model; accepted with a note. */
+static const char *const ignored_keys[] = {
+    "ERT_summary", "ART_summary", "globals", "variables", "components", "model",
+    "sparse_optimizations", "version", "compound_components", "automatic_ert",
+    "automatic_art", "layout", NULL};
+
+static nm_status check_top(nm_spec *spec, nm_error *err)
+{
+    const nm_ynode *root = spec->doc.root;
+    for (size_t i = 0; i < root->n; i++) {
+        const nm_ynode *k = nm_ymap_key(root, i);
+        int known = 0;
+        for (int j = 0; used_keys[j] && !known; j++)
+            known = nm_text_key_equal(k->str, used_keys[j]);
+        if (known)
+            continue;
+        for (int j = 0; ignored_keys[j] && !known; j++)
+            known = nm_text_key_equal(k->str, ignored_keys[j]);
+        if (known) {
+            const nm_ynode *v = nm_ymap_val(root, i);
+            if (!strcmp(k->str, "sparse_optimizations") && !nm_yis_null(v) &&
+                !(v->kind == NM_Y_MAP && v->n == 0) &&
+                !(v->kind == NM_Y_MAP && v->n == 1 && nm_ymap_get(v, "version")))
+                return nm_yerror(err, k, "sparse_optimizations are not supported: nestmap "
+                                 "models dense workloads");
+            if (nm_ydoc_warn(&spec->doc, k, "top-level key '%s' does not change the model; "
+                             "ignored", k->str) != NM_OK)
+                return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            continue;
+        }
+        const char *s = nm_text_suggest(k->str, used_keys, sizeof used_keys / sizeof *used_keys - 1);
+        if (s)
+            return nm_yerror(err, k, "unknown top-level key '%s'; did you mean '%s'?", k->str, s);
+        return nm_yerror(err, k, "unknown top-level key '%s' (nestmap reads architecture, "
+                         "problem, mapping, ERT, ART, mapper and constraints)", k->str);
+    }
+    return NM_OK;
+}
+
+static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
+{
+    nm_status st = check_top(spec, err);
+    if (st != NM_OK)
+        return st;
+    const nm_ynode *root = spec->doc.root;
+    const nm_ynode *arch = nm_ymap_get(root, "architecture");
+    const nm_ynode *prob = nm_ymap_get(root, "problem");
+    const nm_ynode *map = nm_ymap_get(root, "mapping");
+    /* The file holding the first key is the best place to point at. */
+    static const nm_ynode nowhere = {.kind = NM_Y_MAP, .str = "", .line = 1, .col = 1};
+    nm_ynode top = nowhere;
+    if (root->n) {
+        top.file = nm_ymap_key(root, 0)->file;
+    }
+    if ((need & NM_NEED_ARCH) && !arch)
+        return nm_yerror(err, &top, "no 'architecture' in the input files");
+    if ((need & (NM_NEED_PROBLEM | NM_NEED_MAPPING)) && !prob)
+        return nm_yerror(err, &top, "no 'problem' in the input files");
+    if ((need & NM_NEED_MAPPING) && !map)
+        return nm_yerror(err, &top, "no 'mapping' in the input files (nestmap map searches "
+                         "for one)");
+    if (arch) {
+        if ((st = nm_arch_parse(&spec->arch, arch, &spec->doc, err)) != NM_OK)
+            return st;
+        if ((st = nm_energy_apply(&spec->arch, nm_ymap_get(root, "ERT"), nm_ymap_get(root, "ART"),
+                                  &spec->doc, err)) != NM_OK)
+            return st;
+        spec->has_arch = 1;
+    }
+    if (prob) {
+        if ((st = nm_workload_parse(&spec->wl, prob, &spec->doc, err)) != NM_OK)
+            return st;
+        spec->has_problem = 1;
+    }
+    if (map && spec->has_arch && spec->has_problem) {
+        if ((st = nm_mapping_parse(&spec->map, map, &spec->arch, &spec->wl, err)) != NM_OK)
+            return st;
+        spec->has_mapping = 1;
+    }
+    spec->mapper = nm_ymap_get(root, "mapper");
+    spec->constraints = nm_ymap_get(root, "mapspace_constraints");
+    if (!spec->constraints)
+        spec->constraints = nm_ymap_get(root, "architecture_constraints");
+    if (!spec->constraints)
+        spec->constraints = nm_ymap_get(root, "constraints");
+    return NM_OK;
+}
+
+nm_status nm_spec_load(nm_spec *spec, const char *const *files, size_t n, unsigned need,
+                       nm_error *err)
+{
+    memset(spec, 0, sizeof *spec);
+    nm_ydoc_init(&spec->doc);
+    for (size_t i = 0; i < n; i++) {
+        nm_status st = nm_ydoc_load_file(&spec->doc, files[i], err);
+        if (st != NM_OK)
+            return st;
+    }
+    if (!spec->doc.root)
+        return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "no input files");
+    return parse(spec, need, err);
+}
+
+nm_status nm_spec_load_string(nm_spec *spec, const char *name, const char *text, unsigned need,
+                              nm_error *err)
+{
+    memset(spec, 0, sizeof *spec);
+    nm_ydoc_init(&spec->doc);
+    nm_status st = nm_ydoc_load_string(&spec->doc, name, text, strlen(text), err);
+    if (st != NM_OK)
+        return st;
+    return parse(spec, need, err);
+}
+
+void nm_spec_fini(nm_spec *spec)
+{
+    if (!spec)
+        return;
+    nm_ydoc_fini(&spec->doc);
+    memset(spec, 0, sizeof *spec);
+}

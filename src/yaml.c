@@ -1,0 +1,594 @@
+/* yaml.c — libyaml documents converted to located nm_ynode trees; see yaml.h. */
+#include <config.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "nestmap/text.h"
+#include "nestmap/yaml.h"
+
+#define MAX_FILE_BYTES (64u << 20) /* inputs are small; refuse anything huge */
+#define MAX_NODES 2000000u         /* alias expansion bound ("billion laughs") */
+#define MAX_DEPTH 200u
+
+void nm_ydoc_init(nm_ydoc *doc)
+{
+    memset(doc, 0, sizeof *doc);
+}
+
+void nm_ydoc_fini(nm_ydoc *doc)
+{
+    if (!doc)
+        return;
+    nm_arena_free(doc->arena);
+    memset(doc, 0, sizeof *doc);
+}
+
+const char *nm_ykind_name(nm_ykind kind)
+{
+    switch (kind) {
+    case NM_Y_SCALAR:
+        return "a scalar";
+    case NM_Y_SEQ:
+        return "a list";
+    case NM_Y_MAP:
+        return "a mapping";
+    }
+    return "a node";
+}
+
+nm_status nm_yerror(nm_error *err, const nm_ynode *node, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    nm_error_setv(err, NM_ERR_INPUT, node ? node->file : NULL, node ? node->line : 0,
+                  node ? node->col : 0, fmt, ap);
+    va_end(ap);
+    return NM_ERR_INPUT;
+}
+
+static nm_status ensure_arena(nm_ydoc *doc, nm_error *err)
+{
+    if (!doc->arena && !(doc->arena = nm_arena_new()))
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    return NM_OK;
+}
+
+nm_status nm_ydoc_warn(nm_ydoc *doc, const nm_ynode *at, const char *fmt, ...)
+{
+    if (ensure_arena(doc, NULL) != NM_OK)
+        return NM_ERR_NOMEM;
+    if (doc->nwarnings == doc->capwarnings) {
+        size_t cap = doc->capwarnings ? 2 * doc->capwarnings : 8;
+        nm_ywarning *w = nm_arena_alloc(doc->arena, cap * sizeof *w);
+        if (!w)
+            return NM_ERR_NOMEM;
+        if (doc->nwarnings)
+            memcpy(w, doc->warnings, doc->nwarnings * sizeof *w);
+        doc->warnings = w;
+        doc->capwarnings = cap;
+    }
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char *msg = nm_arena_strndup(doc->arena, buf, strlen(buf));
+    if (!msg)
+        return NM_ERR_NOMEM;
+    nm_ywarning *w = &doc->warnings[doc->nwarnings++];
+    w->file = at ? at->file : NULL;
+    w->line = at ? at->line : 0;
+    w->col = at ? at->col : 0;
+    w->msg = msg;
+    return NM_OK;
+}
+
+/* ---- conversion from libyaml's document ---- */
+
+struct conv {
+    nm_ydoc *doc;
+    yaml_document_t *ydoc;
+    const char *file;
+    nm_error *err;
+};
+
+static nm_ynode *convert(struct conv *cv, yaml_node_t *yn, unsigned depth);
+
+static nm_ynode *new_node(struct conv *cv, yaml_node_t *yn, nm_ykind kind)
+{
+    if (++cv->doc->nodes > MAX_NODES) {
+        nm_error_set(cv->err, NM_ERR_LIMIT, cv->file, (int)yn->start_mark.line + 1,
+                     (int)yn->start_mark.column + 1,
+                     "document expands to more than %u nodes (aliases nested too deeply?)",
+                     MAX_NODES);
+        return NULL;
+    }
+    nm_ynode *n = nm_arena_alloc(cv->doc->arena, sizeof *n);
+    if (!n) {
+        nm_error_set(cv->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        return NULL;
+    }
+    n->kind = kind;
+    n->file = cv->file;
+    n->line = (int)yn->start_mark.line + 1;
+    n->col = (int)yn->start_mark.column + 1;
+    n->str = "";
+    const char *tag = (const char *)yn->tag;
+    if (tag && strncmp(tag, "tag:yaml.org,2002:", 18) != 0) {
+        n->tag = nm_arena_strndup(cv->doc->arena, tag, strlen(tag));
+        if (!n->tag) {
+            nm_error_set(cv->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            return NULL;
+        }
+    }
+    return n;
+}
+
+static nm_ynode *convert(struct conv *cv, yaml_node_t *yn, unsigned depth)
+{
+    if (!yn) {
+        nm_error_set(cv->err, NM_ERR_INPUT, cv->file, 0, 0, "malformed YAML document");
+        return NULL;
+    }
+    if (depth > MAX_DEPTH) {
+        nm_error_set(cv->err, NM_ERR_LIMIT, cv->file, (int)yn->start_mark.line + 1,
+                     (int)yn->start_mark.column + 1, "nesting deeper than %u levels", MAX_DEPTH);
+        return NULL;
+    }
+    nm_ynode *n;
+    switch (yn->type) {
+    case YAML_SCALAR_NODE:
+        if (!(n = new_node(cv, yn, NM_Y_SCALAR)))
+            return NULL;
+        n->len = yn->data.scalar.length;
+        n->str = nm_arena_strndup(cv->doc->arena, (const char *)yn->data.scalar.value, n->len);
+        if (!n->str) {
+            nm_error_set(cv->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            return NULL;
+        }
+        n->quoted = yn->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+        return n;
+    case YAML_SEQUENCE_NODE: {
+        if (!(n = new_node(cv, yn, NM_Y_SEQ)))
+            return NULL;
+        size_t count = (size_t)(yn->data.sequence.items.top - yn->data.sequence.items.start);
+        n->n = count;
+        n->items = nm_arena_alloc(cv->doc->arena, (count ? count : 1) * sizeof *n->items);
+        if (!n->items) {
+            nm_error_set(cv->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            return NULL;
+        }
+        for (size_t i = 0; i < count; i++) {
+            yaml_node_t *child = yaml_document_get_node(cv->ydoc, yn->data.sequence.items.start[i]);
+            if (!(n->items[i] = convert(cv, child, depth + 1)))
+                return NULL;
+        }
+        return n;
+    }
+    case YAML_MAPPING_NODE: {
+        if (!(n = new_node(cv, yn, NM_Y_MAP)))
+            return NULL;
+        size_t count = (size_t)(yn->data.mapping.pairs.top - yn->data.mapping.pairs.start);
+        n->n = count;
+        n->items = nm_arena_alloc(cv->doc->arena, (2 * count + 1) * sizeof *n->items);
+        if (!n->items) {
+            nm_error_set(cv->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            return NULL;
+        }
+        for (size_t i = 0; i < count; i++) {
+            yaml_node_pair_t *pair = &yn->data.mapping.pairs.start[i];
+            nm_ynode *k = convert(cv, yaml_document_get_node(cv->ydoc, pair->key), depth + 1);
+            if (!k)
+                return NULL;
+            if (k->kind != NM_Y_SCALAR) {
+                nm_yerror(cv->err, k, "mapping keys must be plain names, not %s", nm_ykind_name(k->kind));
+                return NULL;
+            }
+            for (size_t j = 0; j < i; j++) {
+                const nm_ynode *prev = n->items[2 * j];
+                if (nm_text_key_equal(prev->str, k->str)) {
+                    nm_yerror(cv->err, k, "duplicate key '%s' (first given at line %d)", k->str,
+                              prev->line);
+                    return NULL;
+                }
+            }
+            nm_ynode *v = convert(cv, yaml_document_get_node(cv->ydoc, pair->value), depth + 1);
+            if (!v)
+                return NULL;
+            n->items[2 * i] = k;
+            n->items[2 * i + 1] = v;
+        }
+        return n;
+    }
+    case YAML_NO_NODE:
+        break;
+    }
+    nm_error_set(cv->err, NM_ERR_INPUT, cv->file, (int)yn->start_mark.line + 1,
+                 (int)yn->start_mark.column + 1, "unsupported YAML node");
+    return NULL;
+}
+
+/* Turns libyaml's parser error into a located, readable message. */
+static nm_status parser_error(const yaml_parser_t *p, const char *name, const char *text,
+                              size_t len, nm_error *err)
+{
+    int line = (int)p->problem_mark.line + 1;
+    int col = (int)p->problem_mark.column + 1;
+    size_t off = p->problem_mark.index;
+    const char *problem = p->problem ? p->problem : "malformed YAML";
+    if (p->error == YAML_READER_ERROR) {
+        /* Reader errors carry a byte offset but no line; count lines ourselves. */
+        off = p->problem_offset;
+        line = 1;
+        col = 1;
+        for (size_t i = 0; i < off && i < len; i++) {
+            if (text[i] == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+        return nm_error_set(err, NM_ERR_INPUT, name, line, col,
+                            "not a text file: %s (byte 0x%02x)", problem,
+                            off < len ? (unsigned)(unsigned char)text[off] : 0u);
+    }
+    if (off < len && text[off] == '\t')
+        return nm_error_set(err, NM_ERR_INPUT, name, line, col,
+                            "tab character: YAML indentation must use spaces");
+    if (p->context && (p->context_mark.line != p->problem_mark.line ||
+                       p->context_mark.column != p->problem_mark.column))
+        return nm_error_set(err, NM_ERR_INPUT, name, line, col, "%s %s that starts at line %d, "
+                            "column %d", problem, p->context, (int)p->context_mark.line + 1,
+                            (int)p->context_mark.column + 1);
+    if (p->context)
+        return nm_error_set(err, NM_ERR_INPUT, name, line, col, "%s %s", problem, p->context);
+    return nm_error_set(err, NM_ERR_INPUT, name, line, col, "%s", problem);
+}
+
+/* Merges the top-level mapping `top` into doc->root. */
+static nm_status merge_top(nm_ydoc *doc, nm_ynode *top, nm_error *err)
+{
+    if (!doc->root) {
+        doc->root = top;
+        return NM_OK;
+    }
+    nm_ynode *root = doc->root;
+    size_t extra = 0;
+    for (size_t i = 0; i < top->n; i++)
+        if (!nm_ymap_get(root, top->items[2 * i]->str))
+            extra++;
+    nm_ynode **items = nm_arena_alloc(doc->arena, (2 * (root->n + extra) + 1) * sizeof *items);
+    if (!items)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    memcpy(items, root->items, 2 * root->n * sizeof *items);
+    size_t n = root->n;
+    for (size_t i = 0; i < top->n; i++) {
+        nm_ynode *k = top->items[2 * i], *v = top->items[2 * i + 1];
+        size_t j;
+        for (j = 0; j < n; j++)
+            if (nm_text_key_equal(items[2 * j]->str, k->str))
+                break;
+        if (j < n) {
+            if (nm_ydoc_warn(doc, k, "top-level key '%s' replaces the one given at %s:%d:%d",
+                             k->str, items[2 * j]->file, items[2 * j]->line,
+                             items[2 * j]->col) != NM_OK)
+                return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            items[2 * j] = k;
+            items[2 * j + 1] = v;
+        } else {
+            items[2 * n] = k;
+            items[2 * n + 1] = v;
+            n++;
+        }
+    }
+    root->items = items;
+    root->n = n;
+    return NM_OK;
+}
+
+nm_status nm_ydoc_load_string(nm_ydoc *doc, const char *name, const char *text, size_t len,
+                              nm_error *err)
+{
+    nm_status st = ensure_arena(doc, err);
+    if (st != NM_OK)
+        return st;
+    const char *file = nm_arena_strndup(doc->arena, name, strlen(name));
+    if (!file)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+
+    /* libyaml reads to the length given, but a NUL byte means binary data. */
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        int line = 1, col = 1;
+        for (const char *c = text; c < nul; c++) {
+            if (*c == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+        return nm_error_set(err, NM_ERR_INPUT, file, line, col,
+                            "not a text file: NUL byte in the input");
+    }
+
+    yaml_parser_t parser;
+    yaml_document_t ydoc;
+    if (!yaml_parser_initialize(&parser))
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, &ydoc)) {
+        st = parser_error(&parser, file, text, len, err);
+        yaml_parser_delete(&parser);
+        return st;
+    }
+    yaml_node_t *yroot = yaml_document_get_root_node(&ydoc);
+    if (!yroot) {
+        yaml_document_delete(&ydoc);
+        yaml_parser_delete(&parser);
+        return nm_error_set(err, NM_ERR_INPUT, file, 1, 1,
+                            "the file is empty: expected a mapping of top-level keys "
+                            "(architecture, problem, mapping, ...)");
+    }
+    struct conv cv = {doc, &ydoc, file, err};
+    nm_ynode *top = convert(&cv, yroot, 0);
+    yaml_document_delete(&ydoc);
+    if (!top) {
+        yaml_parser_delete(&parser);
+        return err ? err->status : NM_ERR_INPUT;
+    }
+    /* Exactly one document per file: a second one would be silently ignored. */
+    yaml_document_t extra;
+    if (!yaml_parser_load(&parser, &extra)) {
+        st = parser_error(&parser, file, text, len, err);
+        yaml_parser_delete(&parser);
+        return st;
+    }
+    yaml_node_t *xroot = yaml_document_get_root_node(&extra);
+    if (xroot) {
+        int line = (int)xroot->start_mark.line + 1, col = (int)xroot->start_mark.column + 1;
+        yaml_document_delete(&extra);
+        yaml_parser_delete(&parser);
+        return nm_error_set(err, NM_ERR_INPUT, file, line, col,
+                            "a second YAML document ('---'): nestmap reads one document "
+                            "per file; put the others in files of their own");
+    }
+    yaml_document_delete(&extra);
+    yaml_parser_delete(&parser);
+
+    if (top->kind != NM_Y_MAP)
+        return nm_yerror(err, top,
+                         "the top level must be a mapping of keys (architecture, problem, "
+                         "mapping, ...), not %s",
+                         nm_ykind_name(top->kind));
+    return merge_top(doc, top, err);
+}
+
+nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return nm_error_set(err, NM_ERR_IO, path, 0, 0, "cannot open: %s", strerror(errno));
+    size_t cap = 4096, len = 0;
+    char *buf = nm_malloc(cap);
+    if (!buf) {
+        fclose(f);
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    for (;;) {
+        if (len == cap) {
+            if (cap >= MAX_FILE_BYTES) {
+                nm_free(buf);
+                fclose(f);
+                return nm_error_set(err, NM_ERR_INPUT, path, 0, 0,
+                                    "file is larger than %u MiB; not an input file?",
+                                    MAX_FILE_BYTES >> 20);
+            }
+            char *nb = nm_realloc_array(buf, cap * 2, 1);
+            if (!nb) {
+                nm_free(buf);
+                fclose(f);
+                return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        nm_free(buf);
+        return nm_error_set(err, NM_ERR_IO, path, 0, 0, "read error");
+    }
+    nm_status st = nm_ydoc_load_string(doc, path, buf, len, err);
+    nm_free(buf);
+    return st;
+}
+
+/* ---- access ---- */
+
+const nm_ynode *nm_ymap_get(const nm_ynode *map, const char *key)
+{
+    if (!map || map->kind != NM_Y_MAP)
+        return NULL;
+    for (size_t i = 0; i < map->n; i++)
+        if (nm_text_key_equal(map->items[2 * i]->str, key))
+            return map->items[2 * i + 1];
+    return NULL;
+}
+
+nm_status nm_ycheck_keys(const nm_ynode *map, const char *const *allowed, const char *what,
+                         nm_error *err)
+{
+    size_t nallowed = 0;
+    while (allowed[nallowed])
+        nallowed++;
+    for (size_t i = 0; i < map->n; i++) {
+        const nm_ynode *k = map->items[2 * i];
+        size_t j;
+        for (j = 0; j < nallowed; j++)
+            if (nm_text_key_equal(k->str, allowed[j]))
+                break;
+        if (j < nallowed)
+            continue;
+        const char *s = nm_text_suggest(k->str, allowed, nallowed);
+        if (s)
+            return nm_yerror(err, k, "unknown key '%s' in %s; did you mean '%s'?", k->str, what, s);
+        char list[400];
+        nm_text_join(list, sizeof list, allowed, nallowed);
+        return nm_yerror(err, k, "unknown key '%s' in %s (known keys: %s)", k->str, what, list);
+    }
+    return NM_OK;
+}
+
+nm_status nm_yerror_at(nm_error *err, const nm_ynode *node, size_t offset, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int col = node ? node->col : 0;
+    /* A plain or quoted scalar on one line: point inside it. */
+    if (node && node->kind == NM_Y_SCALAR && offset <= node->len &&
+        !memchr(node->str, '\n', node->len))
+        col += (int)offset + (node->quoted ? 1 : 0);
+    nm_error_setv(err, NM_ERR_INPUT, node ? node->file : NULL, node ? node->line : 0, col, fmt, ap);
+    va_end(ap);
+    return NM_ERR_INPUT;
+}
+
+nm_status nm_yexpect(const nm_ynode *node, nm_ykind kind, const char *what, nm_error *err)
+{
+    if (node->kind == kind)
+        return NM_OK;
+    return nm_yerror(err, node, "%s must be %s, not %s", what, nm_ykind_name(kind),
+                     nm_ykind_name(node->kind));
+}
+
+int nm_yis_null(const nm_ynode *node)
+{
+    if (!node || node->kind != NM_Y_SCALAR || node->quoted)
+        return 0;
+    return node->len == 0 || !strcmp(node->str, "~") || !strcmp(node->str, "null") ||
+           !strcmp(node->str, "Null") || !strcmp(node->str, "NULL");
+}
+
+static nm_status want_scalar(const nm_ynode *node, const char *what, nm_error *err)
+{
+    if (node->kind != NM_Y_SCALAR)
+        return nm_yerror(err, node, "%s must be a single value, not %s", what,
+                         nm_ykind_name(node->kind));
+    return NM_OK;
+}
+
+nm_status nm_yget_int(const nm_ynode *node, const char *what, int64_t *out, nm_error *err)
+{
+    nm_status st = want_scalar(node, what, err);
+    if (st != NM_OK)
+        return st;
+    const char *s = node->str;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end != s && *end == '\0' && errno == 0) {
+        *out = v;
+        return NM_OK;
+    }
+    /* Accept integral floats such as "16.0" or "1e3", as YAML writers emit them. */
+    errno = 0;
+    double d = strtod(s, &end);
+    if (end != s && *end == '\0' && errno == 0 && isfinite(d) && d == floor(d) &&
+        fabs(d) < 9.0e15) {
+        *out = (int64_t)d;
+        return NM_OK;
+    }
+    if (errno == ERANGE)
+        return nm_yerror(err, node, "%s is out of range (got \"%s\")", what, s);
+    return nm_yerror(err, node, "%s must be an integer (got \"%s\")", what, s);
+}
+
+nm_status nm_yget_pos(const nm_ynode *node, const char *what, int64_t *out, nm_error *err)
+{
+    int64_t v;
+    const char *s = node->kind == NM_Y_SCALAR ? node->str : "";
+    if (nm_yget_int(node, what, &v, NULL) != NM_OK || v <= 0) {
+        if (node->kind != NM_Y_SCALAR)
+            return want_scalar(node, what, err);
+        return nm_yerror(err, node, "%s must be a positive integer (got \"%s\")", what, s);
+    }
+    *out = v;
+    return NM_OK;
+}
+
+nm_status nm_yget_num(const nm_ynode *node, const char *what, double *out, nm_error *err)
+{
+    nm_status st = want_scalar(node, what, err);
+    if (st != NM_OK)
+        return st;
+    char *end;
+    errno = 0;
+    double d = strtod(node->str, &end);
+    if (end == node->str || *end != '\0' || !isfinite(d))
+        return nm_yerror(err, node, "%s must be a number (got \"%s\")", what, node->str);
+    *out = d;
+    return NM_OK;
+}
+
+nm_status nm_yget_quantity(const nm_ynode *node, const char *what, const char *unit, double *out,
+                           nm_error *err)
+{
+    nm_status st = want_scalar(node, what, err);
+    if (st != NM_OK)
+        return st;
+    char *end;
+    double d = strtod(node->str, &end);
+    if (end == node->str || !isfinite(d))
+        return nm_yerror(err, node, "%s must be a number in %s (got \"%s\")", what, unit,
+                         node->str);
+    while (*end == ' ')
+        end++;
+    if (*end && strcmp(end, unit) != 0)
+        return nm_yerror(err, node, "%s must be in %s (got \"%s\")", what, unit, node->str);
+    *out = d;
+    return NM_OK;
+}
+
+nm_status nm_yget_bool(const nm_ynode *node, const char *what, int *out, nm_error *err)
+{
+    nm_status st = want_scalar(node, what, err);
+    if (st != NM_OK)
+        return st;
+    static const char *const yes[] = {"true", "True", "TRUE", "yes", "Yes", "on", "1"};
+    static const char *const no[] = {"false", "False", "FALSE", "no", "No", "off", "0"};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++) {
+        if (!strcmp(node->str, yes[i])) {
+            *out = 1;
+            return NM_OK;
+        }
+        if (!strcmp(node->str, no[i])) {
+            *out = 0;
+            return NM_OK;
+        }
+    }
+    return nm_yerror(err, node, "%s must be true or false (got \"%s\")", what, node->str);
+}
+
+nm_status nm_yget_str(const nm_ynode *node, const char *what, const char **out, nm_error *err)
+{
+    nm_status st = want_scalar(node, what, err);
+    if (st != NM_OK)
+        return st;
+    *out = node->str;
+    return NM_OK;
+}

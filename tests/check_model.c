@@ -1,0 +1,470 @@
+/* check_model.c — the cost model on small nests whose counts are derived by
+ * hand in the comments (not taken from the conformance corpus). */
+#include <config.h>
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nestmap/model.h"
+#include "nestmap/spec.h"
+#include "testutil.h"
+
+/* A two-level design: a large MainMemory, a Buffer (register file) per PE,
+ * PEs in a row of `pes` under MainMemory, one MAC each.  All accesses cost
+ * 1 pJ, a MAC 2 pJ, so energies are easy to derive. */
+static char *design(char *buf, size_t size, int pes, const char *buf_attrs, const char *problem,
+                    const char *mapping)
+{
+    snprintf(buf, size,
+             "architecture:\n"
+             "  version: '0.4'\n"
+             "  subtree:\n"
+             "  - name: chip\n"
+             "    local:\n"
+             "    - name: MainMemory\n"
+             "      class: SRAM\n"
+             "      attributes: {depth: 65536, width: 8, datawidth: 8}\n"
+             "    - name: Buffer[1..%d]\n"
+             "      class: regfile\n"
+             "      attributes: {depth: 64, width: 8, datawidth: 8, meshX: %d%s}\n"
+             "    - name: MACC[1..%d]\n"
+             "      class: intmac\n"
+             "      attributes: {meshX: %d}\n"
+             "problem:\n%s"
+             "mapping:\n%s"
+             "ERT:\n"
+             "  version: '0.4'\n"
+             "  tables:\n"
+             "  - name: chip.MainMemory\n"
+             "    actions: [{name: read, energy: 1}, {name: write, energy: 1}, {name: update, energy: 1}]\n"
+             "  - name: chip.Buffer[1..%d]\n"
+             "    actions: [{name: read, energy: 1}, {name: write, energy: 1}, {name: update, energy: 1},\n"
+             "              {name: leak, energy: 0.5}]\n"
+             "  - name: chip.MACC[1..%d]\n"
+             "    actions: [{name: compute, energy: 2}]\n",
+             pes, pes, buf_attrs, pes, pes, problem, mapping, pes, pes);
+    return buf;
+}
+
+static const char conv1d[] =
+    "  shape:\n"
+    "    name: conv1d\n"
+    "    dimensions: [R, P]\n"
+    "    data_spaces:\n"
+    "    - {name: Weights, projection: [[[R]]]}\n"
+    "    - {name: Inputs, projection: [[[R], [P]]]}\n"
+    "    - {name: Outputs, projection: [[[P]]], read_write: true}\n"
+    "  instance: {R: 3, P: 16}\n";
+
+/* conv1d with output channels K. */
+static const char conv1d_k[] =
+    "  shape:\n"
+    "    name: conv1d_oc\n"
+    "    dimensions: [K, R, P]\n"
+    "    data_spaces:\n"
+    "    - {name: Weights, projection: [[[K]], [[R]]]}\n"
+    "    - {name: Inputs, projection: [[[R], [P]]]}\n"
+    "    - {name: Outputs, projection: [[[K]], [[P]]], read_write: true}\n"
+    "  instance: {K: 4, R: 3, P: 16}\n";
+
+struct run {
+    nm_spec spec;
+    nm_model mdl;
+    nm_stats st;
+    int valid;
+};
+
+static void run(struct run *r, const char *text)
+{
+    nm_error err;
+    nm_error_clear(&err);
+    nm_status s = nm_spec_load_string(&r->spec, "test.yaml", text,
+                                      NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &err);
+    ck_assert_msg(s == NM_OK, "load failed: %d:%d: %s", err.line, err.col, err.msg);
+    ck_assert_int_eq(nm_model_init(&r->mdl, &r->spec.arch, &r->spec.wl, &err), NM_OK);
+    r->valid = nm_model_eval(&r->mdl, &r->spec.map, &r->st, NULL);
+}
+
+static void done(struct run *r)
+{
+    nm_model_fini(&r->mdl);
+    nm_spec_fini(&r->spec);
+}
+
+static const nm_ds_stats *ds(const struct run *r, const char *level, const char *space)
+{
+    int l = nm_arch_level(&r->spec.arch, level);
+    int d = nm_workload_ds(&r->spec.wl, space);
+    ck_assert_int_ge(l, 0);
+    ck_assert_int_ge(d, 0);
+    return &r->st.level[l].ds[d];
+}
+
+#define COUNTS(d, R, F, U) do {                               \
+        ck_assert_uint_eq((d)->reads, (R));                   \
+        ck_assert_uint_eq((d)->fills, (F));                   \
+        ck_assert_uint_eq((d)->updates, (U));                 \
+    } while (0)
+
+/* One level: the MAC reads every operand from the Buffer.  48 MACs; the
+ * output's 16 first writes need no read, so Outputs reads = 48 - 16. */
+START_TEST(one_level_conv1d)
+{
+    char path[1024];
+    test_data("good/conv1d_1level.yaml", path, sizeof path);
+    const char *files[] = {path};
+    struct run r;
+    nm_error err;
+    ck_assert_int_eq(nm_spec_load(&r.spec, files, 1, NM_NEED_ARCH | NM_NEED_PROBLEM |
+                                                     NM_NEED_MAPPING, &err), NM_OK);
+    ck_assert_int_eq(nm_model_init(&r.mdl, &r.spec.arch, &r.spec.wl, &err), NM_OK);
+    ck_assert(nm_model_eval(&r.mdl, &r.spec.map, &r.st, NULL));
+    COUNTS(ds(&r, "Buffer", "Weights"), 48, 0, 0);
+    COUNTS(ds(&r, "Buffer", "Inputs"), 48, 0, 0);
+    COUNTS(ds(&r, "Buffer", "Outputs"), 32, 0, 48);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Outputs")->temporal_reductions, 32);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Weights")->utilized_capacity, 3);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Inputs")->utilized_capacity, 18); /* P+R-1 */
+    ck_assert_uint_eq(ds(&r, "Buffer", "Outputs")->utilized_capacity, 16);
+    ck_assert_uint_eq(r.st.computes, 48);
+    ck_assert_uint_eq(r.st.cycles, 48);
+    /* 48 + 48 + (32 + 48) accesses at 1 pJ, 48 MACs at 2 pJ. */
+    ck_assert_double_eq_tol(r.st.energy, 176.0 + 96.0, 1e-9);
+    ck_assert_double_eq_tol(r.st.utilization, 1.0, 1e-12);
+    done(&r);
+}
+END_TEST
+
+static const char two_level_map[] =
+    "- {target: MainMemory, type: temporal, factors: R=1 P=16, permutation: RP}\n"
+    "- {target: Buffer, type: temporal, factors: R=3 P=1, permutation: RP}\n";
+
+/* Two levels, P outside R.  The Buffer keeps the 3 weights for the whole
+ * run (filled once), slides a 3-input window by one each P step (3 + 15
+ * fills), and holds one output at a time.  MainMemory serves those fills
+ * and receives the 16 finished outputs, none of which needs a read. */
+START_TEST(two_level_conv1d)
+{
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 1, "", conv1d, two_level_map));
+    ck_assert(r.valid);
+    COUNTS(ds(&r, "Buffer", "Weights"), 48, 3, 0);
+    COUNTS(ds(&r, "Buffer", "Inputs"), 48, 18, 0);
+    COUNTS(ds(&r, "Buffer", "Outputs"), 32, 0, 48);
+    COUNTS(ds(&r, "MainMemory", "Weights"), 3, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "Inputs"), 18, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "Outputs"), 0, 0, 16);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Inputs")->utilized_capacity, 3);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Outputs")->partition_size, 16);
+    /* Leakage: 0.5 pJ per cycle for 48 cycles on one instance. */
+    ck_assert_double_eq_tol(r.st.level[0].leakage, 24.0, 1e-9);
+    done(&r);
+}
+END_TEST
+
+/* Stride 2: the input window of 3 moves by 2 per output, so consecutive
+ * windows share one input: 3 + 2 * 3 fills for P = 4. */
+START_TEST(strided_conv)
+{
+    static const char prob[] =
+        "  shape:\n"
+        "    dimensions: [R, P]\n"
+        "    coefficients: [{name: Wstride, default: 1}]\n"
+        "    data_spaces:\n"
+        "    - {name: Weights, projection: [[[R]]]}\n"
+        "    - {name: Inputs, projection: [[[R], [P, Wstride]]]}\n"
+        "    - {name: Outputs, projection: [[[P]]], read_write: true}\n"
+        "  instance: {R: 3, P: 4, Wstride: 2}\n";
+    static const char map[] =
+        "- {target: MainMemory, type: temporal, factors: R=1 P=4, permutation: RP}\n"
+        "- {target: Buffer, type: temporal, factors: R=3 P=1, permutation: RP}\n";
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 1, "", prob, map));
+    ck_assert(r.valid);
+    COUNTS(ds(&r, "Buffer", "Inputs"), 12, 9, 0);
+    ck_assert_uint_eq(ds(&r, "MainMemory", "Inputs")->utilized_capacity, 9); /* 2*(4-1)+3 */
+    done(&r);
+}
+END_TEST
+
+/* Dilation 2: taps at p, p+2, p+4.  A tile is the box spanning them (5
+ * inputs); one step of P slides it by one: 5 + 3 fills for P = 4. */
+START_TEST(dilated_conv)
+{
+    static const char prob[] =
+        "  shape:\n"
+        "    dimensions: [R, P]\n"
+        "    coefficients: [{name: Wdilation, default: 1}]\n"
+        "    data_spaces:\n"
+        "    - {name: Weights, projection: [[[R]]]}\n"
+        "    - {name: Inputs, projection: [[[R, Wdilation], [P]]]}\n"
+        "    - {name: Outputs, projection: [[[P]]], read_write: true}\n"
+        "  instance: {R: 3, P: 4, Wdilation: 2}\n";
+    static const char map[] =
+        "- {target: MainMemory, type: temporal, factors: R=1 P=4, permutation: RP}\n"
+        "- {target: Buffer, type: temporal, factors: R=3 P=1, permutation: RP}\n";
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 1, "", prob, map));
+    ck_assert(r.valid);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Inputs")->utilized_capacity, 5);
+    COUNTS(ds(&r, "Buffer", "Inputs"), 12, 8, 0);
+    ck_assert_uint_eq(ds(&r, "MainMemory", "Inputs")->utilized_capacity, 8);
+    done(&r);
+}
+END_TEST
+
+/* GEMM Z[m,n] = A[m,k] * B[k,n] with M=N=4, K=8, through the shorthand.
+ * The Buffer runs K; MainMemory runs M inside N.  A's row changes at every
+ * step (16 x 8 fills); B's column stays while M runs (4 x 8); each Z element
+ * is finished in the Buffer and written back once (16 updates). */
+START_TEST(gemm_named_tensors)
+{
+    static const char prob[] = "  gemm: {M: 4, N: 4, K: 8}\n";
+    static const char map[] =
+        "- {target: MainMemory, type: temporal, factors: M=4 N=4 K=1, permutation: MNK}\n"
+        "- {target: Buffer, type: temporal, factors: M=1 N=1 K=8, permutation: KMN}\n";
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 1, "", prob, map));
+    ck_assert(r.valid);
+    ck_assert_str_eq(r.spec.wl.ds[0].name, "A");
+    COUNTS(ds(&r, "Buffer", "A"), 128, 128, 0);
+    COUNTS(ds(&r, "Buffer", "B"), 128, 32, 0);
+    COUNTS(ds(&r, "Buffer", "Z"), 112, 0, 128);
+    COUNTS(ds(&r, "MainMemory", "A"), 128, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "B"), 32, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "Z"), 0, 0, 16);
+    done(&r);
+}
+END_TEST
+
+/* Depthwise: each channel has its own filter; Outputs keep the channel.
+ * C=2, P=4, R=3 on one level: 24 MACs, 8 outputs. */
+START_TEST(depthwise_conv)
+{
+    static const char prob[] = "  depthwise: {C: 2, P: 4, R: 3}\n";
+    static const char map[] =
+        "- {target: MainMemory, type: temporal, factors: C=2 P=4 R=3, permutation: RPC}\n"
+        "- {target: Buffer, type: bypass, keep: [], bypass: [Weights, Inputs, Outputs]}\n";
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 1, "", prob, map));
+    ck_assert(r.valid);
+    ck_assert_uint_eq(r.st.computes, 24);
+    COUNTS(ds(&r, "MainMemory", "Weights"), 24, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "Inputs"), 24, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "Outputs"), 16, 0, 24);
+    ck_assert_uint_eq(ds(&r, "MainMemory", "Weights")->utilized_capacity, 6);
+    ck_assert_uint_eq(ds(&r, "MainMemory", "Inputs")->utilized_capacity, 12);
+    ck_assert_uint_eq(ds(&r, "MainMemory", "Outputs")->utilized_capacity, 8);
+    done(&r);
+}
+END_TEST
+
+/* Four PEs each compute one output channel k.  Weights differ per PE
+ * (unicast: MainMemory reads 4 x 3); the input stream is the same for all
+ * four, so MainMemory reads it once (18) while every PE is filled with it
+ * (multicast); each PE writes its own 16 outputs. */
+START_TEST(multicast)
+{
+    static const char map[] =
+        "- {target: MainMemory, type: spatial, factors: K=4 R=1 P=1, permutation: KRP, split: 3}\n"
+        "- {target: MainMemory, type: temporal, factors: K=1 R=1 P=16, permutation: PKR}\n"
+        "- {target: Buffer, type: temporal, factors: K=1 R=3 P=1, permutation: RKP}\n";
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 4, "", conv1d_k, map));
+    ck_assert(r.valid);
+    COUNTS(ds(&r, "Buffer", "Weights"), 48, 3, 0);
+    COUNTS(ds(&r, "Buffer", "Inputs"), 48, 18, 0);
+    COUNTS(ds(&r, "Buffer", "Outputs"), 32, 0, 48);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Inputs")->utilized_instances, 4);
+    COUNTS(ds(&r, "MainMemory", "Weights"), 12, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "Inputs"), 18, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "Outputs"), 0, 0, 64);
+    ck_assert_uint_eq(r.st.arith_utilized, 4);
+    ck_assert_uint_eq(r.st.cycles, 48);
+    done(&r);
+}
+END_TEST
+
+/* Three PEs each apply one tap r to every output p.  All three add into the
+ * same output at each step: their partial sums are combined on the way up
+ * (spatial reduction), so MainMemory sees 16 updates, not 48.  PE r needs
+ * input p+r, which its right-hand neighbour held one step before, so two of
+ * the three PEs take their new input over the link: after the first step,
+ * MainMemory sends one input per step; each link transfer costs the sending
+ * PE a read and the receiver a fill (30 transfers over 3 PEs). */
+START_TEST(spatial_reduction_and_links)
+{
+    static const char map[] =
+        "- {target: MainMemory, type: spatial, factors: R=3 P=1, permutation: RP, split: 2}\n"
+        "- {target: MainMemory, type: temporal, factors: R=1 P=16, permutation: PR}\n"
+        "- {target: Buffer, type: temporal, factors: R=1 P=1, permutation: RP}\n";
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 4, "", conv1d, map));
+    ck_assert(r.valid);
+    COUNTS(ds(&r, "MainMemory", "Outputs"), 0, 0, 16);
+    COUNTS(ds(&r, "MainMemory", "Weights"), 3, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "Inputs"), 18, 0, 0);
+    COUNTS(ds(&r, "Buffer", "Weights"), 16, 1, 0);
+    COUNTS(ds(&r, "Buffer", "Inputs"), 26, 16, 0);
+    COUNTS(ds(&r, "Buffer", "Outputs"), 0, 0, 16);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Outputs")->partition_size, 16);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Inputs")->partition_size, 6);
+    ck_assert_uint_eq(r.st.arith_utilized, 3);
+    done(&r);
+}
+END_TEST
+
+/* Bypass: with Weights bypassing the Buffer, the MAC's 48 weight reads go
+ * straight to MainMemory, and the Buffer neither holds nor counts them. */
+START_TEST(bypass)
+{
+    static const char map[] =
+        "- {target: MainMemory, type: temporal, factors: R=1 P=16, permutation: RP}\n"
+        "- {target: Buffer, type: temporal, factors: R=3 P=1, permutation: RP}\n"
+        "- {target: Buffer, type: bypass, keep: [Inputs, Outputs], bypass: [Weights]}\n";
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 1, "", conv1d, map));
+    ck_assert(r.valid);
+    COUNTS(ds(&r, "MainMemory", "Weights"), 48, 0, 0);
+    COUNTS(ds(&r, "Buffer", "Weights"), 0, 0, 0);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Weights")->utilized_capacity, 0);
+    ck_assert(!ds(&r, "Buffer", "Weights")->kept);
+    COUNTS(ds(&r, "Buffer", "Inputs"), 48, 18, 0);
+    done(&r);
+}
+END_TEST
+
+/* Throttling: the Buffer must deliver 48 + 48 + 32 = 128 reads in 48
+ * compute cycles (2.67 per cycle) but reads 1 word per cycle, so the run
+ * stretches to 128 cycles; leakage follows the stretched run. */
+START_TEST(throttling)
+{
+    static const char map[] =
+        "- {target: MainMemory, type: temporal, factors: R=1 P=1, permutation: RP}\n"
+        "- {target: Buffer, type: temporal, factors: R=3 P=16, permutation: RP}\n";
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 1, ", read_bandwidth: 1, write_bandwidth: 4", conv1d, map));
+    ck_assert(r.valid);
+    ck_assert_uint_eq(r.st.compute_cycles, 48);
+    ck_assert_uint_eq(r.st.level[0].cycles, 128);
+    ck_assert_double_eq_tol(r.st.level[0].throttling, 0.375, 1e-12);
+    ck_assert_uint_eq(r.st.cycles, 128);
+    ck_assert_double_eq_tol(r.st.level[0].leakage, 64.0, 1e-9);
+    ck_assert_double_eq_tol(r.st.utilization, 48.0 / 128.0, 1e-12);
+    done(&r);
+}
+END_TEST
+
+/* Capacity: 3 + 18 + 16 words do not fit 16; with double buffering, 64
+ * words hold only 32 per buffer. */
+START_TEST(invalid_capacity)
+{
+    static const char map[] = "- {target: Buffer, type: temporal, factors: R=3 P=16}\n";
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 1, ", multiple_buffering: 2", conv1d, map));
+    ck_assert(!r.valid);
+    ck_assert_int_eq(r.st.invalid.kind, NM_INV_CAPACITY);
+    char why[256];
+    nm_invalid_describe(&r.st.invalid, &r.spec.arch, &r.spec.wl, why, sizeof why);
+    ck_assert_str_eq(why, "couldn't map level Buffer: mapped tile size 37 exceeds buffer capacity 32");
+    done(&r);
+}
+END_TEST
+
+START_TEST(invalid_factors_and_fanout)
+{
+    static const char bad_product[] = "- {target: Buffer, type: temporal, factors: R=3 P=8}\n";
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 1, "", conv1d, bad_product));
+    ck_assert(!r.valid);
+    ck_assert_int_eq(r.st.invalid.kind, NM_INV_FACTORS);
+    char why[256];
+    nm_invalid_describe(&r.st.invalid, &r.spec.arch, &r.spec.wl, why, sizeof why);
+    ck_assert_str_eq(why, "the factors of dimension P multiply to 8, but the problem has P = 16");
+    done(&r);
+
+    static const char too_wide[] =
+        "- {target: MainMemory, type: spatial, factors: R=3 P=2, split: 2}\n"
+        "- {target: Buffer, type: temporal, factors: P=8}\n";
+    run(&r, design(text, sizeof text, 4, "", conv1d, too_wide));
+    ck_assert(!r.valid);
+    ck_assert_int_eq(r.st.invalid.kind, NM_INV_ARITH);
+    nm_invalid_describe(&r.st.invalid, &r.spec.arch, &r.spec.wl, why, sizeof why);
+    ck_assert_str_eq(why, "couldn't map level MACC: mapped max Arithmetic instances 6 exceeds "
+                          "hardware instances 4");
+    done(&r);
+
+    static const char no_fanout[] =
+        "- {target: Buffer, type: spatial, factors: P=2}\n"
+        "- {target: Buffer, type: temporal, factors: R=3 P=8}\n";
+    run(&r, design(text, sizeof text, 1, "", conv1d, no_fanout));
+    ck_assert(!r.valid);
+    ck_assert_int_eq(r.st.invalid.kind, NM_INV_NO_FANOUT);
+    done(&r);
+
+    static const char nowhere[] =
+        "- {target: Buffer, type: temporal, factors: R=3 P=16}\n"
+        "- {target: Buffer, type: bypass, bypass: [Weights]}\n"
+        "- {target: MainMemory, type: bypass, bypass: [Weights]}\n";
+    run(&r, design(text, sizeof text, 1, "", conv1d, nowhere));
+    ck_assert(!r.valid);
+    ck_assert_int_eq(r.st.invalid.kind, NM_INV_BYPASS_ALL);
+    done(&r);
+}
+END_TEST
+
+/* The model allocates nothing per evaluation and gives the same answer
+ * every time (state is reset between evaluations). */
+START_TEST(repeatable)
+{
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 4, "", conv1d, "- {target: MainMemory, type: spatial, "
+                   "factors: R=3, split: 1}\n- {target: MainMemory, type: temporal, factors: P=16}\n"));
+    ck_assert(r.valid);
+    nm_stats again;
+    for (int i = 0; i < 3; i++) {
+        ck_assert(nm_model_eval(&r.mdl, &r.spec.map, &again, NULL));
+        ck_assert_double_eq(again.energy, r.st.energy);
+        ck_assert_uint_eq(again.cycles, r.st.cycles);
+        ck_assert_uint_eq(again.level[0].ds[1].reads, r.st.level[0].ds[1].reads);
+    }
+    done(&r);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("hand-derived");
+    tcase_add_test(tc, one_level_conv1d);
+    tcase_add_test(tc, two_level_conv1d);
+    tcase_add_test(tc, strided_conv);
+    tcase_add_test(tc, dilated_conv);
+    tcase_add_test(tc, gemm_named_tensors);
+    tcase_add_test(tc, depthwise_conv);
+    tcase_add_test(tc, multicast);
+    tcase_add_test(tc, spatial_reduction_and_links);
+    tcase_add_test(tc, bypass);
+    tcase_add_test(tc, throttling);
+    tcase_add_test(tc, invalid_capacity);
+    tcase_add_test(tc, invalid_factors_and_fanout);
+    tcase_add_test(tc, repeatable);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(suite)
