@@ -3,10 +3,25 @@
  * Terms used below.  A loop's working set is the part of a data space touched
  * by that loop and everything inside it: an axis-aligned box whose extent is
  * fixed per loop and whose corner moves with the indices of the enclosing
- * loops (kept in ws->T, a point of the iteration space).  A delta is what a
- * working set needs that the previous one did not have: empty, the full box,
- * or the box minus the previous box.  Deltas are never materialized as point
- * sets except to compare two of them (link transfers).
+ * loops.  A delta is what a working set needs that the previous one did not
+ * have: nothing, the full box, or the box minus the previous box.
+ *
+ * The accesses a level receives are the deltas of its child's working set
+ * (the child's boundary loop), one per "call": each temporal loop above the
+ * boundary contributes its first step and one steady-state step standing for
+ * the other n-1, so the calls form a self-similar sequence
+ *
+ *     seq(0) = one call
+ *     seq(j) = seq(j-1)  then, after jump J_j,  seq(j-1) weighted n_j - 1
+ *
+ * over the branching loops q_1 < ... < q_k above the boundary, where J_j is
+ * the move from the last call of the first half to the first of the second:
+ * one step of q_j minus the steps of q_1..q_{j-1}.  Whether a call's delta is
+ * the full box or the box minus the previous one depends only on a small
+ * state (the stride of the last move; for spatial fan-outs also the previous
+ * delta's shape), so the sum over the sequence is a recursion over j memoized
+ * on that state (see rest()): its cost grows with the number of loops times
+ * the few states reached, not with 2^k.
  */
 #include <config.h>
 
@@ -116,7 +131,7 @@ void nm_nest_shape(const nm_nest *nest, const nm_workload *wl, nm_nest_result *o
     }
 }
 
-/* ---- analysis state ---- */
+/* ---- deltas and their pieces ---- */
 
 enum { D_EMPTY, D_FULL, D_DIFF };
 
@@ -125,181 +140,6 @@ typedef struct delta {
     int64_t a[R]; /* corner of the current box */
     int64_t b[R]; /* corner of the box subtracted (D_DIFF) */
 } delta;
-
-typedef struct dset {
-    delta d[NM_MAX_DS];
-    uint64_t size[NM_MAX_DS];
-} dset;
-
-/* Per-loop state carried across the loop's invocations. */
-typedef struct lstate {
-    uint8_t has_last[NM_MAX_DS], has_trans[NM_MAX_DS], has_prev[NM_MAX_DS];
-    int64_t last[NM_MAX_DS][R];  /* corner of the previous working set */
-    int64_t trans[NM_MAX_DS][R]; /* stride of the previous move */
-    delta prev[NM_MAX_DS];       /* spatial loops: first sibling's delta last time */
-    double acc[NM_MAX_DS], wacc[NM_MAX_DS], link[NM_MAX_DS];
-} lstate;
-
-struct nm_nest_ws {
-    const nm_nest *nest;
-    const nm_mapping *map;
-    const nm_arch *arch;
-    const nm_workload *wl;
-    int64_t T[NM_MAX_DIMS];   /* corner of the current iteration-space tile */
-    double epochs;            /* how many real steps the current path stands for */
-    int64_t vs[NM_MAX_LOOPS]; /* how far one step of each loop moves its dimension */
-    int64_t ext[NM_MAX_LOOPS][NM_MAX_DS][R];
-    uint64_t vol[NM_MAX_LOOPS][NM_MAX_DS];
-    uint8_t boundary[NM_MAX_LOOPS], master[NM_MAX_LOOPS];
-    int run_inner[NM_MAX_LOOPS];
-    uint64_t fanout[NM_MAX_LOOPS];
-    int64_t fanx[NM_MAX_LOOPS];
-    lstate st[NM_MAX_LOOPS];
-    /* scratch for one spatial fan-out */
-    size_t cap;
-    int64_t *keys;   /* cap x R: each sibling's offset from the first */
-    uint64_t *code;  /* cap: keys packed for counting */
-    uint8_t *reused; /* cap */
-};
-
-nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
-{
-    (void)wl;
-    nm_nest_ws *ws = nm_calloc(1, sizeof *ws);
-    if (!ws)
-        return NULL;
-    size_t cap = (size_t)arch->arith.instances;
-    for (int s = 0; s < arch->nlevels; s++)
-        if ((size_t)arch->level[s].instances > cap)
-            cap = (size_t)arch->level[s].instances;
-    ws->cap = cap;
-    ws->keys = nm_calloc(cap, R * sizeof(int64_t));
-    ws->code = nm_calloc(cap, sizeof(uint64_t));
-    ws->reused = nm_calloc(cap, 1);
-    if (!ws->keys || !ws->code || !ws->reused) {
-        nm_nest_ws_free(ws);
-        return NULL;
-    }
-    return ws;
-}
-
-void nm_nest_ws_free(nm_nest_ws *ws)
-{
-    if (!ws)
-        return;
-    nm_free(ws->keys);
-    nm_free(ws->code);
-    nm_free(ws->reused);
-    nm_free(ws);
-}
-
-static void corner(const nm_nest_ws *ws, int ds, int64_t *pos)
-{
-    const nm_dataspace *s = &ws->wl->ds[ds];
-    for (int r = 0; r < s->nranks; r++) {
-        int64_t p = 0;
-        for (int t = 0; t < s->rank[r].nterms; t++)
-            p += s->rank[r].term[t].coef * ws->T[s->rank[r].term[t].dim];
-        pos[r] = p;
-    }
-}
-
-static uint64_t overlap(const int64_t *a, const int64_t *b, const int64_t *ext, int nr)
-{
-    uint64_t v = 1;
-    for (int r = 0; r < nr; r++) {
-        int64_t lo = a[r] > b[r] ? a[r] : b[r];
-        int64_t hi = (a[r] < b[r] ? a[r] : b[r]) + ext[r];
-        if (hi <= lo)
-            return 0;
-        v *= (uint64_t)(hi - lo);
-    }
-    return v;
-}
-
-/* The reuse rule: subtract the previous working set while the tile stands
- * still or keeps moving with the same stride; after a change of stride the
- * whole tile is fetched again. */
-static uint64_t advance(lstate *s, int ds, const int64_t *pos, const int64_t *ext, uint64_t vol,
-                        int nr, int no_reuse, delta *out)
-{
-    memcpy(out->a, pos, (size_t)nr * sizeof *pos);
-    if (no_reuse) {
-        out->kind = D_FULL;
-        return vol;
-    }
-    if (!s->has_last[ds]) {
-        memcpy(s->last[ds], pos, (size_t)nr * sizeof *pos);
-        s->has_last[ds] = 1;
-        out->kind = D_FULL;
-        return vol;
-    }
-    int64_t t[R];
-    int zero = 1, same = s->has_trans[ds];
-    for (int r = 0; r < nr; r++) {
-        t[r] = pos[r] - s->last[ds][r];
-        zero &= t[r] == 0;
-        same &= t[r] == s->trans[ds][r];
-    }
-    uint64_t size;
-    if (zero || !s->has_trans[ds] || same) {
-        if (!zero && !s->has_trans[ds]) {
-            memcpy(s->trans[ds], t, sizeof t);
-            s->has_trans[ds] = 1;
-        }
-        memcpy(out->b, s->last[ds], (size_t)nr * sizeof *pos);
-        size = vol - overlap(pos, s->last[ds], ext, nr);
-        out->kind = size == 0 ? D_EMPTY : D_DIFF;
-    } else {
-        s->has_trans[ds] = 0;
-        out->kind = D_FULL;
-        size = vol;
-    }
-    memcpy(s->last[ds], pos, (size_t)nr * sizeof *pos);
-    return size;
-}
-
-static void compute_deltas(nm_nest_ws *ws, int l, dset *out);
-
-static void temporal(nm_nest_ws *ws, int l)
-{
-    const nm_loop *lp = &ws->nest->loop[l];
-    int nds = ws->wl->nds;
-    lstate *st = &ws->st[l];
-    if (l == 0) { /* operands read by the arithmetic */
-        double a = (double)lp->end * ws->epochs;
-        for (int ds = 0; ds < nds; ds++) {
-            st->acc[ds] += a;
-            st->wacc[ds] += a;
-        }
-        return;
-    }
-    double sum[NM_MAX_DS] = {0};
-    dset d;
-    compute_deltas(ws, l - 1, &d);
-    for (int ds = 0; ds < nds; ds++)
-        sum[ds] += (double)d.size[ds];
-    if (lp->end >= 2) {
-        /* One steady-state step stands for the remaining end-1 steps. */
-        double saved = ws->epochs;
-        int64_t w = lp->end - 1;
-        ws->T[lp->dim] += ws->vs[l];
-        ws->epochs *= (double)w;
-        compute_deltas(ws, l - 1, &d);
-        ws->epochs = saved;
-        ws->T[lp->dim] -= ws->vs[l];
-        for (int ds = 0; ds < nds; ds++)
-            sum[ds] += (double)d.size[ds] * (double)w;
-    }
-    if (ws->boundary[l - 1]) {
-        for (int ds = 0; ds < nds; ds++) {
-            st->acc[ds] += sum[ds] * ws->epochs;
-            st->wacc[ds] += sum[ds] * ws->epochs;
-        }
-    }
-}
-
-/* ---- spatial fan-out ---- */
 
 typedef struct box {
     int64_t lo[R], hi[R];
@@ -325,6 +165,8 @@ static int pieces(const delta *d, const int64_t *ext, int nr, box *out)
     for (int r = 0; r < nr; r++) {
         b.lo[r] = d->b[r];
         b.hi[r] = d->b[r] + ext[r];
+    }
+    for (int r = 0; r < nr; r++) {
         if (b.hi[r] <= a.lo[r] || a.hi[r] <= b.lo[r]) {
             out[0] = a;
             return 1;
@@ -384,6 +226,122 @@ static int shift_between(const delta *cur, const delta *prev, const int64_t *ext
     return 0;
 }
 
+/* ---- workspace ---- */
+
+#define MAXJ (NM_MAX_LOOPS + 1)  /* jumps are numbered 1..k; 0 is "no move yet" */
+#define MEMO_SLOTS 4096          /* (j, state) pairs remembered per sum; a power of two */
+#define REUSE_MEMO 16
+#define MAX_DIFFS 32
+
+/* Contribution of a run of calls, in units of delta size x weight. */
+typedef struct sums {
+    double acc, wacc, link;
+} sums;
+
+/* The state a call leaves behind: the stride of the last move (a canonical
+ * jump id, 0 = none) and, for fan-outs, the previous delta's shape.  Jumps
+ * are named by canonical ids: equal moves share one, so states and memo
+ * entries that differ only in which loop made a move compare equal. */
+typedef struct dstate {
+    int16_t trans;
+    int8_t pkind;  /* -1: no previous delta yet */
+    int16_t ptau;  /* jump into the previous call (its delta is box - box shifted back) */
+} dstate;
+
+/* Result of comparing a delta with the previous one for links. */
+typedef struct linkmemo {
+    int8_t pkind, kind;
+    int16_t ptau, tau;
+    const struct reuse *ru; /* NULL: no neighbour can supply it */
+} linkmemo;
+#define LINK_MEMO 16
+
+typedef struct memo {
+    uint64_t key;  /* j and the entry state, packed */
+    uint32_t gen;  /* valid when equal to the workspace's generation */
+    dstate out;
+    sums s;
+} memo;
+
+struct reuse {
+    int64_t o[R];
+    uint64_t nreused, groups;
+};
+
+struct nm_nest_ws {
+    const nm_nest *nest;
+    const nm_mapping *map;
+    const nm_arch *arch;
+    const nm_workload *wl;
+    int64_t vs[NM_MAX_LOOPS]; /* how far one step of each loop moves its dimension */
+    int64_t coef[NM_MAX_DS][NM_MAX_DIMS][R]; /* axis r of data space ds per unit of dim */
+    /* the sequence being summed (one level, one data space) */
+    int k;
+    int64_t n[MAXJ];             /* trip count of branching loop j */
+    int64_t jump[MAXJ][R];       /* J_j projected on the data space */
+    int16_t jid[MAXJ];           /* first j' with the same jump: equal jumps compare equal */
+    uint64_t diff[MAXJ];         /* delta size after jump j when the previous box is kept */
+    int64_t ext[R];
+    uint64_t vol;
+    int nr;
+    int always_full;             /* no reuse: every call fetches the whole box */
+    /* fan-out below the recorder (F == 1: temporal recorder) */
+    uint64_t F, groups0;
+    int links, nolink, nomc;
+    int64_t hsize, vsize;
+    int keys_ready;
+    int nreuse;
+    struct reuse reuse[REUSE_MEMO];
+    int64_t tv_run[2 * NM_MAX_DIMS][R]; /* offset per step of each spatial loop of the fan-out */
+    int ndiffs;                          /* -1: not computed; MAX_DIFFS+1: too many to list */
+    int64_t diffs[MAX_DIFFS][R];         /* key differences between grid neighbours */
+    uint32_t gen;
+    memo memo[MEMO_SLOTS];
+    int nlink;
+    linkmemo link[LINK_MEMO];
+    /* scratch for one spatial fan-out */
+    size_t cap;
+    int64_t *keys;   /* cap x R: each sibling's offset from the first */
+    uint64_t *code;  /* cap: keys packed for counting */
+    uint8_t *reused; /* cap */
+};
+
+nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
+{
+    nm_nest_ws *ws = nm_calloc(1, sizeof *ws);
+    if (!ws)
+        return NULL;
+    size_t cap = (size_t)arch->arith.instances;
+    for (int s = 0; s < arch->nlevels; s++)
+        if ((size_t)arch->level[s].instances > cap)
+            cap = (size_t)arch->level[s].instances;
+    ws->cap = cap;
+    for (int ds = 0; ds < wl->nds; ds++)
+        for (int r = 0; r < wl->ds[ds].nranks; r++)
+            for (int t = 0; t < wl->ds[ds].rank[r].nterms; t++)
+                ws->coef[ds][wl->ds[ds].rank[r].term[t].dim][r] += wl->ds[ds].rank[r].term[t].coef;
+    ws->keys = nm_calloc(cap, R * sizeof(int64_t));
+    ws->code = nm_calloc(cap, sizeof(uint64_t));
+    ws->reused = nm_calloc(cap, 1);
+    if (!ws->keys || !ws->code || !ws->reused) {
+        nm_nest_ws_free(ws);
+        return NULL;
+    }
+    return ws;
+}
+
+void nm_nest_ws_free(nm_nest_ws *ws)
+{
+    if (!ws)
+        return;
+    nm_free(ws->keys);
+    nm_free(ws->code);
+    nm_free(ws->reused);
+    nm_free(ws);
+}
+
+/* ---- spatial siblings ---- */
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -420,192 +378,477 @@ static uint64_t distinct(nm_nest_ws *ws, uint64_t F, int nr, const int64_t *kmax
             groups += i == 0 || ws->code[i] != ws->code[i - 1];
         return groups;
     }
-    /* Wide keys: sort the key vectors themselves (compacted in place). */
-    for (uint64_t e = 0; e < F; e++) {
-        if (skip && skip[e])
-            continue;
-        if (n != e)
-            memcpy(ws->keys + n * R, ws->keys + e * R, R * sizeof(int64_t));
-        n++;
-    }
-    qsort(ws->keys, n, R * sizeof(int64_t), cmp_key);
+    /* Wide keys: sort copies of the key vectors (the code buffer is too small
+     * to hold them, so sort a compacted prefix of keys and restore after). */
+    int64_t *tmp = nm_calloc(F ? F : 1, R * sizeof(int64_t));
+    if (!tmp) /* cannot count exactly; no merging is the conservative answer */
+        return F;
+    for (uint64_t e = 0; e < F; e++)
+        if (!(skip && skip[e]))
+            memcpy(tmp + n++ * R, ws->keys + e * R, R * sizeof(int64_t));
+    qsort(tmp, n, R * sizeof(int64_t), cmp_key);
     uint64_t groups = 0;
     for (size_t i = 0; i < n; i++)
-        groups += i == 0 || memcmp(ws->keys + i * R, ws->keys + (i - 1) * R, R * sizeof(int64_t));
+        groups += i == 0 || memcmp(tmp + i * R, tmp + (i - 1) * R, R * sizeof(int64_t));
+    nm_free(tmp);
     return groups;
 }
 
-static void spatial(nm_nest_ws *ws, int l)
+/* Translation of data space ds when loop l steps once. */
+static void step_vector(const nm_nest_ws *ws, int ds, int l, int64_t *t)
 {
-    const nm_nest *nest = ws->nest;
-    const nm_workload *wl = ws->wl;
-    int inner = ws->run_inner[l];
-    uint64_t F = ws->fanout[l];
-    int slev = nest->loop[l].level;
-    const nm_level_map *lm = &ws->map->level[slev];
-    uint32_t all = (1u << wl->nds) - 1u;
-    int links = (lm->no_link & all) != all;
-    lstate *st = &ws->st[l];
+    const int64_t *c = ws->coef[ds][ws->nest->loop[l].dim];
+    int64_t v = ws->vs[l];
+    for (int r = 0; r < ws->wl->ds[ds].nranks; r++)
+        t[r] = c[r] * v;
+}
 
-    dset d0;
-    static const int64_t unit[R] = {1, 1, 1, 1, 1, 1};
-    if (inner > 0) {
-        compute_deltas(ws, inner - 1, &d0);
-    } else { /* siblings are arithmetic units: each reads single operands */
-        for (int ds = 0; ds < wl->nds; ds++) {
-            corner(ws, ds, d0.d[ds].a);
-            d0.d[ds].kind = D_FULL;
-            d0.size[ds] = 1;
-        }
+static void fill_keys(nm_nest_ws *ws, int inner, int master);
+
+/* Per fan-out (spatial run inner..master) and data space: the step vector of
+ * each spatial loop, and the number of distinct sibling offsets (multicast
+ * groups).  Siblings are numbered with the innermost spatial loop fastest. */
+static void prepare_fanout(nm_nest_ws *ws, int ds, int inner, int master)
+{
+    int nr = ws->wl->ds[ds].nranks;
+    int nl = master - inner + 1;
+    uint64_t groups_fast = 1;
+    int injective = 1;
+    for (int j = 0; j < nl; j++) {
+        step_vector(ws, ds, inner + j, ws->tv_run[j]);
+        int nz = 0;
+        for (int r = 0; r < nr; r++)
+            nz |= ws->tv_run[j][r] != 0;
+        if (nz)
+            groups_fast *= (uint64_t)ws->nest->loop[inner + j].end;
     }
-
-    /* Grid used for neighbour links: siblings are numbered with the innermost
-     * spatial loop fastest and laid out row by row over the physical mesh. */
-    int64_t hsize = ws->arch->level[slev].fanoutX;
-    if (ws->fanx[l] > hsize)
-        hsize = ws->fanx[l];
-    int64_t vsize = ws->arch->level[slev].fanoutY;
-    if ((int64_t)F / ws->fanx[l] > vsize)
-        vsize = (int64_t)F / ws->fanx[l];
-
-    for (int ds = 0; ds < wl->nds; ds++) {
-        const nm_dataspace *dsp = &wl->ds[ds];
-        int nr = dsp->nranks;
-        const int64_t *dext = inner > 0 ? ws->ext[inner - 1][ds] : unit;
-        uint64_t sz = d0.size[ds];
-        double unit_acc = (double)sz * ws->epochs;
-
-        /* Offset of each sibling's data from the first sibling's: sum over
-         * the spatial loops of index x (how far one step moves the data). */
-        int64_t tv[2 * NM_MAX_DIMS][R];
-        int nl = l - inner + 1;
-        int injective = 1;
-        uint64_t groups_fast = 1;
-        int64_t kmax[R] = {0};
-        for (int j = 0; j < nl; j++) {
-            const nm_loop *lp = &nest->loop[inner + j];
-            int nz = 0;
-            for (int r = 0; r < nr; r++) {
-                int64_t c = 0;
-                for (int t = 0; t < dsp->rank[r].nterms; t++)
-                    if (dsp->rank[r].term[t].dim == lp->dim)
-                        c += dsp->rank[r].term[t].coef;
-                tv[j][r] = c * ws->vs[inner + j];
-                kmax[r] += tv[j][r] * (lp->end - 1);
-                nz |= tv[j][r] != 0;
-            }
-            if (nz)
-                groups_fast *= (uint64_t)lp->end;
-        }
-        /* Distinct offsets: exact product when each moving loop owns an axis
-         * no other moving loop touches; otherwise count. */
-        for (int j = 0; j < nl && injective; j++) {
-            int own = 0, moving = 0;
-            for (int r = 0; r < nr; r++)
-                moving |= tv[j][r] != 0;
-            if (!moving)
+    /* Distinct offsets: exact product when each moving loop owns an axis no
+     * other moving loop touches; otherwise count them. */
+    for (int j = 0; j < nl && injective; j++) {
+        int own = 0, moving = 0;
+        for (int r = 0; r < nr; r++)
+            moving |= ws->tv_run[j][r] != 0;
+        if (!moving)
+            continue;
+        for (int r = 0; r < nr && !own; r++) {
+            if (!ws->tv_run[j][r])
                 continue;
-            for (int r = 0; r < nr && !own; r++) {
-                if (!tv[j][r])
-                    continue;
-                int alone = 1;
-                for (int k = 0; k < nl; k++)
-                    if (k != j && tv[k][r])
-                        alone = 0;
-                own = alone;
-            }
-            injective = own;
+            int alone = 1;
+            for (int m = 0; m < nl; m++)
+                if (m != j && ws->tv_run[m][r])
+                    alone = 0;
+            own = alone;
         }
-        int no_mc = (lm->no_multicast >> ds) & 1u;
-
-        int need_keys = !injective && !no_mc;
-        int64_t o[R];
-        int try_link = links && !((lm->no_link >> ds) & 1u) && st->has_prev[ds] && sz > 0 &&
-                       shift_between(&d0.d[ds], &st->prev[ds], dext, nr, o);
-        if (need_keys || try_link) {
-            for (uint64_t e = 0; e < F; e++) {
-                int64_t *k = ws->keys + e * R;
-                memset(k, 0, R * sizeof *k);
-                uint64_t rest = e;
-                for (int j = 0; j < nl; j++) {
-                    int64_t n = nest->loop[inner + j].end;
-                    int64_t idx = (int64_t)(rest % (uint64_t)n);
-                    rest /= (uint64_t)n;
-                    for (int r = 0; r < nr; r++)
-                        k[r] += idx * tv[j][r];
-                }
-            }
-        }
-        uint64_t groups = no_mc ? F : injective ? groups_fast : distinct(ws, F, nr, kmax, NULL);
-        double acc = (double)groups * unit_acc;
-        double wacc = (double)F * unit_acc;
-
-        if (try_link) {
-            /* A sibling whose delta equals what a grid neighbour received one
-             * step before can take it over the link. */
-            uint64_t nreused = 0;
-            for (uint64_t e = 0; e < F; e++) {
-                const int64_t *k = ws->keys + e * R;
-                int64_t h = (int64_t)e % hsize, v = (int64_t)e / hsize;
-                int64_t nb[4];
-                int nn = 0;
-                if (vsize > 1) {
-                    if (v >= 1)
-                        nb[nn++] = (v - 1) * hsize + h;
-                    if (v + 1 < vsize)
-                        nb[nn++] = (v + 1) * hsize + h;
-                }
-                if (hsize > 1) {
-                    if (h >= 1)
-                        nb[nn++] = v * hsize + h - 1;
-                    if (h + 1 < hsize)
-                        nb[nn++] = v * hsize + h + 1;
-                }
-                int hit = 0;
-                for (int i = 0; i < nn && !hit; i++) {
-                    if (nb[i] < 0 || (uint64_t)nb[i] >= F)
-                        continue;
-                    const int64_t *kn = ws->keys + (uint64_t)nb[i] * R;
-                    int eq = 1;
-                    for (int r = 0; r < nr && eq; r++)
-                        eq = kn[r] - k[r] == o[r];
-                    hit = eq;
-                }
-                ws->reused[e] = (uint8_t)hit;
-                nreused += (uint64_t)hit;
-            }
-            if (nreused) {
-                uint64_t g2 = no_mc ? F - nreused : distinct(ws, F, nr, kmax, ws->reused);
-                if ((double)g2 * unit_acc < acc) {
-                    acc = (double)g2 * unit_acc;
-                    wacc = (double)(F - nreused) * unit_acc;
-                    st->link[ds] += (double)nreused * unit_acc;
-                }
-            }
-        }
-        st->acc[ds] += acc;
-        st->wacc[ds] += wacc;
-        if (links) {
-            st->prev[ds] = d0.d[ds];
-            st->has_prev[ds] = 1;
-        }
+        injective = own;
+    }
+    ws->keys_ready = 0;
+    if (ws->nomc) {
+        ws->groups0 = ws->F;
+    } else if (injective) {
+        ws->groups0 = groups_fast;
+    } else {
+        fill_keys(ws, inner, master);
+        int64_t kmax[R] = {0};
+        for (int j = 0; j < nl; j++)
+            for (int r = 0; r < nr; r++)
+                kmax[r] += ws->tv_run[j][r] * (ws->nest->loop[inner + j].end - 1);
+        ws->groups0 = distinct(ws, ws->F, nr, kmax, NULL);
     }
 }
 
-static void compute_deltas(nm_nest_ws *ws, int l, dset *out)
+/* Each sibling's offset from the first, from the step vectors of the run
+ * (prepare_fanout sets them); filled once per fan-out and data space. */
+static void fill_keys(nm_nest_ws *ws, int inner, int master)
 {
-    const nm_loop *lp = &ws->nest->loop[l];
-    if (lp->space == NM_TIME)
-        temporal(ws, l);
-    else
-        spatial(ws, l);
-    uint32_t no_reuse = ws->map->level[lp->level].no_temporal_reuse;
-    lstate *st = &ws->st[l];
-    for (int ds = 0; ds < ws->wl->nds; ds++) {
-        int64_t pos[R];
-        corner(ws, ds, pos);
-        out->size[ds] = advance(st, ds, pos, ws->ext[l][ds], ws->vol[l][ds],
-                                ws->wl->ds[ds].nranks, (no_reuse >> ds) & 1u, &out->d[ds]);
+    if (ws->keys_ready)
+        return;
+    int nl = master - inner + 1;
+    for (uint64_t e = 0; e < ws->F; e++) {
+        int64_t *key = ws->keys + e * R;
+        memset(key, 0, R * sizeof *key);
+        uint64_t rest = e;
+        for (int j = 0; j < nl; j++) {
+            int64_t n = ws->nest->loop[inner + j].end;
+            int64_t idx = (int64_t)(rest % (uint64_t)n);
+            rest /= (uint64_t)n;
+            for (int r = 0; r < ws->nr; r++)
+                key[r] += idx * ws->tv_run[j][r];
+        }
+    }
+    ws->keys_ready = 1;
+}
+
+/* Runs body with nb set to each grid neighbour of sibling e (siblings are
+ * laid out row by row over the physical mesh; no wrap-around). */
+#define FOR_NEIGHBOURS(ws, e, nb, body)                                        \
+    do {                                                                       \
+        int64_t h_ = (int64_t)(e) % (ws)->hsize, v_ = (int64_t)(e) / (ws)->hsize; \
+        int64_t cand_[4];                                                      \
+        int nn_ = 0;                                                           \
+        if ((ws)->vsize > 1) {                                                 \
+            if (v_ >= 1)                                                       \
+                cand_[nn_++] = (v_ - 1) * (ws)->hsize + h_;                    \
+            if (v_ + 1 < (ws)->vsize)                                          \
+                cand_[nn_++] = (v_ + 1) * (ws)->hsize + h_;                    \
+        }                                                                      \
+        if ((ws)->hsize > 1) {                                                 \
+            if (h_ >= 1)                                                       \
+                cand_[nn_++] = v_ * (ws)->hsize + h_ - 1;                      \
+            if (h_ + 1 < (ws)->hsize)                                          \
+                cand_[nn_++] = v_ * (ws)->hsize + h_ + 1;                      \
+        }                                                                      \
+        for (int i_ = 0; i_ < nn_; i_++) {                                     \
+            if (cand_[i_] < 0 || (uint64_t)cand_[i_] >= (ws)->F)               \
+                continue;                                                      \
+            uint64_t nb = (uint64_t)cand_[i_];                                 \
+            body                                                               \
+        }                                                                      \
+    } while (0)
+
+/* The distinct key differences between grid neighbours: a delta can come
+ * over a link only if the shift between it and the previous one is among
+ * them.  Computed once per fan-out and data space. */
+static void neighbour_diffs(nm_nest_ws *ws, int inner, int master)
+{
+    int nr = ws->nr;
+    int moving = 0;
+    for (int j = 0; j <= master - inner; j++)
+        for (int r = 0; r < nr; r++)
+            moving |= ws->tv_run[j][r] != 0;
+    if (!moving) { /* every sibling needs the same data: neighbours differ by nothing */
+        ws->ndiffs = 1;
+        memset(ws->diffs[0], 0, sizeof ws->diffs[0]);
+        return;
+    }
+    fill_keys(ws, inner, master);
+    ws->ndiffs = 0;
+    for (uint64_t e = 0; e < ws->F && ws->ndiffs <= MAX_DIFFS; e++) {
+        const int64_t *k = ws->keys + e * R;
+        FOR_NEIGHBOURS(ws, e, nb, {
+            const int64_t *kn = ws->keys + nb * R;
+            int64_t d[R];
+            for (int r = 0; r < nr; r++)
+                d[r] = kn[r] - k[r];
+            int seen = 0;
+            int top = ws->ndiffs < MAX_DIFFS ? ws->ndiffs : MAX_DIFFS;
+            for (int i = top - 1; i >= 0 && !seen; i--) { /* repeats are usually recent */
+                int eq = 1;
+                for (int r = 0; r < nr && eq; r++)
+                    eq = ws->diffs[i][r] == d[r];
+                seen = eq;
+            }
+            if (!seen) {
+                if (ws->ndiffs < MAX_DIFFS)
+                    memcpy(ws->diffs[ws->ndiffs], d, sizeof d);
+                ws->ndiffs++;
+            }
+        });
+    }
+}
+
+/* Siblings that can take their delta over a link from a grid neighbour that
+ * held it one step before (their keys differ by o), and the multicast groups
+ * left among the others.  Memoized per o. */
+static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master,
+                                     const int64_t *o)
+{
+    int nr = ws->nr;
+    for (int i = 0; i < ws->nreuse; i++) {
+        int eq = 1;
+        for (int r = 0; r < nr && eq; r++)
+            eq = ws->reuse[i].o[r] == o[r];
+        if (eq)
+            return &ws->reuse[i];
+    }
+    if (ws->ndiffs < 0)
+        neighbour_diffs(ws, inner, master);
+    int possible = ws->ndiffs > MAX_DIFFS;
+    for (int i = 0; i < ws->ndiffs && i < MAX_DIFFS && !possible; i++) {
+        int eq = 1;
+        for (int r = 0; r < nr && eq; r++)
+            eq = ws->diffs[i][r] == o[r];
+        possible = eq;
+    }
+    uint64_t F = ws->F, nreused = 0;
+    for (uint64_t e = 0; possible && e < F; e++) {
+        const int64_t *k = ws->keys + e * R;
+        int hit = 0;
+        FOR_NEIGHBOURS(ws, e, nb, {
+            const int64_t *kn = ws->keys + nb * R;
+            int eq = !hit;
+            for (int r = 0; r < nr && eq; r++)
+                eq = kn[r] - k[r] == o[r];
+            hit |= eq;
+        });
+        ws->reused[e] = (uint8_t)hit;
+        nreused += (uint64_t)hit;
+    }
+    uint64_t groups = F - nreused;
+    if (nreused && !ws->nomc) {
+        int64_t kmax[R] = {0};
+        for (uint64_t e = 0; e < F; e++)
+            for (int r = 0; r < nr; r++)
+                if (ws->keys[e * R + r] > kmax[r])
+                    kmax[r] = ws->keys[e * R + r];
+        groups = distinct(ws, F, nr, kmax, ws->reused);
+    }
+    struct reuse *slot = ws->nreuse < REUSE_MEMO ? &ws->reuse[ws->nreuse++] : &ws->reuse[0];
+    memset(slot->o, 0, sizeof slot->o);
+    memcpy(slot->o, o, (size_t)nr * sizeof *o);
+    slot->nreused = nreused;
+    slot->groups = groups;
+    return slot;
+}
+
+/* ---- the sequence sum ---- */
+
+/* Context of the fan-out whose links are being evaluated (spatial recorder). */
+struct fanctx {
+    int inner, master;
+};
+
+/* Neighbour reuse for a delta of shape (kind, after jump tau) following one
+ * of shape (pkind, after ptau); memoized per pair of shapes. */
+static const struct reuse *links_for(nm_nest_ws *ws, const struct fanctx *fc, int pkind, int ptau,
+                                     int kind, int tau)
+{
+    for (int i = 0; i < ws->nlink; i++) {
+        const linkmemo *m = &ws->link[i];
+        if (m->pkind == pkind && m->kind == kind && m->tau == tau &&
+            (pkind != D_DIFF || m->ptau == ptau))
+            return m->ru;
+    }
+    /* Equal deltas have equal sizes; the same shape means a shift equal to
+     * the jump between them; anything else is compared piece by piece, with
+     * the previous box at the origin and this one at jump tau. */
+    uint64_t psize = pkind == D_EMPTY ? 0 : pkind == D_FULL ? ws->vol : ws->diff[ptau];
+    uint64_t size = kind == D_EMPTY ? 0 : kind == D_FULL ? ws->vol : ws->diff[tau];
+    int64_t o[R];
+    int found;
+    if (psize != size) {
+        found = 0;
+    } else if (kind == pkind && (kind == D_FULL || ptau == tau)) {
+        memcpy(o, ws->jump[tau], sizeof o);
+        found = 1;
+    } else {
+        delta prev, cur;
+        memset(&prev, 0, sizeof prev);
+        memset(&cur, 0, sizeof cur);
+        prev.kind = (int8_t)pkind;
+        cur.kind = (int8_t)kind;
+        for (int r = 0; r < ws->nr; r++) {
+            prev.b[r] = -ws->jump[ptau][r];
+            cur.a[r] = ws->jump[tau][r];
+        }
+        found = shift_between(&cur, &prev, ws->ext, ws->nr, o);
+    }
+    const struct reuse *ru = NULL;
+    if (found) {
+        ru = reuse_for(ws, fc->inner, fc->master, o);
+        if (!ru->nreused || ru->groups >= ws->groups0)
+            ru = NULL;
+    }
+    if (ws->nlink < LINK_MEMO)
+        ws->link[ws->nlink++] = (linkmemo){(int8_t)pkind, (int8_t)kind, (int16_t)ptau,
+                                           (int16_t)tau, ru};
+    return ru;
+}
+
+/* One call arriving after jump tau (a canonical id; -1: the first call). */
+static sums one_call(nm_nest_ws *ws, const struct fanctx *fc, int tau, dstate *st)
+{
+    uint64_t size;
+    int kind;
+    if (tau < 0 || ws->always_full) {
+        size = ws->vol;
+        kind = D_FULL;
+    } else if (tau == 0) { /* the zero jump: the tile stands still */
+        size = 0;
+        kind = D_EMPTY;
+    } else if (st->trans == 0 || st->trans == tau) {
+        st->trans = (int16_t)tau;
+        size = ws->diff[tau];
+        /* Nothing kept from the previous box: the delta is the full box. */
+        kind = size == 0 ? D_EMPTY : size == ws->vol ? D_FULL : D_DIFF;
+    } else {
+        st->trans = 0;
+        size = ws->vol;
+        kind = D_FULL;
+    }
+    sums out = {0, 0, 0};
+    if (ws->F <= 1) {
+        out.acc = out.wacc = (double)size;
+        return out;
+    }
+    double sz = (double)size;
+    out.acc = (double)ws->groups0 * sz;
+    out.wacc = (double)ws->F * sz;
+    if (size > 0 && ws->links && !ws->nolink && st->pkind >= 0 && tau >= 0) {
+        const struct reuse *ru = links_for(ws, fc, st->pkind, st->ptau, kind, tau);
+        if (ru) {
+            out.acc = (double)ru->groups * sz;
+            out.wacc = (double)(ws->F - ru->nreused) * sz;
+            out.link = (double)ru->nreused * sz;
+        }
+    }
+    if (ws->links) {
+        st->pkind = (int8_t)kind;
+        st->ptau = (int16_t)(tau < 0 ? 0 : tau);
+    }
+    return out;
+}
+
+static uint64_t memo_key(int j, const dstate *st)
+{
+    /* The previous delta's jump matters only for a partial (DIFF) delta. */
+    uint16_t ptau = st->pkind == D_DIFF ? (uint16_t)st->ptau : 0;
+    return (uint64_t)(uint16_t)j | (uint64_t)(uint16_t)st->trans << 16 |
+           (uint64_t)(uint8_t)st->pkind << 32 | (uint64_t)ptau << 40;
+}
+
+/* Sum over the calls of seq(j) after its first one, given the state that
+ * first call left (*st, updated to the state after the last call).  It does
+ * not depend on how seq(j) was entered, so it is memoized on (j, state):
+ *
+ *     rest(j) = rest(j-1)  +  (n_j - 1) * (call after jump J_j  +  rest(j-1))
+ */
+static sums rest(nm_nest_ws *ws, const struct fanctx *fc, int j, dstate *st)
+{
+    if (j == 0)
+        return (sums){0, 0, 0};
+    uint64_t key = memo_key(j, st);
+    size_t slot = (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 52) & (MEMO_SLOTS - 1);
+    for (size_t probe = 0; probe < 8; probe++) {
+        memo *m = &ws->memo[(slot + probe) & (MEMO_SLOTS - 1)];
+        if (m->gen != ws->gen)
+            break;
+        if (m->key == key) {
+            *st = m->out;
+            return m->s;
+        }
+    }
+    sums a = rest(ws, fc, j - 1, st);
+    sums c = one_call(ws, fc, ws->jid[j], st);
+    sums r = rest(ws, fc, j - 1, st);
+    double w = (double)(ws->n[j] - 1);
+    sums out = {a.acc + w * (c.acc + r.acc), a.wacc + w * (c.wacc + r.wacc),
+                a.link + w * (c.link + r.link)};
+    for (size_t probe = 0; probe < 8; probe++) { /* a full neighbourhood just is not cached */
+        memo *m = &ws->memo[(slot + probe) & (MEMO_SLOTS - 1)];
+        if (m->gen != ws->gen) {
+            *m = (memo){key, ws->gen, *st, out};
+            break;
+        }
+    }
+    return out;
+}
+
+/* Accesses that storage level s receives from below, per data space. */
+static void level_accesses(nm_nest_ws *ws, int s, nm_nest_result *out)
+{
+    const nm_nest *nest = ws->nest;
+    const nm_workload *wl = ws->wl;
+    int b = s > 0 ? nest->boundary[s - 1] : -1; /* child's boundary loop */
+    /* The fan-out of level s, if any, sits right above b. */
+    int inner = b + 1, master = b;
+    while (master + 1 <= nest->boundary[s] && nest->loop[master + 1].space != NM_TIME)
+        master++;
+    int spatial = master >= inner;
+    if (!spatial && b < 0) { /* innermost level, no fan-out: operands read by the MACs */
+        for (int ds = 0; ds < wl->nds; ds++) {
+            out->tile[s][ds].accesses = out->tile[s][ds].weighted = (double)out->temporal_steps;
+            out->tile[s][ds].link = 0.0;
+        }
+        return;
+    }
+    /* Branching loops above b (a fan-out's siblings are translates of the
+     * first, so its loops do not branch). */
+    int q[NM_MAX_LOOPS], k = 0;
+    for (int l = master + 1; l < nest->nloops; l++)
+        if (nest->loop[l].space == NM_TIME && nest->loop[l].end >= 2)
+            q[++k] = l;
+    ws->k = k;
+    const nm_level_map *lm = &ws->map->level[s];
+    uint32_t all = (1u << wl->nds) - 1u;
+    ws->links = spatial && (lm->no_link & all) != all;
+    ws->F = 1;
+    if (spatial) {
+        int64_t fx = 1;
+        for (int l = inner; l <= master; l++) {
+            ws->F *= (uint64_t)nest->loop[l].end;
+            if (nest->loop[l].space == NM_SPACE_X)
+                fx *= nest->loop[l].end;
+        }
+        /* Neighbour links run over the physical mesh, row by row. */
+        ws->hsize = ws->arch->level[s].fanoutX > fx ? ws->arch->level[s].fanoutX : fx;
+        int64_t fy = (int64_t)ws->F / fx;
+        ws->vsize = ws->arch->level[s].fanoutY > fy ? ws->arch->level[s].fanoutY : fy;
+    }
+    int64_t span[NM_MAX_DIMS];
+    for (int d = 0; d < wl->ndims; d++)
+        span[d] = 1;
+    for (int l = 0; l <= b; l++)
+        span[nest->loop[l].dim] *= nest->loop[l].end;
+    uint32_t no_reuse = b >= 0 ? ws->map->level[nest->loop[b].level].no_temporal_reuse : 0;
+
+    for (int ds = 0; ds < wl->nds; ds++) {
+        const nm_dataspace *dsp = &wl->ds[ds];
+        ws->nr = dsp->nranks;
+        ws->vol = box_extent(dsp, span, ws->ext);
+        ws->always_full = b < 0 || ((no_reuse >> ds) & 1u);
+        ws->nolink = (int)((lm->no_link >> ds) & 1u);
+        ws->nomc = (int)((lm->no_multicast >> ds) & 1u);
+        /* Jumps: J_j = step of q_j minus the steps of q_1..q_{j-1}. */
+        int64_t acc[R] = {0};
+        memset(ws->jump[0], 0, sizeof ws->jump[0]);
+        ws->jid[0] = 0;
+        for (int j = 1; j <= k; j++) {
+            int64_t t[R];
+            step_vector(ws, ds, q[j], t);
+            ws->n[j] = nest->loop[q[j]].end;
+            uint64_t ov = 1;
+            int zero = 1;
+            for (int r = 0; r < ws->nr; r++) {
+                ws->jump[j][r] = t[r] - acc[r];
+                acc[r] += t[r];
+                int64_t m = ws->jump[j][r] < 0 ? -ws->jump[j][r] : ws->jump[j][r];
+                ov *= m < ws->ext[r] ? (uint64_t)(ws->ext[r] - m) : 0;
+                zero &= ws->jump[j][r] == 0;
+            }
+            ws->diff[j] = ws->vol - ov;
+            /* Equal jumps share an id; the zero jump has id 0. */
+            ws->jid[j] = (int16_t)j;
+            if (zero) {
+                ws->jid[j] = 0;
+            } else {
+                for (int i = 1; i < j; i++) {
+                    int eq = ws->jid[i] == i;
+                    for (int r = 0; r < ws->nr && eq; r++)
+                        eq = ws->jump[i][r] == ws->jump[j][r];
+                    if (eq) {
+                        ws->jid[j] = (int16_t)i;
+                        break;
+                    }
+                }
+            }
+        }
+        ws->nreuse = 0;
+        ws->nlink = 0;
+        ws->ndiffs = -1;
+        if (++ws->gen == 0) { /* generation wrapped: clear for real */
+            memset(ws->memo, 0, sizeof ws->memo);
+            ws->gen = 1;
+        }
+        if (spatial)
+            prepare_fanout(ws, ds, inner, master);
+        struct fanctx fc = {inner, master};
+        dstate st = {0, -1, 0};
+        sums first = one_call(ws, &fc, -1, &st);
+        sums more = rest(ws, &fc, k, &st);
+        sums sum = {first.acc + more.acc, first.wacc + more.wacc, first.link + more.link};
+        out->tile[s][ds].accesses = sum.acc;
+        out->tile[s][ds].weighted = sum.wacc;
+        out->tile[s][ds].link = sum.link;
     }
 }
 
@@ -616,56 +859,13 @@ void nm_nest_analyze(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
     ws->map = m;
     ws->arch = arch;
     ws->wl = wl;
-    int n = nest->nloops;
     int64_t span[NM_MAX_DIMS];
-    for (int d = 0; d < wl->ndims; d++) {
+    for (int d = 0; d < wl->ndims; d++)
         span[d] = 1;
-        ws->T[d] = 0;
+    for (int l = 0; l < nest->nloops; l++) {
+        ws->vs[l] = span[nest->loop[l].dim];
+        span[nest->loop[l].dim] *= nest->loop[l].end;
     }
-    memset(ws->boundary, 0, (size_t)n);
     for (int s = 0; s < nest->nlevels; s++)
-        ws->boundary[nest->boundary[s]] = 1;
-    for (int l = 0; l < n; l++) {
-        const nm_loop *lp = &nest->loop[l];
-        ws->vs[l] = span[lp->dim];
-        span[lp->dim] *= lp->end;
-        for (int ds = 0; ds < wl->nds; ds++)
-            ws->vol[l][ds] = box_extent(&wl->ds[ds], span, ws->ext[l][ds]);
-        ws->master[l] = lp->space != NM_TIME && (l + 1 == n || nest->loop[l + 1].space == NM_TIME);
-        memset(&ws->st[l], 0, sizeof ws->st[l]);
-    }
-    for (int l = 0; l < n; l++) {
-        if (!ws->master[l])
-            continue;
-        int i = l;
-        uint64_t f = 1;
-        int64_t fx = 1;
-        while (i >= 0 && nest->loop[i].space != NM_TIME) {
-            f *= (uint64_t)nest->loop[i].end;
-            if (nest->loop[i].space == NM_SPACE_X)
-                fx *= nest->loop[i].end;
-            i--;
-        }
-        ws->run_inner[l] = i + 1;
-        ws->fanout[l] = f;
-        ws->fanx[l] = fx;
-    }
-    ws->epochs = 1.0;
-    dset top;
-    compute_deltas(ws, n - 1, &top);
-
-    /* Each level's accesses are those recorded at its innermost loop that
-     * keeps statistics: its spatial fan-out if it has one, else its
-     * innermost temporal loop. */
-    for (int s = 0; s < nest->nlevels; s++) {
-        int l = nest->first[s];
-        while (l < nest->boundary[s] && !ws->master[l] && nest->loop[l].space != NM_TIME)
-            l++;
-        const lstate *st = &ws->st[l];
-        for (int ds = 0; ds < wl->nds; ds++) {
-            out->tile[s][ds].accesses = st->acc[ds];
-            out->tile[s][ds].weighted = st->wacc[ds];
-            out->tile[s][ds].link = st->link[ds];
-        }
-    }
+        level_accesses(ws, s, out);
 }
