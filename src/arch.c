@@ -542,10 +542,22 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
                                     attrs, err)) != NM_OK)
                 return st;
         } else if (!strcmp(tag, "!Parallel")) {
-            return nm_yerror(err, n, "!Parallel sibling buffers are not supported yet: "
-                             "nestmap's model needs one storage chain per data space");
+            /* Sibling buffers that each hold some of the data spaces (an
+             * input buffer beside a weight buffer).  nestmap places them as
+             * consecutive levels of the one chain; the mapping's keep/bypass
+             * says which data space each holds, and a bypassed level is
+             * transparent to the others, so the counts are those of
+             * siblings. */
+            static const char *const pkeys[] = {"name", "nodes", "attributes", NULL};
+            if ((st = nm_ycheck_keys(n, pkeys, "a !Parallel node", err)) != NM_OK)
+                return st;
+            const nm_ynode *inner = nm_ymap_get(n, "nodes");
+            if (!inner)
+                return nm_yerror(err, n, "a !Parallel node needs 'nodes' listing its siblings");
+            if ((st = walk_nodes(fl, inner, outer, outer_x, depth + 1, err)) != NM_OK)
+                return st;
         } else {
-            return nm_yerror(err, n, "node needs a tag: !Container or !Component (got '%s')",
+            return nm_yerror(err, n, "node needs a tag: !Container, !Component or !Parallel (got '%s')",
                              n->tag ? n->tag : "no tag");
         }
     }

@@ -259,6 +259,8 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
 
     double energy = out->compute_energy;
     double output_size = 0.0;
+    out->compute_area = arch->arith.area * (double)arch->arith.instances;
+    out->area = out->compute_area;
     for (int s = 0; s < arch->nlevels; s++) {
         const nm_level *L = &arch->level[s];
         nm_level_stats *ls = &out->level[s];
@@ -285,6 +287,8 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
         ls->leakage = L->e_leak * (double)cycles * (double)leaking;
         ls->energy = e + addr + ls->leakage;
         energy += ls->energy;
+        ls->area = L->area * (double)L->instances;
+        out->area += ls->area;
     }
     for (int ds = 0; ds < wl->nds; ds++) {
         if (!wl->ds[ds].read_write)

@@ -25,7 +25,6 @@
  */
 #include <config.h>
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "nestmap/alloc.h"
@@ -302,6 +301,7 @@ struct nm_nest_ws {
     /* scratch for one spatial fan-out */
     size_t cap;
     int64_t *keys;   /* cap x R: each sibling's offset from the first */
+    int64_t *keys2;  /* cap x R: scratch for counting distinct wide keys */
     uint64_t *code;  /* cap: keys packed for counting */
     uint8_t *reused; /* cap */
 };
@@ -321,9 +321,10 @@ nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
             for (int t = 0; t < wl->ds[ds].rank[r].nterms; t++)
                 ws->coef[ds][wl->ds[ds].rank[r].term[t].dim][r] += wl->ds[ds].rank[r].term[t].coef;
     ws->keys = nm_calloc(cap, R * sizeof(int64_t));
+    ws->keys2 = nm_calloc(cap, R * sizeof(int64_t));
     ws->code = nm_calloc(cap, sizeof(uint64_t));
     ws->reused = nm_calloc(cap, 1);
-    if (!ws->keys || !ws->code || !ws->reused) {
+    if (!ws->keys || !ws->keys2 || !ws->code || !ws->reused) {
         nm_nest_ws_free(ws);
         return NULL;
     }
@@ -335,6 +336,7 @@ void nm_nest_ws_free(nm_nest_ws *ws)
     if (!ws)
         return;
     nm_free(ws->keys);
+    nm_free(ws->keys2);
     nm_free(ws->code);
     nm_free(ws->reused);
     nm_free(ws);
@@ -342,15 +344,77 @@ void nm_nest_ws_free(nm_nest_ws *ws)
 
 /* ---- spatial siblings ---- */
 
-static int cmp_u64(const void *a, const void *b)
+/* In-place heapsort: the C library's qsort may allocate, and nothing on
+ * the evaluation path does. */
+static void sift_u64(uint64_t *a, size_t root, size_t n)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= n)
+            return;
+        if (child + 1 < n && a[child + 1] > a[child])
+            child++;
+        if (a[root] >= a[child])
+            return;
+        uint64_t t = a[root];
+        a[root] = a[child];
+        a[child] = t;
+        root = child;
+    }
 }
 
-static int cmp_key(const void *a, const void *b)
+static void sort_u64(uint64_t *a, size_t n)
 {
-    return memcmp(a, b, R * sizeof(int64_t));
+    for (size_t i = n / 2; i-- > 0;)
+        sift_u64(a, i, n);
+    for (size_t end = n; end-- > 1;) {
+        uint64_t t = a[0];
+        a[0] = a[end];
+        a[end] = t;
+        sift_u64(a, 0, end);
+    }
+}
+
+static int key_cmp(const int64_t *x, const int64_t *y)
+{
+    for (int r = 0; r < R; r++)
+        if (x[r] != y[r])
+            return x[r] < y[r] ? -1 : 1;
+    return 0;
+}
+
+static void key_swap(int64_t *x, int64_t *y)
+{
+    for (int r = 0; r < R; r++) {
+        int64_t t = x[r];
+        x[r] = y[r];
+        y[r] = t;
+    }
+}
+
+static void sift_key(int64_t *a, size_t root, size_t n)
+{
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= n)
+            return;
+        if (child + 1 < n && key_cmp(a + (child + 1) * R, a + child * R) > 0)
+            child++;
+        if (key_cmp(a + root * R, a + child * R) >= 0)
+            return;
+        key_swap(a + root * R, a + child * R);
+        root = child;
+    }
+}
+
+static void sort_keys(int64_t *a, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift_key(a, i, n);
+    for (size_t end = n; end-- > 1;) {
+        key_swap(a, a + end * R);
+        sift_key(a, 0, end);
+    }
 }
 
 /* Number of distinct keys among the siblings not marked in skip (or all). */
@@ -372,25 +436,21 @@ static uint64_t distinct(nm_nest_ws *ws, uint64_t F, int nr, const int64_t *kmax
                 c = c * (uint64_t)(kmax[r] + 1) + (uint64_t)k[r];
             ws->code[n++] = c;
         }
-        qsort(ws->code, n, sizeof *ws->code, cmp_u64);
+        sort_u64(ws->code, n);
         uint64_t groups = 0;
         for (size_t i = 0; i < n; i++)
             groups += i == 0 || ws->code[i] != ws->code[i - 1];
         return groups;
     }
-    /* Wide keys: sort copies of the key vectors (the code buffer is too small
-     * to hold them, so sort a compacted prefix of keys and restore after). */
-    int64_t *tmp = nm_calloc(F ? F : 1, R * sizeof(int64_t));
-    if (!tmp) /* cannot count exactly; no merging is the conservative answer */
-        return F;
+    /* Wide keys: sort copies of the key vectors themselves. */
+    int64_t *tmp = ws->keys2;
     for (uint64_t e = 0; e < F; e++)
         if (!(skip && skip[e]))
             memcpy(tmp + n++ * R, ws->keys + e * R, R * sizeof(int64_t));
-    qsort(tmp, n, R * sizeof(int64_t), cmp_key);
+    sort_keys(tmp, n);
     uint64_t groups = 0;
     for (size_t i = 0; i < n; i++)
-        groups += i == 0 || memcmp(tmp + i * R, tmp + (i - 1) * R, R * sizeof(int64_t));
-    nm_free(tmp);
+        groups += i == 0 || key_cmp(tmp + i * R, tmp + (i - 1) * R) != 0;
     return groups;
 }
 

@@ -75,6 +75,7 @@ void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
     knum(f, 3, "utilized_instances", (double)st->arith_utilized, 0);
     knum(f, 3, "word_bits", A->word_bits, 0);
     knum(f, 3, "energy_pj", st->compute_energy, 0);
+    knum(f, 3, "area_um2", st->compute_area, 0);
     key(f, 3, "dataspaces");
     fputs("{}\n  }", f);
     for (int s = 0; s < arch->nlevels; s++) {
@@ -96,6 +97,7 @@ void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
         knum(f, 3, "leakage_pj", ls->leakage, 0);
         knum(f, 3, "bandwidth_throttling", ls->throttling, 0);
         knum(f, 3, "energy_pj", ls->energy, 0);
+        knum(f, 3, "area_um2", ls->area, 0);
         key(f, 3, "dataspaces");
         fputs("{", f);
         int first = 1;
@@ -133,6 +135,7 @@ void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
     knum(f, 2, "gflops", st->total_ops / (double)st->cycles, 0);
     knum(f, 2, "edp_j_cycles", st->energy * 1e-12 * (double)st->cycles, 0);
     knum(f, 2, "last_level_accesses", (double)st->last_level_accesses, 0);
+    knum(f, 2, "area_mm2", st->area / 1e6, 0);
     key(f, 2, "fj_per_compute");
     fputs("{\n", f);
     double c = (double)st->computes;
@@ -169,6 +172,8 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
     fprintf(f, "    cycles               : %llu\n", (unsigned long long)st->compute_cycles);
     fprintf(f, "    energy               : %.2f pJ (%.3f pJ/compute, from %s)\n",
             st->compute_energy, A->e_compute, nm_energy_source_name(A->esrc));
+    fprintf(f, "    area                 : %.2f um^2 (%.2f per instance)\n", st->compute_area,
+            A->area);
     for (int s = 0; s < arch->nlevels; s++) {
         const nm_level *L = &arch->level[s];
         const nm_level_stats *ls = &st->level[s];
@@ -188,6 +193,7 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
         fprintf(f, "    cycles               : %llu (bandwidth throttling %.4f)\n",
                 (unsigned long long)ls->cycles, ls->throttling);
         fprintf(f, "    leakage              : %.2f pJ\n", ls->leakage);
+        fprintf(f, "    area                 : %.2f um^2 (%.2f per instance)\n", ls->area, L->area);
         fprintf(f, "    energy               : %.2f pJ (%.2f fJ/compute)\n", ls->energy,
                 ls->energy * 1000.0 / c);
         fprintf(f, "    %-12s %10s %10s %6s %12s %12s %12s %12s %14s\n", "data space", "tile",
@@ -210,7 +216,8 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
     fprintf(f, "Cycles        : %llu\n", (unsigned long long)st->cycles);
     fprintf(f, "Computes      : %llu\n", (unsigned long long)st->computes);
     fprintf(f, "Utilization   : %.2f %%\n", st->utilization * 100.0);
-    fprintf(f, "Energy        : %.4f uJ\n", st->energy / 1e6);
+    fprintf(f, "Energy        : %.2f pJ (%.6g uJ)\n", st->energy, st->energy / 1e6);
+    fprintf(f, "Area          : %.6g mm^2\n", st->area / 1e6);
     fprintf(f, "EDP           : %.4e J*cycle\n", st->energy * 1e-12 * (double)st->cycles);
     fprintf(f, "GFLOPs @1GHz  : %.2f\n", st->total_ops / (double)st->cycles);
     fprintf(f, "fJ/compute\n");
@@ -248,7 +255,7 @@ void nm_report_loopnest(FILE *f, const nm_arch *arch, const nm_workload *wl, con
                 const nm_loop *lp = &nest->loop[l];
                 if ((pass == 0) != (lp->space == NM_TIME) || lp->end < 2)
                     continue;
-                fprintf(f, "%*s| for %s in [0:%lld)%s\n", depth, "", wl->dim[lp->dim],
+                fprintf(f, "|%*sfor %s in [0:%lld)%s\n", 1 + 2 * depth, "", wl->dim[lp->dim],
                         (long long)lp->end,
                         lp->space == NM_SPACE_X ? " (Spatial-X)"
                         : lp->space == NM_SPACE_Y ? " (Spatial-Y)" : "");
@@ -257,5 +264,5 @@ void nm_report_loopnest(FILE *f, const nm_arch *arch, const nm_workload *wl, con
         }
         fputc('\n', f);
     }
-    fprintf(f, "%*s<< Compute >>\n", depth, "");
+    fprintf(f, "|%*s<< Compute >>\n", 1 + 2 * depth, "");
 }

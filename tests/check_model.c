@@ -446,6 +446,60 @@ START_TEST(repeatable)
 }
 END_TEST
 
+/* The v0.4 form: containers set the mesh; !Parallel siblings hold different
+ * tensors of a GEMM (each PE a row m).  Per PE: the input buffer streams
+ * A[m,k] (32 reads, 32 fills); the weight buffer holds B's column for the
+ * K loop (refilled at each of the 8 N steps: 32 fills).  DRAM sends A to
+ * each PE separately (128) but B once for all four (multicast, 32); Z is
+ * kept nowhere inside, so all 128 partial sums go to DRAM (96 read back).
+ * Area: 4 x (10 + 20 + 5) + 1000 um^2. */
+START_TEST(v04_parallel_and_area)
+{
+    static const char text[] =
+        "architecture:\n"
+        "  version: 0.4\n"
+        "  nodes:\n"
+        "  - !Container {name: System}\n"
+        "  - !Component {name: DRAM, class: DRAM, attributes: {width: 64, datawidth: 8}}\n"
+        "  - !Container {name: PE, spatial: {meshX: 4}}\n"
+        "  - !Parallel\n"
+        "    nodes:\n"
+        "    - !Component {name: WeightBuf, class: regfile, attributes: {depth: 16, width: 8, datawidth: 8}}\n"
+        "    - !Component {name: InputBuf, class: regfile, attributes: {depth: 16, width: 8, datawidth: 8}}\n"
+        "  - !Component {name: MAC, class: intmac}\n"
+        "problem: {gemm: {M: 4, N: 8, K: 4}}\n"
+        "mapping:\n"
+        "- {target: DRAM, type: spatial, factors: M=4, permutation: MNK}\n"
+        "- {target: DRAM, type: temporal, factors: N=8, permutation: NMK}\n"
+        "- {target: WeightBuf, type: temporal, factors: K=4, permutation: KMN}\n"
+        "- {target: WeightBuf, type: bypass, keep: [B], bypass: [A, Z]}\n"
+        "- {target: InputBuf, type: bypass, keep: [A], bypass: [B, Z]}\n"
+        "ART:\n"
+        "  version: 0.4\n"
+        "  tables:\n"
+        "  - {name: System.DRAM, area: 1000}\n"
+        "  - {name: \"System.PE[0..3].WeightBuf\", area: 10}\n"
+        "  - {name: \"System.PE[0..3].InputBuf\", area: 20}\n"
+        "  - {name: \"System.PE[0..3].MAC\", area: 5}\n";
+    struct run r;
+    run(&r, text);
+    ck_assert(r.valid);
+    ck_assert_int_eq(r.spec.arch.nlevels, 3);
+    ck_assert_str_eq(r.spec.arch.level[0].name, "InputBuf");
+    ck_assert_str_eq(r.spec.arch.level[1].name, "WeightBuf");
+    ck_assert_int_eq(r.spec.arch.level[0].instances, 4);
+    ck_assert_int_eq(r.spec.arch.level[2].fanoutX, 4);
+    COUNTS(ds(&r, "InputBuf", "A"), 32, 32, 0);
+    COUNTS(ds(&r, "WeightBuf", "B"), 32, 32, 0);
+    ck_assert_uint_eq(ds(&r, "WeightBuf", "B")->utilized_capacity, 4);
+    COUNTS(ds(&r, "DRAM", "A"), 128, 0, 0);
+    COUNTS(ds(&r, "DRAM", "B"), 32, 0, 0);
+    COUNTS(ds(&r, "DRAM", "Z"), 96, 0, 128);
+    ck_assert_double_eq_tol(r.st.area, 4 * (10 + 20 + 5) + 1000, 1e-9);
+    done(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("model");
@@ -463,6 +517,7 @@ static Suite *suite(void)
     tcase_add_test(tc, invalid_capacity);
     tcase_add_test(tc, invalid_factors_and_fanout);
     tcase_add_test(tc, repeatable);
+    tcase_add_test(tc, v04_parallel_and_area);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -49,6 +49,7 @@ typedef struct nm_level_stats {
     double throttling; /* bandwidth slowdown, 1 = none */
     double leakage;    /* pJ */
     double energy;     /* pJ: accesses, address generation and leakage */
+    double area;       /* um^2, all instances (from the ART) */
     nm_ds_stats ds[NM_MAX_DS];
 } nm_level_stats;
 
@@ -60,6 +61,8 @@ typedef struct nm_stats {
     uint64_t cycles;             /* including bandwidth throttling */
     uint64_t arith_utilized;     /* arithmetic units in use */
     double compute_energy;       /* pJ */
+    double compute_area;         /* um^2, all arithmetic instances */
+    double area;                 /* um^2, the whole design */
     double energy;               /* pJ, total */
     double utilization;          /* fraction of arithmetic-unit cycles doing work */
     double total_ops;            /* multiplies plus additions (Timeloop's GFLOPs basis) */
