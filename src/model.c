@@ -209,6 +209,95 @@ static void account(const nm_model *mdl, const nm_mapping *m, const nm_nest_resu
     }
 }
 
+int nm_model_precheck(nm_model *mdl, const nm_mapping *m, nm_stats *out)
+{
+    nm_nest nest;
+    nm_nest_result nr;
+    memset(&out->invalid, 0, sizeof out->invalid);
+    nm_nest_build(&nest, m, mdl->arch, mdl->wl);
+    nm_nest_shape(&nest, mdl->wl, &nr);
+    return check(mdl, m, &nr, out);
+}
+
+void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *cycles,
+                    double *lla)
+{
+    const nm_arch *arch = mdl->arch;
+    const nm_workload *wl = mdl->wl;
+    nm_nest nest;
+    nm_nest_result nr;
+    nm_nest_build(&nest, m, arch, wl);
+    nm_nest_shape(&nest, wl, &nr);
+    uint64_t computes = nr.temporal_steps * nr.arith_x * nr.arith_y;
+    double e = (double)computes * arch->arith.e_compute;
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        uint64_t leaking = nr.replication[s] > 1 ? nr.replication[s] : 1;
+        e += L->e_leak * (double)nr.temporal_steps * (double)leaking;
+    }
+    /* The innermost level keeping a tensor serves every operand access of
+     * the arithmetic when no fan-out lies between them: for that level the
+     * reads (read-only) or updates (outputs, whose reads are updates minus
+     * the first writes) are fixed by the factorization alone. */
+    int spread = 0;              /* a spatial loop at or below the level */
+    uint32_t top_counted = 0;    /* tensors already bounded at the outermost level */
+    for (int s = 0; s < arch->nlevels; s++) {
+        for (int d = 0; d < wl->ndims; d++)
+            spread |= m->level[s].sfactor[d] > 1;
+        if (spread)
+            break;
+        const nm_level *L = &arch->level[s];
+        uint64_t clusters = (uint64_t)(L->instances / L->cluster_size);
+        uint64_t xy = nr.xexp[s] * nr.yexp[s];
+        uint64_t used = xy < clusters ? xy : clusters;
+        double per_instance_to_total = (double)nr.replication[s] * (double)used / (double)xy;
+        uint64_t b = (uint64_t)L->block_size;
+        for (int ds = 0; ds < wl->nds; ds++) {
+            if (!((m->level[s].keep >> ds) & 1u))
+                continue;
+            int innermost = 1;
+            for (int t = 0; t < s; t++)
+                innermost &= !((m->level[t].keep >> ds) & 1u);
+            if (!innermost)
+                continue;
+            uint64_t steps = nr.temporal_steps;
+            double ce;
+            if (wl->ds[ds].read_write) {
+                /* partition: what this instance holds over the run */
+                uint64_t part = nr.tile[arch->nlevels - 1][ds].size;
+                for (int t = arch->nlevels - 2; t >= s; t--) {
+                    uint64_t denom = nr.tile[t + 1][ds].fanout > 1 ? nr.tile[t + 1][ds].inner_size
+                                                                  : nr.tile[t][ds].size;
+                    if (denom)
+                        part = part * nr.tile[t][ds].size / denom;
+                }
+                uint64_t reads = steps > part ? steps - part : 0;
+                ce = (double)ceil_div(steps, b) * L->e_update + (double)ceil_div(reads, b) * L->e_read;
+            } else {
+                ce = (double)ceil_div(steps, b) * L->e_read;
+            }
+            e += ce * per_instance_to_total;
+            if (s == arch->nlevels - 1)
+                top_counted |= 1u << ds;
+        }
+    }
+    /* The outermost level (one instance) sends every read-only element and
+     * receives every output element at least once. */
+    const nm_level *top = &arch->level[arch->nlevels - 1];
+    double moved = 0.0;
+    for (int ds = 0; ds < wl->nds && top->instances == 1; ds++) {
+        uint64_t n = nm_workload_ds_size(wl, ds);
+        moved += (double)n;
+        if ((top_counted >> ds) & 1u) /* bounded more tightly above */
+            continue;
+        double vec = (double)ceil_div(n, (uint64_t)top->block_size);
+        e += vec * (wl->ds[ds].read_write ? top->e_update : top->e_read);
+    }
+    *energy = e;
+    *cycles = (double)nr.temporal_steps;
+    *lla = moved;
+}
+
 int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *nest_out)
 {
     const nm_arch *arch = mdl->arch;

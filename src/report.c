@@ -6,6 +6,7 @@
 
 #include "nestmap/energy.h"
 #include "nestmap/report.h"
+#include "nestmap/search.h"
 
 void nm_report_json_string(FILE *f, const char *s)
 {
@@ -47,7 +48,16 @@ static void knum(FILE *f, int indent, const char *k, double v, int last)
     fputs(last ? "\n" : ",\n", f);
 }
 
+/* The stats object without its closing brace. */
+static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st);
+
 void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st)
+{
+    json_body(f, arch, wl, st);
+    fputs("\n}\n", f);
+}
+
+static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st)
 {
     if (st->invalid.kind != NM_VALID) {
         char reason[512];
@@ -57,7 +67,6 @@ void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
         fputs("false,\n", f);
         key(f, 1, "reason");
         nm_report_json_string(f, reason);
-        fputs("\n}\n", f);
         return;
     }
     fputs("{\n", f);
@@ -151,7 +160,7 @@ void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
     fputs(",\n", f);
     key(f, 3, "Total");
     num(f, st->energy * 1000.0 / c);
-    fputs("\n  }\n }\n}\n", f);
+    fputs("\n  }\n }", f);
 }
 
 void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st)
@@ -265,4 +274,191 @@ void nm_report_loopnest(FILE *f, const nm_arch *arch, const nm_workload *wl, con
         fputc('\n', f);
     }
     fprintf(f, "|%*s<< Compute >>\n", 1 + 2 * depth, "");
+}
+
+/* Dims named as Timeloop's permutation strings expect: concatenated when
+ * every name is one letter, else separated by spaces. */
+static void dim_list(FILE *f, const nm_workload *wl, const int8_t *order, int n)
+{
+    int single = 1;
+    for (int d = 0; d < wl->ndims; d++)
+        single &= strlen(wl->dim[d]) == 1;
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%s", i && !single ? " " : "", wl->dim[order[i]]);
+}
+
+static void factor_list(FILE *f, const nm_workload *wl, const int64_t *factor)
+{
+    for (int d = 0; d < wl->ndims; d++)
+        fprintf(f, "%s%s=%lld", d ? " " : "", wl->dim[d], (long long)factor[d]);
+}
+
+static void ds_names(FILE *f, const nm_workload *wl, uint32_t mask)
+{
+    int first = 1;
+    fputc('[', f);
+    for (int d = 0; d < wl->nds; d++) {
+        if (!((mask >> d) & 1u))
+            continue;
+        fprintf(f, "%s%s", first ? "" : ", ", wl->ds[d].name);
+        first = 0;
+    }
+    fputc(']', f);
+}
+
+void nm_report_mapping_yaml(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                            const nm_mapping *m)
+{
+    uint32_t all = (1u << wl->nds) - 1u;
+    fputs("mapping:\n", f);
+    for (int l = arch->nlevels - 1; l >= 0; l--) {
+        const nm_level *L = &arch->level[l];
+        const nm_level_map *lm = &m->level[l];
+        fprintf(f, "- target: %s\n  type: temporal\n  factors: ", L->name);
+        factor_list(f, wl, lm->tfactor);
+        fputs("\n  permutation: ", f);
+        dim_list(f, wl, lm->torder, wl->ndims);
+        fputc('\n', f);
+        if (lm->no_temporal_reuse) {
+            fputs("  no_temporal_reuse: ", f);
+            ds_names(f, wl, lm->no_temporal_reuse);
+            fputc('\n', f);
+        }
+        if (L->fanoutX * L->fanoutY > 1) {
+            fprintf(f, "- target: %s\n  type: spatial\n  factors: ", L->name);
+            factor_list(f, wl, lm->sfactor);
+            fputs("\n  permutation: ", f);
+            dim_list(f, wl, lm->sorder, wl->ndims);
+            fprintf(f, "\n  split: %d\n", lm->split);
+            if (lm->no_link) {
+                fputs("  no_link_transfer: ", f);
+                ds_names(f, wl, lm->no_link);
+                fputc('\n', f);
+            }
+            if (lm->no_multicast) {
+                fputs("  no_multicast_no_reduction: ", f);
+                ds_names(f, wl, lm->no_multicast);
+                fputc('\n', f);
+            }
+        }
+        fprintf(f, "- target: %s\n  type: bypass\n  keep: ", L->name);
+        ds_names(f, wl, lm->keep & all);
+        fputs("\n  bypass: ", f);
+        ds_names(f, wl, ~lm->keep & all);
+        fputc('\n', f);
+    }
+}
+
+static const char *reject_name(int kind)
+{
+    switch (kind) {
+    case NM_INV_FACTORS:
+        return "factors";
+    case NM_INV_NO_FANOUT:
+        return "no_fanout";
+    case NM_INV_BYPASS_ALL:
+        return "bypassed_everywhere";
+    case NM_INV_CAPACITY:
+        return "capacity";
+    case NM_INV_MIN_UTIL:
+        return "min_utilization";
+    case NM_INV_ARITH:
+        return "arithmetic_fanout";
+    case NM_INV_INSTANCES:
+        return "instances";
+    case NM_REJECT_CONSTRAINT:
+        return "constraints";
+    }
+    return "other";
+}
+
+void nm_report_search_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                           const nm_search_result *res, const nm_search_opts *o)
+{
+    if (res->found) {
+        json_body(f, arch, wl, &res->best_stats);
+    } else {
+        fputs("{\n", f);
+        key(f, 1, "valid");
+        fputs("false,\n", f);
+        key(f, 1, "reason");
+        nm_report_json_string(f, "no valid mapping found");
+    }
+    fputs(",\n", f);
+    key(f, 1, "search");
+    fputs("{\n", f);
+    key(f, 2, "algorithm");
+    nm_report_json_string(f, o->algorithm);
+    fputs(",\n", f);
+    key(f, 2, "metrics");
+    fputc('[', f);
+    for (int i = 0; i < o->nmetrics; i++) {
+        if (i)
+            fputs(", ", f);
+        nm_report_json_string(f, nm_metric_name(o->metric[i]));
+    }
+    fputs("],\n", f);
+    knum(f, 2, "seed", (double)o->seed, 0);
+    knum(f, 2, "threads", res->threads, 0);
+    knum(f, 2, "proposed", (double)res->proposed, 0);
+    knum(f, 2, "evaluated", (double)res->evaluated, 0);
+    knum(f, 2, "valid", (double)res->valid, 0);
+    knum(f, 2, "pruned", (double)res->pruned, 0);
+    key(f, 2, "invalid");
+    fputs("{", f);
+    int first = 1;
+    for (int k = 1; k < NM_REJECT_KINDS; k++) {
+        if (!res->invalid[k])
+            continue;
+        fputs(first ? "\n" : ",\n", f);
+        first = 0;
+        key(f, 3, reject_name(k));
+        num(f, (double)res->invalid[k]);
+    }
+    fputs(first ? "},\n" : "\n  },\n", f);
+    knum(f, 2, "evaluations_per_second", res->evals_per_second, 0);
+    knum(f, 2, "wall_seconds", res->seconds, 0);
+    key(f, 2, "stopped_by");
+    nm_report_json_string(f, res->stopped_by);
+    fputs(",\n", f);
+    key(f, 2, "proven_optimal");
+    fputs(res->proven_optimal ? "true" : "false", f);
+    fputs("\n }\n}\n", f);
+}
+
+void nm_report_search_text(FILE *f, const nm_arch *arch, const nm_search_result *res,
+                           const nm_search_opts *o)
+{
+    (void)arch;
+    fprintf(f, "search: %s, %llu proposed, %llu valid", o->algorithm,
+            (unsigned long long)res->proposed, (unsigned long long)res->valid);
+    if (res->pruned)
+        fprintf(f, ", %llu pruned by the bound", (unsigned long long)res->pruned);
+    for (int k = 1; k < NM_REJECT_KINDS; k++)
+        if (res->invalid[k])
+            fprintf(f, ", %llu %s", (unsigned long long)res->invalid[k], reject_name(k));
+    fprintf(f, "; %.2f s on %d thread%s (%.0f evaluations/s/thread); ended by %s", res->seconds,
+            res->threads, res->threads == 1 ? "" : "s", res->evals_per_second, res->stopped_by);
+    if (!strcmp(o->algorithm, "optimal"))
+        fprintf(f, "; %s", res->proven_optimal ? "proven optimal" : "NOT proven optimal");
+    fputc('\n', f);
+}
+
+void nm_report_found_csv(FILE *f, const nm_search_result *res, const nm_search_opts *o,
+                         int which)
+{
+    const nm_found *list = which ? res->top : res->pareto;
+    int n = which ? res->ntop : res->npareto;
+    fputs("rank,energy_pj,cycles,edp_j_cycles,last_level_accesses", f);
+    for (int i = 0; i < o->nmetrics; i++)
+        fprintf(f, ",objective_%s", nm_metric_name(o->metric[i]));
+    fputs(",candidate\n", f);
+    for (int i = 0; i < n; i++) {
+        const nm_found *x = &list[i];
+        fprintf(f, "%d,%.17g,%llu,%.17g,%llu", i + 1, x->energy, (unsigned long long)x->cycles,
+                x->energy * 1e-12 * (double)x->cycles, (unsigned long long)x->lla);
+        for (int k = 0; k < o->nmetrics; k++)
+            fprintf(f, ",%.17g", x->score[k]);
+        fprintf(f, ",%llu\n", (unsigned long long)x->index);
+    }
 }

@@ -93,11 +93,14 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
         spec->has_mapping = 1;
     }
     spec->mapper = nm_ymap_get(root, "mapper");
-    spec->constraints = nm_ymap_get(root, "mapspace_constraints");
-    if (!spec->constraints)
-        spec->constraints = nm_ymap_get(root, "architecture_constraints");
+    spec->constraints = nm_ymap_get(root, "architecture_constraints");
     if (!spec->constraints)
         spec->constraints = nm_ymap_get(root, "constraints");
+    spec->constraints2 = nm_ymap_get(root, "mapspace_constraints");
+    if (!spec->constraints2) {
+        const nm_ynode *msp = nm_ymap_get(root, "mapspace");
+        spec->constraints2 = msp ? nm_ymap_get(msp, "constraints") : NULL;
+    }
     return NM_OK;
 }
 

@@ -40,7 +40,7 @@ has "$tmp/out" "usage: nestmap model" "model --help shows usage"
 expect 2 "model without files" -- "$bin" model
 expect 2 "unknown option" -- "$bin" model --frobnicate "$data/good/conv1d_1level.yaml"
 
-for cmd in map energy mapspace bound network sweep; do
+for cmd in energy bound network sweep; do
     expect 2 "$cmd is not yet implemented" -- "$bin" $cmd "$data/good/conv1d_1level.yaml"
     has "$tmp/err" "not yet implemented" "$cmd says so"
     expect 0 "$cmd --help" -- "$bin" $cmd --help
@@ -89,6 +89,39 @@ expect 0 "inputs split over two files" -- "$bin" model --json "$tmp/arch.yaml" "
 has "$tmp/out" '"computes": 48.0' "split inputs give the same result"
 expect 0 "a later file replaces a key" -- "$bin" model "$tmp/arch.yaml" "$tmp/rest.yaml" "$tmp/rest.yaml"
 has "$tmp/err" "warning: top-level key 'problem' replaces" "replacement is reported"
+
+# The mapper: a search on the 3-level design, its outputs, and map.yaml
+# re-evaluated by model to the same numbers.
+d3="$data/search/conv1d_3level.yaml"
+expect 0 "mapspace" -- "$bin" mapspace -q "$d3"
+has "$tmp/out" "^bypass  *64 " "mapspace: free bypass of 3 levels x 3 tensors is 64"
+has "$tmp/out" "^after pruning" "mapspace: size after pruning"
+expect 0 "mapspace --sample" -- "$bin" mapspace -q --sample 2000 "$d3"
+has "$tmp/out" "census of 2000 random mappings" "mapspace census"
+expect 0 "map --help" -- "$bin" map --help
+expect 0 "map (hybrid, 2 threads)" -- "$bin" map -q --threads 2 --victory 0 --max-evals 5000 -o "$tmp/map" "$d3"
+for f in map.yaml stats.txt stats.json pareto.csv top.csv; do
+    if [ -s "$tmp/map/$f" ]; then ok "map -o writes $f"; else bad "map -o did not write $f"; fi
+done
+has "$tmp/map/stats.json" '"proposed": 5000.0' "search stops at the evaluation budget"
+grep '"energy_pj"' "$tmp/map/stats.json" | tail -1 >"$tmp/e1"
+"$bin" model -q --json "$d3" "$tmp/map/map.yaml" >"$tmp/model.json" 2>"$tmp/err"
+grep '"energy_pj"' "$tmp/model.json" | tail -1 >"$tmp/e2"
+if cmp -s "$tmp/e1" "$tmp/e2" && [ -s "$tmp/e1" ]; then ok "map.yaml re-evaluates to the same energy"
+else bad "map.yaml gives $(cat "$tmp/e2"), search said $(cat "$tmp/e1")"; fi
+expect 0 "map --algorithm optimal" -- "$bin" map -q --algorithm optimal --json "$d3"
+has "$tmp/out" '"proven_optimal": true' "optimal proves the optimum"
+expect 2 "map with an unknown algorithm" -- "$bin" map --algorithm greedy "$d3"
+has "$tmp/err" "unknown algorithm 'greedy'" "unknown algorithm is named"
+# A mapping that breaks a constraint is invalid (exit 1), with the constraint named.
+printf 'constraints:\n- {target: MainMemory, type: temporal, factors: K=32 R=3 P=16}\n' >"$tmp/c.yaml"
+expect 1 "model checks constraints" -- "$bin" model "$d3" "$tmp/map/map.yaml" "$tmp/c.yaml"
+has "$tmp/err" "breaks a constraint" "the broken constraint is named"
+# Nothing fits: exit 1 with the reasons counted.
+printf 'constraints:\n- {target: RegisterFile, type: temporal, factors: K=32 P=16}\n- {target: RegisterFile, type: bypass, keep: [Weights, Inputs, Outputs]}\n' >"$tmp/full.yaml"
+expect 1 "map with no valid mapping" -- "$bin" map --timeout 100 "$d3" "$tmp/full.yaml"
+has "$tmp/err" "no valid mapping" "says no mapping was valid"
+has "$tmp/err" "capacity" "counts the capacity failures"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -86,6 +86,18 @@ void nm_model_fini(nm_model *mdl);
  * NULL (for printing).  Allocates nothing. */
 int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *nest);
 
+/* Runs only the checks that do not depend on loop order (factor products,
+ * fan-outs, bypass, capacities, instances): 1 if they pass, else 0 with
+ * out->invalid set.  Cheap: no data-movement analysis. */
+int nm_model_precheck(nm_model *mdl, const nm_mapping *m, nm_stats *out);
+
+/* Lower bounds on the energy (pJ), cycles and last-level accesses of any
+ * mapping that differs from m only in its loop orders: compute energy,
+ * leakage over the unthrottled run, and every tensor moved at least once at
+ * the outermost level.  Requires nm_model_precheck(m) to have passed. */
+void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *cycles,
+                    double *lla);
+
 /* Writes why a mapping is invalid, in Timeloop's words where it has them
  * ("couldn't map level RF: mapped tile size 84 exceeds buffer capacity 64"). */
 void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_workload *wl,

@@ -22,6 +22,29 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
 void nm_report_loopnest(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_nest *nest,
                         const nm_mapping *m, const nm_stats *st);
 
+/* A mapping as Timeloop's `mapping:` list (every level: temporal, spatial
+ * when it has a fan-out, and bypass), which nestmap model and Timeloop's
+ * timeloop-model both read. */
+void nm_report_mapping_yaml(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                            const nm_mapping *m);
+
+struct nm_search_result;
+struct nm_search_opts;
+
+/* The best mapping's stats as nm_report_json, plus a "search" object:
+ * proposed, valid, invalid by reason, evaluations per second, wall seconds,
+ * proven_optimal. */
+void nm_report_search_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                           const struct nm_search_result *res, const struct nm_search_opts *o);
+
+/* One line per search outcome: what ended it, counts, rate. */
+void nm_report_search_text(FILE *f, const nm_arch *arch, const struct nm_search_result *res,
+                           const struct nm_search_opts *o);
+
+/* The Pareto front (which = 0) or the top-K (which = 1) as CSV. */
+void nm_report_found_csv(FILE *f, const struct nm_search_result *res,
+                         const struct nm_search_opts *o, int which);
+
 /* Writes a JSON string literal (quotes and escapes). */
 void nm_report_json_string(FILE *f, const char *s);
 

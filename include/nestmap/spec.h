@@ -27,8 +27,9 @@ typedef struct nm_spec {
     nm_workload wl;
     nm_mapping map;
     int has_arch, has_problem, has_mapping;
-    const nm_ynode *mapper;      /* `mapper:` or NULL */
-    const nm_ynode *constraints; /* mapspace/architecture constraints or NULL */
+    const nm_ynode *mapper;        /* `mapper:` or NULL */
+    const nm_ynode *constraints;   /* architecture_constraints (or constraints) or NULL */
+    const nm_ynode *constraints2;  /* mapspace_constraints or NULL */
 } nm_spec;
 
 /* Loads and merges files[0..n), then parses the sections named in `need`

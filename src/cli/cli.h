@@ -29,6 +29,14 @@ typedef struct nm_command {
  * code (0 after --help, 2 after a usage error) with *done set. */
 int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *done);
 
+/* Removes "NAME VALUE" or "NAME=VALUE" from argv (updating *argc) and
+ * returns VALUE, or NULL when absent.  Sets *missing when NAME has no value. */
+const char *nm_cli_take(int *argc, char **argv, const char *name, int *missing);
+
+/* Parses a non-negative count for option `name`; prints an error and
+ * returns 0 on failure. */
+int nm_cli_count(const char *name, const char *text, uint64_t *out);
+
 /* Prints FILE:LINE:COL: error: message, the source line and a caret. */
 void nm_cli_error(const nm_error *err);
 
@@ -40,6 +48,8 @@ int nm_cli_mkdir(const char *dir);
 
 /* Subcommands. */
 int nm_cmd_model(int argc, char **argv);
+int nm_cmd_map(int argc, char **argv);
+int nm_cmd_mapspace(int argc, char **argv);
 int nm_cmd_unimplemented(int argc, char **argv);
 
 extern const nm_command nm_commands[];

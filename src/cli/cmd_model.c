@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "nestmap/alloc.h"
+#include "nestmap/mapspace.h"
 #include "nestmap/model.h"
 #include "nestmap/report.h"
 #include "nestmap/spec.h"
@@ -63,6 +65,37 @@ int nm_cmd_model(int argc, char **argv)
         nm_cli_error(&err);
         nm_spec_fini(&spec);
         return nm_status_exit_code(status);
+    }
+    /* Inputs that carry constraints (a map.yaml beside the design it was
+     * searched on): the mapping must meet them. */
+    char broken[1024] = "";
+    if (spec.constraints || spec.constraints2) {
+        nm_mapspace *ms = nm_calloc(1, sizeof *ms);
+        if (!ms) {
+            fprintf(stderr, "nestmap: out of memory\n");
+            nm_spec_fini(&spec);
+            return 2;
+        }
+        status = nm_mapspace_init(ms, &spec.arch, &spec.wl, spec.constraints, spec.constraints2,
+                                  &err);
+        if (status != NM_OK) {
+            nm_cli_error(&err);
+            nm_free(ms);
+            nm_spec_fini(&spec);
+            return nm_status_exit_code(status);
+        }
+        nm_mapspace_check(ms, &spec.map, broken, sizeof broken);
+        nm_free(ms);
+    }
+    if (broken[0]) {
+        fprintf(stderr, "nestmap: the mapping breaks a constraint: %s\n", broken);
+        if (o.json) {
+            printf("{\n \"valid\": false,\n \"reason\": ");
+            nm_report_json_string(stdout, broken);
+            printf("\n}\n");
+        }
+        nm_spec_fini(&spec);
+        return 1;
     }
     nm_model mdl;
     if (nm_model_init(&mdl, &spec.arch, &spec.wl, &err) != NM_OK) {

@@ -75,6 +75,47 @@ int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *
     return 0;
 }
 
+const char *nm_cli_take(int *argc, char **argv, const char *name, int *missing)
+{
+    size_t len = strlen(name);
+    for (int i = 1; i < *argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            break;
+        const char *value = NULL;
+        int used = 0;
+        if (!strcmp(argv[i], name)) {
+            if (i + 1 >= *argc) {
+                *missing = 1;
+                return NULL;
+            }
+            value = argv[i + 1];
+            used = 2;
+        } else if (!strncmp(argv[i], name, len) && argv[i][len] == '=') {
+            value = argv[i] + len + 1;
+            used = 1;
+        } else {
+            continue;
+        }
+        memmove(argv + i, argv + i + used, (size_t)(*argc - i - used + 1) * sizeof *argv);
+        *argc -= used;
+        return value;
+    }
+    return NULL;
+}
+
+int nm_cli_count(const char *name, const char *text, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (!*text || *end || errno || text[0] == '-') {
+        fprintf(stderr, "nestmap: %s needs a non-negative integer (got '%s')\n", name, text);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
 /* Prints line `line` (1-based) of `path` with a caret under column `col`. */
 static void show_source(const char *path, int line, int col)
 {

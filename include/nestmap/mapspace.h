@@ -1,0 +1,144 @@
+/* mapspace.h — the space of mappings of a workload onto an architecture,
+ * narrowed by constraints, as a product of sub-spaces:
+ *
+ *   factorization  every bound split into a temporal factor per level and a
+ *                  spatial factor per fan-out (each prime's exponent spread
+ *                  over the free slots: stars and bars)
+ *   permutation    per level, the order of the loops left free
+ *   split          per 2-D fan-out, which spatial loops run along X
+ *   bypass         per level and data space left free, keep or bypass
+ *
+ * A point of each sub-space has an integer ID; nm_mapspace_decode turns a
+ * point into an nm_mapping without allocating.  Constraints come in
+ * Timeloop's form (architecture_constraints / mapspace_constraints /
+ * constraints: a list of {target, type, factors, permutation, split, keep,
+ * bypass}); a constraint that cannot be met is a located error.
+ */
+#ifndef NESTMAP_MAPSPACE_H
+#define NESTMAP_MAPSPACE_H
+
+#include <stdint.h>
+
+#include "nestmap/arch.h"
+#include "nestmap/mapping.h"
+#include "nestmap/pcg32.h"
+#include "nestmap/workload.h"
+#include "nestmap/yaml.h"
+
+#define NM_MAX_SLOTS (2 * NM_MAX_LEVELS)
+#define NM_MAX_PRIMES 16
+
+/* A factor slot: the temporal loop of a level or the spatial loop of its fan-out. */
+typedef struct nm_slot {
+    int8_t level;
+    int8_t spatial;
+} nm_slot;
+
+typedef struct nm_dim_space {
+    int64_t fixed[NM_MAX_SLOTS];   /* > 0: the slot's factor is fixed */
+    int64_t lo[NM_MAX_SLOTS];      /* bounds from >= / <= constraints (1 and 0 = none) */
+    int64_t hi[NM_MAX_SLOTS];
+    const nm_ynode *at[NM_MAX_SLOTS]; /* constraint that set the slot, for errors */
+    int nfree;
+    int8_t free[NM_MAX_SLOTS];     /* free slots, in slot order */
+    int nprimes;
+    int64_t prime[NM_MAX_PRIMES];
+    int exp[NM_MAX_PRIMES];        /* of the bound left after the fixed factors */
+    uint64_t count;                /* factorizations of this dimension (init refuses > 2^64) */
+} nm_dim_space;
+
+typedef struct nm_level_space {
+    int nprefix;                   /* temporal order: these dims innermost, in order */
+    int8_t prefix[NM_MAX_DIMS];
+    int nfree;                     /* ... the other dims free in any order */
+    int8_t free[NM_MAX_DIMS];
+    int8_t sorder[NM_MAX_DIMS];    /* spatial order (constraint, or problem order) */
+    int split;                     /* fixed split, or -1 when free */
+    int fanout;                    /* 1: no spatial loops here */
+    uint32_t keep, bypass;         /* data spaces fixed kept / bypassed */
+    uint32_t no_link, no_multicast, no_temporal_reuse;
+    const nm_ynode *at;            /* a constraint on this level, for errors */
+} nm_level_space;
+
+typedef struct nm_mapspace {
+    const nm_arch *arch;
+    const nm_workload *wl;
+    int nslots;
+    nm_slot slot[NM_MAX_SLOTS];
+    nm_dim_space dim[NM_MAX_DIMS];
+    nm_level_space level[NM_MAX_LEVELS];
+    int nbypass;                   /* free (level, data space) pairs */
+    int8_t bypass_level[64], bypass_ds[64];
+    /* log10 of each sub-space's size (the product may pass 2^64) */
+    double log_factor, log_perm, log_split, log_bypass;
+} nm_mapspace;
+
+/* One point: an ID per sub-space component. */
+typedef struct nm_point {
+    uint64_t fid[NM_MAX_DIMS];     /* factorization of each dimension */
+    uint64_t pid[NM_MAX_LEVELS];   /* order of each level's free loops (Lehmer code) */
+    uint8_t split[NM_MAX_LEVELS];  /* for free splits: how many spatial dims go to X */
+    uint64_t bypass;               /* bit i: free pair i is kept */
+} nm_point;
+
+/* Builds the mapspace of wl on arch under the constraints in `constraints`
+ * (a list, or a mapping with `targets:`; NULL for none), merged with
+ * `more` (a second source, or NULL). */
+nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_workload *wl,
+                           const nm_ynode *constraints, const nm_ynode *more, nm_error *err);
+
+/* Writes the factors of dimension d for factorization id into f[slot]. */
+void nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f);
+
+/* Decodes a point into a mapping.  Returns 0 (mapping still filled) when the
+ * point breaks a constraint that decoding cannot enforce (a <= or >= bound,
+ * a spatial product beyond a level's fan-out); *why names the slot then. */
+int nm_mapspace_decode(const nm_mapspace *ms, const nm_point *pt, nm_mapping *m, int *why_dim,
+                       int *why_level);
+
+/* Draws a uniform random point. */
+void nm_mapspace_random(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt);
+
+/* Draws a uniform random order for each level (the other components kept). */
+void nm_mapspace_random_perm(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt);
+
+/* Outer points: one factorization, free split and bypass choice each
+ * (mixed radix), leaving loop orders open.  Their number, or 0 when it
+ * passes 2^64. */
+uint64_t nm_mapspace_outer_count(const nm_mapspace *ms);
+
+/* Decodes outer point o into *m with natural orders.  Returns 1, 0 when it
+ * breaks a constraint decoding cannot enforce, or -1 when it duplicates a
+ * smaller point (a split that only moves loops of factor 1). */
+int nm_mapspace_outer(const nm_mapspace *ms, uint64_t o, nm_mapping *m);
+
+/* Distinct loop orders of m's factorization: the product over levels of k!
+ * for the k free loops of factor above 1 (saturates at UINT64_MAX). */
+uint64_t nm_mapspace_orders(const nm_mapspace *ms, const nm_mapping *m);
+
+/* Sets the orders of m to the j-th of its distinct orders. */
+void nm_mapspace_set_orders(const nm_mapspace *ms, nm_mapping *m, uint64_t j);
+
+/* Size of the space once duplicate orders and splits are removed: exact
+ * (*exact = 1) when there are at most max_points outer points, else
+ * estimated from max_points uniform samples.  Returns log10 of the size. */
+double nm_mapspace_pruned_log10(const nm_mapspace *ms, uint64_t max_points, nm_pcg32 *rng,
+                                int *exact);
+
+/* Checks a given mapping against the constraints; returns 1 if it meets
+ * them, else 0 with a message naming the constraint (file:line:col). */
+int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, size_t size);
+
+/* Number of orders of level l's loops that give different nests once loops
+ * of factor 1 (which vanish) are ignored: k! for the k free loops with a
+ * factor above 1 (fills perm[] with their dims). */
+uint64_t nm_mapspace_pruned_orders(const nm_mapspace *ms, const nm_mapping *m, int l,
+                                   int8_t *dims, int *k);
+
+/* Sets level l's order to the free loops `dims` (k of them, a permutation
+ * ranked `rank` among the k! orders) placed innermost after the prefix, the
+ * other free dims (factor 1) outside. */
+void nm_mapspace_set_order(const nm_mapspace *ms, nm_mapping *m, int l, const int8_t *dims, int k,
+                           uint64_t rank);
+
+#endif

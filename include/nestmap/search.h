@@ -1,0 +1,122 @@
+/* search.h — searching a mapspace for the best mapping.
+ *
+ * Strategies are plug-ins: a static const descriptor {name, state_size,
+ * init, block, fini}.  A strategy cuts its candidates into numbered blocks;
+ * block b's candidates are a pure function of (seed, b), worker threads each
+ * evaluate a block per round, and the results are merged in block order.  So
+ * for a given seed and budget the result does not depend on the number of
+ * threads (only a wall-clock limit or Ctrl-C, checked between rounds, is
+ * outside that guarantee).
+ *
+ * Strategies: exhaustive (every factorization, split and bypass choice, and
+ * every order of the loops that differ once factors of 1 are dropped),
+ * random (uniform points), random_pruned (uniform over distinct orders),
+ * hybrid (random factorization, then several random orders: Timeloop's
+ * default), and optimal (exhaustive with branch and bound: a factorization
+ * whose lower bound is above the best found is skipped, so a finished run
+ * proves the best mapping of the constrained space).
+ */
+#ifndef NESTMAP_SEARCH_H
+#define NESTMAP_SEARCH_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "nestmap/mapspace.h"
+#include "nestmap/model.h"
+
+typedef enum nm_metric {
+    NM_MET_ENERGY,
+    NM_MET_DELAY,
+    NM_MET_EDP,
+    NM_MET_ED2P,
+    NM_MET_LLA /* last-level accesses */
+} nm_metric;
+
+#define NM_MAX_METRICS 4
+
+typedef struct nm_search_progress {
+    uint64_t proposed, valid;
+    double best, seconds, rate; /* best: first objective metric, or -1 */
+} nm_search_progress;
+
+typedef struct nm_search_opts {
+    const char *algorithm;
+    int nmetrics;
+    nm_metric metric[NM_MAX_METRICS]; /* prioritized: ties broken by the next */
+    int threads;
+    uint64_t seed;
+    uint64_t search_size; /* stop after this many valid mappings (0: no limit) */
+    uint64_t max_evals;   /* stop after this many candidates (0: no limit) */
+    double time_limit;    /* seconds of wall time (0: none) */
+    uint64_t victory;     /* stop after this many valid, non-improving in a row (0: off);
+                           * unless set explicitly (victory_set), 500 for the random
+                           * strategies and off for exhaustive; optimal ignores it */
+    int victory_set;
+    uint64_t timeout;     /* stop after this many invalid in a row (0: off) */
+    uint64_t max_perms;   /* hybrid: orders tried per factorization */
+    int topk;             /* how many of the best to keep */
+    volatile sig_atomic_t *stop; /* set (e.g. by SIGINT) to end the search; may be NULL */
+    void (*progress)(void *ctx, const nm_search_progress *p); /* after each round; may be NULL */
+    void *progress_ctx;
+} nm_search_opts;
+
+/* Sets the defaults (hybrid, edp, 1 thread, seed 0, 16 orders per
+ * factorization, top 10). */
+void nm_search_opts_init(nm_search_opts *o);
+
+/* Parses a metric name ("energy", "delay", "edp", "ed2p",
+ * "last_level_accesses"); returns -1 if unknown. */
+int nm_metric_parse(const char *name);
+const char *nm_metric_name(nm_metric m);
+
+/* Reads Timeloop's `mapper:` knobs into *o (a NULL node changes nothing). */
+nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_error *err);
+
+typedef struct nm_found {
+    nm_mapping map;
+    double energy;   /* pJ */
+    uint64_t cycles;
+    uint64_t lla;
+    double score[NM_MAX_METRICS];
+    uint64_t index;  /* candidate number in merge order */
+} nm_found;
+
+enum { NM_REJECT_CONSTRAINT = NM_INV_INSTANCES + 1, NM_REJECT_KINDS };
+
+typedef struct nm_search_result {
+    int found;
+    nm_found best;
+    nm_stats best_stats;
+    nm_found *pareto; /* energy x cycles, sorted by cycles; owned */
+    int npareto;
+    nm_found *top;    /* by the objective, best first; owned */
+    int ntop;
+    uint64_t proposed, evaluated, valid, pruned;
+    uint64_t invalid[NM_REJECT_KINDS]; /* by nm_invalid_kind, plus NM_REJECT_CONSTRAINT */
+    double seconds;
+    double evals_per_second; /* candidates evaluated per second per thread */
+    int threads;
+    int proven_optimal;
+    double lower_bound;      /* optimal: lowest bound of anything not searched, or the best */
+    char stopped_by[128];     /* why the search ended */
+} nm_search_result;
+
+/* Searches ms for the best mapping.  Fills *res (release with
+ * nm_search_result_fini); returns NM_ERR_INPUT for bad options, NM_ERR_NOMEM
+ * on allocation failure.  A search that finds no valid mapping is not an
+ * error: res->found is 0 and res->invalid says why candidates failed. */
+nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_search_result *res,
+                        nm_error *err);
+
+void nm_search_result_fini(nm_search_result *res);
+
+/* Objective comparison: < 0 when a is better than b under the metrics. */
+int nm_search_compare(const nm_search_opts *o, const nm_found *a, const nm_found *b);
+
+/* The strategy descriptors (for listing). */
+typedef struct nm_strategy nm_strategy;
+const nm_strategy *nm_strategy_find(const char *name);
+const char *nm_strategy_names(void); /* "exhaustive, random, ..." */
+
+#endif

@@ -1,0 +1,834 @@
+/* mapspace.c — constraints, sub-spaces, and decoding points to mappings;
+ * see mapspace.h. */
+#include <config.h>
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nestmap/mapspace.h"
+#include "nestmap/text.h"
+
+/* ---- small combinatorics ---- */
+
+/* C(n, k) or 0 when it passes 2^64. */
+static uint64_t binom(uint64_t n, uint64_t k)
+{
+    if (k > n)
+        return 0;
+    if (k > n - k)
+        k = n - k;
+    unsigned __int128 r = 1;
+    for (uint64_t i = 1; i <= k; i++) {
+        r = r * (n - k + i) / i;
+        if (r > UINT64_MAX)
+            return 0;
+    }
+    return (uint64_t)r;
+}
+
+static uint64_t factorial(int n)
+{
+    uint64_t f = 1;
+    for (int i = 2; i <= n; i++)
+        f *= (uint64_t)i;
+    return f;
+}
+
+/* Compositions of e into m ordered parts (m >= 1). */
+static uint64_t compositions(int e, int m)
+{
+    return binom((uint64_t)(e + m - 1), (uint64_t)(m - 1));
+}
+
+/* The idx-th composition of e into m parts, parts ascending in the first. */
+static void unrank_composition(int e, int m, uint64_t idx, int *part)
+{
+    int rem = e;
+    for (int i = 0; i < m - 1; i++) {
+        int v;
+        for (v = 0; v < rem; v++) {
+            uint64_t c = compositions(rem - v, m - i - 1);
+            if (idx < c)
+                break;
+            idx -= c;
+        }
+        part[i] = v;
+        rem -= v;
+    }
+    part[m - 1] = rem;
+}
+
+/* The rank-th permutation (Lehmer code) of items[0..n), written to out. */
+static void unrank_perm(const int8_t *items, int n, uint64_t rank, int8_t *out)
+{
+    int8_t pool[NM_MAX_DIMS];
+    memcpy(pool, items, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        uint64_t f = factorial(n - 1 - i);
+        int pick = (int)(rank / f);
+        rank %= f;
+        out[i] = pool[pick];
+        memmove(pool + pick, pool + pick + 1, (size_t)(n - 1 - pick));
+    }
+}
+
+/* ---- constraints ---- */
+
+static int find_level(const nm_arch *arch, const char *name)
+{
+    return nm_arch_level(arch, name);
+}
+
+static nm_status bad_target(const nm_arch *arch, const nm_ynode *at, const char *name, nm_error *err)
+{
+    const char *cands[NM_MAX_LEVELS];
+    for (int i = 0; i < arch->nlevels; i++)
+        cands[i] = arch->level[i].name;
+    const char *s = nm_text_suggest(name, cands, (size_t)arch->nlevels);
+    if (s)
+        return nm_yerror(err, at, "constraint target '%s' is not a storage level; did you mean "
+                         "'%s'?", name, s);
+    return nm_yerror(err, at, "constraint target '%s' is not a storage level", name);
+}
+
+static int slot_of(const nm_mapspace *ms, int level, int spatial)
+{
+    for (int i = 0; i < ms->nslots; i++)
+        if (ms->slot[i].level == level && ms->slot[i].spatial == spatial)
+            return i;
+    return -1;
+}
+
+static nm_status unknown_dim(const nm_workload *wl, const nm_ynode *at, size_t off,
+                             const char *name, nm_error *err)
+{
+    const char *cands[NM_MAX_DIMS];
+    for (int d = 0; d < wl->ndims; d++)
+        cands[d] = wl->dim[d];
+    const char *s = nm_text_suggest(name, cands, (size_t)wl->ndims);
+    if (s)
+        return nm_yerror_at(err, at, off, "unknown dimension '%s'; did you mean '%s'?", name, s);
+    char list[256];
+    nm_text_join(list, sizeof list, cands, (size_t)wl->ndims);
+    return nm_yerror_at(err, at, off, "unknown dimension '%s' (the problem's dimensions are %s)",
+                        name, list);
+}
+
+/* "N=1,C=1 P<=4 Q>=2": fixes or bounds the factors of one slot. */
+static nm_status constrain_factors(nm_mapspace *ms, int slot, const nm_ynode *n, nm_error *err)
+{
+    const nm_workload *wl = ms->wl;
+    const char *s;
+    nm_status st = nm_yget_str(n, "factors", &s, err);
+    if (st != NM_OK)
+        return st;
+    const char *start = s;
+    while (*s) {
+        while (*s == ' ' || *s == ',' || *s == '\t')
+            s++;
+        if (!*s)
+            break;
+        size_t off = (size_t)(s - start);
+        char name[NM_NAME_MAX];
+        size_t len = 0;
+        while ((isalnum((unsigned char)s[len]) || s[len] == '_') && len < NM_NAME_MAX - 1)
+            len++;
+        /* "C16": a name followed directly by digits. */
+        size_t nlen = len;
+        while (nlen > 0 && isdigit((unsigned char)s[nlen - 1]))
+            nlen--;
+        int direct = nlen > 0 && nlen < len && s[len] != '=' && s[len] != '<' && s[len] != '>';
+        if (direct) {
+            memcpy(name, s, nlen);
+            name[nlen] = '\0';
+            s += nlen;
+        } else {
+            memcpy(name, s, len);
+            name[len] = '\0';
+            s += len;
+        }
+        int d = nm_workload_dim(wl, name);
+        if (d < 0)
+            return unknown_dim(wl, n, off, name, err);
+        int op = '=';
+        if (!direct) {
+            if (s[0] == '<' && s[1] == '=') {
+                op = '<';
+                s += 2;
+            } else if (s[0] == '>' && s[1] == '=') {
+                op = '>';
+                s += 2;
+            } else if (s[0] == '=') {
+                s++;
+            } else {
+                return nm_yerror_at(err, n, off, "bad factor constraint '%s' (write NAME=N, "
+                                    "NAME<=N or NAME>=N)", name);
+            }
+        }
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (end == s || v < 1)
+            return nm_yerror_at(err, n, off, "factor constraint on %s needs a positive integer",
+                                name);
+        s = end;
+        nm_dim_space *ds = &ms->dim[d];
+        if (op == '=') {
+            if (ds->fixed[slot] && ds->fixed[slot] != v)
+                return nm_yerror_at(err, n, off, "%s is fixed to %lld here but to %lld by the "
+                                    "constraint at line %d", name, v, (long long)ds->fixed[slot],
+                                    ds->at[slot] ? ds->at[slot]->line : 0);
+            ds->fixed[slot] = v;
+        } else if (op == '<') {
+            ds->hi[slot] = ds->hi[slot] ? (ds->hi[slot] < v ? ds->hi[slot] : v) : v;
+        } else {
+            ds->lo[slot] = ds->lo[slot] > v ? ds->lo[slot] : v;
+        }
+        ds->at[slot] = n;
+    }
+    return NM_OK;
+}
+
+/* Dims named by a permutation string (one letter each when every dimension
+ * name is one letter, else separated by spaces or commas). */
+static nm_status perm_dims(const nm_workload *wl, const nm_ynode *n, int8_t *out, int *count,
+                           nm_error *err)
+{
+    const char *s;
+    nm_status st = nm_yget_str(n, "permutation", &s, err);
+    if (st != NM_OK)
+        return st;
+    int single = 1;
+    for (int d = 0; d < wl->ndims; d++)
+        single &= strlen(wl->dim[d]) == 1;
+    uint32_t seen = 0;
+    *count = 0;
+    const char *start = s;
+    while (*s) {
+        while (*s == ' ' || *s == ',')
+            s++;
+        if (!*s)
+            break;
+        size_t len = single ? 1 : strcspn(s, " ,");
+        char name[NM_NAME_MAX];
+        snprintf(name, sizeof name, "%.*s", (int)(len < NM_NAME_MAX ? len : NM_NAME_MAX - 1), s);
+        size_t off = (size_t)(s - start);
+        s += len;
+        if (!strcmp(name, "_")) /* Timeloop's "rest goes here" marker: the prefix ends */
+            break;
+        int d = nm_workload_dim(wl, name);
+        if (d < 0)
+            return unknown_dim(wl, n, off, name, err);
+        if (seen & (1u << d))
+            return nm_yerror_at(err, n, off, "dimension '%s' appears twice in the permutation",
+                                name);
+        seen |= 1u << d;
+        out[(*count)++] = (int8_t)d;
+    }
+    return NM_OK;
+}
+
+static nm_status ds_list(const nm_workload *wl, const nm_ynode *n, uint32_t *mask, nm_error *err)
+{
+    *mask = 0;
+    if (nm_yis_null(n))
+        return NM_OK;
+    nm_status st = nm_yexpect(n, NM_Y_SEQ, "a list of data spaces", err);
+    if (st != NM_OK)
+        return st;
+    for (size_t i = 0; i < n->n; i++) {
+        const char *s;
+        if ((st = nm_yget_str(n->items[i], "a data space", &s, err)) != NM_OK)
+            return st;
+        int d = nm_workload_ds(wl, s);
+        if (d < 0) {
+            const char *cands[NM_MAX_DS];
+            for (int k = 0; k < wl->nds; k++)
+                cands[k] = wl->ds[k].name;
+            const char *sug = nm_text_suggest(s, cands, (size_t)wl->nds);
+            if (sug)
+                return nm_yerror(err, n->items[i], "unknown data space '%s'; did you mean '%s'?",
+                                 s, sug);
+            return nm_yerror(err, n->items[i], "unknown data space '%s'", s);
+        }
+        *mask |= 1u << d;
+    }
+    return NM_OK;
+}
+
+static nm_status apply_constraint(nm_mapspace *ms, const nm_ynode *e, nm_error *err)
+{
+    static const char *const keys[] = {"target", "type", "factors", "permutation", "split", "keep",
+                                       "bypass", "no_link_transfer", "no_reuse",
+                                       "no_multicast_no_reduction", "no_temporal_reuse", NULL};
+    nm_status st = nm_yexpect(e, NM_Y_MAP, "a constraint", err);
+    if (st != NM_OK || (st = nm_ycheck_keys(e, keys, "a constraint", err)) != NM_OK)
+        return st;
+    const nm_ynode *tn = nm_ymap_get(e, "target"), *ty = nm_ymap_get(e, "type");
+    if (!tn)
+        return nm_yerror(err, e, "constraint has no 'target'");
+    if (!ty)
+        return nm_yerror(err, e, "constraint has no 'type' (temporal, spatial or bypass)");
+    const char *target, *type;
+    if ((st = nm_yget_str(tn, "target", &target, err)) != NM_OK ||
+        (st = nm_yget_str(ty, "type", &type, err)) != NM_OK)
+        return st;
+    int l = find_level(ms->arch, target);
+    if (l < 0)
+        return bad_target(ms->arch, tn, target, err);
+    nm_level_space *ls = &ms->level[l];
+    ls->at = e;
+    const nm_ynode *x;
+    if (!strcmp(type, "temporal") || !strcmp(type, "spatial")) {
+        int spatial = type[0] == 's';
+        int slot = slot_of(ms, l, spatial);
+        if (slot < 0)
+            return nm_yerror(err, ty, "'%s' has no spatial fan-out to constrain", target);
+        if ((x = nm_ymap_get(e, "factors")) && (st = constrain_factors(ms, slot, x, err)) != NM_OK)
+            return st;
+        if ((x = nm_ymap_get(e, "permutation"))) {
+            int8_t dims[NM_MAX_DIMS];
+            int n;
+            if ((st = perm_dims(ms->wl, x, dims, &n, err)) != NM_OK)
+                return st;
+            if (spatial) {
+                uint32_t seen = 0;
+                int k = 0;
+                for (int i = 0; i < n; i++) {
+                    ls->sorder[k++] = dims[i];
+                    seen |= 1u << dims[i];
+                }
+                for (int d = 0; d < ms->wl->ndims; d++)
+                    if (!(seen & (1u << d)))
+                        ls->sorder[k++] = (int8_t)d;
+            } else {
+                memcpy(ls->prefix, dims, (size_t)n);
+                ls->nprefix = n;
+            }
+        }
+        if ((x = nm_ymap_get(e, "split"))) {
+            if (!spatial)
+                return nm_yerror(err, x, "split belongs to a spatial constraint");
+            int64_t v;
+            if ((st = nm_yget_int(x, "split", &v, err)) != NM_OK)
+                return st;
+            if (v < 0)
+                return nm_yerror(err, x, "split must be 0 or more");
+            ls->split = v > ms->wl->ndims ? ms->wl->ndims : (int)v;
+        }
+        uint32_t mask;
+        if ((x = nm_ymap_get(e, "no_link_transfer"))) {
+            if ((st = ds_list(ms->wl, x, &mask, err)) != NM_OK)
+                return st;
+            ls->no_link |= mask;
+        }
+        const nm_ynode *nr = nm_ymap_get(e, "no_reuse");
+        if (!nr)
+            nr = nm_ymap_get(e, spatial ? "no_multicast_no_reduction" : "no_temporal_reuse");
+        if (nr) {
+            if ((st = ds_list(ms->wl, nr, &mask, err)) != NM_OK)
+                return st;
+            if (spatial)
+                ls->no_multicast |= mask;
+            else
+                ls->no_temporal_reuse |= mask;
+        }
+        return NM_OK;
+    }
+    if (!strcmp(type, "bypass") || !strcmp(type, "datatype") || !strcmp(type, "dataspace")) {
+        uint32_t keep = 0, bypass = 0;
+        if ((x = nm_ymap_get(e, "keep")) && (st = ds_list(ms->wl, x, &keep, err)) != NM_OK)
+            return st;
+        if ((x = nm_ymap_get(e, "bypass")) && (st = ds_list(ms->wl, x, &bypass, err)) != NM_OK)
+            return st;
+        if ((keep | ls->keep) & (bypass | ls->bypass)) {
+            int d = __builtin_ctz((keep | ls->keep) & (bypass | ls->bypass));
+            return nm_yerror(err, e, "data space '%s' is both kept and bypassed at '%s'",
+                             ms->wl->ds[d].name, target);
+        }
+        ls->keep |= keep;
+        ls->bypass |= bypass;
+        return NM_OK;
+    }
+    static const char *const types[] = {"temporal", "spatial", "bypass", "datatype", "dataspace"};
+    const char *s = nm_text_suggest(type, types, 5);
+    if (s)
+        return nm_yerror(err, ty, "unknown constraint type '%s'; did you mean '%s'?", type, s);
+    return nm_yerror(err, ty, "constraint type '%s' is not supported (temporal, spatial, bypass)",
+                     type);
+}
+
+static nm_status apply_source(nm_mapspace *ms, const nm_ynode *src, nm_error *err)
+{
+    if (!src || nm_yis_null(src))
+        return NM_OK;
+    const nm_ynode *list = src;
+    if (src->kind == NM_Y_MAP) {
+        static const char *const keys[] = {"targets", "version", NULL};
+        nm_status st = nm_ycheck_keys(src, keys, "constraints", err);
+        if (st != NM_OK)
+            return st;
+        list = nm_ymap_get(src, "targets");
+        if (!list)
+            return NM_OK;
+    }
+    nm_status st = nm_yexpect(list, NM_Y_SEQ, "constraint targets", err);
+    if (st != NM_OK)
+        return st;
+    for (size_t i = 0; i < list->n; i++)
+        if ((st = apply_constraint(ms, list->items[i], err)) != NM_OK)
+            return st;
+    return NM_OK;
+}
+
+/* ---- building the space ---- */
+
+static void factorize(int64_t n, nm_dim_space *ds)
+{
+    ds->nprimes = 0;
+    for (int64_t p = 2; p * p <= n; p++) {
+        if (n % p)
+            continue;
+        int e = 0;
+        while (n % p == 0) {
+            n /= p;
+            e++;
+        }
+        ds->prime[ds->nprimes] = p;
+        ds->exp[ds->nprimes++] = e;
+    }
+    if (n > 1) {
+        ds->prime[ds->nprimes] = n;
+        ds->exp[ds->nprimes++] = 1;
+    }
+}
+
+nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_workload *wl,
+                           const nm_ynode *constraints, const nm_ynode *more, nm_error *err)
+{
+    memset(ms, 0, sizeof *ms);
+    ms->arch = arch;
+    ms->wl = wl;
+    for (int l = 0; l < arch->nlevels; l++) {
+        const nm_level *L = &arch->level[l];
+        nm_level_space *ls = &ms->level[l];
+        ls->fanout = (int)(L->fanoutX * L->fanoutY);
+        if (ls->fanout > 1)
+            ms->slot[ms->nslots++] = (nm_slot){(int8_t)l, 1};
+        ms->slot[ms->nslots++] = (nm_slot){(int8_t)l, 0};
+        for (int d = 0; d < wl->ndims; d++)
+            ls->sorder[d] = (int8_t)d;
+        ls->split = -1;
+        if (L->fanoutY == 1)
+            ls->split = wl->ndims; /* a row: everything along X */
+        else if (L->fanoutX == 1)
+            ls->split = 0;
+    }
+    nm_status st = apply_source(ms, constraints, err);
+    if (st == NM_OK)
+        st = apply_source(ms, more, err);
+    if (st != NM_OK)
+        return st;
+
+    /* The outermost level holds every tensor. */
+    int top = arch->nlevels - 1;
+    if (ms->level[top].bypass) {
+        int d = __builtin_ctz(ms->level[top].bypass);
+        return nm_yerror(err, ms->level[top].at, "'%s' is the outermost level and must keep "
+                         "every data space, but a constraint bypasses %s",
+                         arch->level[top].name, wl->ds[d].name);
+    }
+    ms->level[top].keep = (1u << wl->nds) - 1u;
+
+    /* Factorizations. */
+    ms->log_factor = 0;
+    for (int d = 0; d < wl->ndims; d++) {
+        nm_dim_space *ds = &ms->dim[d];
+        int64_t fixed = 1;
+        const nm_ynode *at = NULL;
+        ds->nfree = 0;
+        for (int s = 0; s < ms->nslots; s++) {
+            if (ds->fixed[s]) {
+                fixed *= ds->fixed[s];
+                at = ds->at[s];
+                if (wl->bound[d] % fixed)
+                    return nm_yerror(err, at, "fixed factors of %s multiply to %lld, which does "
+                                     "not divide %s = %lld", wl->dim[d], (long long)fixed,
+                                     wl->dim[d], (long long)wl->bound[d]);
+            } else {
+                ds->free[ds->nfree++] = (int8_t)s;
+            }
+        }
+        int64_t rest = wl->bound[d] / fixed;
+        if (ds->nfree == 0 && rest != 1)
+            return nm_yerror(err, at, "every factor of %s is fixed, and they multiply to %lld, "
+                             "not %s = %lld", wl->dim[d], (long long)fixed, wl->dim[d],
+                             (long long)wl->bound[d]);
+        factorize(rest, ds);
+        if (ds->nprimes > NM_MAX_PRIMES)
+            return nm_error_set(err, NM_ERR_LIMIT, NULL, 0, 0, "too many prime factors");
+        ds->count = 1;
+        for (int p = 0; p < ds->nprimes; p++) {
+            uint64_t c = compositions(ds->exp[p], ds->nfree);
+            if (!c || c > UINT64_MAX / ds->count)
+                return nm_yerror(err, at ? at : arch->level[0].node,
+                                 "%s = %lld has more than 2^64 ways to split over %d free loops; "
+                                 "fix some of its factors with constraints", wl->dim[d],
+                                 (long long)wl->bound[d], ds->nfree);
+            ds->count *= c;
+        }
+        ms->log_factor += log10((double)ds->count);
+    }
+
+    /* Orders, splits, bypass. */
+    ms->log_perm = ms->log_split = 0;
+    ms->nbypass = 0;
+    for (int l = 0; l < arch->nlevels; l++) {
+        nm_level_space *ls = &ms->level[l];
+        uint32_t in_prefix = 0;
+        for (int i = 0; i < ls->nprefix; i++)
+            in_prefix |= 1u << ls->prefix[i];
+        ls->nfree = 0;
+        for (int d = 0; d < wl->ndims; d++)
+            if (!(in_prefix & (1u << d)))
+                ls->free[ls->nfree++] = (int8_t)d;
+        ms->log_perm += log10((double)factorial(ls->nfree));
+        if (ls->fanout > 1 && ls->split < 0)
+            ms->log_split += log10((double)(wl->ndims + 1));
+        for (int d = 0; d < wl->nds; d++) {
+            if ((ls->keep | ls->bypass) & (1u << d))
+                continue;
+            if (ms->nbypass >= 64)
+                return nm_yerror(err, arch->level[l].node, "more than 64 free keep/bypass "
+                                 "choices; constrain some with keep/bypass");
+            ms->bypass_level[ms->nbypass] = (int8_t)l;
+            ms->bypass_ds[ms->nbypass++] = (int8_t)d;
+        }
+    }
+    ms->log_bypass = ms->nbypass * log10(2.0);
+    return NM_OK;
+}
+
+/* ---- decoding ---- */
+
+void nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f)
+{
+    const nm_dim_space *ds = &ms->dim[d];
+    for (int s = 0; s < ms->nslots; s++)
+        f[s] = ds->fixed[s] ? ds->fixed[s] : 1;
+    for (int p = 0; p < ds->nprimes; p++) {
+        uint64_t c = compositions(ds->exp[p], ds->nfree);
+        uint64_t idx = c ? id % c : 0;
+        id = c ? id / c : 0;
+        int part[NM_MAX_SLOTS];
+        unrank_composition(ds->exp[p], ds->nfree, idx, part);
+        for (int i = 0; i < ds->nfree; i++)
+            for (int k = 0; k < part[i]; k++)
+                f[ds->free[i]] *= ds->prime[p];
+    }
+}
+
+int nm_mapspace_decode(const nm_mapspace *ms, const nm_point *pt, nm_mapping *m, int *why_dim,
+                       int *why_level)
+{
+    const nm_workload *wl = ms->wl;
+    const nm_arch *arch = ms->arch;
+    nm_mapping_init(m, arch, wl);
+    int ok = 1;
+    *why_dim = *why_level = -1;
+    for (int d = 0; d < wl->ndims; d++) {
+        int64_t f[NM_MAX_SLOTS];
+        nm_mapspace_factors(ms, d, pt->fid[d], f);
+        for (int s = 0; s < ms->nslots; s++) {
+            const nm_slot *sl = &ms->slot[s];
+            if (sl->spatial)
+                m->level[sl->level].sfactor[d] = f[s];
+            else
+                m->level[sl->level].tfactor[d] = f[s];
+            const nm_dim_space *ds = &ms->dim[d];
+            if (ok && ((ds->hi[s] && f[s] > ds->hi[s]) || f[s] < ds->lo[s])) {
+                ok = 0;
+                *why_dim = d;
+                *why_level = sl->level;
+            }
+        }
+    }
+    for (int l = 0; l < arch->nlevels; l++) {
+        const nm_level_space *ls = &ms->level[l];
+        nm_level_map *lm = &m->level[l];
+        memcpy(lm->torder, ls->prefix, (size_t)ls->nprefix);
+        unrank_perm(ls->free, ls->nfree, pt->pid[l] % factorial(ls->nfree),
+                    lm->torder + ls->nprefix);
+        memcpy(lm->sorder, ls->sorder, (size_t)wl->ndims);
+        lm->split = ls->split >= 0 ? ls->split : pt->split[l] % (wl->ndims + 1);
+        lm->keep = ((1u << wl->nds) - 1u) & ~ls->bypass;
+        lm->no_link = ls->no_link;
+        lm->no_multicast = ls->no_multicast;
+        lm->no_temporal_reuse = ls->no_temporal_reuse;
+        if (ls->fanout > 1 && ok) {
+            int64_t x = 1, y = 1;
+            for (int i = 0; i < wl->ndims; i++) {
+                int64_t f = lm->sfactor[lm->sorder[i]];
+                if (i < lm->split)
+                    x *= f;
+                else
+                    y *= f;
+            }
+            if (x > arch->level[l].fanoutX || y > arch->level[l].fanoutY) {
+                ok = 0;
+                *why_level = l;
+            }
+        }
+    }
+    for (int i = 0; i < ms->nbypass; i++)
+        if (!((pt->bypass >> i) & 1u))
+            m->level[ms->bypass_level[i]].keep &= ~(1u << ms->bypass_ds[i]);
+    return ok;
+}
+
+void nm_mapspace_random_perm(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt)
+{
+    for (int l = 0; l < ms->arch->nlevels; l++)
+        pt->pid[l] = nm_pcg32_bounded64(rng, factorial(ms->level[l].nfree));
+}
+
+void nm_mapspace_random(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt)
+{
+    memset(pt, 0, sizeof *pt);
+    for (int d = 0; d < ms->wl->ndims; d++) {
+        const nm_dim_space *ds = &ms->dim[d];
+        /* Uniform over the factorizations: an independent uniform composition
+         * per prime, i.e. a uniform ID (counts fit in 64 bits; see init). */
+        pt->fid[d] = nm_pcg32_bounded64(rng, ds->count);
+    }
+    nm_mapspace_random_perm(ms, rng, pt);
+    for (int l = 0; l < ms->arch->nlevels; l++)
+        pt->split[l] = (uint8_t)nm_pcg32_bounded(rng, (uint32_t)(ms->wl->ndims + 1));
+    pt->bypass = ms->nbypass ? ((uint64_t)nm_pcg32_next(rng) << 32 | nm_pcg32_next(rng)) : 0;
+}
+
+uint64_t nm_mapspace_pruned_orders(const nm_mapspace *ms, const nm_mapping *m, int l,
+                                   int8_t *dims, int *k)
+{
+    const nm_level_space *ls = &ms->level[l];
+    *k = 0;
+    for (int i = 0; i < ls->nfree; i++)
+        if (m->level[l].tfactor[ls->free[i]] > 1)
+            dims[(*k)++] = ls->free[i];
+    return factorial(*k);
+}
+
+void nm_mapspace_set_order(const nm_mapspace *ms, nm_mapping *m, int l, const int8_t *dims, int k,
+                           uint64_t rank)
+{
+    const nm_level_space *ls = &ms->level[l];
+    int8_t *o = m->level[l].torder;
+    memcpy(o, ls->prefix, (size_t)ls->nprefix);
+    unrank_perm(dims, k, rank, o + ls->nprefix);
+    int n = ls->nprefix + k;
+    for (int i = 0; i < ls->nfree; i++) {
+        int in = 0;
+        for (int j = 0; j < k; j++)
+            in |= dims[j] == ls->free[i];
+        if (!in)
+            o[n++] = ls->free[i];
+    }
+}
+
+/* ---- checking a given mapping ---- */
+
+static void where(const nm_ynode *at, char *buf, size_t size)
+{
+    if (at)
+        snprintf(buf, size, "%s:%d:%d", at->file, at->line, at->col);
+    else
+        snprintf(buf, size, "a constraint");
+}
+
+int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, size_t size)
+{
+    const nm_workload *wl = ms->wl;
+    const nm_arch *arch = ms->arch;
+    char at[600];
+    for (int d = 0; d < wl->ndims; d++) {
+        const nm_dim_space *ds = &ms->dim[d];
+        for (int s = 0; s < ms->nslots; s++) {
+            const nm_slot *sl = &ms->slot[s];
+            int64_t f = sl->spatial ? m->level[sl->level].sfactor[d] : m->level[sl->level].tfactor[d];
+            const char *kind = sl->spatial ? "spatial" : "temporal";
+            where(ds->at[s], at, sizeof at);
+            if (ds->fixed[s] && f != ds->fixed[s]) {
+                snprintf(why, size, "%s factor %s=%lld at %s breaks the constraint %s=%lld (%s)",
+                         kind, wl->dim[d], (long long)f, arch->level[sl->level].name, wl->dim[d],
+                         (long long)ds->fixed[s], at);
+                return 0;
+            }
+            if ((ds->hi[s] && f > ds->hi[s]) || f < ds->lo[s]) {
+                snprintf(why, size, "%s factor %s=%lld at %s is outside the bounds set at %s",
+                         kind, wl->dim[d], (long long)f, arch->level[sl->level].name, at);
+                return 0;
+            }
+        }
+    }
+    for (int l = 0; l < arch->nlevels; l++) {
+        const nm_level_space *ls = &ms->level[l];
+        const nm_level_map *lm = &m->level[l];
+        where(ls->at, at, sizeof at);
+        uint32_t all = (1u << wl->nds) - 1u;
+        if ((lm->keep & ls->bypass) || (~lm->keep & ls->keep & all)) {
+            uint32_t bad = (lm->keep & ls->bypass) | (~lm->keep & ls->keep & all);
+            int d = __builtin_ctz(bad);
+            snprintf(why, size, "%s %s %s, but the constraint at %s %s it", arch->level[l].name,
+                     (lm->keep >> d) & 1u ? "keeps" : "bypasses", wl->ds[d].name, at,
+                     (lm->keep >> d) & 1u ? "bypasses" : "keeps");
+            return 0;
+        }
+        /* Order: the constrained dims must be the innermost loops of factor
+         * above 1, in the given order (loops of factor 1 vanish). */
+        int8_t eff[NM_MAX_DIMS];
+        int ne = 0;
+        for (int i = 0; i < wl->ndims; i++)
+            if (lm->tfactor[lm->torder[i]] > 1)
+                eff[ne++] = lm->torder[i];
+        int8_t want[NM_MAX_DIMS];
+        int nw = 0;
+        for (int i = 0; i < ls->nprefix; i++)
+            if (lm->tfactor[ls->prefix[i]] > 1)
+                want[nw++] = ls->prefix[i];
+        for (int i = 0; i < nw; i++) {
+            if (i >= ne || eff[i] != want[i]) {
+                snprintf(why, size, "the loop order at %s breaks the permutation constraint at %s "
+                         "(%s must come %s)", arch->level[l].name, at, wl->dim[want[i]],
+                         i == 0 ? "innermost" : "next");
+                return 0;
+            }
+        }
+        if (ls->fanout > 1 && ls->split >= 0) {
+            /* Compare which non-unit spatial loops run along X. */
+            for (int d = 0; d < wl->ndims; d++) {
+                if (lm->sfactor[d] <= 1)
+                    continue;
+                int want_x = 0, got_x = 0;
+                for (int i = 0; i < wl->ndims; i++) {
+                    if (ls->sorder[i] == d)
+                        want_x = i < ls->split;
+                    if (lm->sorder[i] == d)
+                        got_x = i < lm->split;
+                }
+                if (want_x != got_x) {
+                    snprintf(why, size, "spatial loop %s at %s runs along %c, but the constraint "
+                             "at %s puts it along %c", wl->dim[d], arch->level[l].name,
+                             got_x ? 'X' : 'Y', at, want_x ? 'X' : 'Y');
+                    return 0;
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+/* ---- outer points ---- */
+
+uint64_t nm_mapspace_outer_count(const nm_mapspace *ms)
+{
+    unsigned __int128 total = 1;
+    for (int d = 0; d < ms->wl->ndims; d++)
+        total *= ms->dim[d].count;
+    for (int l = 0; l < ms->arch->nlevels; l++)
+        if (ms->level[l].fanout > 1 && ms->level[l].split < 0)
+            total *= (unsigned __int128)(ms->wl->ndims + 1);
+    if (ms->nbypass >= 63)
+        return 0;
+    total <<= ms->nbypass;
+    return total > (unsigned __int128)UINT64_MAX ? 0 : (uint64_t)total;
+}
+
+int nm_mapspace_outer(const nm_mapspace *ms, uint64_t o, nm_mapping *m)
+{
+    nm_point pt;
+    memset(&pt, 0, sizeof pt);
+    for (int d = 0; d < ms->wl->ndims; d++) {
+        pt.fid[d] = o % ms->dim[d].count;
+        o /= ms->dim[d].count;
+    }
+    for (int l = 0; l < ms->arch->nlevels; l++) {
+        if (ms->level[l].fanout > 1 && ms->level[l].split < 0) {
+            pt.split[l] = (uint8_t)(o % (uint64_t)(ms->wl->ndims + 1));
+            o /= (uint64_t)(ms->wl->ndims + 1);
+        }
+    }
+    pt.bypass = o;
+    int wd, wl;
+    int ok = nm_mapspace_decode(ms, &pt, m, &wd, &wl);
+    for (int l = 0; l < ms->arch->nlevels; l++) {
+        const nm_level_map *lm = &m->level[l];
+        if (ms->level[l].fanout <= 1 || ms->level[l].split >= 0 || lm->split == 0)
+            continue;
+        /* One fewer X position gives the same nest when the loop it moves
+         * to Y has factor 1: keep only the smallest such split. */
+        if (lm->sfactor[lm->sorder[lm->split - 1]] == 1)
+            return -1;
+    }
+    return ok;
+}
+
+uint64_t nm_mapspace_orders(const nm_mapspace *ms, const nm_mapping *m)
+{
+    uint64_t n = 1;
+    for (int l = 0; l < ms->arch->nlevels; l++) {
+        int8_t dims[NM_MAX_DIMS];
+        int k;
+        uint64_t f = nm_mapspace_pruned_orders(ms, m, l, dims, &k);
+        if (n > UINT64_MAX / f)
+            return UINT64_MAX;
+        n *= f;
+    }
+    return n;
+}
+
+void nm_mapspace_set_orders(const nm_mapspace *ms, nm_mapping *m, uint64_t j)
+{
+    for (int l = 0; l < ms->arch->nlevels; l++) {
+        int8_t dims[NM_MAX_DIMS];
+        int k;
+        uint64_t f = nm_mapspace_pruned_orders(ms, m, l, dims, &k);
+        nm_mapspace_set_order(ms, m, l, dims, k, j % f);
+        j /= f;
+    }
+}
+
+double nm_mapspace_pruned_log10(const nm_mapspace *ms, uint64_t max_points, nm_pcg32 *rng,
+                                int *exact)
+{
+    uint64_t total = nm_mapspace_outer_count(ms);
+    double log_outer = ms->log_factor + ms->log_split + ms->log_bypass;
+    nm_mapping m;
+    long double sum = 0;
+    if (total && total <= max_points) {
+        *exact = 1;
+        for (uint64_t o = 0; o < total; o++)
+            if (nm_mapspace_outer(ms, o, &m) >= 0)
+                sum += (long double)nm_mapspace_orders(ms, &m);
+        return sum > 0 ? (double)log10l(sum) : -INFINITY;
+    }
+    /* Sample outer points uniformly; duplicates count zero. */
+    *exact = 0;
+    for (uint64_t i = 0; i < max_points; i++) {
+        nm_point pt;
+        nm_mapspace_random(ms, rng, &pt);
+        int wd, wl;
+        nm_mapspace_decode(ms, &pt, &m, &wd, &wl);
+        int dup = 0;
+        for (int l = 0; l < ms->arch->nlevels; l++) {
+            const nm_level_map *lm = &m.level[l];
+            if (ms->level[l].fanout > 1 && ms->level[l].split < 0 && lm->split > 0 &&
+                lm->sfactor[lm->sorder[lm->split - 1]] == 1)
+                dup = 1;
+        }
+        if (!dup)
+            sum += (long double)nm_mapspace_orders(ms, &m);
+    }
+    return sum > 0 ? (double)log10l(sum / (long double)max_points) + log_outer : -INFINITY;
+}

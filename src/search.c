@@ -1,0 +1,809 @@
+/* search.c — strategies and the deterministic parallel search engine; see
+ * search.h.
+ *
+ * The candidate stream is a sequence of "outer points", each holding a
+ * number of candidates (1 for a random draw, the distinct loop orders of one
+ * factorization for exhaustive).  The main thread walks the outer points in
+ * order, cuts them into chunks of at most CHUNK candidates and hands one
+ * chunk to each worker per round; workers evaluate their chunk into compact
+ * records; the main thread then merges the chunks in order, applying the
+ * termination rules candidate by candidate.  Mappings are not stored: a
+ * record that enters the best, the top-K or the Pareto front is regenerated
+ * from (outer point, position).
+ */
+#include <config.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "nestmap/alloc.h"
+#include "nestmap/search.h"
+
+#define CHUNK 2048           /* candidates per work item */
+#define RANDOM_BLOCK 256     /* candidates per outer point for random strategies */
+
+/* ---- options ---- */
+
+void nm_search_opts_init(nm_search_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->algorithm = "hybrid";
+    o->nmetrics = 1;
+    o->metric[0] = NM_MET_EDP;
+    o->threads = 1;
+    o->max_perms = 16;
+    o->topk = 10;
+}
+
+static const char *const metric_names[] = {"energy", "delay", "edp", "ed2p",
+                                           "last_level_accesses"};
+
+int nm_metric_parse(const char *name)
+{
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(name, metric_names[i]))
+            return i;
+    if (!strcmp(name, "cycles"))
+        return NM_MET_DELAY;
+    return -1;
+}
+
+const char *nm_metric_name(nm_metric m)
+{
+    return metric_names[m];
+}
+
+static nm_status get_count(const nm_ynode *n, const char *what, uint64_t *out, nm_error *err)
+{
+    int64_t v;
+    nm_status st = nm_yget_int(n, what, &v, err);
+    if (st != NM_OK)
+        return st;
+    if (v < 0)
+        return nm_yerror(err, n, "%s must be 0 or more (got %lld)", what, (long long)v);
+    *out = (uint64_t)v;
+    return NM_OK;
+}
+
+nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_error *err)
+{
+    if (!mapper || nm_yis_null(mapper))
+        return NM_OK;
+    static const char *const keys[] = {"version", "algorithm", "optimization_metrics",
+                                       "optimization_metric", "num_threads", "timeout",
+                                       "victory_condition", "search_size",
+                                       "max_permutations_per_if_visit", "seed", "max_evals",
+                                       "time_limit", "top_k", "live_status", "diagnostics",
+                                       "log_stats", "log_suboptimal", "penalize_consecutive_bypass_fails",
+                                       "sync_interval", "log_interval", NULL};
+    nm_status st = nm_yexpect(mapper, NM_Y_MAP, "mapper", err);
+    if (st != NM_OK || (st = nm_ycheck_keys(mapper, keys, "mapper", err)) != NM_OK)
+        return st;
+    const nm_ynode *x;
+    if ((x = nm_ymap_get(mapper, "algorithm"))) {
+        if ((st = nm_yget_str(x, "algorithm", &o->algorithm, err)) != NM_OK)
+            return st;
+        /* Timeloop's names for the same strategies. */
+        if (!strcmp(o->algorithm, "linear-pruned") || !strcmp(o->algorithm, "linear_pruned"))
+            o->algorithm = "exhaustive";
+        else if (!strcmp(o->algorithm, "random-pruned"))
+            o->algorithm = "random_pruned";
+        if (!nm_strategy_find(o->algorithm))
+            return nm_yerror(err, x, "unknown algorithm '%s' (one of %s)", o->algorithm,
+                             nm_strategy_names());
+    }
+    const nm_ynode *om = nm_ymap_get(mapper, "optimization_metrics");
+    if (!om)
+        om = nm_ymap_get(mapper, "optimization_metric");
+    if (om) {
+        o->nmetrics = 0;
+        size_t n = om->kind == NM_Y_SEQ ? om->n : 1;
+        for (size_t i = 0; i < n; i++) {
+            const nm_ynode *e = om->kind == NM_Y_SEQ ? om->items[i] : om;
+            const char *name;
+            if ((st = nm_yget_str(e, "an optimization metric", &name, err)) != NM_OK)
+                return st;
+            int m = nm_metric_parse(name);
+            if (m < 0)
+                return nm_yerror(err, e, "unknown metric '%s' (energy, delay, edp, ed2p, "
+                                 "last_level_accesses)", name);
+            if (o->nmetrics >= NM_MAX_METRICS)
+                return nm_yerror(err, e, "at most %d optimization metrics", NM_MAX_METRICS);
+            o->metric[o->nmetrics++] = (nm_metric)m;
+        }
+        if (!o->nmetrics)
+            return nm_yerror(err, om, "optimization_metrics is empty");
+    }
+    uint64_t v = 0;
+    if ((x = nm_ymap_get(mapper, "num_threads"))) {
+        if ((st = get_count(x, "num_threads", &v, err)) != NM_OK)
+            return st;
+        if (v < 1 || v > 1024)
+            return nm_yerror(err, x, "num_threads must be 1 to 1024");
+        o->threads = (int)v;
+    }
+    struct { const char *key; uint64_t *dst; } counts[] = {
+        {"timeout", &o->timeout}, {"victory_condition", &o->victory},
+        {"search_size", &o->search_size}, {"max_permutations_per_if_visit", &o->max_perms},
+        {"seed", &o->seed}, {"max_evals", &o->max_evals},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
+        if ((x = nm_ymap_get(mapper, counts[i].key)) &&
+            (st = get_count(x, counts[i].key, counts[i].dst, err)) != NM_OK)
+            return st;
+    if (nm_ymap_get(mapper, "victory_condition"))
+        o->victory_set = 1;
+    if (o->max_perms == 0)
+        o->max_perms = 1;
+    if ((x = nm_ymap_get(mapper, "time_limit")) &&
+        (st = nm_yget_num(x, "time_limit", &o->time_limit, err)) != NM_OK)
+        return st;
+    if ((x = nm_ymap_get(mapper, "top_k"))) {
+        if ((st = get_count(x, "top_k", &v, err)) != NM_OK)
+            return st;
+        o->topk = (int)(v > 1000 ? 1000 : v);
+    }
+    return NM_OK;
+}
+
+/* ---- scores ---- */
+
+static double metric_value(nm_metric m, double energy, double cycles, double lla)
+{
+    switch (m) {
+    case NM_MET_ENERGY:
+        return energy;
+    case NM_MET_DELAY:
+        return cycles;
+    case NM_MET_EDP:
+        return energy * cycles;
+    case NM_MET_ED2P:
+        return energy * cycles * cycles;
+    case NM_MET_LLA:
+        return lla;
+    }
+    return energy;
+}
+
+int nm_search_compare(const nm_search_opts *o, const nm_found *a, const nm_found *b)
+{
+    for (int i = 0; i < o->nmetrics; i++) {
+        if (a->score[i] < b->score[i])
+            return -1;
+        if (a->score[i] > b->score[i])
+            return 1;
+    }
+    return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* ---- strategies ---- */
+
+struct ctx;
+typedef struct rec {
+    double energy;
+    uint64_t cycles, lla;
+    uint8_t status; /* 0 valid, 1 invalid, 2 pruned */
+    uint8_t kind;   /* for invalid: nm_invalid_kind or NM_REJECT_CONSTRAINT */
+} rec;
+
+struct nm_strategy {
+    const char *name;
+    size_t state_size;
+    nm_status (*init)(void *state, const nm_mapspace *ms, const nm_search_opts *o,
+                      nm_error *err);
+    /* Candidates in outer point o, or UINT64_MAX when o is past the end.  May
+     * return 1 and set *single to a record (invalid or pruned point). */
+    uint64_t (*count)(void *state, struct ctx *c, uint64_t o, rec *single);
+    /* Writes candidate j of outer point o into *m; returns 0 if it breaks a
+     * constraint that decoding cannot enforce. */
+    int (*make)(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mapping *m);
+    void (*fini)(void *state);
+};
+
+/* Per-thread context. */
+struct ctx {
+    const nm_mapspace *ms;
+    const nm_search_opts *o;
+    nm_model mdl;
+    nm_stats stats;
+    double incumbent; /* best first-metric value so far (optimal) */
+};
+
+/* random / random_pruned */
+struct rnd {
+    const nm_mapspace *ms;
+    uint64_t seed;
+    int pruned;
+};
+
+static nm_status rnd_init(void *state, const nm_mapspace *ms, const nm_search_opts *o,
+                          nm_error *err)
+{
+    (void)err;
+    struct rnd *r = state;
+    r->ms = ms;
+    r->seed = o->seed;
+    r->pruned = !strcmp(o->algorithm, "random_pruned");
+    return NM_OK;
+}
+
+static uint64_t rnd_count(void *state, struct ctx *c, uint64_t o, rec *single)
+{
+    (void)state, (void)c, (void)o, (void)single;
+    return RANDOM_BLOCK;
+}
+
+/* Orders drawn uniformly over the distinct nests (loops of factor 1 vanish). */
+static void pruned_orders(const nm_mapspace *ms, nm_pcg32 *rng, nm_mapping *m)
+{
+    nm_mapspace_set_orders(ms, m, nm_pcg32_bounded64(rng, nm_mapspace_orders(ms, m)));
+}
+
+static int rnd_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mapping *m)
+{
+    (void)c;
+    struct rnd *r = state;
+    nm_pcg32 rng;
+    nm_pcg32_seed(&rng, r->seed, o * RANDOM_BLOCK + j);
+    nm_point pt;
+    nm_mapspace_random(r->ms, &rng, &pt);
+    int wd, wl;
+    int ok = nm_mapspace_decode(r->ms, &pt, m, &wd, &wl);
+    if (r->pruned)
+        pruned_orders(r->ms, &rng, m);
+    return ok;
+}
+
+/* hybrid: a random factorization, split and bypass per outer point, then
+ * max_perms random orders of it. */
+struct hyb {
+    const nm_mapspace *ms;
+    uint64_t seed, perms;
+};
+
+static nm_status hyb_init(void *state, const nm_mapspace *ms, const nm_search_opts *o,
+                          nm_error *err)
+{
+    (void)err;
+    struct hyb *h = state;
+    h->ms = ms;
+    h->seed = o->seed;
+    h->perms = o->max_perms;
+    return NM_OK;
+}
+
+static uint64_t hyb_count(void *state, struct ctx *c, uint64_t o, rec *single)
+{
+    (void)c, (void)o, (void)single;
+    return ((struct hyb *)state)->perms;
+}
+
+static int hyb_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mapping *m)
+{
+    (void)c;
+    struct hyb *h = state;
+    nm_pcg32 rng;
+    nm_pcg32_seed(&rng, h->seed, o);
+    nm_point pt;
+    nm_mapspace_random(h->ms, &rng, &pt);
+    /* Orders from a stream of their own, so candidate j needs no replay. */
+    nm_pcg32 prng;
+    nm_pcg32_seed(&prng, h->seed ^ UINT64_C(0x9E3779B97F4A7C15), o * h->perms + j);
+    nm_mapspace_random_perm(h->ms, &prng, &pt);
+    int wd, wl;
+    return nm_mapspace_decode(h->ms, &pt, m, &wd, &wl);
+}
+
+/* exhaustive / optimal: an outer point of the mapspace (factorization,
+ * split, bypass) holds the distinct loop orders of that factorization. */
+struct exh {
+    const nm_mapspace *ms;
+    int bound;      /* optimal: skip points whose bound is above the best */
+    uint64_t total; /* outer points */
+};
+
+static nm_status exh_init(void *state, const nm_mapspace *ms, const nm_search_opts *o,
+                          nm_error *err)
+{
+    struct exh *x = state;
+    x->ms = ms;
+    x->bound = !strcmp(o->algorithm, "optimal");
+    x->total = nm_mapspace_outer_count(ms);
+    if (!x->total)
+        return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0,
+                            "the mapspace has more than 2^64 factorization/split/bypass points "
+                            "(10^%.1f); '%s' cannot enumerate it: add constraints or use random "
+                            "or hybrid",
+                            ms->log_factor + ms->log_split + ms->log_bypass, o->algorithm);
+    return NM_OK;
+}
+
+static uint64_t exh_count(void *state, struct ctx *c, uint64_t o, rec *single)
+{
+    struct exh *x = state;
+    if (o >= x->total)
+        return UINT64_MAX;
+    nm_mapping m;
+    int ok = nm_mapspace_outer(x->ms, o, &m);
+    if (ok < 0)
+        return 0;
+    if (!ok) {
+        single->status = 1;
+        single->kind = NM_REJECT_CONSTRAINT;
+        return 1;
+    }
+    /* Validity that no loop order can change: decided once for the point. */
+    if (!nm_model_precheck(&c->mdl, &m, &c->stats)) {
+        single->status = 1;
+        single->kind = (uint8_t)c->stats.invalid.kind;
+        return 1;
+    }
+    if (x->bound) {
+        double e, cy, lla;
+        nm_model_bound(&c->mdl, &m, &e, &cy, &lla);
+        if (metric_value(c->o->metric[0], e, cy, lla) > c->incumbent) {
+            single->status = 2;
+            return 1;
+        }
+    }
+    return nm_mapspace_orders(x->ms, &m);
+}
+
+static int exh_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mapping *m)
+{
+    (void)c;
+    struct exh *x = state;
+    int ok = nm_mapspace_outer(x->ms, o, m);
+    nm_mapspace_set_orders(x->ms, m, j);
+    return ok > 0;
+}
+
+static const nm_strategy strategies[] = {
+    {"exhaustive", sizeof(struct exh), exh_init, exh_count, exh_make, NULL},
+    {"random", sizeof(struct rnd), rnd_init, rnd_count, rnd_make, NULL},
+    {"random_pruned", sizeof(struct rnd), rnd_init, rnd_count, rnd_make, NULL},
+    {"hybrid", sizeof(struct hyb), hyb_init, hyb_count, hyb_make, NULL},
+    {"optimal", sizeof(struct exh), exh_init, exh_count, exh_make, NULL},
+};
+
+const nm_strategy *nm_strategy_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof strategies / sizeof *strategies; i++)
+        if (!strcmp(strategies[i].name, name))
+            return &strategies[i];
+    return NULL;
+}
+
+const char *nm_strategy_names(void)
+{
+    return "exhaustive, random, random_pruned, hybrid, optimal";
+}
+
+/* ---- the engine ---- */
+
+/* A chunk of work: candidates [first, first + n) of outer point o, or a
+ * single precomputed record. */
+typedef struct item {
+    uint64_t o, first, n;
+    int has_single;
+    rec single;
+} item;
+
+typedef struct worker {
+    struct ctx c;
+    const nm_strategy *st;
+    void *state;
+    const item *it;
+    rec *recs; /* CHUNK */
+    pthread_t tid;
+    int running;
+    struct pool *pool;
+} worker;
+
+/* Workers 1..T-1 wait for a round, evaluate their item, and report back;
+ * worker 0 is the main thread. */
+struct pool {
+    pthread_mutex_t lock;
+    pthread_cond_t go, done;
+    uint64_t round;  /* bumped to start a round */
+    int pending;     /* workers still busy in this round */
+    int quit;
+};
+
+static void evaluate(worker *w, const item *it)
+{
+    if (it->has_single) {
+        w->recs[0] = it->single;
+        return;
+    }
+    nm_mapping m;
+    for (uint64_t j = 0; j < it->n; j++) {
+        rec *r = &w->recs[j];
+        memset(r, 0, sizeof *r);
+        if (!w->st->make(w->state, &w->c, it->o, it->first + j, &m)) {
+            r->status = 1;
+            r->kind = NM_REJECT_CONSTRAINT;
+            continue;
+        }
+        if (!nm_model_eval(&w->c.mdl, &m, &w->c.stats, NULL)) {
+            r->status = 1;
+            r->kind = (uint8_t)w->c.stats.invalid.kind;
+            continue;
+        }
+        r->energy = w->c.stats.energy;
+        r->cycles = w->c.stats.cycles;
+        r->lla = w->c.stats.last_level_accesses;
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    struct pool *p = w->pool;
+    uint64_t seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        while (p->round == seen && !p->quit)
+            pthread_cond_wait(&p->go, &p->lock);
+        if (p->quit) {
+            pthread_mutex_unlock(&p->lock);
+            return NULL;
+        }
+        seen = p->round;
+        const item *it = w->it;
+        pthread_mutex_unlock(&p->lock);
+        if (it)
+            evaluate(w, it);
+        pthread_mutex_lock(&p->lock);
+        if (--p->pending == 0)
+            pthread_cond_signal(&p->done);
+        pthread_mutex_unlock(&p->lock);
+    }
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* State of the merge. */
+struct merge {
+    const nm_search_opts *o;
+    const nm_strategy *st;
+    void *state;
+    struct ctx *c; /* the main thread's context, for regenerating mappings */
+    nm_search_result *res;
+    int cap_pareto;
+    uint64_t since_improve, invalid_run;
+    int stop; /* termination met */
+    uint64_t victory, timeout; /* in force for this strategy */
+};
+
+static void fill_found(struct merge *mg, const rec *r, uint64_t index, nm_found *f)
+{
+    f->energy = r->energy;
+    f->cycles = r->cycles;
+    f->lla = r->lla;
+    f->index = index;
+    for (int i = 0; i < mg->o->nmetrics; i++)
+        f->score[i] = metric_value(mg->o->metric[i], r->energy, (double)r->cycles, (double)r->lla);
+}
+
+static void regen(struct merge *mg, const item *it, uint64_t j, nm_found *f)
+{
+    mg->st->make(mg->state, mg->c, it->o, it->first + j, &f->map);
+}
+
+/* Adds a candidate to the Pareto front (energy x cycles) if no member
+ * dominates it; returns 1 if added. */
+static int pareto_add(struct merge *mg, const nm_found *f)
+{
+    nm_search_result *res = mg->res;
+    for (int i = 0; i < res->npareto; i++) {
+        const nm_found *p = &res->pareto[i];
+        if (p->energy <= f->energy && p->cycles <= f->cycles)
+            return 0;
+    }
+    int n = 0;
+    for (int i = 0; i < res->npareto; i++) {
+        const nm_found *p = &res->pareto[i];
+        if (!(f->energy <= p->energy && f->cycles <= p->cycles))
+            res->pareto[n++] = *p;
+    }
+    res->npareto = n;
+    if (res->npareto < mg->cap_pareto)
+        res->pareto[res->npareto++] = *f;
+    return 1;
+}
+
+static void top_add(struct merge *mg, const nm_found *f)
+{
+    nm_search_result *res = mg->res;
+    int k = mg->o->topk;
+    if (k <= 0)
+        return;
+    int pos = res->ntop;
+    while (pos > 0 && nm_search_compare(mg->o, f, &res->top[pos - 1]) < 0)
+        pos--;
+    if (pos >= k)
+        return;
+    int n = res->ntop < k ? res->ntop + 1 : k;
+    for (int i = n - 1; i > pos; i--)
+        res->top[i] = res->top[i - 1];
+    res->top[pos] = *f;
+    res->ntop = n;
+}
+
+static void merge_item(struct merge *mg, const item *it, const rec *recs)
+{
+    nm_search_result *res = mg->res;
+    const nm_search_opts *o = mg->o;
+    uint64_t victory = mg->victory, timeout = mg->timeout;
+    uint64_t n = it->has_single ? 1 : it->n;
+    for (uint64_t j = 0; j < n && !mg->stop; j++) {
+        const rec *r = &recs[j];
+        uint64_t index = res->proposed++;
+        if (r->status == 2) {
+            res->pruned++;
+            continue;
+        }
+        if (r->status == 1) {
+            res->invalid[r->kind]++;
+            mg->invalid_run++;
+            if (timeout && mg->invalid_run >= timeout) {
+                mg->stop = 1;
+                snprintf(res->stopped_by, sizeof res->stopped_by, "timeout (%llu invalid in a row)",
+                         (unsigned long long)timeout);
+            }
+        } else {
+            res->valid++;
+            mg->invalid_run = 0;
+            static nm_found f; /* large: keep it off the stack */
+            fill_found(mg, r, index, &f);
+            int better = !res->found || nm_search_compare(o, &f, &res->best) < 0;
+            int top = o->topk > 0 &&
+                      (res->ntop < o->topk || nm_search_compare(o, &f, &res->top[res->ntop - 1]) < 0);
+            int dominated = 0;
+            for (int i = 0; i < res->npareto && !dominated; i++)
+                dominated = res->pareto[i].energy <= f.energy && res->pareto[i].cycles <= f.cycles;
+            if (better || top || !dominated) {
+                regen(mg, it, j, &f);
+                if (better) {
+                    res->best = f;
+                    res->found = 1;
+                    mg->since_improve = 0;
+                }
+                if (top)
+                    top_add(mg, &f);
+                if (!dominated)
+                    pareto_add(mg, &f);
+            }
+            if (!better)
+                mg->since_improve++;
+            if (victory && mg->since_improve >= victory) {
+                mg->stop = 1;
+                snprintf(res->stopped_by, sizeof res->stopped_by,
+                         "victory condition (%llu valid without improvement)",
+                         (unsigned long long)victory);
+            }
+            if (o->search_size && res->valid >= o->search_size) {
+                mg->stop = 1;
+                snprintf(res->stopped_by, sizeof res->stopped_by, "search size (%llu valid)",
+                         (unsigned long long)o->search_size);
+            }
+        }
+        if (o->max_evals && res->proposed >= o->max_evals && !mg->stop) {
+            mg->stop = 1;
+            snprintf(res->stopped_by, sizeof res->stopped_by, "evaluation budget (%llu)",
+                     (unsigned long long)o->max_evals);
+        }
+    }
+}
+
+void nm_search_result_fini(nm_search_result *res)
+{
+    if (!res)
+        return;
+    nm_free(res->pareto);
+    nm_free(res->top);
+    res->pareto = res->top = NULL;
+}
+
+static void ctx_fini(struct ctx *c)
+{
+    nm_model_fini(&c->mdl);
+}
+
+nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_search_result *res,
+                        nm_error *err)
+{
+    memset(res, 0, sizeof *res);
+    const nm_strategy *st = nm_strategy_find(o->algorithm);
+    if (!st)
+        return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "unknown algorithm '%s' (one of %s)",
+                            o->algorithm, nm_strategy_names());
+    int T = o->threads < 1 ? 1 : o->threads;
+    res->threads = T;
+    int optimal = !strcmp(st->name, "optimal");
+    nm_status status = NM_OK;
+    void *state = nm_calloc(1, st->state_size);
+    worker *w = nm_calloc((size_t)T, sizeof *w);
+    item *items = nm_calloc((size_t)T, sizeof *items);
+    struct ctx *mc = nm_calloc(1, sizeof *mc);
+    res->pareto = nm_calloc(256, sizeof *res->pareto);
+    res->top = nm_calloc(o->topk > 0 ? (size_t)o->topk : 1, sizeof *res->top);
+    int nw = 0;
+    struct pool pool;
+    pthread_mutex_init(&pool.lock, NULL);
+    pthread_cond_init(&pool.go, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    pool.round = 0;
+    pool.pending = 0;
+    pool.quit = 0;
+    if (!state || !w || !items || !mc || !res->pareto || !res->top) {
+        status = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        goto done;
+    }
+    if ((status = st->init(state, ms, o, err)) != NM_OK)
+        goto done;
+    mc->ms = ms;
+    mc->o = o;
+    mc->incumbent = INFINITY;
+    if ((status = nm_model_init(&mc->mdl, ms->arch, ms->wl, err)) != NM_OK)
+        goto done;
+    for (nw = 0; nw < T; nw++) {
+        w[nw].c.ms = ms;
+        w[nw].c.o = o;
+        w[nw].st = st;
+        w[nw].state = state;
+        w[nw].recs = nm_calloc(CHUNK, sizeof(rec));
+        if (!w[nw].recs || nm_model_init(&w[nw].c.mdl, ms->arch, ms->wl, err) != NM_OK) {
+            nm_free(w[nw].recs);
+            status = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            goto done;
+        }
+    }
+
+    for (int i = 1; i < T; i++) {
+        w[i].pool = &pool;
+        w[i].running = pthread_create(&w[i].tid, NULL, worker_main, &w[i]) == 0;
+    }
+    struct merge mg = {o, st, state, mc, res, 256, 0, 0, 0, o->victory, o->timeout};
+    /* A proof needs the whole space: optimal ignores the give-up rules.
+     * Exhaustive runs to the end unless told otherwise; random strategies
+     * give up after 500 valid mappings without improvement by default. */
+    int enumerates = st->count == exh_count;
+    if (optimal) {
+        mg.victory = mg.timeout = 0;
+    } else if (!o->victory_set) {
+        mg.victory = enumerates ? 0 : 500;
+    }
+    double t0 = wall_now(), last_report = t0;
+    uint64_t cur_o = 0, cur_first = 0, cur_n = 0;
+    int have_cur = 0, exhausted = 0;
+    rec cur_single;
+    int cur_has_single = 0;
+    snprintf(res->stopped_by, sizeof res->stopped_by, "the space exhausted");
+    while (!mg.stop && !exhausted) {
+        /* Cut the next T chunks from the outer points, in order. */
+        int nitems = 0;
+        mc->incumbent = res->found ? res->best.score[0] : INFINITY;
+        while (nitems < T && !exhausted) {
+            if (!have_cur) {
+                memset(&cur_single, 0, sizeof cur_single);
+                cur_n = st->count(state, mc, cur_o, &cur_single);
+                if (cur_n == UINT64_MAX) {
+                    exhausted = 1;
+                    break;
+                }
+                cur_first = 0;
+                cur_has_single = cur_single.status != 0; /* an invalid or pruned point */
+                have_cur = 1;
+                if (cur_n == 0) {
+                    have_cur = 0;
+                    cur_o++;
+                    continue;
+                }
+            }
+            item *it = &items[nitems++];
+            it->o = cur_o;
+            it->first = cur_first;
+            it->has_single = cur_has_single;
+            it->single = cur_single;
+            it->n = cur_n - cur_first < CHUNK ? cur_n - cur_first : CHUNK;
+            cur_first += it->n;
+            if (cur_first >= cur_n) {
+                have_cur = 0;
+                cur_o++;
+            }
+        }
+        /* Evaluate them in parallel (the main thread takes the first). */
+        pthread_mutex_lock(&pool.lock);
+        pool.pending = 0;
+        for (int i = 1; i < T; i++) {
+            w[i].it = i < nitems && w[i].running ? &items[i] : NULL;
+            pool.pending += w[i].running;
+        }
+        pool.round++;
+        pthread_cond_broadcast(&pool.go);
+        pthread_mutex_unlock(&pool.lock);
+        if (nitems > 0)
+            evaluate(&w[0], &items[0]);
+        for (int i = 1; i < nitems; i++)
+            if (!w[i].running) /* no thread could be had: do it here */
+                evaluate(&w[i], &items[i]);
+        pthread_mutex_lock(&pool.lock);
+        while (pool.pending > 0)
+            pthread_cond_wait(&pool.done, &pool.lock);
+        pthread_mutex_unlock(&pool.lock);
+        for (int i = 0; i < nitems && !mg.stop; i++)
+            merge_item(&mg, &items[i], w[i].recs);
+        double now = wall_now();
+        if (o->stop && *o->stop && !mg.stop) {
+            mg.stop = 1;
+            snprintf(res->stopped_by, sizeof res->stopped_by, "interrupted");
+        }
+        if (o->time_limit > 0 && now - t0 >= o->time_limit && !mg.stop) {
+            mg.stop = 1;
+            snprintf(res->stopped_by, sizeof res->stopped_by, "time limit (%g s)", o->time_limit);
+        }
+        if (o->progress && (now - last_report >= 0.25 || mg.stop || exhausted)) {
+            nm_search_progress p = {res->proposed, res->valid,
+                                    res->found ? res->best.score[0] : -1.0, now - t0,
+                                    (double)res->proposed / (now - t0 > 1e-9 ? now - t0 : 1e-9)};
+            o->progress(o->progress_ctx, &p);
+            last_report = now;
+        }
+    }
+    res->seconds = wall_now() - t0;
+    res->evaluated = res->proposed - res->pruned;
+    res->evals_per_second = res->seconds > 0 ? (double)res->evaluated / res->seconds / T : 0;
+    if (optimal) {
+        res->proven_optimal = exhausted && !mg.stop;
+        res->lower_bound = res->found ? res->best.score[0] : INFINITY;
+    }
+    if (res->found) {
+        nm_model_eval(&mc->mdl, &res->best.map, &res->best_stats, NULL);
+        /* Pareto front sorted by cycles. */
+        for (int i = 1; i < res->npareto; i++) {
+            nm_found f = res->pareto[i];
+            int j = i;
+            while (j > 0 && res->pareto[j - 1].cycles > f.cycles) {
+                res->pareto[j] = res->pareto[j - 1];
+                j--;
+            }
+            res->pareto[j] = f;
+        }
+    }
+done:
+    pthread_mutex_lock(&pool.lock);
+    pool.quit = 1;
+    pthread_cond_broadcast(&pool.go);
+    pthread_mutex_unlock(&pool.lock);
+    for (int i = 1; i < nw; i++)
+        if (w[i].running)
+            pthread_join(w[i].tid, NULL);
+    pthread_mutex_destroy(&pool.lock);
+    pthread_cond_destroy(&pool.go);
+    pthread_cond_destroy(&pool.done);
+    for (int i = 0; i < nw; i++) {
+        ctx_fini(&w[i].c);
+        nm_free(w[i].recs);
+    }
+    if (mc)
+        ctx_fini(mc);
+    if (state && st && st->fini)
+        st->fini(state);
+    nm_free(state);
+    nm_free(w);
+    nm_free(items);
+    nm_free(mc);
+    if (status != NM_OK)
+        nm_search_result_fini(res);
+    return status;
+}

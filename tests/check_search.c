@@ -1,0 +1,466 @@
+/* check_search.c — the mapspace (sizes, constraints, pruning) and the search
+ * (strategies agree, determinism across threads, termination rules, the
+ * admissibility of optimal's bound). */
+#include <config.h>
+
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "nestmap/alloc.h"
+#include "nestmap/mapspace.h"
+#include "nestmap/model.h"
+#include "nestmap/search.h"
+#include "nestmap/spec.h"
+#include "testutil.h"
+
+struct env {
+    nm_spec spec;
+    nm_mapspace ms;
+};
+
+/* Loads a test design, with extra YAML appended (constraints). */
+static void load(struct env *e, const char *file, const char *extra)
+{
+    char path[1024];
+    test_data(file, path, sizeof path);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 4096, f);
+    fclose(f);
+    text[n] = '\0';
+    if (extra)
+        strncat(text, extra, sizeof text - strlen(text) - 1);
+    nm_error err;
+    nm_status st = nm_spec_load_string(&e->spec, path, text, NM_NEED_ARCH | NM_NEED_PROBLEM, &err);
+    ck_assert_msg(st == NM_OK, "%d:%d: %s", err.line, err.col, err.msg);
+    st = nm_mapspace_init(&e->ms, &e->spec.arch, &e->spec.wl, e->spec.constraints,
+                          e->spec.constraints2, &err);
+    ck_assert_msg(st == NM_OK, "%d:%d: %s", err.line, err.col, err.msg);
+}
+
+static nm_status load_err(struct env *e, const char *extra, nm_error *err)
+{
+    char path[1024];
+    test_data("search/conv1d_3level.yaml", path, sizeof path);
+    FILE *f = fopen(path, "rb");
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 4096, f);
+    fclose(f);
+    text[n] = '\0';
+    strncat(text, extra, sizeof text - strlen(text) - 1);
+    nm_status st = nm_spec_load_string(&e->spec, "c.yaml", text, NM_NEED_ARCH | NM_NEED_PROBLEM, err);
+    if (st != NM_OK)
+        return st;
+    return nm_mapspace_init(&e->ms, &e->spec.arch, &e->spec.wl, e->spec.constraints,
+                            e->spec.constraints2, err);
+}
+
+static void unload(struct env *e)
+{
+    nm_spec_fini(&e->spec);
+}
+
+/* K = 32 = 2^5 over 3 levels: C(7,2) = 21 splits; R = 3: 3; P = 16 = 2^4:
+ * C(6,2) = 15.  Orders: 3! per level.  Bypass: 3 levels x 3 tensors, the
+ * outermost keeping all: 2^6 = 64. */
+START_TEST(sizes_by_hand)
+{
+    struct env e;
+    load(&e, "search/conv1d_3level.yaml", NULL);
+    ck_assert_uint_eq(e.ms.dim[0].count, 21);
+    ck_assert_uint_eq(e.ms.dim[1].count, 3);
+    ck_assert_uint_eq(e.ms.dim[2].count, 15);
+    ck_assert_double_eq_tol(e.ms.log_factor, log10(945.0), 1e-9);
+    ck_assert_double_eq_tol(e.ms.log_perm, log10(216.0), 1e-9);
+    ck_assert_int_eq(e.ms.nbypass, 6);
+    ck_assert_double_eq_tol(pow(10.0, e.ms.log_bypass), 64.0, 1e-6);
+    ck_assert_uint_eq(nm_mapspace_outer_count(&e.ms), 945 * 64);
+    unload(&e);
+}
+END_TEST
+
+/* Each constraint form narrows the space as it says. */
+START_TEST(constraint_forms)
+{
+    struct env e;
+    load(&e, "search/conv1d_3level.yaml",
+         "architecture_constraints:\n"
+         "  targets:\n"
+         "  - {target: RegisterFile, type: temporal, factors: R=3 K<=2, permutation: R}\n"
+         "  - {target: GlobalBuffer, type: temporal, factors: P>=4}\n"
+         "  - {target: RegisterFile, type: bypass, keep: [Weights], bypass: [Outputs]}\n");
+    /* R fixed at the register file: the other two slots hold 1. */
+    ck_assert_uint_eq(e.ms.dim[1].count, 1);
+    ck_assert_int_eq(e.ms.level[0].nprefix, 1);
+    ck_assert_int_eq(e.ms.nbypass, 4); /* RF: Inputs free; GB: all three */
+    /* Every decoded point keeps the fixed ones; <= and >= are checked. */
+    nm_pcg32 rng;
+    nm_pcg32_seed(&rng, 1, 1);
+    int ok_seen = 0, bad_seen = 0;
+    for (int i = 0; i < 2000; i++) {
+        nm_point pt;
+        nm_mapping m;
+        int wd, wl;
+        nm_mapspace_random(&e.ms, &rng, &pt);
+        int ok = nm_mapspace_decode(&e.ms, &pt, &m, &wd, &wl);
+        ck_assert_int_eq(m.level[0].tfactor[1], 3);
+        ck_assert(m.level[0].keep & 1u);
+        ck_assert(!(m.level[0].keep & 4u));
+        ck_assert_int_eq(m.level[0].torder[0], 1); /* R innermost at the RF */
+        if (ok) {
+            ck_assert_int_le(m.level[0].tfactor[0], 2);
+            ck_assert_int_ge(m.level[1].tfactor[2], 4);
+            ok_seen++;
+            char why[512];
+            ck_assert(nm_mapspace_check(&e.ms, &m, why, sizeof why));
+        } else {
+            bad_seen++;
+        }
+    }
+    ck_assert_int_gt(ok_seen, 0);
+    ck_assert_int_gt(bad_seen, 0);
+    /* A mapping that breaks one names it and where it was written. */
+    nm_mapping m;
+    nm_point pt;
+    memset(&pt, 0, sizeof pt);
+    int wd, wl;
+    nm_mapspace_decode(&e.ms, &pt, &m, &wd, &wl);
+    m.level[0].tfactor[1] = 1;
+    m.level[2].tfactor[1] = 3;
+    char why[512];
+    ck_assert(!nm_mapspace_check(&e.ms, &m, why, sizeof why));
+    ck_assert_msg(strstr(why, "R=1") && strstr(why, "R=3") && strstr(why, "conv1d_3level.yaml:45:"),
+                  "%s", why);
+    unload(&e);
+}
+END_TEST
+
+START_TEST(unsatisfiable_constraints_located)
+{
+    struct env e;
+    nm_error err;
+    ck_assert_int_eq(load_err(&e, "constraints:\n"
+                                  "- {target: RegisterFile, type: temporal, factors: P=5}\n", &err),
+                     NM_ERR_INPUT);
+    ck_assert_int_eq(err.line, 44);
+    ck_assert_ptr_nonnull(strstr(err.msg, "does not divide P = 16"));
+    unload(&e);
+    ck_assert_int_eq(load_err(&e, "constraints:\n"
+                                  "- {target: MainMemory, type: bypass, bypass: [Inputs]}\n", &err),
+                     NM_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "outermost level and must keep"));
+    unload(&e);
+    ck_assert_int_eq(load_err(&e, "constraints:\n"
+                                  "- {target: RegisterFle, type: temporal, factors: P=1}\n", &err),
+                     NM_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "did you mean 'RegisterFile'"));
+    unload(&e);
+    ck_assert_int_eq(load_err(&e, "constraints:\n"
+                                  "- {target: RegisterFile, type: temporal, factors: P=2 P=4}\n", &err),
+                     NM_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "fixed to"));
+    unload(&e);
+}
+END_TEST
+
+static void run(struct env *e, const char *alg, int threads, uint64_t max_evals,
+                nm_search_result *res)
+{
+    nm_search_opts o;
+    nm_search_opts_init(&o);
+    o.algorithm = alg;
+    o.threads = threads;
+    o.max_evals = max_evals;
+    o.seed = 7;
+    nm_error err;
+    ck_assert_int_eq(nm_search_run(&e->ms, &o, res, &err), NM_OK);
+}
+
+/* Brute force over every point of every sub-space, no pruning at all. */
+static double brute_force_best(struct env *e)
+{
+    nm_model mdl;
+    nm_error err;
+    ck_assert_int_eq(nm_model_init(&mdl, &e->spec.arch, &e->spec.wl, &err), NM_OK);
+    static nm_stats st;
+    double best = INFINITY;
+    uint64_t fcount[NM_MAX_DIMS], nperm[NM_MAX_LEVELS];
+    unsigned __int128 total = 1;
+    for (int d = 0; d < e->spec.wl.ndims; d++)
+        total *= (fcount[d] = e->ms.dim[d].count);
+    for (int l = 0; l < e->spec.arch.nlevels; l++) {
+        uint64_t f = 1;
+        for (int k = 2; k <= e->ms.level[l].nfree; k++)
+            f *= (uint64_t)k;
+        total *= (nperm[l] = f);
+    }
+    total <<= e->ms.nbypass;
+    ck_assert((uint64_t)total < 2000000);
+    for (uint64_t i = 0; i < (uint64_t)total; i++) {
+        nm_point pt;
+        memset(&pt, 0, sizeof pt);
+        uint64_t r = i;
+        for (int d = 0; d < e->spec.wl.ndims; d++) {
+            pt.fid[d] = r % fcount[d];
+            r /= fcount[d];
+        }
+        for (int l = 0; l < e->spec.arch.nlevels; l++) {
+            pt.pid[l] = r % nperm[l];
+            r /= nperm[l];
+        }
+        pt.bypass = r;
+        nm_mapping m;
+        int wd, wl;
+        if (!nm_mapspace_decode(&e->ms, &pt, &m, &wd, &wl))
+            continue;
+        if (nm_model_eval(&mdl, &m, &st, NULL))
+            best = fmin(best, st.energy * (double)st.cycles);
+    }
+    nm_model_fini(&mdl);
+    return best;
+}
+
+static const char small_constraints[] =
+    "architecture_constraints:\n"
+    "  targets:\n"
+    "  - {target: GlobalBuffer, type: bypass, keep: [Weights, Inputs, Outputs]}\n"
+    "  - {target: RegisterFile, type: bypass, keep: [Weights, Inputs, Outputs]}\n";
+
+/* Pruning never drops the optimum: exhaustive over distinct orders, optimal
+ * with its bound, and brute force over every order agree. */
+START_TEST(pruning_keeps_the_optimum)
+{
+    struct env e;
+    load(&e, "search/conv1d_small.yaml", small_constraints);
+    double brute = brute_force_best(&e);
+    ck_assert(isfinite(brute));
+    nm_search_result ex, opt;
+    run(&e, "exhaustive", 1, 0, &ex);
+    run(&e, "optimal", 2, 0, &opt);
+    ck_assert(ex.found && opt.found);
+    ck_assert_double_eq_tol(ex.best.score[0], brute, brute * 1e-12);
+    ck_assert_double_eq_tol(opt.best.score[0], brute, brute * 1e-12);
+    ck_assert(opt.proven_optimal);
+    ck_assert(!ex.proven_optimal);
+    ck_assert_uint_gt(opt.pruned, 0);
+    ck_assert_str_eq(ex.stopped_by, "the space exhausted");
+    nm_search_result_fini(&ex);
+    nm_search_result_fini(&opt);
+    unload(&e);
+}
+END_TEST
+
+/* On the full 3-level space (free bypass), optimal proves what exhaustive
+ * finds by enumerating everything. */
+START_TEST(optimal_matches_exhaustive)
+{
+    struct env e;
+    load(&e, "search/conv1d_3level.yaml", NULL);
+    nm_search_result ex, opt;
+    run(&e, "exhaustive", 2, 0, &ex);
+    run(&e, "optimal", 2, 0, &opt);
+    ck_assert(opt.proven_optimal);
+    ck_assert_double_eq(ex.best.score[0], opt.best.score[0]);
+    ck_assert_uint_lt(opt.evaluated, ex.evaluated);
+    nm_search_result_fini(&ex);
+    nm_search_result_fini(&opt);
+    unload(&e);
+}
+END_TEST
+
+/* Same seed and budget: the same best mapping on 1, 2 or 3 threads. */
+START_TEST(threads_do_not_change_the_result)
+{
+    static const char *const algs[] = {"random", "hybrid", "random_pruned", "exhaustive"};
+    struct env e;
+    load(&e, "search/conv1d_3level.yaml", NULL);
+    for (int a = 0; a < 4; a++) {
+        nm_search_result r1, r2, r3;
+        run(&e, algs[a], 1, 20000, &r1);
+        run(&e, algs[a], 2, 20000, &r2);
+        run(&e, algs[a], 3, 20000, &r3);
+        ck_assert(r1.found);
+        ck_assert_uint_eq(r1.proposed, r2.proposed);
+        ck_assert_uint_eq(r1.proposed, r3.proposed);
+        ck_assert_uint_eq(r1.valid, r2.valid);
+        ck_assert_uint_eq(r1.best.index, r2.best.index);
+        ck_assert_uint_eq(r1.best.index, r3.best.index);
+        ck_assert_double_eq(r1.best.energy, r2.best.energy);
+        ck_assert(!memcmp(&r1.best.map, &r2.best.map, sizeof r1.best.map));
+        ck_assert(!memcmp(&r1.best.map, &r3.best.map, sizeof r1.best.map));
+        ck_assert_int_eq(r1.ntop, r2.ntop);
+        for (int i = 0; i < r1.ntop; i++)
+            ck_assert_uint_eq(r1.top[i].index, r2.top[i].index);
+        nm_search_result_fini(&r1);
+        nm_search_result_fini(&r2);
+        nm_search_result_fini(&r3);
+    }
+    unload(&e);
+}
+END_TEST
+
+START_TEST(termination_rules)
+{
+    struct env e;
+    load(&e, "search/conv1d_3level.yaml", NULL);
+    nm_search_opts o;
+    nm_error err;
+    nm_search_result r;
+
+    nm_search_opts_init(&o);
+    o.algorithm = "random";
+    o.victory_set = 1; /* no victory rule: the budget alone ends it */
+    o.max_evals = 1234;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
+    ck_assert_uint_eq(r.proposed, 1234);
+    ck_assert_ptr_nonnull(strstr(r.stopped_by, "evaluation budget"));
+    nm_search_result_fini(&r);
+
+    nm_search_opts_init(&o);
+    o.algorithm = "random";
+    o.victory_set = 1;
+    o.search_size = 777;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
+    ck_assert_uint_eq(r.valid, 777);
+    ck_assert_ptr_nonnull(strstr(r.stopped_by, "search size"));
+    nm_search_result_fini(&r);
+
+    nm_search_opts_init(&o);
+    o.algorithm = "hybrid";
+    o.victory = 50;
+    o.victory_set = 1;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
+    ck_assert_ptr_nonnull(strstr(r.stopped_by, "victory"));
+    /* The last 50 valid candidates did not improve on the best. */
+    ck_assert_uint_le(r.best.index + 50, r.proposed);
+    nm_search_result_fini(&r);
+
+    volatile sig_atomic_t stop = 1;
+    nm_search_opts_init(&o);
+    o.algorithm = "random";
+    o.stop = &stop;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
+    ck_assert_str_eq(r.stopped_by, "interrupted");
+    ck_assert(r.found); /* the first round's best is still reported */
+    nm_search_result_fini(&r);
+    unload(&e);
+
+    /* Nothing fits: every candidate is invalid; timeout ends it. */
+    load(&e, "search/conv1d_3level.yaml",
+         "constraints:\n- {target: RegisterFile, type: bypass, keep: [Weights, Inputs, Outputs]}\n"
+         "- {target: RegisterFile, type: temporal, factors: P=16 K=32}\n");
+    nm_search_opts_init(&o);
+    o.algorithm = "random";
+    o.timeout = 300;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
+    ck_assert(!r.found);
+    ck_assert_uint_eq(r.proposed, 300);
+    ck_assert_uint_eq(r.invalid[NM_INV_CAPACITY], 300);
+    nm_search_result_fini(&r);
+    unload(&e);
+}
+END_TEST
+
+/* optimal's bound never exceeds what the model then computes, on any
+ * design: checked on random valid mappings of every mapper input. */
+START_TEST(bound_is_admissible)
+{
+    static const char *const designs[] = {"eyeriss_like", "simba_like",
+                                          "simple_weight_stationary",
+                                          "simple_output_stationary"};
+    const char *root = getenv("NESTMAP_SRCDIR");
+    int checked = 0;
+    for (int k = 0; k < 4; k++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/../shared/mapper/%s/input.yaml", root ? root : ".",
+                 designs[k]);
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+            /* The shared inputs live beside the repository; without them,
+             * check the test designs only. */
+            continue;
+        }
+        fclose(f);
+        nm_spec spec;
+        nm_error err;
+        const char *files[] = {path};
+        ck_assert_int_eq(nm_spec_load(&spec, files, 1, NM_NEED_ARCH | NM_NEED_PROBLEM, &err), NM_OK);
+        nm_mapspace *ms = nm_calloc(1, sizeof *ms);
+        ck_assert_int_eq(nm_mapspace_init(ms, &spec.arch, &spec.wl, spec.constraints,
+                                          spec.constraints2, &err), NM_OK);
+        nm_model mdl;
+        ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, &spec.wl, &err), NM_OK);
+        static nm_stats st;
+        nm_pcg32 rng;
+        nm_pcg32_seed(&rng, 3, (uint64_t)k);
+        int valid = 0;
+        for (int i = 0; i < 20000 && valid < 1500; i++) {
+            nm_point pt;
+            nm_mapping m;
+            int wd, wl;
+            nm_mapspace_random(ms, &rng, &pt);
+            if (!nm_mapspace_decode(ms, &pt, &m, &wd, &wl) || !nm_model_eval(&mdl, &m, &st, NULL))
+                continue;
+            double e, c, lla;
+            nm_model_bound(&mdl, &m, &e, &c, &lla);
+            ck_assert_msg(e <= st.energy * (1 + 1e-12), "%s: energy bound %g > %g", designs[k], e,
+                          st.energy);
+            ck_assert(c <= (double)st.cycles);
+            ck_assert(lla <= (double)st.last_level_accesses);
+            valid++;
+        }
+        ck_assert_int_gt(valid, 100);
+        checked++;
+        nm_model_fini(&mdl);
+        nm_free(ms);
+        nm_spec_fini(&spec);
+    }
+    /* and always on the test designs */
+    struct env e;
+    load(&e, "search/conv1d_3level.yaml", NULL);
+    nm_model mdl;
+    nm_error err;
+    ck_assert_int_eq(nm_model_init(&mdl, &e.spec.arch, &e.spec.wl, &err), NM_OK);
+    static nm_stats st;
+    nm_pcg32 rng;
+    nm_pcg32_seed(&rng, 5, 5);
+    for (int i = 0; i < 5000; i++) {
+        nm_point pt;
+        nm_mapping m;
+        int wd, wl;
+        nm_mapspace_random(&e.ms, &rng, &pt);
+        if (!nm_mapspace_decode(&e.ms, &pt, &m, &wd, &wl) || !nm_model_eval(&mdl, &m, &st, NULL))
+            continue;
+        double en, c, lla;
+        nm_model_bound(&mdl, &m, &en, &c, &lla);
+        ck_assert(en <= st.energy * (1 + 1e-12));
+        ck_assert(c <= (double)st.cycles);
+    }
+    nm_model_fini(&mdl);
+    unload(&e);
+    (void)checked;
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("search");
+    TCase *tc = tcase_create("mapspace");
+    tcase_add_test(tc, sizes_by_hand);
+    tcase_add_test(tc, constraint_forms);
+    tcase_add_test(tc, unsatisfiable_constraints_located);
+    suite_add_tcase(s, tc);
+    TCase *ts = tcase_create("search");
+    tcase_set_timeout(ts, 120);
+    tcase_add_test(ts, pruning_keeps_the_optimum);
+    tcase_add_test(ts, optimal_matches_exhaustive);
+    tcase_add_test(ts, threads_do_not_change_the_result);
+    tcase_add_test(ts, termination_rules);
+    tcase_add_test(ts, bound_is_admissible);
+    suite_add_tcase(s, ts);
+    return s;
+}
+
+TEST_MAIN(suite)
