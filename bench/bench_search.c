@@ -53,10 +53,14 @@ static int bench(const char *label, const char *path, const char *alg, double ta
     }
     double t = cpu_now() - t0;
     double valid_rate = (double)res.valid / t;
+    char verdict[64] = "no target";
+    if (target > 0)
+        snprintf(verdict, sizeof verdict, "target %.0f: %s", target,
+                 valid_rate >= target ? "met" : "NOT met");
     printf("%-14s %-8s %9.0f candidates/s/core, %9.0f valid mappings evaluated/s/core "
-           "(%llu of %llu valid; target %.0f: %s); best EDP %.4g J*cycle\n",
+           "(%llu of %llu valid; %s); best EDP %.4g J*cycle\n",
            label, alg, (double)res.proposed / t, valid_rate, (unsigned long long)res.valid,
-           (unsigned long long)res.proposed, target, valid_rate >= target ? "met" : "NOT met",
+           (unsigned long long)res.proposed, verdict,
            res.found ? res.best.energy * 1e-12 * (double)res.best.cycles : 0.0);
     nm_search_result_fini(&res);
     nm_free(ms);

@@ -429,14 +429,26 @@ void nm_report_search_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
 void nm_report_search_text(FILE *f, const nm_arch *arch, const nm_search_result *res,
                            const nm_search_opts *o)
 {
-    (void)arch;
     fprintf(f, "search: %s, %llu proposed, %llu valid", o->algorithm,
             (unsigned long long)res->proposed, (unsigned long long)res->valid);
     if (res->pruned)
         fprintf(f, ", %llu pruned by the bound", (unsigned long long)res->pruned);
-    for (int k = 1; k < NM_REJECT_KINDS; k++)
-        if (res->invalid[k])
-            fprintf(f, ", %llu %s", (unsigned long long)res->invalid[k], reject_name(k));
+    for (int k = 1; k < NM_REJECT_KINDS; k++) {
+        if (!res->invalid[k])
+            continue;
+        fprintf(f, ", %llu %s", (unsigned long long)res->invalid[k], reject_name(k));
+        /* Name the levels at fault. */
+        int first = 1;
+        for (int l = 0; l < arch->nlevels; l++) {
+            if (!res->invalid_at[k][l])
+                continue;
+            fprintf(f, "%s%s %llu", first ? " (" : ", ", arch->level[l].name,
+                    (unsigned long long)res->invalid_at[k][l]);
+            first = 0;
+        }
+        if (!first)
+            fputc(')', f);
+    }
     fprintf(f, "; %.2f s on %d thread%s (%.0f evaluations/s/thread); ended by %s", res->seconds,
             res->threads, res->threads == 1 ? "" : "s", res->evals_per_second, res->stopped_by);
     if (!strcmp(o->algorithm, "optimal"))

@@ -187,6 +187,7 @@ typedef struct rec {
     uint64_t cycles, lla;
     uint8_t status; /* 0 valid, 1 invalid, 2 pruned */
     uint8_t kind;   /* for invalid: nm_invalid_kind or NM_REJECT_CONSTRAINT */
+    int8_t level;   /* for invalid: the level at fault, or -1 */
 } rec;
 
 struct nm_strategy {
@@ -333,12 +334,14 @@ static uint64_t exh_count(void *state, struct ctx *c, uint64_t o, rec *single)
     if (!ok) {
         single->status = 1;
         single->kind = NM_REJECT_CONSTRAINT;
+        single->level = -1;
         return 1;
     }
     /* Validity that no loop order can change: decided once for the point. */
     if (!nm_model_precheck(&c->mdl, &m, &c->stats)) {
         single->status = 1;
         single->kind = (uint8_t)c->stats.invalid.kind;
+        single->level = (int8_t)c->stats.invalid.level;
         return 1;
     }
     if (x->bound) {
@@ -384,19 +387,37 @@ const char *nm_strategy_names(void)
 
 /* ---- the engine ---- */
 
-/* A chunk of work: candidates [first, first + n) of outer point o, or a
- * single precomputed record. */
-typedef struct item {
+/* A run of candidates [first, first + n) of outer point o, or a single
+ * precomputed record (an invalid or pruned point). */
+typedef struct segment {
     uint64_t o, first, n;
     int has_single;
     rec single;
+} segment;
+
+#define MAXSEG 256   /* segments per work item */
+#define WINDOW 1024  /* outer points counted ahead, in parallel */
+
+/* A work item: up to CHUNK candidates from one or more outer points. */
+typedef struct item {
+    int nseg;
+    uint64_t total;
+    segment seg[MAXSEG];
 } item;
+
+/* An outer point counted ahead: how many candidates, or one record. */
+typedef struct counted {
+    uint64_t n;
+    rec single;
+} counted;
 
 typedef struct worker {
     struct ctx c;
     const nm_strategy *st;
     void *state;
-    const item *it;
+    const item *it;       /* evaluate this item, or */
+    counted *cnt;         /* count outer points [cfrom, cfrom + cn) into cnt */
+    uint64_t cfrom, cn;
     rec *recs; /* CHUNK */
     pthread_t tid;
     int running;
@@ -415,28 +436,51 @@ struct pool {
 
 static void evaluate(worker *w, const item *it)
 {
-    if (it->has_single) {
-        w->recs[0] = it->single;
-        return;
-    }
     nm_mapping m;
-    for (uint64_t j = 0; j < it->n; j++) {
-        rec *r = &w->recs[j];
-        memset(r, 0, sizeof *r);
-        if (!w->st->make(w->state, &w->c, it->o, it->first + j, &m)) {
-            r->status = 1;
-            r->kind = NM_REJECT_CONSTRAINT;
+    rec *r = w->recs;
+    for (int s = 0; s < it->nseg; s++) {
+        const segment *sg = &it->seg[s];
+        if (sg->has_single) {
+            *r++ = sg->single;
             continue;
         }
-        if (!nm_model_eval(&w->c.mdl, &m, &w->c.stats, NULL)) {
-            r->status = 1;
-            r->kind = (uint8_t)w->c.stats.invalid.kind;
-            continue;
+        for (uint64_t j = 0; j < sg->n; j++, r++) {
+            memset(r, 0, sizeof *r);
+            if (!w->st->make(w->state, &w->c, sg->o, sg->first + j, &m)) {
+                r->status = 1;
+                r->kind = NM_REJECT_CONSTRAINT;
+                r->level = -1;
+                continue;
+            }
+            if (!nm_model_eval(&w->c.mdl, &m, &w->c.stats, NULL)) {
+                r->status = 1;
+                r->kind = (uint8_t)w->c.stats.invalid.kind;
+                r->level = (int8_t)w->c.stats.invalid.level;
+                continue;
+            }
+            r->energy = w->c.stats.energy;
+            r->cycles = w->c.stats.cycles;
+            r->lla = w->c.stats.last_level_accesses;
         }
-        r->energy = w->c.stats.energy;
-        r->cycles = w->c.stats.cycles;
-        r->lla = w->c.stats.last_level_accesses;
     }
+}
+
+static void count_ahead(worker *w)
+{
+    for (uint64_t i = 0; i < w->cn; i++) {
+        counted *c = &w->cnt[i];
+        memset(&c->single, 0, sizeof c->single);
+        c->n = w->st->count(w->state, &w->c, w->cfrom + i, &c->single);
+    }
+}
+
+/* One round's job for a worker: an item to evaluate, or points to count. */
+static void work(worker *w)
+{
+    if (w->it)
+        evaluate(w, w->it);
+    else if (w->cn)
+        count_ahead(w);
 }
 
 static void *worker_main(void *arg)
@@ -453,15 +497,34 @@ static void *worker_main(void *arg)
             return NULL;
         }
         seen = p->round;
-        const item *it = w->it;
         pthread_mutex_unlock(&p->lock);
-        if (it)
-            evaluate(w, it);
+        work(w);
         pthread_mutex_lock(&p->lock);
         if (--p->pending == 0)
             pthread_cond_signal(&p->done);
         pthread_mutex_unlock(&p->lock);
     }
+}
+
+/* Runs one round: worker 0 (this thread) and the pool's threads each do
+ * their job; a worker whose thread could not be started is run here. */
+static void run_round(struct pool *pool, worker *w, int T)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->pending = 0;
+    for (int i = 1; i < T; i++)
+        pool->pending += w[i].running;
+    pool->round++;
+    pthread_cond_broadcast(&pool->go);
+    pthread_mutex_unlock(&pool->lock);
+    work(&w[0]);
+    for (int i = 1; i < T; i++)
+        if (!w[i].running)
+            work(&w[i]);
+    pthread_mutex_lock(&pool->lock);
+    while (pool->pending > 0)
+        pthread_cond_wait(&pool->done, &pool->lock);
+    pthread_mutex_unlock(&pool->lock);
 }
 
 static double wall_now(void)
@@ -494,9 +557,9 @@ static void fill_found(struct merge *mg, const rec *r, uint64_t index, nm_found 
         f->score[i] = metric_value(mg->o->metric[i], r->energy, (double)r->cycles, (double)r->lla);
 }
 
-static void regen(struct merge *mg, const item *it, uint64_t j, nm_found *f)
+static void regen(struct merge *mg, const segment *sg, uint64_t j, nm_found *f)
 {
-    mg->st->make(mg->state, mg->c, it->o, it->first + j, &f->map);
+    mg->st->make(mg->state, mg->c, sg->o, sg->first + j, &f->map);
 }
 
 /* Adds a candidate to the Pareto front (energy x cycles) if no member
@@ -539,12 +602,12 @@ static void top_add(struct merge *mg, const nm_found *f)
     res->ntop = n;
 }
 
-static void merge_item(struct merge *mg, const item *it, const rec *recs)
+static void merge_segment(struct merge *mg, const segment *sg, const rec *recs)
 {
     nm_search_result *res = mg->res;
     const nm_search_opts *o = mg->o;
     uint64_t victory = mg->victory, timeout = mg->timeout;
-    uint64_t n = it->has_single ? 1 : it->n;
+    uint64_t n = sg->has_single ? 1 : sg->n;
     for (uint64_t j = 0; j < n && !mg->stop; j++) {
         const rec *r = &recs[j];
         uint64_t index = res->proposed++;
@@ -554,6 +617,7 @@ static void merge_item(struct merge *mg, const item *it, const rec *recs)
         }
         if (r->status == 1) {
             res->invalid[r->kind]++;
+            res->invalid_at[r->kind][r->level >= 0 ? r->level : NM_MAX_LEVELS]++;
             mg->invalid_run++;
             if (timeout && mg->invalid_run >= timeout) {
                 mg->stop = 1;
@@ -572,7 +636,7 @@ static void merge_item(struct merge *mg, const item *it, const rec *recs)
             for (int i = 0; i < res->npareto && !dominated; i++)
                 dominated = res->pareto[i].energy <= f.energy && res->pareto[i].cycles <= f.cycles;
             if (better || top || !dominated) {
-                regen(mg, it, j, &f);
+                regen(mg, sg, j, &f);
                 if (better) {
                     res->best = f;
                     res->found = 1;
@@ -605,6 +669,14 @@ static void merge_item(struct merge *mg, const item *it, const rec *recs)
     }
 }
 
+static void merge_item(struct merge *mg, const item *it, const rec *recs)
+{
+    for (int s = 0; s < it->nseg && !mg->stop; s++) {
+        merge_segment(mg, &it->seg[s], recs);
+        recs += it->seg[s].has_single ? 1 : it->seg[s].n;
+    }
+}
+
 void nm_search_result_fini(nm_search_result *res)
 {
     if (!res)
@@ -634,6 +706,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     void *state = nm_calloc(1, st->state_size);
     worker *w = nm_calloc((size_t)T, sizeof *w);
     item *items = nm_calloc((size_t)T, sizeof *items);
+    counted *window = nm_calloc(WINDOW + (size_t)T, sizeof *window);
     struct ctx *mc = nm_calloc(1, sizeof *mc);
     res->pareto = nm_calloc(256, sizeof *res->pareto);
     res->top = nm_calloc(o->topk > 0 ? (size_t)o->topk : 1, sizeof *res->top);
@@ -645,7 +718,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     pool.round = 0;
     pool.pending = 0;
     pool.quit = 0;
-    if (!state || !w || !items || !mc || !res->pareto || !res->top) {
+    if (!state || !w || !items || !window || !mc || !res->pareto || !res->top) {
         status = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         goto done;
     }
@@ -684,63 +757,73 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
         mg.victory = enumerates ? 0 : 500;
     }
     double t0 = wall_now(), last_report = t0;
-    uint64_t cur_o = 0, cur_first = 0, cur_n = 0;
-    int have_cur = 0, exhausted = 0;
-    rec cur_single;
-    int cur_has_single = 0;
+    uint64_t next_o = 0;   /* first outer point not yet in the window */
+    size_t wpos = 0, wlen = 0;
+    uint64_t cur_first = 0; /* candidates of window[wpos] already handed out */
+    uint64_t window_size = 8;
+    int exhausted = 0;
     snprintf(res->stopped_by, sizeof res->stopped_by, "the space exhausted");
     while (!mg.stop && !exhausted) {
-        /* Cut the next T chunks from the outer points, in order. */
+        /* Pack the next T items from the outer points, in order. */
         int nitems = 0;
-        mc->incumbent = res->found ? res->best.score[0] : INFINITY;
+        for (int i = 0; i < T; i++)
+            w[i].c.incumbent = res->found ? res->best.score[0] : INFINITY;
         while (nitems < T && !exhausted) {
-            if (!have_cur) {
-                memset(&cur_single, 0, sizeof cur_single);
-                cur_n = st->count(state, mc, cur_o, &cur_single);
-                if (cur_n == UINT64_MAX) {
+            item *it = &items[nitems];
+            it->nseg = 0;
+            it->total = 0;
+            while (it->total < CHUNK && it->nseg < MAXSEG) {
+                if (wpos == wlen) { /* count the next window of points, in parallel */
+                    /* Small windows first, so that an early best can prune
+                     * (optimal) the points counted after it. */
+                    uint64_t per = (window_size + (uint64_t)T - 1) / (uint64_t)T;
+                    if (window_size < WINDOW)
+                        window_size *= 2;
+                    for (int i = 0; i < T; i++) {
+                        w[i].it = NULL;
+                        w[i].cnt = window + (uint64_t)i * per;
+                        w[i].cfrom = next_o + (uint64_t)i * per;
+                        w[i].cn = per;
+                    }
+                    run_round(&pool, w, T);
+                    next_o += per * (uint64_t)T;
+                    wpos = 0;
+                    wlen = per * (uint64_t)T;
+                    cur_first = 0;
+                }
+                counted *c = &window[wpos];
+                if (c->n == UINT64_MAX) {
                     exhausted = 1;
                     break;
                 }
-                cur_first = 0;
-                cur_has_single = cur_single.status != 0; /* an invalid or pruned point */
-                have_cur = 1;
-                if (cur_n == 0) {
-                    have_cur = 0;
-                    cur_o++;
+                if (c->n == 0) {
+                    wpos++;
                     continue;
                 }
+                segment *sg = &it->seg[it->nseg++];
+                sg->o = next_o - wlen + wpos;
+                sg->first = cur_first;
+                sg->has_single = c->single.status != 0; /* an invalid or pruned point */
+                sg->single = c->single;
+                uint64_t room = CHUNK - it->total;
+                sg->n = c->n - cur_first < room ? c->n - cur_first : room;
+                it->total += sg->has_single ? 1 : sg->n;
+                cur_first += sg->n;
+                if (cur_first >= c->n) {
+                    wpos++;
+                    cur_first = 0;
+                }
             }
-            item *it = &items[nitems++];
-            it->o = cur_o;
-            it->first = cur_first;
-            it->has_single = cur_has_single;
-            it->single = cur_single;
-            it->n = cur_n - cur_first < CHUNK ? cur_n - cur_first : CHUNK;
-            cur_first += it->n;
-            if (cur_first >= cur_n) {
-                have_cur = 0;
-                cur_o++;
-            }
+            if (it->nseg == 0)
+                break;
+            nitems++;
         }
-        /* Evaluate them in parallel (the main thread takes the first). */
-        pthread_mutex_lock(&pool.lock);
-        pool.pending = 0;
-        for (int i = 1; i < T; i++) {
-            w[i].it = i < nitems && w[i].running ? &items[i] : NULL;
-            pool.pending += w[i].running;
+        /* Evaluate them in parallel. */
+        for (int i = 0; i < T; i++) {
+            w[i].it = i < nitems ? &items[i] : NULL;
+            w[i].cn = 0;
         }
-        pool.round++;
-        pthread_cond_broadcast(&pool.go);
-        pthread_mutex_unlock(&pool.lock);
-        if (nitems > 0)
-            evaluate(&w[0], &items[0]);
-        for (int i = 1; i < nitems; i++)
-            if (!w[i].running) /* no thread could be had: do it here */
-                evaluate(&w[i], &items[i]);
-        pthread_mutex_lock(&pool.lock);
-        while (pool.pending > 0)
-            pthread_cond_wait(&pool.done, &pool.lock);
-        pthread_mutex_unlock(&pool.lock);
+        run_round(&pool, w, T);
         for (int i = 0; i < nitems && !mg.stop; i++)
             merge_item(&mg, &items[i], w[i].recs);
         double now = wall_now();
@@ -802,6 +885,7 @@ done:
     nm_free(state);
     nm_free(w);
     nm_free(items);
+    nm_free(window);
     nm_free(mc);
     if (status != NM_OK)
         nm_search_result_fini(res);

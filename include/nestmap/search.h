@@ -94,6 +94,7 @@ typedef struct nm_search_result {
     int ntop;
     uint64_t proposed, evaluated, valid, pruned;
     uint64_t invalid[NM_REJECT_KINDS]; /* by nm_invalid_kind, plus NM_REJECT_CONSTRAINT */
+    uint64_t invalid_at[NM_REJECT_KINDS][NM_MAX_LEVELS + 1]; /* ... by level (last: none) */
     double seconds;
     double evals_per_second; /* candidates evaluated per second per thread */
     int threads;
