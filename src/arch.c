@@ -351,6 +351,22 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
         return nm_yerror(err, comp, "component '%s' comes after the arithmetic level '%s'; "
                          "storage levels must be listed outermost first, compute last",
                          base, fl->arch->arith.name);
+    /* An explicit instance count must agree with the name's range. */
+    const nm_ynode *inst_n = nm_ymap_get(attrs, "instances");
+    if (inst_n && !nm_yis_null(inst_n)) {
+        int64_t v;
+        if ((st = nm_yget_pos(inst_n, "attribute 'instances'", &v, err)) != NM_OK)
+            return st;
+        if (instances != 1 && v != instances)
+            return nm_yerror(err, inst_n, "'%s': instances %lld disagrees with the %lld its "
+                             "name and enclosing subtrees give", base, (long long)v,
+                             (long long)instances);
+        if (v > NM_MAX_FANOUT)
+            return nm_yerror(err, inst_n, "more than %d instances", NM_MAX_FANOUT);
+        instances = v;
+        if (defx == 1)
+            defx = v;
+    }
     int storage = is_storage_class(cls), compute = !storage && is_compute_class(cls);
     if (!storage && !compute)
         return nm_yerror(err, cls_node,
@@ -496,6 +512,12 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
         if (!strcmp(tag, "!Container") || !strcmp(tag, "!Hierarchical")) {
             if ((st = nm_ycheck_keys(n, kkeys, "a container", err)) != NM_OK)
                 return st;
+            const nm_ynode *ccons = nm_ymap_get(n, "constraints");
+            if (ccons && !nm_yis_null(ccons) &&
+                nm_ydoc_warn(fl->doc, ccons, "constraints on v0.4 containers are not read: "
+                             "nestmap map would search without them; give them under "
+                             "architecture_constraints (targets: [...]) instead") != NM_OK)
+                return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
             /* A container with a spatial mesh multiplies everything below it. */
             const nm_ynode *sp = nm_ymap_get(n, "spatial");
             const nm_ynode *at = nm_ymap_get(n, "attributes");
@@ -537,6 +559,16 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
                 (st = split_name(cn, base, &cnt, err)) != NM_OK)
                 return st;
             const nm_ynode *attrs = nm_ymap_get(n, "attributes");
+            const nm_ynode *sp = nm_ymap_get(n, "spatial");
+            if (sp && !nm_yis_null(sp))
+                return nm_yerror(err, sp, "'spatial' on a component is not supported; put the "
+                                 "mesh on an enclosing !Container");
+            const nm_ynode *cons = nm_ymap_get(n, "constraints");
+            if (cons && !nm_yis_null(cons) &&
+                nm_ydoc_warn(fl->doc, cons, "constraints on v0.4 components are not read: "
+                             "nestmap map would search without them; give them under "
+                             "architecture_constraints (targets: [...]) instead") != NM_OK)
+                return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
             /* In the v0.4 form the enclosing containers set the mesh. */
             if ((st = add_component(fl, n, cn, base, outer, outer_x, nm_ymap_get(n, "class"),
                                     attrs, err)) != NM_OK)

@@ -449,7 +449,7 @@ void nm_report_search_text(FILE *f, const nm_arch *arch, const nm_search_result 
         if (!first)
             fputc(')', f);
     }
-    fprintf(f, "; %.2f s on %d thread%s (%.0f evaluations/s/thread); ended by %s", res->seconds,
+    fprintf(f, "; %.2f s on %d thread%s (%.0f evaluations/s/thread); stopped: %s", res->seconds,
             res->threads, res->threads == 1 ? "" : "s", res->evals_per_second, res->stopped_by);
     if (!strcmp(o->algorithm, "optimal"))
         fprintf(f, "; %s", res->proven_optimal ? "proven optimal" : "NOT proven optimal");

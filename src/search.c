@@ -762,7 +762,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     uint64_t cur_first = 0; /* candidates of window[wpos] already handed out */
     uint64_t window_size = 8;
     int exhausted = 0;
-    snprintf(res->stopped_by, sizeof res->stopped_by, "the space exhausted");
+    snprintf(res->stopped_by, sizeof res->stopped_by, "the whole space searched");
     while (!mg.stop && !exhausted) {
         /* Pack the next T items from the outer points, in order. */
         int nitems = 0;

@@ -244,7 +244,7 @@ START_TEST(pruning_keeps_the_optimum)
     ck_assert_double_eq_tol(opt.best.score[0], brute, brute * 1e-12);
     ck_assert(opt.proven_optimal);
     ck_assert(!ex.proven_optimal);
-    ck_assert_str_eq(ex.stopped_by, "the space exhausted");
+    ck_assert_str_eq(ex.stopped_by, "the whole space searched");
     nm_search_result_fini(&ex);
     nm_search_result_fini(&opt);
     unload(&e);
