@@ -52,9 +52,9 @@ has "$tmp/out" "for P in \[0:16)" "model prints the loop nest"
 expect 0 "model --json" -- "$bin" model --json "$data/good/conv1d_1level.yaml"
 has "$tmp/out" '"valid": true' "JSON says the mapping is valid"
 has "$tmp/out" '"cycles": 48.0' "JSON has the cycles"
-expect 0 "model -o DIR" -- "$bin" model -q -o "$tmp/outdir" "$data/good/conv1d_1level.yaml"
+expect 0 "model -o DIR (parents created)" -- "$bin" model -q -o "$tmp/outdir/a/b" "$data/good/conv1d_1level.yaml"
 for f in stats.txt stats.json map.txt; do
-    if [ -s "$tmp/outdir/$f" ]; then ok "-o writes $f"; else bad "-o did not write $f"; fi
+    if [ -s "$tmp/outdir/a/b/$f" ]; then ok "-o writes $f"; else bad "-o did not write $f"; fi
 done
 
 # An invalid mapping is not an input error: exit 1, and JSON says why.

@@ -43,7 +43,7 @@ void nm_cli_error(const nm_error *err);
 /* Prints the document's warnings unless quiet. */
 void nm_cli_warnings(const nm_ydoc *doc, int quiet);
 
-/* Creates DIR if needed; prints an error and returns 0 on failure. */
+/* Creates DIR and its parents if needed; prints an error and returns 0 on failure. */
 int nm_cli_mkdir(const char *dir);
 
 /* Subcommands. */

@@ -171,6 +171,18 @@ void nm_cli_warnings(const nm_ydoc *doc, int quiet)
 
 int nm_cli_mkdir(const char *dir)
 {
+    /* Create the parents too, as mkdir -p does. */
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST)
+            break;
+        *p = '/';
+    }
+    errno = 0;
     if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
         struct stat sb;
         if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode))
