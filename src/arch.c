@@ -491,6 +491,20 @@ static nm_status walk_subtree(struct flat *fl, const nm_ynode *tree, int64_t out
 
 /* ---- v0.4 nodes form ---- */
 
+/* Constraints written on v0.4 nodes are not read yet: say so, once per node. */
+static nm_status unread_constraints(struct flat *fl, const nm_ynode *node, const char *what,
+                                    nm_error *err)
+{
+    const nm_ynode *c = nm_ymap_get(node, "constraints");
+    if (!c || nm_yis_null(c))
+        return NM_OK;
+    if (nm_ydoc_warn(fl->doc, c, "constraints on v0.4 %s are not read: nestmap map would "
+                     "search without them; give them under architecture_constraints "
+                     "(targets: [...]) instead", what) != NM_OK)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    return NM_OK;
+}
+
 static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t outer, int64_t outer_x,
                             int depth, nm_error *err)
 {
@@ -512,12 +526,8 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
         if (!strcmp(tag, "!Container") || !strcmp(tag, "!Hierarchical")) {
             if ((st = nm_ycheck_keys(n, kkeys, "a container", err)) != NM_OK)
                 return st;
-            const nm_ynode *ccons = nm_ymap_get(n, "constraints");
-            if (ccons && !nm_yis_null(ccons) &&
-                nm_ydoc_warn(fl->doc, ccons, "constraints on v0.4 containers are not read: "
-                             "nestmap map would search without them; give them under "
-                             "architecture_constraints (targets: [...]) instead") != NM_OK)
-                return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            if ((st = unread_constraints(fl, n, "containers", err)) != NM_OK)
+                return st;
             /* A container with a spatial mesh multiplies everything below it. */
             const nm_ynode *sp = nm_ymap_get(n, "spatial");
             const nm_ynode *at = nm_ymap_get(n, "attributes");
@@ -563,12 +573,8 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
             if (sp && !nm_yis_null(sp))
                 return nm_yerror(err, sp, "'spatial' on a component is not supported; put the "
                                  "mesh on an enclosing !Container");
-            const nm_ynode *cons = nm_ymap_get(n, "constraints");
-            if (cons && !nm_yis_null(cons) &&
-                nm_ydoc_warn(fl->doc, cons, "constraints on v0.4 components are not read: "
-                             "nestmap map would search without them; give them under "
-                             "architecture_constraints (targets: [...]) instead") != NM_OK)
-                return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            if ((st = unread_constraints(fl, n, "components", err)) != NM_OK)
+                return st;
             /* In the v0.4 form the enclosing containers set the mesh. */
             if ((st = add_component(fl, n, cn, base, outer, outer_x, nm_ymap_get(n, "class"),
                                     attrs, err)) != NM_OK)

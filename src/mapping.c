@@ -26,38 +26,50 @@ void nm_mapping_init(nm_mapping *m, const nm_arch *arch, const nm_workload *wl)
     }
 }
 
-static nm_status bad_dim(const nm_ynode *at, size_t offset, const char *tok,
-                         const nm_workload *wl, nm_error *err)
+nm_status nm_mapping_unknown_dim(const nm_ynode *at, size_t offset, const char *name,
+                                 const nm_workload *wl, nm_error *err)
 {
     const char *cands[NM_MAX_DIMS];
     for (int d = 0; d < wl->ndims; d++)
         cands[d] = wl->dim[d];
-    const char *s = nm_text_suggest(tok, cands, (size_t)wl->ndims);
+    const char *s = nm_text_suggest(name, cands, (size_t)wl->ndims);
     if (s)
-        return nm_yerror_at(err, at, offset, "unknown dimension '%s'; did you mean '%s'?", tok, s);
+        return nm_yerror_at(err, at, offset, "unknown dimension '%s'; did you mean '%s'?", name, s);
     char list[256];
     nm_text_join(list, sizeof list, cands, (size_t)wl->ndims);
     return nm_yerror_at(err, at, offset, "unknown dimension '%s' (the problem's dimensions are %s)",
-                        tok, list);
+                        name, list);
 }
 
-/* Parses one factor token "P=16", "P16" into dim and value. */
+/* One token: "P=16", "P16", and with bounds allowed "P<=4", "P>=2". */
 static nm_status factor_token(const nm_ynode *at, size_t off, const char *tok,
-                              const nm_workload *wl, int *dim, int64_t *value, nm_error *err)
+                              const nm_workload *wl, int allow_bounds, nm_factor_term *t,
+                              nm_error *err)
 {
-    const char *eq = strchr(tok, '=');
+    const char *opos = strpbrk(tok, "=<>");
     char name[NM_NAME_MAX];
     const char *num = NULL;
-    if (eq) {
-        size_t len = (size_t)(eq - tok);
+    t->op = '=';
+    t->offset = off;
+    if (opos) {
+        size_t len = (size_t)(opos - tok);
         if (len == 0 || len >= NM_NAME_MAX)
             return nm_yerror_at(err, at, off, "bad factor '%s' (write it as NAME=NUMBER)", tok);
         memcpy(name, tok, len);
         name[len] = '\0';
-        num = eq + 1;
-        *dim = nm_workload_dim(wl, name);
-        if (*dim < 0)
-            return bad_dim(at, off, name, wl, err);
+        if (opos[0] == '=') {
+            num = opos + 1;
+        } else if (allow_bounds && opos[1] == '=') {
+            t->op = opos[0];
+            num = opos + 2;
+        } else {
+            return nm_yerror_at(err, at, off, allow_bounds
+                                ? "bad factor '%s' (write NAME=N, NAME<=N or NAME>=N)"
+                                : "bad factor '%s' (write it as NAME=NUMBER)", tok);
+        }
+        t->dim = nm_workload_dim(wl, name);
+        if (t->dim < 0)
+            return nm_mapping_unknown_dim(at, off, name, wl, err);
     } else {
         /* "C16": the longest dimension name that leaves only digits. */
         int best = -1;
@@ -81,37 +93,42 @@ static nm_status factor_token(const nm_ynode *at, size_t off, const char *tok,
             if (!len || len == strlen(tok))
                 return nm_yerror_at(err, at, off, "bad factor '%s' (write it as NAME=NUMBER)",
                                     tok);
-            return bad_dim(at, off, name, wl, err);
+            return nm_mapping_unknown_dim(at, off, name, wl, err);
         }
-        *dim = best;
+        t->dim = best;
         num = tok + best_len;
     }
     char *end;
     long long v = strtoll(num, &end, 10);
     if (end == num || *end || v < 1)
         return nm_yerror_at(err, at, off, "factor '%s' must be a positive integer", tok);
-    *value = v;
+    t->value = v;
     return NM_OK;
 }
 
-static nm_status parse_factors(const nm_ynode *n, const nm_workload *wl, int64_t *factor,
-                               nm_error *err)
+nm_status nm_mapping_parse_factor_terms(const nm_ynode *n, const nm_workload *wl,
+                                        int allow_bounds, nm_factor_term *out, int *count,
+                                        nm_error *err)
 {
-    uint32_t seen = 0;
+    nm_status st;
+    *count = 0;
     if (n->kind == NM_Y_MAP) { /* {P: 16, R: 3} */
         for (size_t i = 0; i < n->n; i++) {
-            int d = nm_workload_dim(wl, nm_ymap_key(n, i)->str);
-            if (d < 0)
-                return bad_dim(nm_ymap_key(n, i), 0, nm_ymap_key(n, i)->str, wl, err);
-            nm_status st = nm_yget_pos(nm_ymap_val(n, i), "a factor", &factor[d], err);
-            if (st != NM_OK)
+            if (*count >= NM_MAX_FACTOR_TERMS)
+                return nm_yerror(err, n, "too many factors");
+            nm_factor_term *t = &out[(*count)++];
+            t->dim = nm_workload_dim(wl, nm_ymap_key(n, i)->str);
+            t->op = '=';
+            t->offset = 0;
+            if (t->dim < 0)
+                return nm_mapping_unknown_dim(nm_ymap_key(n, i), 0, nm_ymap_key(n, i)->str, wl, err);
+            if ((st = nm_yget_pos(nm_ymap_val(n, i), "a factor", &t->value, err)) != NM_OK)
                 return st;
         }
         return NM_OK;
     }
     const char *s;
-    nm_status st = nm_yget_str(n, "factors", &s, err);
-    if (st != NM_OK)
+    if ((st = nm_yget_str(n, "factors", &s, err)) != NM_OK)
         return st;
     const char *start = s;
     while (*s) {
@@ -127,77 +144,106 @@ static nm_status parse_factors(const nm_ynode *n, const nm_workload *wl, int64_t
         tok[len] = '\0';
         size_t off = (size_t)(s - start);
         s += len;
-        int d = 0;
-        int64_t v = 1;
-        if ((st = factor_token(n, off, tok, wl, &d, &v, err)) != NM_OK)
+        if (*count >= NM_MAX_FACTOR_TERMS)
+            return nm_yerror_at(err, n, off, "too many factors");
+        if ((st = factor_token(n, off, tok, wl, allow_bounds, &out[*count], err)) != NM_OK)
             return st;
-        if (seen & (1u << d))
-            return nm_yerror_at(err, n, off, "dimension '%s' appears twice in factors",
-                                wl->dim[d]);
-        seen |= 1u << d;
-        factor[d] = v;
+        (*count)++;
     }
     return NM_OK;
 }
 
-/* Permutation: innermost first; a string of one-letter names, a string of
- * names separated by spaces, or a list.  Missing dims follow in problem order. */
+static nm_status parse_factors(const nm_ynode *n, const nm_workload *wl, int64_t *factor,
+                               nm_error *err)
+{
+    nm_factor_term t[NM_MAX_FACTOR_TERMS];
+    int count;
+    nm_status st = nm_mapping_parse_factor_terms(n, wl, 0, t, &count, err);
+    if (st != NM_OK)
+        return st;
+    uint32_t seen = 0;
+    for (int i = 0; i < count; i++) {
+        if (seen & (1u << t[i].dim))
+            return nm_yerror_at(err, n, t[i].offset, "dimension '%s' appears twice in factors",
+                                wl->dim[t[i].dim]);
+        seen |= 1u << t[i].dim;
+        factor[t[i].dim] = t[i].value;
+    }
+    return NM_OK;
+}
+
+nm_status nm_mapping_parse_dims(const nm_ynode *n, const nm_workload *wl, int8_t *out, int *count,
+                                nm_error *err)
+{
+    nm_status st;
+    uint32_t seen = 0;
+    *count = 0;
+    if (n->kind == NM_Y_SEQ) {
+        for (size_t i = 0; i < n->n; i++) {
+            const char *name;
+            if ((st = nm_yget_str(n->items[i], "a permutation entry", &name, err)) != NM_OK)
+                return st;
+            int d = nm_workload_dim(wl, name);
+            if (d < 0)
+                return nm_mapping_unknown_dim(n->items[i], 0, name, wl, err);
+            if (seen & (1u << d))
+                return nm_yerror(err, n->items[i], "dimension '%s' appears twice in the "
+                                 "permutation", name);
+            seen |= 1u << d;
+            out[(*count)++] = (int8_t)d;
+        }
+        return NM_OK;
+    }
+    const char *s;
+    if ((st = nm_yget_str(n, "permutation", &s, err)) != NM_OK)
+        return st;
+    int single = 1;
+    for (int d = 0; d < wl->ndims; d++)
+        single &= strlen(wl->dim[d]) == 1;
+    const char *start = s;
+    while (*s) {
+        while (*s == ' ' || *s == ',')
+            s++;
+        if (!*s)
+            break;
+        size_t len = single ? 1 : strcspn(s, " ,");
+        char name[NM_NAME_MAX];
+        snprintf(name, sizeof name, "%.*s", (int)(len < NM_NAME_MAX ? len : NM_NAME_MAX - 1), s);
+        size_t off = (size_t)(s - start);
+        s += len;
+        if (!strcmp(name, "_")) /* Timeloop's "the rest goes here": the listed prefix ends */
+            break;
+        int d = nm_workload_dim(wl, name);
+        if (d < 0)
+            return nm_mapping_unknown_dim(n, off, name, wl, err);
+        if (seen & (1u << d))
+            return nm_yerror_at(err, n, off, "dimension '%s' appears twice in the permutation",
+                                name);
+        seen |= 1u << d;
+        out[(*count)++] = (int8_t)d;
+    }
+    return NM_OK;
+}
+
+/* A full order: the listed dims innermost, the others after in problem order. */
 static nm_status parse_permutation(const nm_ynode *n, const nm_workload *wl, int8_t *order,
                                    nm_error *err)
 {
-    int count = 0;
+    int count;
+    nm_status st = nm_mapping_parse_dims(n, wl, order, &count, err);
+    if (st != NM_OK)
+        return st;
     uint32_t seen = 0;
-    nm_status st;
-    char names[NM_MAX_DIMS * 2][NM_NAME_MAX];
-    int nn = 0;
-    if (n->kind == NM_Y_SEQ) {
-        for (size_t i = 0; i < n->n && nn < NM_MAX_DIMS * 2; i++) {
-            const char *s;
-            if ((st = nm_yget_str(n->items[i], "a permutation entry", &s, err)) != NM_OK)
-                return st;
-            snprintf(names[nn++], NM_NAME_MAX, "%s", s);
-        }
-    } else {
-        const char *s;
-        if ((st = nm_yget_str(n, "permutation", &s, err)) != NM_OK)
-            return st;
-        int single = 1;
-        for (int d = 0; d < wl->ndims; d++)
-            if (strlen(wl->dim[d]) != 1)
-                single = 0;
-        if (single && !strpbrk(s, " ,")) {
-            for (const char *p = s; *p && nn < NM_MAX_DIMS * 2; p++)
-                snprintf(names[nn++], NM_NAME_MAX, "%c", *p);
-        } else {
-            while (*s && nn < NM_MAX_DIMS * 2) {
-                while (*s == ' ' || *s == ',')
-                    s++;
-                size_t len = strcspn(s, " ,");
-                if (!len)
-                    break;
-                snprintf(names[nn++], NM_NAME_MAX, "%.*s",
-                         (int)(len < NM_NAME_MAX ? len : NM_NAME_MAX - 1), s);
-                s += len;
-            }
-        }
-    }
-    for (int i = 0; i < nn; i++) {
-        int d = nm_workload_dim(wl, names[i]);
-        if (d < 0)
-            return bad_dim(n, 0, names[i], wl, err);
-        if (seen & (1u << d))
-            return nm_yerror(err, n, "dimension '%s' appears twice in the permutation", names[i]);
-        seen |= 1u << d;
-        order[count++] = (int8_t)d;
-    }
+    for (int i = 0; i < count; i++)
+        seen |= 1u << order[i];
     for (int d = 0; d < wl->ndims; d++)
         if (!(seen & (1u << d)))
             order[count++] = (int8_t)d;
     return NM_OK;
 }
 
-static nm_status parse_ds_list(const nm_ynode *n, const nm_workload *wl, uint32_t *mask,
-                               nm_error *err)
+nm_status nm_mapping_parse_ds_list(const nm_ynode *n, const nm_workload *wl, uint32_t *mask,
+                                   nm_error *err)
 {
     *mask = 0;
     if (nm_yis_null(n))
@@ -298,18 +344,18 @@ nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *a
             }
             if (spatial) {
                 if ((x = nm_ymap_get(e, "no_link_transfer")) &&
-                    (st = parse_ds_list(x, wl, &lm->no_link, err)) != NM_OK)
+                    (st = nm_mapping_parse_ds_list(x, wl, &lm->no_link, err)) != NM_OK)
                     return st;
                 const nm_ynode *nr = nm_ymap_get(e, "no_reuse");
                 if (!nr)
                     nr = nm_ymap_get(e, "no_multicast_no_reduction");
-                if (nr && (st = parse_ds_list(nr, wl, &lm->no_multicast, err)) != NM_OK)
+                if (nr && (st = nm_mapping_parse_ds_list(nr, wl, &lm->no_multicast, err)) != NM_OK)
                     return st;
             } else {
                 const nm_ynode *nr = nm_ymap_get(e, "no_reuse");
                 if (!nr)
                     nr = nm_ymap_get(e, "no_temporal_reuse");
-                if (nr && (st = parse_ds_list(nr, wl, &lm->no_temporal_reuse, err)) != NM_OK)
+                if (nr && (st = nm_mapping_parse_ds_list(nr, wl, &lm->no_temporal_reuse, err)) != NM_OK)
                     return st;
             }
         } else if (!strcmp(type, "datatype") || !strcmp(type, "bypass") ||
@@ -321,9 +367,9 @@ nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *a
             if ((st = nm_ycheck_keys(e, allowed, "a bypass entry", err)) != NM_OK)
                 return st;
             uint32_t keep = 0, bypass = 0;
-            if ((x = nm_ymap_get(e, "keep")) && (st = parse_ds_list(x, wl, &keep, err)) != NM_OK)
+            if ((x = nm_ymap_get(e, "keep")) && (st = nm_mapping_parse_ds_list(x, wl, &keep, err)) != NM_OK)
                 return st;
-            if ((x = nm_ymap_get(e, "bypass")) && (st = parse_ds_list(x, wl, &bypass, err)) != NM_OK)
+            if ((x = nm_ymap_get(e, "bypass")) && (st = nm_mapping_parse_ds_list(x, wl, &bypass, err)) != NM_OK)
                 return st;
             if (keep & bypass) {
                 int d = __builtin_ctz(keep & bypass);

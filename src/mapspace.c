@@ -2,7 +2,6 @@
  * see mapspace.h. */
 #include <config.h>
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,158 +101,30 @@ static int slot_of(const nm_mapspace *ms, int level, int spatial)
     return -1;
 }
 
-static nm_status unknown_dim(const nm_workload *wl, const nm_ynode *at, size_t off,
-                             const char *name, nm_error *err)
-{
-    const char *cands[NM_MAX_DIMS];
-    for (int d = 0; d < wl->ndims; d++)
-        cands[d] = wl->dim[d];
-    const char *s = nm_text_suggest(name, cands, (size_t)wl->ndims);
-    if (s)
-        return nm_yerror_at(err, at, off, "unknown dimension '%s'; did you mean '%s'?", name, s);
-    char list[256];
-    nm_text_join(list, sizeof list, cands, (size_t)wl->ndims);
-    return nm_yerror_at(err, at, off, "unknown dimension '%s' (the problem's dimensions are %s)",
-                        name, list);
-}
-
-/* "N=1,C=1 P<=4 Q>=2": fixes or bounds the factors of one slot. */
+/* Fixes or bounds the factors of one slot from a constraint's `factors:`. */
 static nm_status constrain_factors(nm_mapspace *ms, int slot, const nm_ynode *n, nm_error *err)
 {
-    const nm_workload *wl = ms->wl;
-    const char *s;
-    nm_status st = nm_yget_str(n, "factors", &s, err);
+    nm_factor_term t[NM_MAX_FACTOR_TERMS];
+    int count;
+    nm_status st = nm_mapping_parse_factor_terms(n, ms->wl, 1, t, &count, err);
     if (st != NM_OK)
         return st;
-    const char *start = s;
-    while (*s) {
-        while (*s == ' ' || *s == ',' || *s == '\t')
-            s++;
-        if (!*s)
-            break;
-        size_t off = (size_t)(s - start);
-        char name[NM_NAME_MAX];
-        size_t len = 0;
-        while ((isalnum((unsigned char)s[len]) || s[len] == '_') && len < NM_NAME_MAX - 1)
-            len++;
-        /* "C16": a name followed directly by digits. */
-        size_t nlen = len;
-        while (nlen > 0 && isdigit((unsigned char)s[nlen - 1]))
-            nlen--;
-        int direct = nlen > 0 && nlen < len && s[len] != '=' && s[len] != '<' && s[len] != '>';
-        if (direct) {
-            memcpy(name, s, nlen);
-            name[nlen] = '\0';
-            s += nlen;
-        } else {
-            memcpy(name, s, len);
-            name[len] = '\0';
-            s += len;
-        }
-        int d = nm_workload_dim(wl, name);
-        if (d < 0)
-            return unknown_dim(wl, n, off, name, err);
-        int op = '=';
-        if (!direct) {
-            if (s[0] == '<' && s[1] == '=') {
-                op = '<';
-                s += 2;
-            } else if (s[0] == '>' && s[1] == '=') {
-                op = '>';
-                s += 2;
-            } else if (s[0] == '=') {
-                s++;
-            } else {
-                return nm_yerror_at(err, n, off, "bad factor constraint '%s' (write NAME=N, "
-                                    "NAME<=N or NAME>=N)", name);
-            }
-        }
-        char *end;
-        long long v = strtoll(s, &end, 10);
-        if (end == s || v < 1)
-            return nm_yerror_at(err, n, off, "factor constraint on %s needs a positive integer",
-                                name);
-        s = end;
-        nm_dim_space *ds = &ms->dim[d];
-        if (op == '=') {
+    for (int i = 0; i < count; i++) {
+        nm_dim_space *ds = &ms->dim[t[i].dim];
+        const char *name = ms->wl->dim[t[i].dim];
+        long long v = t[i].value;
+        if (t[i].op == '=') {
             if (ds->fixed[slot] && ds->fixed[slot] != v)
-                return nm_yerror_at(err, n, off, "%s is fixed to %lld here but to %lld by the "
-                                    "constraint at line %d", name, v, (long long)ds->fixed[slot],
-                                    ds->at[slot] ? ds->at[slot]->line : 0);
+                return nm_yerror_at(err, n, t[i].offset, "%s is fixed to %lld here but to %lld "
+                                    "by the constraint at line %d", name, v,
+                                    (long long)ds->fixed[slot], ds->at[slot] ? ds->at[slot]->line : 0);
             ds->fixed[slot] = v;
-        } else if (op == '<') {
+        } else if (t[i].op == '<') {
             ds->hi[slot] = ds->hi[slot] ? (ds->hi[slot] < v ? ds->hi[slot] : v) : v;
         } else {
             ds->lo[slot] = ds->lo[slot] > v ? ds->lo[slot] : v;
         }
         ds->at[slot] = n;
-    }
-    return NM_OK;
-}
-
-/* Dims named by a permutation string (one letter each when every dimension
- * name is one letter, else separated by spaces or commas). */
-static nm_status perm_dims(const nm_workload *wl, const nm_ynode *n, int8_t *out, int *count,
-                           nm_error *err)
-{
-    const char *s;
-    nm_status st = nm_yget_str(n, "permutation", &s, err);
-    if (st != NM_OK)
-        return st;
-    int single = 1;
-    for (int d = 0; d < wl->ndims; d++)
-        single &= strlen(wl->dim[d]) == 1;
-    uint32_t seen = 0;
-    *count = 0;
-    const char *start = s;
-    while (*s) {
-        while (*s == ' ' || *s == ',')
-            s++;
-        if (!*s)
-            break;
-        size_t len = single ? 1 : strcspn(s, " ,");
-        char name[NM_NAME_MAX];
-        snprintf(name, sizeof name, "%.*s", (int)(len < NM_NAME_MAX ? len : NM_NAME_MAX - 1), s);
-        size_t off = (size_t)(s - start);
-        s += len;
-        if (!strcmp(name, "_")) /* Timeloop's "rest goes here" marker: the prefix ends */
-            break;
-        int d = nm_workload_dim(wl, name);
-        if (d < 0)
-            return unknown_dim(wl, n, off, name, err);
-        if (seen & (1u << d))
-            return nm_yerror_at(err, n, off, "dimension '%s' appears twice in the permutation",
-                                name);
-        seen |= 1u << d;
-        out[(*count)++] = (int8_t)d;
-    }
-    return NM_OK;
-}
-
-static nm_status ds_list(const nm_workload *wl, const nm_ynode *n, uint32_t *mask, nm_error *err)
-{
-    *mask = 0;
-    if (nm_yis_null(n))
-        return NM_OK;
-    nm_status st = nm_yexpect(n, NM_Y_SEQ, "a list of data spaces", err);
-    if (st != NM_OK)
-        return st;
-    for (size_t i = 0; i < n->n; i++) {
-        const char *s;
-        if ((st = nm_yget_str(n->items[i], "a data space", &s, err)) != NM_OK)
-            return st;
-        int d = nm_workload_ds(wl, s);
-        if (d < 0) {
-            const char *cands[NM_MAX_DS];
-            for (int k = 0; k < wl->nds; k++)
-                cands[k] = wl->ds[k].name;
-            const char *sug = nm_text_suggest(s, cands, (size_t)wl->nds);
-            if (sug)
-                return nm_yerror(err, n->items[i], "unknown data space '%s'; did you mean '%s'?",
-                                 s, sug);
-            return nm_yerror(err, n->items[i], "unknown data space '%s'", s);
-        }
-        *mask |= 1u << d;
     }
     return NM_OK;
 }
@@ -291,7 +162,7 @@ static nm_status apply_constraint(nm_mapspace *ms, const nm_ynode *e, nm_error *
         if ((x = nm_ymap_get(e, "permutation"))) {
             int8_t dims[NM_MAX_DIMS];
             int n;
-            if ((st = perm_dims(ms->wl, x, dims, &n, err)) != NM_OK)
+            if ((st = nm_mapping_parse_dims(x, ms->wl, dims, &n, err)) != NM_OK)
                 return st;
             if (spatial) {
                 uint32_t seen = 0;
@@ -320,7 +191,7 @@ static nm_status apply_constraint(nm_mapspace *ms, const nm_ynode *e, nm_error *
         }
         uint32_t mask;
         if ((x = nm_ymap_get(e, "no_link_transfer"))) {
-            if ((st = ds_list(ms->wl, x, &mask, err)) != NM_OK)
+            if ((st = nm_mapping_parse_ds_list(x, ms->wl, &mask, err)) != NM_OK)
                 return st;
             ls->no_link |= mask;
         }
@@ -328,7 +199,7 @@ static nm_status apply_constraint(nm_mapspace *ms, const nm_ynode *e, nm_error *
         if (!nr)
             nr = nm_ymap_get(e, spatial ? "no_multicast_no_reduction" : "no_temporal_reuse");
         if (nr) {
-            if ((st = ds_list(ms->wl, nr, &mask, err)) != NM_OK)
+            if ((st = nm_mapping_parse_ds_list(nr, ms->wl, &mask, err)) != NM_OK)
                 return st;
             if (spatial)
                 ls->no_multicast |= mask;
@@ -339,9 +210,9 @@ static nm_status apply_constraint(nm_mapspace *ms, const nm_ynode *e, nm_error *
     }
     if (!strcmp(type, "bypass") || !strcmp(type, "datatype") || !strcmp(type, "dataspace")) {
         uint32_t keep = 0, bypass = 0;
-        if ((x = nm_ymap_get(e, "keep")) && (st = ds_list(ms->wl, x, &keep, err)) != NM_OK)
+        if ((x = nm_ymap_get(e, "keep")) && (st = nm_mapping_parse_ds_list(x, ms->wl, &keep, err)) != NM_OK)
             return st;
-        if ((x = nm_ymap_get(e, "bypass")) && (st = ds_list(ms->wl, x, &bypass, err)) != NM_OK)
+        if ((x = nm_ymap_get(e, "bypass")) && (st = nm_mapping_parse_ds_list(x, ms->wl, &bypass, err)) != NM_OK)
             return st;
         if ((keep | ls->keep) & (bypass | ls->bypass)) {
             int d = __builtin_ctz((keep | ls->keep) & (bypass | ls->bypass));

@@ -40,4 +40,35 @@ void nm_mapping_init(nm_mapping *m, const nm_arch *arch, const nm_workload *wl);
 nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *arch,
                            const nm_workload *wl, nm_error *err);
 
+/* The pieces of the mapping syntax that constraints share. */
+
+#define NM_MAX_FACTOR_TERMS (2 * NM_MAX_DIMS)
+
+typedef struct nm_factor_term {
+    int dim;
+    char op;        /* '=', '<' (at most) or '>' (at least) */
+    int64_t value;
+    size_t offset;  /* of the token within the factors string, for errors */
+} nm_factor_term;
+
+/* Parses `factors:` ("R=3 P=16", "C1 M8", or a {P: 16} map) into terms;
+ * "P<=4" and "P>=2" only when allow_bounds. */
+nm_status nm_mapping_parse_factor_terms(const nm_ynode *n, const nm_workload *wl,
+                                        int allow_bounds, nm_factor_term *out, int *count,
+                                        nm_error *err);
+
+/* Parses a permutation (one-letter names run together, names separated by
+ * spaces or commas, or a list; '_' ends the listed part) into the dims it
+ * lists, innermost first. */
+nm_status nm_mapping_parse_dims(const nm_ynode *n, const nm_workload *wl, int8_t *out, int *count,
+                                nm_error *err);
+
+/* Parses a list of data space names into a bit mask. */
+nm_status nm_mapping_parse_ds_list(const nm_ynode *n, const nm_workload *wl, uint32_t *mask,
+                                   nm_error *err);
+
+/* A located "unknown dimension" error with a suggestion or the known names. */
+nm_status nm_mapping_unknown_dim(const nm_ynode *at, size_t offset, const char *name,
+                                 const nm_workload *wl, nm_error *err);
+
 #endif

@@ -26,7 +26,8 @@ typedef struct nm_command {
 } nm_command;
 
 /* Parses the common flags of a subcommand.  Returns 0 to go on, or an exit
- * code (0 after --help, 2 after a usage error) with *done set. */
+ * code (0 after --help, 2 after a usage error or when no file is named)
+ * with *done set. */
 int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *done);
 
 /* Removes "NAME VALUE" or "NAME=VALUE" from argv (updating *argc) and
@@ -36,6 +37,18 @@ const char *nm_cli_take(int *argc, char **argv, const char *name, int *missing);
 /* Parses a non-negative count for option `name`; prints an error and
  * returns 0 on failure. */
 int nm_cli_count(const char *name, const char *text, uint64_t *out);
+
+struct nm_spec;
+struct nm_mapspace;
+
+/* Loads the input files into *spec (parsing the sections in `need`),
+ * printing warnings and any error.  Returns 0, or the exit code to return
+ * (the spec is then already released). */
+int nm_cli_load(const nm_cli_opts *o, unsigned need, struct nm_spec *spec);
+
+/* Builds the constrained mapspace of a loaded spec (heap; free with
+ * nm_free).  Prints the error and returns NULL on failure, setting *rc. */
+struct nm_mapspace *nm_cli_mapspace(const struct nm_spec *spec, int *rc);
 
 /* Prints FILE:LINE:COL: error: message, the source line and a caret. */
 void nm_cli_error(const nm_error *err);

@@ -130,18 +130,12 @@ int nm_cmd_map(int argc, char **argv)
     int rc = nm_cli_parse(argc, argv, usage, &co, &done);
     if (done)
         return rc;
-    if (co.nfiles == 0) {
-        fputs(usage, stderr);
-        return 2;
-    }
     nm_spec spec;
     nm_error err;
     nm_error_clear(&err);
-    nm_status status = nm_spec_load(&spec, (const char *const *)co.files, (size_t)co.nfiles,
-                                    NM_NEED_ARCH | NM_NEED_PROBLEM, &err);
-    nm_cli_warnings(&spec.doc, co.quiet);
-    if (status == NM_OK)
-        status = nm_search_opts_parse(&o, spec.mapper, &err);
+    if ((rc = nm_cli_load(&co, NM_NEED_ARCH | NM_NEED_PROBLEM, &spec)) != 0)
+        return rc;
+    nm_status status = nm_search_opts_parse(&o, spec.mapper, &err);
     if (status != NM_OK) {
         nm_cli_error(&err);
         nm_spec_fini(&spec);
@@ -205,18 +199,9 @@ int nm_cmd_map(int argc, char **argv)
     if (co.have_seed)
         o.seed = co.seed;
 
-    nm_mapspace *ms = nm_calloc(1, sizeof *ms);
-    if (!ms) {
-        fprintf(stderr, "nestmap: out of memory\n");
+    nm_mapspace *ms = nm_cli_mapspace(&spec, &rc);
+    if (!ms)
         goto out;
-    }
-    status = nm_mapspace_init(ms, &spec.arch, &spec.wl, spec.constraints, spec.constraints2, &err);
-    if (status != NM_OK) {
-        nm_cli_error(&err);
-        rc = nm_status_exit_code(status);
-        nm_free(ms);
-        goto out;
-    }
     interrupted = 0;
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);

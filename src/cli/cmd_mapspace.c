@@ -109,29 +109,16 @@ int nm_cmd_mapspace(int argc, char **argv)
     int rc = nm_cli_parse(argc, argv, usage, &o, &done);
     if (done)
         return rc;
-    if (o.nfiles == 0) {
-        fputs(usage, stderr);
-        return 2;
-    }
     uint64_t nsample = 0;
     if (sample && !nm_cli_count("--sample", sample, &nsample))
         return 2;
     nm_spec spec;
-    nm_error err;
-    nm_error_clear(&err);
-    nm_status st = nm_spec_load(&spec, (const char *const *)o.files, (size_t)o.nfiles,
-                                NM_NEED_ARCH | NM_NEED_PROBLEM, &err);
-    nm_cli_warnings(&spec.doc, o.quiet);
-    nm_mapspace *ms = st == NM_OK ? nm_calloc(1, sizeof *ms) : NULL;
-    if (st == NM_OK && !ms)
-        st = nm_error_set(&err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-    if (st == NM_OK)
-        st = nm_mapspace_init(ms, &spec.arch, &spec.wl, spec.constraints, spec.constraints2, &err);
-    if (st != NM_OK) {
-        nm_cli_error(&err);
-        nm_free(ms);
+    if ((rc = nm_cli_load(&o, NM_NEED_ARCH | NM_NEED_PROBLEM, &spec)) != 0)
+        return rc;
+    nm_mapspace *ms = nm_cli_mapspace(&spec, &rc);
+    if (!ms) {
         nm_spec_fini(&spec);
-        return nm_status_exit_code(st);
+        return rc;
     }
     char buf[64];
     printf("mapspace of %s on %d storage levels\n\n", spec.wl.name, spec.arch.nlevels);

@@ -51,38 +51,19 @@ int nm_cmd_model(int argc, char **argv)
     int rc = nm_cli_parse(argc, argv, usage, &o, &done);
     if (done)
         return rc;
-    if (o.nfiles == 0) {
-        fputs(usage, stderr);
-        return 2;
-    }
     nm_spec spec;
+    if ((rc = nm_cli_load(&o, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &spec)) != 0)
+        return rc;
     nm_error err;
     nm_error_clear(&err);
-    nm_status status = nm_spec_load(&spec, (const char *const *)o.files, (size_t)o.nfiles,
-                                    NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &err);
-    nm_cli_warnings(&spec.doc, o.quiet);
-    if (status != NM_OK) {
-        nm_cli_error(&err);
-        nm_spec_fini(&spec);
-        return nm_status_exit_code(status);
-    }
     /* Inputs that carry constraints (a map.yaml beside the design it was
      * searched on): the mapping must meet them. */
     char broken[1024] = "";
     if (spec.constraints || spec.constraints2) {
-        nm_mapspace *ms = nm_calloc(1, sizeof *ms);
+        nm_mapspace *ms = nm_cli_mapspace(&spec, &rc);
         if (!ms) {
-            fprintf(stderr, "nestmap: out of memory\n");
             nm_spec_fini(&spec);
-            return 2;
-        }
-        status = nm_mapspace_init(ms, &spec.arch, &spec.wl, spec.constraints, spec.constraints2,
-                                  &err);
-        if (status != NM_OK) {
-            nm_cli_error(&err);
-            nm_free(ms);
-            nm_spec_fini(&spec);
-            return nm_status_exit_code(status);
+            return rc;
         }
         nm_mapspace_check(ms, &spec.map, broken, sizeof broken);
         nm_free(ms);

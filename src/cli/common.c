@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "nestmap/alloc.h"
+#include "nestmap/mapspace.h"
+#include "nestmap/spec.h"
 
 int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *done)
 {
@@ -71,6 +74,11 @@ int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *
             *done = 1;
             return 2;
         }
+    }
+    if (o->nfiles == 0) { /* every command reads input files */
+        fputs(usage, stderr);
+        *done = 1;
+        return 2;
     }
     return 0;
 }
@@ -209,4 +217,38 @@ int nm_cmd_unimplemented(int argc, char **argv)
     fprintf(stderr, "nestmap %s: not yet implemented in this version of nestmap "
             "(see 'nestmap --help' for what is)\n", name);
     return 2;
+}
+
+int nm_cli_load(const nm_cli_opts *o, unsigned need, nm_spec *spec)
+{
+    nm_error err;
+    nm_error_clear(&err);
+    nm_status st = nm_spec_load(spec, (const char *const *)o->files, (size_t)o->nfiles, need, &err);
+    nm_cli_warnings(&spec->doc, o->quiet);
+    if (st == NM_OK)
+        return 0;
+    nm_cli_error(&err);
+    nm_spec_fini(spec);
+    return nm_status_exit_code(st);
+}
+
+nm_mapspace *nm_cli_mapspace(const nm_spec *spec, int *rc)
+{
+    nm_error err;
+    nm_error_clear(&err);
+    nm_mapspace *ms = nm_calloc(1, sizeof *ms);
+    if (!ms) {
+        fprintf(stderr, "nestmap: out of memory\n");
+        *rc = 2;
+        return NULL;
+    }
+    nm_status st = nm_mapspace_init(ms, &spec->arch, &spec->wl, spec->constraints,
+                                    spec->constraints2, &err);
+    if (st != NM_OK) {
+        nm_cli_error(&err);
+        nm_free(ms);
+        *rc = nm_status_exit_code(st);
+        return NULL;
+    }
+    return ms;
 }
