@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,9 +100,13 @@ static nm_status factor_token(const nm_ynode *at, size_t off, const char *tok,
         num = tok + best_len;
     }
     char *end;
+    errno = 0;
     long long v = strtoll(num, &end, 10);
-    if (end == num || *end || v < 1)
+    if (end == num || *end || v < 1 || errno == ERANGE)
         return nm_yerror_at(err, at, off, "factor '%s' must be a positive integer", tok);
+    if (v > wl->bound[t->dim])
+        return nm_yerror_at(err, at, off, "factor %s=%lld is larger than the problem's %s = %lld",
+                            wl->dim[t->dim], v, wl->dim[t->dim], (long long)wl->bound[t->dim]);
     t->value = v;
     return NM_OK;
 }
@@ -124,6 +129,10 @@ nm_status nm_mapping_parse_factor_terms(const nm_ynode *n, const nm_workload *wl
                 return nm_mapping_unknown_dim(nm_ymap_key(n, i), 0, nm_ymap_key(n, i)->str, wl, err);
             if ((st = nm_yget_pos(nm_ymap_val(n, i), "a factor", &t->value, err)) != NM_OK)
                 return st;
+            if (t->value > wl->bound[t->dim])
+                return nm_yerror(err, nm_ymap_val(n, i), "factor %s=%lld is larger than the "
+                                 "problem's %s = %lld", wl->dim[t->dim], (long long)t->value,
+                                 wl->dim[t->dim], (long long)wl->bound[t->dim]);
         }
         return NM_OK;
     }

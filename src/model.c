@@ -46,19 +46,35 @@ static int invalid(nm_stats *out, nm_invalid_kind kind, int level, int index, ch
     return 0;
 }
 
+/* Factors must multiply to the bounds; checked first, since the nest's
+ * extents are products of factors.  Products stop growing past the bound,
+ * so nothing overflows whatever the factors. */
+static int check_factors(const nm_model *mdl, const nm_mapping *m, nm_stats *out)
+{
+    const nm_arch *arch = mdl->arch;
+    const nm_workload *wl = mdl->wl;
+    for (int d = 0; d < wl->ndims; d++) {
+        uint64_t p = 1, bound = (uint64_t)wl->bound[d];
+        for (int s = 0; s < arch->nlevels && p <= bound; s++) {
+            uint64_t t = (uint64_t)m->level[s].tfactor[d], f = (uint64_t)m->level[s].sfactor[d];
+            if (t == 0 || f == 0 || t > bound / f || p > bound / (t * f)) {
+                p = bound + 1; /* more than the bound: no need for the exact value */
+                break;
+            }
+            p *= t * f;
+        }
+        if (p != bound)
+            return invalid(out, NM_INV_FACTORS, -1, d, 0, p, bound);
+    }
+    return 1;
+}
+
 /* Checks that need no analysis, in the order Timeloop reports them. */
 static int check(const nm_model *mdl, const nm_mapping *m, const nm_nest_result *shape,
                  nm_stats *out)
 {
     const nm_arch *arch = mdl->arch;
     const nm_workload *wl = mdl->wl;
-    for (int d = 0; d < wl->ndims; d++) {
-        uint64_t p = 1;
-        for (int s = 0; s < arch->nlevels; s++)
-            p *= (uint64_t)(m->level[s].tfactor[d] * m->level[s].sfactor[d]);
-        if (p != (uint64_t)wl->bound[d])
-            return invalid(out, NM_INV_FACTORS, -1, d, 0, p, (uint64_t)wl->bound[d]);
-    }
     for (int s = 0; s < arch->nlevels; s++) {
         if (arch->level[s].fanoutX * arch->level[s].fanoutY > 1)
             continue;
@@ -214,6 +230,8 @@ int nm_model_precheck(nm_model *mdl, const nm_mapping *m, nm_stats *out)
     nm_nest nest;
     nm_nest_result nr;
     memset(&out->invalid, 0, sizeof out->invalid);
+    if (!check_factors(mdl, m, out))
+        return 0;
     nm_nest_build(&nest, m, mdl->arch, mdl->wl);
     nm_nest_shape(&nest, mdl->wl, &nr);
     return check(mdl, m, &nr, out);
@@ -306,6 +324,11 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
     nm_nest *nest = nest_out ? nest_out : &local;
     nm_nest_result nr;
     memset(&out->invalid, 0, sizeof out->invalid);
+    if (!check_factors(mdl, m, out)) {
+        nest->nloops = 0;
+        nest->nlevels = 0;
+        return 0;
+    }
     nm_nest_build(nest, m, arch, wl);
     nm_nest_shape(nest, wl, &nr);
     if (!check(mdl, m, &nr, out))
