@@ -423,6 +423,14 @@ void nm_report_search_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
     fputs(",\n", f);
     key(f, 2, "proven_optimal");
     fputs(res->proven_optimal ? "true" : "false", f);
+    if (!strcmp(o->algorithm, "optimal")) {
+        fputs(",\n", f);
+        key(f, 2, "lower_bound");
+        if (res->lower_bound == res->lower_bound && res->lower_bound < INFINITY)
+            num(f, res->lower_bound);
+        else
+            fputs("null", f);
+    }
     fputs("\n }\n}\n", f);
 }
 
@@ -451,8 +459,17 @@ void nm_report_search_text(FILE *f, const nm_arch *arch, const nm_search_result 
     }
     fprintf(f, "; %.2f s on %d thread%s (%.0f evaluations/s/thread); stopped: %s", res->seconds,
             res->threads, res->threads == 1 ? "" : "s", res->evals_per_second, res->stopped_by);
-    if (!strcmp(o->algorithm, "optimal"))
-        fprintf(f, "; %s", res->proven_optimal ? "proven optimal" : "NOT proven optimal");
+    if (!strcmp(o->algorithm, "optimal")) {
+        if (res->proven_optimal)
+            fprintf(f, "; proven optimal");
+        else if (res->found && res->lower_bound == res->lower_bound && res->lower_bound > 0)
+            fprintf(f, "; not proven: the best %s is at most %.2f%% above the optimum "
+                    "(bound %.6g %s)", nm_metric_name(o->metric[0]),
+                    100.0 * (res->best.score[0] / res->lower_bound - 1.0), res->lower_bound,
+                    nm_metric_unit(o->metric[0]));
+        else
+            fprintf(f, "; not proven optimal (bound unknown)");
+    }
     fputc('\n', f);
 }
 

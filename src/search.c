@@ -56,6 +56,12 @@ const char *nm_metric_name(nm_metric m)
     return metric_names[m];
 }
 
+const char *nm_metric_unit(nm_metric m)
+{
+    static const char *const units[] = {"pJ", "cycles", "pJ*cycles", "pJ*cycles^2", "accesses"};
+    return units[m];
+}
+
 static nm_status get_count(const nm_ynode *n, const char *what, uint64_t *out, nm_error *err)
 {
     int64_t v;
@@ -355,6 +361,19 @@ static uint64_t exh_count(void *state, struct ctx *c, uint64_t o, rec *single)
     return nm_mapspace_orders(x->ms, &m);
 }
 
+/* Lower bound (first metric) of every candidate of outer point o; 0 when the
+ * point holds no valid candidate. */
+static int exh_bound(const struct exh *x, struct ctx *c, uint64_t o, double *lb)
+{
+    nm_mapping m;
+    if (nm_mapspace_outer(x->ms, o, &m) <= 0 || !nm_model_precheck(&c->mdl, &m, &c->stats))
+        return 0;
+    double e, cy, lla;
+    nm_model_bound(&c->mdl, &m, &e, &cy, &lla);
+    *lb = metric_value(c->o->metric[0], e, cy, lla);
+    return 1;
+}
+
 static int exh_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mapping *m)
 {
     (void)c;
@@ -545,6 +564,7 @@ struct merge {
     uint64_t since_improve, invalid_run;
     int stop; /* termination met */
     uint64_t victory, timeout; /* in force for this strategy */
+    uint64_t stop_o;           /* outer point where a merge stopped (UINT64_MAX: none) */
 };
 
 static void fill_found(struct merge *mg, const rec *r, uint64_t index, nm_found *f)
@@ -673,6 +693,8 @@ static void merge_item(struct merge *mg, const item *it, const rec *recs)
 {
     for (int s = 0; s < it->nseg && !mg->stop; s++) {
         merge_segment(mg, &it->seg[s], recs);
+        if (mg->stop && mg->stop_o == UINT64_MAX)
+            mg->stop_o = it->seg[s].o;
         recs += it->seg[s].has_single ? 1 : it->seg[s].n;
     }
 }
@@ -746,7 +768,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
         w[i].pool = &pool;
         w[i].running = pthread_create(&w[i].tid, NULL, worker_main, &w[i]) == 0;
     }
-    struct merge mg = {o, st, state, mc, res, 256, 0, 0, 0, o->victory, o->timeout};
+    struct merge mg = {o, st, state, mc, res, 256, 0, 0, 0, o->victory, o->timeout, UINT64_MAX};
     /* A proof needs the whole space: optimal ignores the give-up rules.
      * Exhaustive runs to the end unless told otherwise; random strategies
      * give up after 500 valid mappings without improvement by default. */
@@ -849,6 +871,25 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     if (optimal) {
         res->proven_optimal = exhausted && !mg.stop;
         res->lower_bound = res->found ? res->best.score[0] : INFINITY;
+        if (!res->proven_optimal) {
+            /* Stopped early: bound what was not searched, from the first
+             * point not fully merged on (for at most ten seconds more). */
+            uint64_t from = mg.stop_o != UINT64_MAX ? mg.stop_o
+                                                    : next_o - wlen + wpos;
+            const struct exh *x = state;
+            double t1 = wall_now(), lb;
+            int complete = 1;
+            for (uint64_t p = from; p < x->total; p++) {
+                if ((p & 1023) == 0 && wall_now() - t1 > 10.0) {
+                    complete = 0;
+                    break;
+                }
+                if (exh_bound(x, mc, p, &lb) && lb < res->lower_bound)
+                    res->lower_bound = lb;
+            }
+            if (!complete)
+                res->lower_bound = NAN; /* unknown */
+        }
     }
     if (res->found) {
         nm_model_eval(&mc->mdl, &res->best.map, &res->best_stats, NULL);

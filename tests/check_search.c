@@ -337,6 +337,24 @@ START_TEST(termination_rules)
     ck_assert_uint_le(r.best.index + 50, r.proposed);
     nm_search_result_fini(&r);
 
+    /* optimal stopped early: not proven, but the gap is bounded. */
+    nm_search_opts_init(&o);
+    o.algorithm = "optimal";
+    o.max_evals = 5000;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
+    ck_assert(!r.proven_optimal);
+    ck_assert(r.found);
+    ck_assert(isfinite(r.lower_bound));
+    ck_assert(r.lower_bound > 0 && r.lower_bound <= r.best.score[0]);
+    double stopped_best = r.best.score[0], stopped_bound = r.lower_bound;
+    nm_search_result_fini(&r);
+    o.max_evals = 0;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
+    ck_assert(r.proven_optimal);
+    ck_assert(r.best.score[0] <= stopped_best);
+    ck_assert(r.best.score[0] >= stopped_bound); /* the bound held */
+    nm_search_result_fini(&r);
+
     volatile sig_atomic_t stop = 1;
     nm_search_opts_init(&o);
     o.algorithm = "random";

@@ -69,6 +69,8 @@ void nm_search_opts_init(nm_search_opts *o);
  * "last_level_accesses"); returns -1 if unknown. */
 int nm_metric_parse(const char *name);
 const char *nm_metric_name(nm_metric m);
+/* Unit of a metric's score: pJ, cycles, pJ*cycles, ... */
+const char *nm_metric_unit(nm_metric m);
 
 /* Reads Timeloop's `mapper:` knobs into *o (a NULL node changes nothing). */
 nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_error *err);
@@ -99,7 +101,8 @@ typedef struct nm_search_result {
     double evals_per_second; /* candidates evaluated per second per thread */
     int threads;
     int proven_optimal;
-    double lower_bound;      /* optimal: lowest bound of anything not searched, or the best */
+    double lower_bound;      /* optimal: no mapping of the space scores below this (first
+                              * metric); the best when proven, NaN when unknown */
     char stopped_by[128];     /* why the search ended */
 } nm_search_result;
 
