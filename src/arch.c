@@ -317,6 +317,15 @@ static nm_status parse_storage(nm_level *L, const nm_ynode *attrs, nm_error *err
     const nm_ynode *tech = nm_ymap_get(attrs, "technology");
     L->is_dram = strstr(L->cls, "DRAM") != NULL ||
                  (tech && tech->kind == NM_Y_SCALAR && !strcmp(tech->str, "DRAM"));
+    const nm_ynode *type = nm_ymap_get(attrs, "type");
+    if (L->is_dram && type && !nm_yis_null(type)) {
+        const char *t;
+        nm_status tst = nm_yget_str(type, "DRAM type", &t, err);
+        if (tst != NM_OK)
+            return tst;
+        snprintf(L->dram_type, sizeof L->dram_type, "%s", t);
+        L->type_node = type;
+    }
     L->dummy = strstr(L->cls, "dummy") != NULL;
     return NM_OK;
 }

@@ -14,6 +14,8 @@ const char *nm_energy_source_name(nm_energy_source src)
         return "ERT";
     case NM_ESRC_USER:
         return "attributes";
+    case NM_ESRC_BUILTIN:
+        return "built-in";
     case NM_ESRC_NONE:
         break;
     }
@@ -277,6 +279,49 @@ static nm_status art_entry(nm_arch *arch, nm_ydoc *doc, const nm_ynode *name_nod
     return NM_OK;
 }
 
+/* DRAM access energy per bit, by type: Accelergy's DRAM table as the
+ * Accelergy project documents it (LPDDR4 8, HBM2 3.9, GDDR5 14, DDR3 70
+ * pJ/bit).  Other types have no published figure here yet: they need an
+ * ERT entry. */
+static const struct {
+    const char *type;
+    double pj_per_bit;
+    const char *note;
+} dram_table[] = {
+    {"LPDDR4", 8.0, "DRAM LPDDR4: 8 pJ/bit (Accelergy's DRAM table)"},
+    {"HBM2", 3.9, "DRAM HBM2: 3.9 pJ/bit (Accelergy's DRAM table)"},
+    {"GDDR5", 14.0, "DRAM GDDR5: 14 pJ/bit (Accelergy's DRAM table)"},
+    {"DDR3", 70.0, "DRAM DDR3: 70 pJ/bit (Accelergy's DRAM table)"},
+};
+
+/* A DRAM without an ERT entry: energy per access = bits per access x the
+ * type's energy per bit (LPDDR4, as Accelergy assumes, when no type is
+ * given; said in a warning). */
+static nm_status builtin_dram(nm_level *L, nm_ydoc *doc, nm_error *err)
+{
+    const char *type = L->dram_type[0] ? L->dram_type : "LPDDR4";
+    size_t n = sizeof dram_table / sizeof *dram_table;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (!strcmp(dram_table[i].type, type))
+            break;
+    if (i == n) /* real type names differ by a digit: no "did you mean" here */
+        return nm_yerror(err, L->type_node, "DRAM type '%s' of '%s' has no built-in energy "
+                         "(known: LPDDR4, HBM2, GDDR5, DDR3); give '%s' an ERT entry", type,
+                         L->name, L->name);
+    if (!L->dram_type[0] &&
+        nm_ydoc_warn(doc, L->node, "'%s' gives no DRAM type; assuming LPDDR4 (8 pJ/bit), as "
+                     "Accelergy does", L->name) != NM_OK)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    double bits = (double)L->word_bits * L->block_size * L->cluster_size;
+    L->e_read = L->e_fill = L->e_update = dram_table[i].pj_per_bit * bits;
+    L->e_leak = 0.0;
+    L->vector_access_energy = L->e_read / L->cluster_size;
+    L->esrc = NM_ESRC_BUILTIN;
+    L->esrc_note = dram_table[i].note;
+    return NM_OK;
+}
+
 nm_status nm_energy_apply(nm_arch *arch, const nm_ynode *ert, const nm_ynode *art, nm_ydoc *doc,
                           nm_error *err)
 {
@@ -286,7 +331,9 @@ nm_status nm_energy_apply(nm_arch *arch, const nm_ynode *ert, const nm_ynode *ar
     if (art && (st = each_table(arch, doc, art, "ART", art_entry, err)) != NM_OK)
         return st;
     for (int i = 0; i < arch->nlevels; i++) {
-        const nm_level *L = &arch->level[i];
+        nm_level *L = &arch->level[i];
+        if (L->esrc == NM_ESRC_NONE && L->is_dram && (st = builtin_dram(L, doc, err)) != NM_OK)
+            return st;
         if (L->esrc == NM_ESRC_NONE && !L->dummy &&
             nm_ydoc_warn(doc, L->node, "no energy given for '%s' (no ERT entry and no "
                          "vector_access_energy): its accesses count 0 pJ", L->name) != NM_OK)

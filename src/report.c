@@ -491,3 +491,93 @@ void nm_report_found_csv(FILE *f, const nm_search_result *res, const nm_search_o
         fprintf(f, ",%llu\n", (unsigned long long)x->index);
     }
 }
+
+static const char *source_text(nm_energy_source src, const char *note)
+{
+    return src == NM_ESRC_BUILTIN && note ? note : nm_energy_source_name(src);
+}
+
+void nm_report_energy(FILE *f, const nm_arch *arch, int format)
+{
+    const nm_arith *A = &arch->arith;
+    if (format == 2) {
+        fputs("ERT:\n  version: '0.4'\n  tables:\n", f);
+        for (int l = arch->nlevels - 1; l >= 0; l--) { /* dummies too: a faithful copy */
+            const nm_level *L = &arch->level[l];
+            fprintf(f, "  - name: %s[1..%lld]\n    actions:\n", L->name, (long long)L->instances);
+            fprintf(f, "    - {name: read, energy: %.17g}\n", L->e_read);
+            fprintf(f, "    - {name: write, energy: %.17g}\n", L->e_fill);
+            fprintf(f, "    - {name: update, energy: %.17g}\n", L->e_update);
+            fprintf(f, "    - {name: leak, energy: %.17g}\n", L->e_leak);
+        }
+        fprintf(f, "  - name: %s[1..%lld]\n    actions:\n    - {name: compute, energy: %.17g}\n",
+                A->name, (long long)A->instances, A->e_compute);
+        fputs("ART:\n  version: '0.4'\n  tables:\n", f);
+        for (int l = arch->nlevels - 1; l >= 0; l--)
+            fprintf(f, "  - {name: \"%s[1..%lld]\", area: %.17g}\n", arch->level[l].name,
+                    (long long)arch->level[l].instances, arch->level[l].area);
+        fprintf(f, "  - {name: \"%s[1..%lld]\", area: %.17g}\n", A->name, (long long)A->instances,
+                A->area);
+        return;
+    }
+    if (format == 1) {
+        fputs("{\n", f);
+        key(f, 1, "components");
+        fputs("[\n", f);
+        int first = 1;
+        for (int l = arch->nlevels - 1; l >= 0; l--) {
+            const nm_level *L = &arch->level[l];
+            if (L->dummy)
+                continue;
+            fputs(first ? "  {\n" : ",\n  {\n", f);
+            first = 0;
+            key(f, 3, "name");
+            nm_report_json_string(f, L->name);
+            fputs(",\n", f);
+            key(f, 3, "class");
+            nm_report_json_string(f, L->cls);
+            fputs(",\n", f);
+            knum(f, 3, "instances", (double)L->instances, 0);
+            knum(f, 3, "bits_per_access", (double)L->word_bits * L->block_size * L->cluster_size, 0);
+            knum(f, 3, "read_pj", L->e_read, 0);
+            knum(f, 3, "write_pj", L->e_fill, 0);
+            knum(f, 3, "update_pj", L->e_update, 0);
+            knum(f, 3, "leak_pj_per_cycle", L->e_leak, 0);
+            knum(f, 3, "area_um2", L->area, 0);
+            key(f, 3, "source");
+            nm_report_json_string(f, source_text(L->esrc, L->esrc_note));
+            fputs("\n  }", f);
+        }
+        fputs(first ? "  {\n" : ",\n  {\n", f);
+        key(f, 3, "name");
+        nm_report_json_string(f, A->name);
+        fputs(",\n", f);
+        key(f, 3, "class");
+        nm_report_json_string(f, A->cls);
+        fputs(",\n", f);
+        knum(f, 3, "instances", (double)A->instances, 0);
+        knum(f, 3, "compute_pj", A->e_compute, 0);
+        knum(f, 3, "area_um2", A->area, 0);
+        key(f, 3, "source");
+        nm_report_json_string(f, nm_energy_source_name(A->esrc));
+        fputs("\n  }\n ]\n}\n", f);
+        return;
+    }
+    fprintf(f, "%-24s %-18s %9s %6s %11s %11s %11s %11s %12s  %s\n", "component", "class",
+            "instances", "bits", "read pJ", "write pJ", "update pJ", "leak pJ/cyc", "area um^2",
+            "source");
+    for (int l = arch->nlevels - 1; l >= 0; l--) {
+        const nm_level *L = &arch->level[l];
+        if (L->dummy)
+            continue;
+        fprintf(f, "%-24s %-18s %9lld %6d %11.5g %11.5g %11.5g %11.5g %12.6g  %s\n", L->name,
+                L->cls, (long long)L->instances, L->word_bits * L->block_size * L->cluster_size,
+                L->e_read, L->e_fill, L->e_update, L->e_leak, L->area,
+                source_text(L->esrc, L->esrc_note));
+    }
+    fprintf(f, "%-24s %-18s %9lld %6s %11s %11s %11s %11s %12.6g  %s (compute %.5g pJ)\n",
+            A->name, A->cls, (long long)A->instances, "", "", "", "", "", A->area,
+            nm_energy_source_name(A->esrc), A->e_compute);
+    fputs("\nEnergies are per vector access of 'bits' bits (a block of words); area per "
+          "instance.\n", f);
+}

@@ -17,7 +17,8 @@
 typedef enum nm_energy_source {
     NM_ESRC_NONE = 0, /* not set: energies are zero */
     NM_ESRC_ERT,      /* from the input's ERT */
-    NM_ESRC_USER      /* from the component's own attributes */
+    NM_ESRC_USER,     /* from the component's own attributes */
+    NM_ESRC_BUILTIN   /* from nestmap's built-in tables (see energy.c) */
 } nm_energy_source;
 
 typedef struct nm_level {
@@ -41,6 +42,9 @@ typedef struct nm_level {
     double addr_gen_energy;      /* per address generation, 0 by default */
     double area;                 /* um^2 per instance */
     nm_energy_source esrc;
+    const char *esrc_note;       /* for built-in energies: the table entry used */
+    char dram_type[16];          /* DRAM: the `type` attribute ("" when absent) */
+    const nm_ynode *type_node;   /* where `type` was given */
 } nm_level;
 
 typedef struct nm_arith {

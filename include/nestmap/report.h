@@ -45,6 +45,11 @@ void nm_report_search_text(FILE *f, const nm_arch *arch, const struct nm_search_
 void nm_report_found_csv(FILE *f, const struct nm_search_result *res,
                          const struct nm_search_opts *o, int which);
 
+/* The per-action energy and area table in use, with the source of each
+ * number: as text (format 0), JSON (1), or an ERT/ART in Timeloop's v0.4
+ * table form (2) that nestmap and Timeloop both read. */
+void nm_report_energy(FILE *f, const nm_arch *arch, int format);
+
 /* Writes a JSON string literal (quotes and escapes). */
 void nm_report_json_string(FILE *f, const char *s);
 

@@ -63,6 +63,7 @@ int nm_cli_mkdir(const char *dir);
 int nm_cmd_model(int argc, char **argv);
 int nm_cmd_map(int argc, char **argv);
 int nm_cmd_mapspace(int argc, char **argv);
+int nm_cmd_energy(int argc, char **argv);
 int nm_cmd_unimplemented(int argc, char **argv);
 
 extern const nm_command nm_commands[];
