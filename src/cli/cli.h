@@ -64,6 +64,7 @@ int nm_cmd_model(int argc, char **argv);
 int nm_cmd_map(int argc, char **argv);
 int nm_cmd_mapspace(int argc, char **argv);
 int nm_cmd_energy(int argc, char **argv);
+int nm_cmd_bound(int argc, char **argv);
 int nm_cmd_unimplemented(int argc, char **argv);
 
 extern const nm_command nm_commands[];
