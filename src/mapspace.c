@@ -133,7 +133,8 @@ static nm_status apply_constraint(nm_mapspace *ms, const nm_ynode *e, nm_error *
 {
     static const char *const keys[] = {"target", "type", "factors", "permutation", "split", "keep",
                                        "bypass", "no_link_transfer", "no_reuse",
-                                       "no_multicast_no_reduction", "no_temporal_reuse", NULL};
+                                       "no_multicast_no_reduction", "no_temporal_reuse", "min",
+                                       NULL};
     nm_status st = nm_yexpect(e, NM_Y_MAP, "a constraint", err);
     if (st != NM_OK || (st = nm_ycheck_keys(e, keys, "a constraint", err)) != NM_OK)
         return st;
@@ -223,12 +224,30 @@ static nm_status apply_constraint(nm_mapspace *ms, const nm_ynode *e, nm_error *
         ls->bypass |= bypass;
         return NM_OK;
     }
-    static const char *const types[] = {"temporal", "spatial", "bypass", "datatype", "dataspace"};
-    const char *s = nm_text_suggest(type, types, 5);
+    if (!strcmp(type, "utilization")) {
+        /* The share of the level's spatial fan-out that a mapping must use. */
+        const nm_ynode *mn = nm_ymap_get(e, "min");
+        if (!mn)
+            return nm_yerror(err, e, "a utilization constraint needs 'min' (a fraction of the "
+                             "fan-out, 0 to 1)");
+        double v;
+        if ((st = nm_yget_num(mn, "min", &v, err)) != NM_OK)
+            return st;
+        if (v < 0.0 || v > 1.0)
+            return nm_yerror(err, mn, "min must be a fraction from 0 to 1 (got %g)", v);
+        if (ls->fanout <= 1)
+            return nm_yerror(err, tn, "'%s' has no spatial fan-out to be utilized", target);
+        ls->min_util = v;
+        ls->util_at = mn;
+        return NM_OK;
+    }
+    static const char *const types[] = {"temporal", "spatial", "bypass", "datatype", "dataspace",
+                                        "utilization"};
+    const char *s = nm_text_suggest(type, types, 6);
     if (s)
         return nm_yerror(err, ty, "unknown constraint type '%s'; did you mean '%s'?", type, s);
-    return nm_yerror(err, ty, "constraint type '%s' is not supported (temporal, spatial, bypass)",
-                     type);
+    return nm_yerror(err, ty, "constraint type '%s' is not supported (temporal, spatial, bypass, "
+                     "utilization)", type);
 }
 
 static nm_status apply_source(nm_mapspace *ms, const nm_ynode *src, nm_error *err)
@@ -447,7 +466,8 @@ int nm_mapspace_decode(const nm_mapspace *ms, const nm_point *pt, nm_mapping *m,
                 else
                     y *= f;
             }
-            if (x > arch->level[l].fanoutX || y > arch->level[l].fanoutY) {
+            if (x > arch->level[l].fanoutX || y > arch->level[l].fanoutY ||
+                (double)(x * y) < ls->min_util * (double)ls->fanout) {
                 ok = 0;
                 *why_level = l;
             }
@@ -575,6 +595,19 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
                          i == 0 ? "innermost" : "next");
                 return 0;
             }
+        }
+        if (ls->min_util > 0) {
+            int64_t used = 1;
+            for (int d = 0; d < wl->ndims; d++)
+                used *= lm->sfactor[d];
+            if ((double)used < ls->min_util * (double)ls->fanout) {
+                where(ls->util_at, at, sizeof at);
+                snprintf(why, size, "%s uses %lld of its %d spatial instances, below the "
+                         "utilization constraint at %s (min %g)", arch->level[l].name,
+                         (long long)used, ls->fanout, at, ls->min_util);
+                return 0;
+            }
+            where(ls->at, at, sizeof at);
         }
         if (ls->fanout > 1 && ls->split >= 0) {
             /* Compare which non-unit spatial loops run along X. */

@@ -137,6 +137,45 @@ START_TEST(constraint_forms)
 }
 END_TEST
 
+/* Utilization: the whole 2-PE fan-out under the main memory in use. */
+START_TEST(utilization_constraint)
+{
+    struct env e;
+    load(&e, "search/conv1d_small.yaml",
+         "architecture_constraints:\n"
+         "  targets:\n"
+         "  - {target: MainMemory, type: utilization, min: 1.0}\n");
+    nm_pcg32 rng;
+    nm_pcg32_seed(&rng, 9, 9);
+    int ok_seen = 0;
+    for (int i = 0; i < 3000; i++) {
+        nm_point pt;
+        nm_mapping m;
+        int wd, wl;
+        nm_mapspace_random(&e.ms, &rng, &pt);
+        if (!nm_mapspace_decode(&e.ms, &pt, &m, &wd, &wl))
+            continue;
+        int64_t used = 1;
+        for (int d = 0; d < e.spec.wl.ndims; d++)
+            used *= m.level[2].sfactor[d];
+        ck_assert_int_eq(used, 2); /* both PEs of the 2-wide design */
+        ok_seen++;
+        char why[512];
+        ck_assert(nm_mapspace_check(&e.ms, &m, why, sizeof why));
+        /* The same mapping with the fan-out unused breaks it, by name. */
+        for (int d = 0; d < e.spec.wl.ndims; d++) {
+            m.level[1].tfactor[d] *= m.level[2].sfactor[d];
+            m.level[2].sfactor[d] = 1;
+        }
+        ck_assert(!nm_mapspace_check(&e.ms, &m, why, sizeof why));
+        ck_assert_msg(strstr(why, "uses 1 of its 2 spatial instances"), "%s", why);
+        break;
+    }
+    ck_assert_int_gt(ok_seen, 0);
+    unload(&e);
+}
+END_TEST
+
 START_TEST(unsatisfiable_constraints_located)
 {
     struct env e;
@@ -470,6 +509,7 @@ static Suite *suite(void)
     tcase_add_test(tc, sizes_by_hand);
     tcase_add_test(tc, constraint_forms);
     tcase_add_test(tc, unsatisfiable_constraints_located);
+    tcase_add_test(tc, utilization_constraint);
     suite_add_tcase(s, tc);
     TCase *ts = tcase_create("search");
     tcase_set_timeout(ts, 120);

@@ -12,7 +12,9 @@
  * point into an nm_mapping without allocating.  Constraints come in
  * Timeloop's form (architecture_constraints / mapspace_constraints /
  * constraints: a list of {target, type, factors, permutation, split, keep,
- * bypass}); a constraint that cannot be met is a located error.
+ * bypass}, and {target, type: utilization, min: fraction} for the share of a
+ * level's spatial fan-out in use); a constraint that cannot be met is a
+ * located error.
  */
 #ifndef NESTMAP_MAPSPACE_H
 #define NESTMAP_MAPSPACE_H
@@ -57,7 +59,9 @@ typedef struct nm_level_space {
     int fanout;                    /* 1: no spatial loops here */
     uint32_t keep, bypass;         /* data spaces fixed kept / bypassed */
     uint32_t no_link, no_multicast, no_temporal_reuse;
+    double min_util;               /* least fraction of the fan-out in use (0: any) */
     const nm_ynode *at;            /* a constraint on this level, for errors */
+    const nm_ynode *util_at;       /* the utilization constraint */
 } nm_level_space;
 
 typedef struct nm_mapspace {
