@@ -36,6 +36,7 @@ void nm_search_opts_init(nm_search_opts *o)
     o->threads = 1;
     o->max_perms = 16;
     o->topk = 10;
+    o->lanes = 128;
 }
 
 static const char *const metric_names[] = {"energy", "delay", "edp", "ed2p",
@@ -84,7 +85,7 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
                                        "max_permutations_per_if_visit", "seed", "max_evals",
                                        "time_limit", "top_k", "live_status", "diagnostics",
                                        "log_stats", "log_suboptimal", "penalize_consecutive_bypass_fails",
-                                       "sync_interval", "log_interval", NULL};
+                                       "sync_interval", "log_interval", "lanes", NULL};
     nm_status st = nm_yexpect(mapper, NM_Y_MAP, "mapper", err);
     if (st != NM_OK || (st = nm_ycheck_keys(mapper, keys, "mapper", err)) != NM_OK)
         return st;
@@ -131,6 +132,13 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
             return nm_yerror(err, x, "num_threads must be 1 to 1024");
         o->threads = (int)v;
     }
+    if ((x = nm_ymap_get(mapper, "lanes"))) {
+        if ((st = get_count(x, "lanes", &v, err)) != NM_OK)
+            return st;
+        if (v < 1 || v > NM_MAX_LANES)
+            return nm_yerror(err, x, "lanes must be 1 to %d", NM_MAX_LANES);
+        o->lanes = (int)v;
+    }
     struct { const char *key; uint64_t *dst; } counts[] = {
         {"timeout", &o->timeout}, {"victory_condition", &o->victory},
         {"search_size", &o->search_size}, {"max_permutations_per_if_visit", &o->max_perms},
@@ -142,6 +150,10 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
             return st;
     if (nm_ymap_get(mapper, "victory_condition"))
         o->victory_set = 1;
+    if ((x = nm_ymap_get(mapper, "penalize_consecutive_bypass_fails")) &&
+        (st = nm_yget_bool(x, "penalize_consecutive_bypass_fails", &o->penalize_bypass, err)) !=
+            NM_OK)
+        return st;
     if (o->max_perms == 0)
         o->max_perms = 1;
     if ((x = nm_ymap_get(mapper, "time_limit")) &&
@@ -174,15 +186,22 @@ static double metric_value(nm_metric m, double energy, double cycles, double lla
     return energy;
 }
 
-int nm_search_compare(const nm_search_opts *o, const nm_found *a, const nm_found *b)
+/* Prioritized metrics, then merge order. */
+static int compare_scores(const nm_search_opts *o, const double *a, uint64_t ia, const double *b,
+                          uint64_t ib)
 {
     for (int i = 0; i < o->nmetrics; i++) {
-        if (a->score[i] < b->score[i])
+        if (a[i] < b[i])
             return -1;
-        if (a->score[i] > b->score[i])
+        if (a[i] > b[i])
             return 1;
     }
-    return a->index < b->index ? -1 : a->index > b->index;
+    return ia < ib ? -1 : ia > ib;
+}
+
+int nm_search_compare(const nm_search_opts *o, const nm_found *a, const nm_found *b)
+{
+    return compare_scores(o, a->score, a->index, b->score, b->index);
 }
 
 /* ---- strategies ---- */
@@ -219,10 +238,22 @@ struct ctx {
     double incumbent; /* best first-metric value so far (optimal) */
 };
 
-/* random / random_pruned */
+/* Like Timeloop's random and hybrid searches, the random strategies try
+ * every keep/bypass choice of each point they draw (bypass sweeps 0, 1, ...
+ * innermost), when there are at most 2^SWEEP_BITS of them; past that, one
+ * random choice per draw. */
+#define SWEEP_BITS 8
+
+static uint64_t bypass_sweep(const nm_mapspace *ms)
+{
+    return ms->nbypass <= SWEEP_BITS ? UINT64_C(1) << ms->nbypass : 1;
+}
+
+/* random / random_pruned: outer point o holds RANDOM_BLOCK / sweep draws,
+ * each with its sweep of bypass choices. */
 struct rnd {
     const nm_mapspace *ms;
-    uint64_t seed;
+    uint64_t seed, sweep;
     int pruned;
 };
 
@@ -233,14 +264,16 @@ static nm_status rnd_init(void *state, const nm_mapspace *ms, const nm_search_op
     struct rnd *r = state;
     r->ms = ms;
     r->seed = o->seed;
+    r->sweep = bypass_sweep(ms);
     r->pruned = !strcmp(o->algorithm, "random_pruned");
     return NM_OK;
 }
 
 static uint64_t rnd_count(void *state, struct ctx *c, uint64_t o, rec *single)
 {
-    (void)state, (void)c, (void)o, (void)single;
-    return RANDOM_BLOCK;
+    (void)c, (void)o, (void)single;
+    uint64_t sweep = ((struct rnd *)state)->sweep;
+    return sweep >= RANDOM_BLOCK ? sweep : RANDOM_BLOCK / sweep * sweep;
 }
 
 /* Orders drawn uniformly over the distinct nests (loops of factor 1 vanish). */
@@ -254,9 +287,11 @@ static int rnd_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mappi
     (void)c;
     struct rnd *r = state;
     nm_pcg32 rng;
-    nm_pcg32_seed(&rng, r->seed, o * RANDOM_BLOCK + j);
+    nm_pcg32_seed(&rng, r->seed, o * RANDOM_BLOCK + j / r->sweep);
     nm_point pt;
     nm_mapspace_random(r->ms, &rng, &pt);
+    if (r->sweep > 1)
+        pt.bypass = j % r->sweep;
     int wd, wl;
     int ok = nm_mapspace_decode(r->ms, &pt, m, &wd, &wl);
     if (r->pruned)
@@ -264,11 +299,11 @@ static int rnd_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mappi
     return ok;
 }
 
-/* hybrid: a random factorization, split and bypass per outer point, then
- * max_perms random orders of it. */
+/* hybrid: a random factorization and split per outer point, then
+ * max_perms random orders of it, each with its sweep of bypass choices. */
 struct hyb {
     const nm_mapspace *ms;
-    uint64_t seed, perms;
+    uint64_t seed, perms, sweep;
 };
 
 static nm_status hyb_init(void *state, const nm_mapspace *ms, const nm_search_opts *o,
@@ -279,13 +314,15 @@ static nm_status hyb_init(void *state, const nm_mapspace *ms, const nm_search_op
     h->ms = ms;
     h->seed = o->seed;
     h->perms = o->max_perms;
+    h->sweep = bypass_sweep(ms);
     return NM_OK;
 }
 
 static uint64_t hyb_count(void *state, struct ctx *c, uint64_t o, rec *single)
 {
     (void)c, (void)o, (void)single;
-    return ((struct hyb *)state)->perms;
+    const struct hyb *h = state;
+    return h->perms * h->sweep;
 }
 
 static int hyb_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mapping *m)
@@ -298,8 +335,10 @@ static int hyb_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mappi
     nm_mapspace_random(h->ms, &rng, &pt);
     /* Orders from a stream of their own, so candidate j needs no replay. */
     nm_pcg32 prng;
-    nm_pcg32_seed(&prng, h->seed ^ UINT64_C(0x9E3779B97F4A7C15), o * h->perms + j);
+    nm_pcg32_seed(&prng, h->seed ^ UINT64_C(0x9E3779B97F4A7C15), o * h->perms + j / h->sweep);
     nm_mapspace_random_perm(h->ms, &prng, &pt);
+    if (h->sweep > 1)
+        pt.bypass = j % h->sweep;
     int wd, wl;
     return nm_mapspace_decode(h->ms, &pt, m, &wd, &wl);
 }
@@ -553,6 +592,14 @@ static double wall_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A search lane: its own best and its own give-up counts. */
+struct lane {
+    double score[NM_MAX_METRICS]; /* its best (when found) */
+    uint64_t index;
+    int found, done;
+    uint64_t since_improve, invalid_run;
+};
+
 /* State of the merge. */
 struct merge {
     const nm_search_opts *o;
@@ -561,11 +608,30 @@ struct merge {
     struct ctx *c; /* the main thread's context, for regenerating mappings */
     nm_search_result *res;
     int cap_pareto;
-    uint64_t since_improve, invalid_run;
+    struct lane *lane;
+    int nlanes, ndone;
     int stop; /* termination met */
-    uint64_t victory, timeout; /* in force for this strategy */
+    uint64_t victory, timeout; /* in force for this strategy, per lane */
+    uint64_t sweep;            /* candidate k of a point counts toward victory iff
+                                * k % sweep == 0 (the others change only bypass) */
     uint64_t stop_o;           /* outer point where a merge stopped (UINT64_MAX: none) */
 };
+
+/* Ends lane l; the search ends with the last lane. */
+static void lane_end(struct merge *mg, struct lane *l, const char *why, uint64_t n)
+{
+    l->done = 1;
+    if (++mg->ndone < mg->nlanes)
+        return;
+    mg->stop = 1;
+    if (mg->nlanes == 1)
+        snprintf(mg->res->stopped_by, sizeof mg->res->stopped_by, "%s (%llu in a row)", why,
+                 (unsigned long long)n);
+    else
+        snprintf(mg->res->stopped_by, sizeof mg->res->stopped_by,
+                 "%s (%llu in a row in each of %d lanes)", why, (unsigned long long)n,
+                 mg->nlanes);
+}
 
 static void fill_found(struct merge *mg, const rec *r, uint64_t index, nm_found *f)
 {
@@ -628,7 +694,8 @@ static void merge_segment(struct merge *mg, const segment *sg, const rec *recs)
     const nm_search_opts *o = mg->o;
     uint64_t victory = mg->victory, timeout = mg->timeout;
     uint64_t n = sg->has_single ? 1 : sg->n;
-    for (uint64_t j = 0; j < n && !mg->stop; j++) {
+    struct lane *l = &mg->lane[sg->o % (uint64_t)mg->nlanes];
+    for (uint64_t j = 0; j < n && !mg->stop && !l->done; j++) {
         const rec *r = &recs[j];
         uint64_t index = res->proposed++;
         if (r->status == 2) {
@@ -638,15 +705,11 @@ static void merge_segment(struct merge *mg, const segment *sg, const rec *recs)
         if (r->status == 1) {
             res->invalid[r->kind]++;
             res->invalid_at[r->kind][r->level >= 0 ? r->level : NM_MAX_LEVELS]++;
-            mg->invalid_run++;
-            if (timeout && mg->invalid_run >= timeout) {
-                mg->stop = 1;
-                snprintf(res->stopped_by, sizeof res->stopped_by, "timeout (%llu invalid in a row)",
-                         (unsigned long long)timeout);
-            }
+            if (timeout && ++l->invalid_run >= timeout)
+                lane_end(mg, l, "timeout: invalid mappings", timeout);
         } else {
             res->valid++;
-            mg->invalid_run = 0;
+            l->invalid_run = 0;
             static nm_found f; /* large: keep it off the stack */
             fill_found(mg, r, index, &f);
             int better = !res->found || nm_search_compare(o, &f, &res->best) < 0;
@@ -660,20 +723,21 @@ static void merge_segment(struct merge *mg, const segment *sg, const rec *recs)
                 if (better) {
                     res->best = f;
                     res->found = 1;
-                    mg->since_improve = 0;
                 }
                 if (top)
                     top_add(mg, &f);
                 if (!dominated)
                     pareto_add(mg, &f);
             }
-            if (!better)
-                mg->since_improve++;
-            if (victory && mg->since_improve >= victory) {
-                mg->stop = 1;
-                snprintf(res->stopped_by, sizeof res->stopped_by,
-                         "victory condition (%llu valid without improvement)",
-                         (unsigned long long)victory);
+            if (!l->found || compare_scores(o, f.score, index, l->score, l->index) < 0) {
+                memcpy(l->score, f.score, sizeof l->score);
+                l->index = index;
+                l->found = 1;
+                l->since_improve = 0;
+            } else if (victory && (sg->first + j) % mg->sweep == 0 &&
+                       ++l->since_improve >= victory) {
+                lane_end(mg, l, "victory condition: valid mappings without improvement",
+                         victory);
             }
             if (o->search_size && res->valid >= o->search_size) {
                 mg->stop = 1;
@@ -730,6 +794,8 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     item *items = nm_calloc((size_t)T, sizeof *items);
     counted *window = nm_calloc(WINDOW + (size_t)T, sizeof *window);
     struct ctx *mc = nm_calloc(1, sizeof *mc);
+    int L = o->lanes < 1 ? 1 : o->lanes > NM_MAX_LANES ? NM_MAX_LANES : o->lanes;
+    struct lane *lanes = nm_calloc((size_t)L, sizeof *lanes);
     res->pareto = nm_calloc(256, sizeof *res->pareto);
     res->top = nm_calloc(o->topk > 0 ? (size_t)o->topk : 1, sizeof *res->top);
     int nw = 0;
@@ -740,7 +806,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     pool.round = 0;
     pool.pending = 0;
     pool.quit = 0;
-    if (!state || !w || !items || !window || !mc || !res->pareto || !res->top) {
+    if (!state || !w || !items || !window || !mc || !lanes || !res->pareto || !res->top) {
         status = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         goto done;
     }
@@ -768,11 +834,15 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
         w[i].pool = &pool;
         w[i].running = pthread_create(&w[i].tid, NULL, worker_main, &w[i]) == 0;
     }
-    struct merge mg = {o, st, state, mc, res, 256, 0, 0, 0, o->victory, o->timeout, UINT64_MAX};
+    /* Enumerations are one lane; random strategies use o->lanes. */
+    int enumerates = st->count == exh_count;
+    struct merge mg = {o, st, state, mc, res, 256, lanes, enumerates ? 1 : L, 0, 0,
+                       o->victory, o->timeout, 1, UINT64_MAX};
+    if (!enumerates && !o->penalize_bypass)
+        mg.sweep = bypass_sweep(ms);
     /* A proof needs the whole space: optimal ignores the give-up rules.
      * Exhaustive runs to the end unless told otherwise; random strategies
      * give up after 500 valid mappings without improvement by default. */
-    int enumerates = st->count == exh_count;
     if (optimal) {
         mg.victory = mg.timeout = 0;
     } else if (!o->victory_set) {
@@ -818,8 +888,10 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
                     exhausted = 1;
                     break;
                 }
-                if (c->n == 0) {
+                /* A point of an ended lane would only be skipped by the merge. */
+                if (c->n == 0 || mg.lane[(next_o - wlen + wpos) % (uint64_t)mg.nlanes].done) {
                     wpos++;
+                    cur_first = 0;
                     continue;
                 }
                 segment *sg = &it->seg[it->nseg++];
@@ -928,6 +1000,7 @@ done:
     nm_free(items);
     nm_free(window);
     nm_free(mc);
+    nm_free(lanes);
     if (status != NM_OK)
         nm_search_result_fini(res);
     return status;

@@ -376,6 +376,32 @@ START_TEST(termination_rules)
     ck_assert_uint_le(r.best.index + 50, r.proposed);
     nm_search_result_fini(&r);
 
+    /* One lane: each draw is tried with all 64 bypass choices of this
+     * space, and only a draw's first candidate counts toward victory (as
+     * in Timeloop), so at least 49 whole sweeps follow the best's draw. */
+    nm_search_opts_init(&o);
+    o.algorithm = "random";
+    o.lanes = 1;
+    o.victory = 50;
+    o.victory_set = 1;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
+    ck_assert_ptr_nonnull(strstr(r.stopped_by, "victory"));
+    ck_assert_uint_ge(r.proposed, (r.best.index / 64 + 50) * 64 - 63);
+    nm_search_result_fini(&r);
+    /* Counting every candidate (penalize_consecutive_bypass_fails) ends
+     * sooner; four lanes each need their own 50. */
+    o.penalize_bypass = 1;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
+    uint64_t one_lane = r.valid;
+    ck_assert_uint_le(r.best.index + 50, r.proposed);
+    nm_search_result_fini(&r);
+    o.lanes = 4;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
+    ck_assert_ptr_nonnull(strstr(r.stopped_by, "each of 4 lanes"));
+    ck_assert_uint_ge(r.valid, 4 * 50);
+    ck_assert_uint_gt(r.valid, one_lane);
+    nm_search_result_fini(&r);
+
     /* optimal stopped early: not proven, but the gap is bounded. */
     nm_search_opts_init(&o);
     o.algorithm = "optimal";
@@ -412,10 +438,16 @@ START_TEST(termination_rules)
     nm_search_opts_init(&o);
     o.algorithm = "random";
     o.timeout = 300;
+    o.lanes = 1;
     ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
     ck_assert(!r.found);
     ck_assert_uint_eq(r.proposed, 300);
     ck_assert_uint_eq(r.invalid[NM_INV_CAPACITY], 300);
+    nm_search_result_fini(&r);
+    o.lanes = 3; /* each lane gives up on its own */
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
+    ck_assert_uint_eq(r.proposed, 900);
+    ck_assert_ptr_nonnull(strstr(r.stopped_by, "each of 3 lanes"));
     nm_search_result_fini(&r);
     unload(&e);
 }

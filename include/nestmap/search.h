@@ -1,12 +1,19 @@
 /* search.h — searching a mapspace for the best mapping.
  *
  * Strategies are plug-ins: a static const descriptor {name, state_size,
- * init, block, fini}.  A strategy cuts its candidates into numbered blocks;
- * block b's candidates are a pure function of (seed, b), worker threads each
- * evaluate a block per round, and the results are merged in block order.  So
- * for a given seed and budget the result does not depend on the number of
- * threads (only a wall-clock limit or Ctrl-C, checked between rounds, is
- * outside that guarantee).
+ * init, count, make, fini}.  A strategy numbers its outer points; point o
+ * holds count(o) candidates, and candidate j of point o is a pure function of
+ * (seed, o, j).  Worker threads evaluate runs of candidates per round and the
+ * results are merged in point order.  So for a given seed and budget the
+ * result does not depend on the number of threads (only a wall-clock limit or
+ * Ctrl-C, checked between rounds, is outside that guarantee).
+ *
+ * The random strategies search in `lanes` independent lanes (point o belongs
+ * to lane o mod lanes).  victory_condition and timeout apply to each lane as
+ * Timeloop applies them to each of its threads: a lane ends after that many
+ * valid mappings without beating its own best (or invalid ones in a row), and
+ * the search ends when every lane has.  Unlike Timeloop's threads, the lanes
+ * are not the worker threads, so the result stays independent of --threads.
  *
  * Strategies: exhaustive (every factorization, split and bypass choice, and
  * every order of the loops that differ once factors of 1 are dropped),
@@ -34,6 +41,7 @@ typedef enum nm_metric {
 } nm_metric;
 
 #define NM_MAX_METRICS 4
+#define NM_MAX_LANES 256
 
 typedef struct nm_search_progress {
     uint64_t proposed, valid;
@@ -53,7 +61,12 @@ typedef struct nm_search_opts {
                            * unless set explicitly (victory_set), 500 for the random
                            * strategies and off for exhaustive; optimal ignores it */
     int victory_set;
+    int penalize_bypass;  /* count toward victory the candidates that differ from the
+                           * one before only in bypass (Timeloop's
+                           * penalize_consecutive_bypass_fails; default no) */
     uint64_t timeout;     /* stop after this many invalid in a row (0: off) */
+    int lanes;            /* random strategies: independent lanes, each with its own
+                           * victory and timeout count (1..NM_MAX_LANES; default 128) */
     uint64_t max_perms;   /* hybrid: orders tried per factorization */
     int topk;             /* how many of the best to keep */
     volatile sig_atomic_t *stop; /* set (e.g. by SIGINT) to end the search; may be NULL */
@@ -61,7 +74,7 @@ typedef struct nm_search_opts {
     void *progress_ctx;
 } nm_search_opts;
 
-/* Sets the defaults (hybrid, edp, 1 thread, seed 0, 16 orders per
+/* Sets the defaults (hybrid, edp, 1 thread, seed 0, 128 lanes, 16 orders per
  * factorization, top 10). */
 void nm_search_opts_init(nm_search_opts *o);
 

@@ -28,8 +28,11 @@ static const char usage[] =
     "  --seed S          random seed (default 0)\n"
     "  --max-evals N     stop after N candidates\n"
     "  --search-size N   stop after N valid mappings\n"
-    "  --victory N       stop after N valid mappings in a row without improvement\n"
-    "  --timeout N       stop after N invalid candidates in a row\n"
+    "  --victory N       end a lane after N valid mappings in a row that do not\n"
+    "                    beat its best (Timeloop's victory_condition, per thread)\n"
+    "  --timeout N       end a lane after N invalid candidates in a row\n"
+    "  --lanes N         independent lanes of the random strategies (default 128);\n"
+    "                    the search ends when every lane has\n"
     "  --time-limit S    stop after S seconds of wall time\n"
     "  --top K           keep the K best (top.csv)\n"
     "  -o DIR            write map.yaml, stats.txt, stats.json, pareto.csv, top.csv\n"
@@ -117,7 +120,7 @@ int nm_cmd_map(int argc, char **argv)
     const char *metric = nm_cli_take(&argc, argv, "--metric", &missing);
     struct { const char *name; const char *val; } counts[] = {
         {"--max-evals", NULL}, {"--search-size", NULL}, {"--victory", NULL},
-        {"--timeout", NULL}, {"--top", NULL}, {"--time-limit", NULL},
+        {"--timeout", NULL}, {"--top", NULL}, {"--time-limit", NULL}, {"--lanes", NULL},
     };
     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
         counts[i].val = nm_cli_take(&argc, argv, counts[i].name, &missing);
@@ -193,6 +196,15 @@ int nm_cmd_map(int argc, char **argv)
             fprintf(stderr, "nestmap map: --time-limit needs a positive number of seconds\n");
             goto out;
         }
+    }
+    if (counts[6].val) {
+        if (!nm_cli_count("--lanes", counts[6].val, &v))
+            goto out;
+        if (v < 1 || v > NM_MAX_LANES) {
+            fprintf(stderr, "nestmap map: --lanes must be 1 to %d\n", NM_MAX_LANES);
+            goto out;
+        }
+        o.lanes = (int)v;
     }
     if (co.threads)
         o.threads = co.threads;
