@@ -610,6 +610,7 @@ struct merge {
     int cap_pareto;
     struct lane *lane;
     int nlanes, ndone;
+    nm_found *scratch; /* the candidate being merged */
     int stop; /* termination met */
     uint64_t victory, timeout; /* in force for this strategy, per lane */
     uint64_t sweep;            /* candidate k of a point counts toward victory iff
@@ -710,27 +711,27 @@ static void merge_segment(struct merge *mg, const segment *sg, const rec *recs)
         } else {
             res->valid++;
             l->invalid_run = 0;
-            static nm_found f; /* large: keep it off the stack */
-            fill_found(mg, r, index, &f);
-            int better = !res->found || nm_search_compare(o, &f, &res->best) < 0;
+            nm_found *f = mg->scratch; /* large: kept off the stack */
+            fill_found(mg, r, index, f);
+            int better = !res->found || nm_search_compare(o, f, &res->best) < 0;
             int top = o->topk > 0 &&
-                      (res->ntop < o->topk || nm_search_compare(o, &f, &res->top[res->ntop - 1]) < 0);
+                      (res->ntop < o->topk || nm_search_compare(o, f, &res->top[res->ntop - 1]) < 0);
             int dominated = 0;
             for (int i = 0; i < res->npareto && !dominated; i++)
-                dominated = res->pareto[i].energy <= f.energy && res->pareto[i].cycles <= f.cycles;
+                dominated = res->pareto[i].energy <= f->energy && res->pareto[i].cycles <= f->cycles;
             if (better || top || !dominated) {
-                regen(mg, sg, j, &f);
+                regen(mg, sg, j, f);
                 if (better) {
-                    res->best = f;
+                    res->best = *f;
                     res->found = 1;
                 }
                 if (top)
-                    top_add(mg, &f);
+                    top_add(mg, f);
                 if (!dominated)
-                    pareto_add(mg, &f);
+                    pareto_add(mg, f);
             }
-            if (!l->found || compare_scores(o, f.score, index, l->score, l->index) < 0) {
-                memcpy(l->score, f.score, sizeof l->score);
+            if (!l->found || compare_scores(o, f->score, index, l->score, l->index) < 0) {
+                memcpy(l->score, f->score, sizeof l->score);
                 l->index = index;
                 l->found = 1;
                 l->since_improve = 0;
@@ -796,6 +797,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     struct ctx *mc = nm_calloc(1, sizeof *mc);
     int L = o->lanes < 1 ? 1 : o->lanes > NM_MAX_LANES ? NM_MAX_LANES : o->lanes;
     struct lane *lanes = nm_calloc((size_t)L, sizeof *lanes);
+    nm_found *scratch = nm_calloc(1, sizeof *scratch);
     res->pareto = nm_calloc(256, sizeof *res->pareto);
     res->top = nm_calloc(o->topk > 0 ? (size_t)o->topk : 1, sizeof *res->top);
     int nw = 0;
@@ -806,7 +808,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     pool.round = 0;
     pool.pending = 0;
     pool.quit = 0;
-    if (!state || !w || !items || !window || !mc || !lanes || !res->pareto || !res->top) {
+    if (!state || !w || !items || !window || !mc || !lanes || !scratch || !res->pareto || !res->top) {
         status = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         goto done;
     }
@@ -836,8 +838,10 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     }
     /* Enumerations are one lane; random strategies use o->lanes. */
     int enumerates = st->count == exh_count;
-    struct merge mg = {o, st, state, mc, res, 256, lanes, enumerates ? 1 : L, 0, 0,
-                       o->victory, o->timeout, 1, UINT64_MAX};
+    struct merge mg = {.o = o, .st = st, .state = state, .c = mc, .res = res, .cap_pareto = 256,
+                       .lane = lanes, .nlanes = enumerates ? 1 : L, .scratch = scratch,
+                       .victory = o->victory, .timeout = o->timeout, .sweep = 1,
+                       .stop_o = UINT64_MAX};
     if (!enumerates && !o->penalize_bypass)
         mg.sweep = bypass_sweep(ms);
     /* A proof needs the whole space: optimal ignores the give-up rules.
@@ -1001,6 +1005,7 @@ done:
     nm_free(window);
     nm_free(mc);
     nm_free(lanes);
+    nm_free(scratch);
     if (status != NM_OK)
         nm_search_result_fini(res);
     return status;
