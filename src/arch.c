@@ -476,12 +476,12 @@ static nm_status walk_subtree(struct flat *fl, const nm_ynode *tree, int64_t out
             int64_t n = 1;
             if ((st = split_name(cn, base, &n, err)) != NM_OK)
                 return st;
-            if (n % outer != 0 && outer > 1)
-                return nm_yerror(err, cn, "'%s' has %lld instances, not a multiple of the %lld "
-                                 "of its enclosing subtree", base, (long long)n, (long long)outer);
-            /* A range on the component counts all instances (Timeloop's
-             * convention); without one it inherits the subtree's count. */
-            int64_t inst = strchr(cn->str, '[') ? n : outer;
+            /* Each instance of the enclosing subtrees holds the component's
+             * own range (Timeloop's tree form: subtree counts times the
+             * local name's range). */
+            if (n > NM_MAX_FANOUT / outer)
+                return nm_yerror(err, cn, "more than %d instances", NM_MAX_FANOUT);
+            int64_t inst = outer * n;
             if ((st = add_component(fl, c, cn, base, inst, inst, nm_ymap_get(c, "class"),
                                     nm_ymap_get(c, "attributes"), err)) != NM_OK)
                 return st;
