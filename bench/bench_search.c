@@ -43,7 +43,8 @@ static int bench(const char *label, const char *path, const char *alg, double ta
     nm_search_opts_init(&o);
     o.algorithm = alg;
     o.threads = 1;
-    o.victory_set = 1; /* no victory rule: a fixed budget */
+    o.victory_set = 1; /* no give-up rule: a fixed budget */
+    o.timeout_set = 1;
     o.max_evals = 400000;
     static nm_search_result res;
     double t0 = cpu_now();

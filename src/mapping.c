@@ -69,7 +69,7 @@ static nm_status factor_token(const nm_ynode *at, size_t off, const char *tok,
                                 : "bad factor '%s' (write it as NAME=NUMBER)", tok);
         }
         t->dim = nm_workload_dim(wl, name);
-        if (t->dim < 0)
+        if (t->dim < 0 && !nm_workload_unit_dim(wl, name))
             return nm_mapping_unknown_dim(at, off, name, wl, err);
     } else {
         /* "C16": the longest dimension name that leaves only digits. */
@@ -94,16 +94,26 @@ static nm_status factor_token(const nm_ynode *at, size_t off, const char *tok,
             if (!len || len == strlen(tok))
                 return nm_yerror_at(err, at, off, "bad factor '%s' (write it as NAME=NUMBER)",
                                     tok);
-            return nm_mapping_unknown_dim(at, off, name, wl, err);
+            if (!nm_workload_unit_dim(wl, name))
+                return nm_mapping_unknown_dim(at, off, name, wl, err);
+            num = tok + len;
+        } else {
+            num = tok + best_len;
         }
         t->dim = best;
-        num = tok + best_len;
     }
     char *end;
     errno = 0;
     long long v = strtoll(num, &end, 10);
     if (end == num || *end || v < 1 || errno == ERANGE)
         return nm_yerror_at(err, at, off, "factor '%s' must be a positive integer", tok);
+    if (t->dim < 0) { /* a stand-in dimension of size 1 */
+        if ((t->op == '=' && v != 1) || (t->op == '>' && v > 1))
+            return nm_yerror_at(err, at, off, "factor '%s' cannot hold: this problem has no "
+                                "dimension '%s' (size 1)", tok, name);
+        t->value = 1;
+        return NM_OK;
+    }
     if (v > wl->bound[t->dim])
         return nm_yerror_at(err, at, off, "factor %s=%lld is larger than the problem's %s = %lld",
                             wl->dim[t->dim], v, wl->dim[t->dim], (long long)wl->bound[t->dim]);
@@ -121,14 +131,23 @@ nm_status nm_mapping_parse_factor_terms(const nm_ynode *n, const nm_workload *wl
         for (size_t i = 0; i < n->n; i++) {
             if (*count >= NM_MAX_FACTOR_TERMS)
                 return nm_yerror(err, n, "too many factors");
-            nm_factor_term *t = &out[(*count)++];
-            t->dim = nm_workload_dim(wl, nm_ymap_key(n, i)->str);
+            nm_factor_term *t = &out[*count];
+            const char *name = nm_ymap_key(n, i)->str;
+            t->dim = nm_workload_dim(wl, name);
             t->op = '=';
             t->offset = 0;
-            if (t->dim < 0)
-                return nm_mapping_unknown_dim(nm_ymap_key(n, i), 0, nm_ymap_key(n, i)->str, wl, err);
+            if (t->dim < 0 && !nm_workload_unit_dim(wl, name))
+                return nm_mapping_unknown_dim(nm_ymap_key(n, i), 0, name, wl, err);
             if ((st = nm_yget_pos(nm_ymap_val(n, i), "a factor", &t->value, err)) != NM_OK)
                 return st;
+            if (t->dim < 0) { /* a stand-in dimension of size 1: dropped */
+                if (t->value != 1)
+                    return nm_yerror(err, nm_ymap_val(n, i), "factor %s=%lld cannot hold: this "
+                                     "problem has no dimension '%s' (size 1)", name,
+                                     (long long)t->value, name);
+                continue;
+            }
+            (*count)++;
             if (t->value > wl->bound[t->dim])
                 return nm_yerror(err, nm_ymap_val(n, i), "factor %s=%lld is larger than the "
                                  "problem's %s = %lld", wl->dim[t->dim], (long long)t->value,
@@ -157,7 +176,8 @@ nm_status nm_mapping_parse_factor_terms(const nm_ynode *n, const nm_workload *wl
             return nm_yerror_at(err, n, off, "too many factors");
         if ((st = factor_token(n, off, tok, wl, allow_bounds, &out[*count], err)) != NM_OK)
             return st;
-        (*count)++;
+        if (out[*count].dim >= 0) /* stand-in dimensions of size 1 are dropped */
+            (*count)++;
     }
     return NM_OK;
 }
@@ -193,6 +213,8 @@ nm_status nm_mapping_parse_dims(const nm_ynode *n, const nm_workload *wl, int8_t
             if ((st = nm_yget_str(n->items[i], "a permutation entry", &name, err)) != NM_OK)
                 return st;
             int d = nm_workload_dim(wl, name);
+            if (d < 0 && nm_workload_unit_dim(wl, name))
+                continue; /* a stand-in dimension of size 1 */
             if (d < 0)
                 return nm_mapping_unknown_dim(n->items[i], 0, name, wl, err);
             if (seen & (1u << d))
@@ -209,6 +231,8 @@ nm_status nm_mapping_parse_dims(const nm_ynode *n, const nm_workload *wl, int8_t
     int single = 1;
     for (int d = 0; d < wl->ndims; d++)
         single &= strlen(wl->dim[d]) == 1;
+    for (int u = 0; u < wl->nunit; u++)
+        single &= strlen(wl->unit[u]) == 1;
     const char *start = s;
     while (*s) {
         while (*s == ' ' || *s == ',')
@@ -223,6 +247,8 @@ nm_status nm_mapping_parse_dims(const nm_ynode *n, const nm_workload *wl, int8_t
         if (!strcmp(name, "_")) /* Timeloop's "the rest goes here": the listed prefix ends */
             break;
         int d = nm_workload_dim(wl, name);
+        if (d < 0 && nm_workload_unit_dim(wl, name))
+            continue; /* a stand-in dimension of size 1 */
         if (d < 0)
             return nm_mapping_unknown_dim(n, off, name, wl, err);
         if (seen & (1u << d))

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nestmap/energy.h"
+#include "nestmap/network.h"
 #include "nestmap/report.h"
 #include "nestmap/search.h"
 
@@ -580,4 +581,229 @@ void nm_report_energy(FILE *f, const nm_arch *arch, int format)
             nm_energy_source_name(A->esrc), A->e_compute);
     fputs("\nEnergies are per vector access of 'bits' bits (a block of words); area per "
           "instance.\n", f);
+}
+
+/* ---- networks ---- */
+
+#define WHY_MAX (NM_ERROR_FILE_MAX + NM_ERROR_MSG_MAX + 64)
+
+/* Totals over the layers that have a mapping, repeats counted. */
+struct net_total {
+    int mapped, failed;
+    double macs, energy, cycles, busy; /* busy: utilization x cycles */
+    double level[NM_MAX_LEVELS + 1];   /* pJ by level; last: arithmetic */
+};
+
+static const nm_search_result *layer_result(const nm_network *net, const nm_layer_result *out,
+                                            int i, const nm_layer_result **lr)
+{
+    *lr = &out[net->layer[i].same_as];
+    return (*lr)->status == NM_OK && (*lr)->res.found ? &(*lr)->res : NULL;
+}
+
+static void net_totals(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
+                       struct net_total *t)
+{
+    memset(t, 0, sizeof *t);
+    for (int i = 0; i < net->nlayers; i++) {
+        const nm_layer_result *lr;
+        const nm_search_result *r = layer_result(net, out, i, &lr);
+        if (!r) {
+            t->failed++;
+            continue;
+        }
+        double k = (double)net->layer[i].repeat;
+        const nm_stats *st = &r->best_stats;
+        t->mapped++;
+        t->macs += k * (double)nm_workload_ops(&net->layer[i].wl);
+        t->energy += k * st->energy;
+        t->cycles += k * (double)st->cycles;
+        t->busy += k * st->utilization * (double)st->cycles;
+        for (int l = 0; l < arch->nlevels; l++)
+            t->level[l] += k * st->level[l].energy;
+        t->level[arch->nlevels] += k * st->compute_energy;
+    }
+}
+
+/* Why layer i has no mapping, in a few words. */
+static void layer_failure(char *buf, size_t size, const nm_arch *arch, const nm_layer_result *lr)
+{
+    if (lr->status != NM_OK) {
+        if (lr->err.file[0])
+            snprintf(buf, size, "%s:%d:%d: %s", lr->err.file, lr->err.line, lr->err.col,
+                     lr->err.msg);
+        else
+            snprintf(buf, size, "%s", lr->err.msg);
+        return;
+    }
+    const nm_search_result *r = &lr->res;
+    int worst = 0, at = NM_MAX_LEVELS;
+    for (int k = 1; k < NM_REJECT_KINDS; k++)
+        if (r->invalid[k] > r->invalid[worst])
+            worst = k;
+    for (int l = 0; l <= NM_MAX_LEVELS; l++)
+        if (r->invalid_at[worst][l] > r->invalid_at[worst][at])
+            at = l;
+    snprintf(buf, size, "no valid mapping among %llu candidates (mostly %s%s%s)",
+             (unsigned long long)r->proposed, reject_name(worst),
+             at < arch->nlevels ? " at " : "", at < arch->nlevels ? arch->level[at].name : "");
+}
+
+static void network_text(FILE *f, const nm_arch *arch, const nm_network *net,
+                         const nm_layer_result *out, const nm_search_opts *o)
+{
+    struct net_total t;
+    net_totals(arch, net, out, &t);
+    fprintf(f, "network %s: %d layers (%d distinct), %.4g MACs; %s search, %s", net->name,
+            net->nlayers, net->ndistinct, nm_network_macs(net), o->algorithm,
+            nm_metric_name(o->metric[0]));
+    for (int m = 1; m < o->nmetrics; m++)
+        fprintf(f, ", %s", nm_metric_name(o->metric[m]));
+    fprintf(f, ", seed %llu\n\n", (unsigned long long)o->seed);
+    fprintf(f, "%-20s %6s %14s %14s %14s %7s %9s\n", "layer", "repeat", "MACs", "energy (uJ)",
+            "cycles", "util %", "pJ/MAC");
+    for (int i = 0; i < net->nlayers; i++) {
+        const nm_layer *ly = &net->layer[i];
+        const nm_layer_result *lr;
+        const nm_search_result *r = layer_result(net, out, i, &lr);
+        double macs = (double)nm_workload_ops(&ly->wl);
+        fprintf(f, "%-20s %6lld %14.0f ", ly->name, (long long)ly->repeat, macs);
+        if (!r) {
+            char why[WHY_MAX];
+            layer_failure(why, sizeof why, arch, lr);
+            fprintf(f, "%s\n", why);
+            continue;
+        }
+        const nm_stats *st = &r->best_stats;
+        fprintf(f, "%14.4f %14llu %7.2f %9.4f", st->energy * 1e-6,
+                (unsigned long long)st->cycles, 100.0 * st->utilization, st->energy / macs);
+        if (ly->same_as != i)
+            fprintf(f, "   (as %s)", net->layer[ly->same_as].name);
+        fputc('\n', f);
+    }
+    fprintf(f, "%-20s %6s %14.0f %14.4f %14.0f %7.2f %9.4f\n",
+            t.failed ? "total (mapped)" : "total", "", t.macs, t.energy * 1e-6, t.cycles,
+            t.cycles > 0 ? 100.0 * t.busy / t.cycles : 0.0, t.macs > 0 ? t.energy / t.macs : 0.0);
+    if (t.failed)
+        fprintf(f, "%d of %d layers have no mapping and are left out of the total\n", t.failed,
+                net->nlayers);
+    fprintf(f, "\nenergy per MAC by level (pJ/MAC; layers run one after another):\n");
+    for (int l = 0; l <= arch->nlevels; l++)
+        fprintf(f, "  %-24s %10.4f\n", l < arch->nlevels ? arch->level[l].name : arch->arith.name,
+                t.macs > 0 ? t.level[l] / t.macs : 0.0);
+}
+
+static void level_object(FILE *f, int indent, const nm_arch *arch, const double *pj, double div)
+{
+    fputs("{\n", f);
+    for (int l = 0; l <= arch->nlevels; l++)
+        knum(f, indent + 2, l < arch->nlevels ? arch->level[l].name : arch->arith.name,
+             div > 0 ? pj[l] / div : 0.0, l == arch->nlevels);
+    fprintf(f, "%*s}", indent, "");
+}
+
+static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
+                         const nm_layer_result *out, const nm_search_opts *o)
+{
+    struct net_total t;
+    net_totals(arch, net, out, &t);
+    fputs("{\n", f);
+    key(f, 2, "network");
+    nm_report_json_string(f, net->name);
+    fputs(",\n", f);
+    key(f, 2, "algorithm");
+    nm_report_json_string(f, o->algorithm);
+    fputs(",\n", f);
+    knum(f, 2, "seed", (double)o->seed, 0);
+    key(f, 2, "layers");
+    fputs("[\n", f);
+    for (int i = 0; i < net->nlayers; i++) {
+        const nm_layer *ly = &net->layer[i];
+        const nm_layer_result *lr;
+        const nm_search_result *r = layer_result(net, out, i, &lr);
+        fputs("    {\n", f);
+        key(f, 6, "name");
+        nm_report_json_string(f, ly->name);
+        fputs(",\n", f);
+        key(f, 6, "same_as");
+        nm_report_json_string(f, net->layer[ly->same_as].name);
+        fputs(",\n", f);
+        knum(f, 6, "repeat", (double)ly->repeat, 0);
+        knum(f, 6, "macs", (double)nm_workload_ops(&ly->wl), 0);
+        key(f, 6, "valid");
+        fputs(r ? "true" : "false", f);
+        if (!r) {
+            char why[WHY_MAX];
+            layer_failure(why, sizeof why, arch, lr);
+            fputs(",\n", f);
+            key(f, 6, "reason");
+            nm_report_json_string(f, why);
+            fputs("\n    }", f);
+        } else {
+            const nm_stats *st = &r->best_stats;
+            fputs(",\n", f);
+            knum(f, 6, "energy_pj", st->energy, 0);
+            knum(f, 6, "cycles", (double)st->cycles, 0);
+            knum(f, 6, "utilization_pct", 100.0 * st->utilization, 0);
+            double pj[NM_MAX_LEVELS + 1];
+            for (int l = 0; l < arch->nlevels; l++)
+                pj[l] = st->level[l].energy;
+            pj[arch->nlevels] = st->compute_energy;
+            key(f, 6, "energy_pj_by_level");
+            level_object(f, 6, arch, pj, 1.0);
+            fputs("\n    }", f);
+        }
+        fputs(i + 1 < net->nlayers ? ",\n" : "\n", f);
+    }
+    fputs("  ],\n", f);
+    key(f, 2, "summary");
+    fputs("{\n", f);
+    knum(f, 4, "layers_mapped", t.mapped, 0);
+    knum(f, 4, "layers_failed", t.failed, 0);
+    knum(f, 4, "macs", t.macs, 0);
+    knum(f, 4, "energy_pj", t.energy, 0);
+    knum(f, 4, "cycles", t.cycles, 0);
+    knum(f, 4, "utilization_pct", t.cycles > 0 ? 100.0 * t.busy / t.cycles : 0.0, 0);
+    knum(f, 4, "pj_per_mac", t.macs > 0 ? t.energy / t.macs : 0.0, 0);
+    key(f, 4, "pj_per_mac_by_level");
+    level_object(f, 4, arch, t.level, t.macs);
+    fputs("\n  }\n}\n", f);
+}
+
+static void network_csv(FILE *f, const nm_arch *arch, const nm_network *net,
+                        const nm_layer_result *out)
+{
+    fputs("layer,same_as,repeat,macs,valid,energy_pj,cycles,utilization_pct,pj_per_mac,reason\n",
+          f);
+    for (int i = 0; i < net->nlayers; i++) {
+        const nm_layer *ly = &net->layer[i];
+        const nm_layer_result *lr;
+        const nm_search_result *r = layer_result(net, out, i, &lr);
+        double macs = (double)nm_workload_ops(&ly->wl);
+        fprintf(f, "%s,%s,%lld,%.0f,", ly->name, net->layer[ly->same_as].name,
+                (long long)ly->repeat, macs);
+        if (r) {
+            const nm_stats *st = &r->best_stats;
+            fprintf(f, "1,%.17g,%llu,%.17g,%.17g,\n", st->energy,
+                    (unsigned long long)st->cycles, 100.0 * st->utilization, st->energy / macs);
+        } else {
+            char why[WHY_MAX];
+            layer_failure(why, sizeof why, arch, lr);
+            for (char *c = why; *c; c++)
+                if (*c == '"')
+                    *c = '\'';
+            fprintf(f, "0,,,,,\"%s\"\n", why);
+        }
+    }
+}
+
+void nm_report_network(FILE *f, const nm_arch *arch, const nm_network *net,
+                       const nm_layer_result *out, const nm_search_opts *o, int format)
+{
+    if (format == 1)
+        network_json(f, arch, net, out, o);
+    else if (format == 2)
+        network_csv(f, arch, net, out);
+    else
+        network_text(f, arch, net, out, o);
 }

@@ -150,6 +150,8 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
             return st;
     if (nm_ymap_get(mapper, "victory_condition"))
         o->victory_set = 1;
+    if (nm_ymap_get(mapper, "timeout"))
+        o->timeout_set = 1;
     if ((x = nm_ymap_get(mapper, "penalize_consecutive_bypass_fails")) &&
         (st = nm_yget_bool(x, "penalize_consecutive_bypass_fails", &o->penalize_bypass, err)) !=
             NM_OK)
@@ -846,11 +848,15 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
         mg.sweep = bypass_sweep(ms);
     /* A proof needs the whole space: optimal ignores the give-up rules.
      * Exhaustive runs to the end unless told otherwise; random strategies
-     * give up after 500 valid mappings without improvement by default. */
+     * take Timeloop's defaults: a lane gives up after 500 valid mappings
+     * without improvement or 1000 invalid ones in a row. */
     if (optimal) {
         mg.victory = mg.timeout = 0;
-    } else if (!o->victory_set) {
-        mg.victory = enumerates ? 0 : 500;
+    } else {
+        if (!o->victory_set)
+            mg.victory = enumerates ? 0 : 500;
+        if (!o->timeout_set)
+            mg.timeout = enumerates ? 0 : 1000;
     }
     double t0 = wall_now(), last_report = t0;
     uint64_t next_o = 0;   /* first outer point not yet in the window */

@@ -10,7 +10,7 @@
 /* Top-level keys nestmap reads. */
 static const char *const used_keys[] = {
     "architecture", "problem", "mapping", "ERT", "ART", "mapper", "mapspace_constraints",
-    "architecture_constraints", "constraints", "mapspace", NULL};
+    "architecture_constraints", "constraints", "mapspace", "network", NULL};
 
 /* Keys that Timeloop's front end writes into parsed-processed-input.yaml and
  * that do not change the model; accepted with a note. */
@@ -70,7 +70,9 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
     if ((need & NM_NEED_ARCH) && !arch)
         return nm_yerror(err, &top, "no 'architecture' in the input files");
     if ((need & (NM_NEED_PROBLEM | NM_NEED_MAPPING)) && !prob)
-        return nm_yerror(err, &top, "no 'problem' in the input files");
+        return nm_yerror(err, &top, "no 'problem' in the input files%s",
+                         nm_ymap_get(root, "network") ? " (they hold a network: map its layers "
+                                                        "with nestmap network)" : "");
     if ((need & NM_NEED_MAPPING) && !map)
         return nm_yerror(err, &top, "no 'mapping' in the input files (nestmap map searches "
                          "for one)");

@@ -21,6 +21,14 @@ int nm_workload_dim(const nm_workload *wl, const char *name)
     return -1;
 }
 
+int nm_workload_unit_dim(const nm_workload *wl, const char *name)
+{
+    for (int u = 0; u < wl->nunit; u++)
+        if (!strcmp(wl->unit[u], name))
+            return 1;
+    return 0;
+}
+
 int nm_workload_ds(const nm_workload *wl, const char *name)
 {
     for (int d = 0; d < wl->nds; d++)

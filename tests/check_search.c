@@ -350,7 +350,8 @@ START_TEST(termination_rules)
 
     nm_search_opts_init(&o);
     o.algorithm = "random";
-    o.victory_set = 1; /* no victory rule: the budget alone ends it */
+    o.victory_set = 1; /* no give-up rule: the budget alone ends it */
+    o.timeout_set = 1;
     o.max_evals = 1234;
     ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
     ck_assert_uint_eq(r.proposed, 1234);
@@ -360,6 +361,7 @@ START_TEST(termination_rules)
     nm_search_opts_init(&o);
     o.algorithm = "random";
     o.victory_set = 1;
+    o.timeout_set = 1;
     o.search_size = 777;
     ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
     ck_assert_uint_eq(r.valid, 777);
@@ -424,6 +426,7 @@ START_TEST(termination_rules)
     nm_search_opts_init(&o);
     o.algorithm = "random";
     o.victory_set = 1; /* nothing but the interruption ends it */
+    o.timeout_set = 1;
     o.stop = &stop;
     ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
     ck_assert_str_eq(r.stopped_by, "interrupted");
@@ -438,6 +441,7 @@ START_TEST(termination_rules)
     nm_search_opts_init(&o);
     o.algorithm = "random";
     o.timeout = 300;
+    o.timeout_set = 1;
     o.lanes = 1;
     ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
     ck_assert(!r.found);
@@ -448,6 +452,14 @@ START_TEST(termination_rules)
     ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
     ck_assert_uint_eq(r.proposed, 900);
     ck_assert_ptr_nonnull(strstr(r.stopped_by, "each of 3 lanes"));
+    nm_search_result_fini(&r);
+    /* Unset, the timeout is Timeloop's default: 1000 invalid in a row. */
+    nm_search_opts_init(&o);
+    o.algorithm = "random";
+    o.lanes = 2;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
+    ck_assert_uint_eq(r.proposed, 2000);
+    ck_assert_ptr_nonnull(strstr(r.stopped_by, "timeout"));
     nm_search_result_fini(&r);
     unload(&e);
 }

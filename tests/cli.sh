@@ -40,7 +40,7 @@ has "$tmp/out" "usage: nestmap model" "model --help shows usage"
 expect 2 "model without files" -- "$bin" model
 expect 2 "unknown option" -- "$bin" model --frobnicate "$data/good/conv1d_1level.yaml"
 
-for cmd in network sweep; do
+for cmd in sweep; do
     expect 2 "$cmd is not yet implemented" -- "$bin" $cmd "$data/good/conv1d_1level.yaml"
     has "$tmp/err" "not yet implemented" "$cmd says so"
     expect 0 "$cmd --help" -- "$bin" $cmd --help
@@ -122,6 +122,54 @@ printf 'constraints:\n- {target: RegisterFile, type: temporal, factors: K=32 P=1
 expect 1 "map with no valid mapping" -- "$bin" map --timeout 100 "$d3" "$tmp/full.yaml"
 has "$tmp/err" "no valid mapping" "says no mapping was valid"
 has "$tmp/err" "capacity" "counts the capacity failures"
+
+# Networks: every layer mapped, identical layers once, results that do not
+# depend on the thread count, and a layer that cannot be mapped reported
+# while the others run.
+nd="$data/network/design.yaml"
+nn="$data/network/small_net.yaml"
+expect 0 "network --help" -- "$bin" network --help
+expect 0 "network" -- "$bin" network -q --threads 2 -o "$tmp/net" "$nd" "$nn"
+has "$tmp/out" "4 layers (3 distinct)" "network counts its distinct layers"
+has "$tmp/out" "(as conv)" "an identical layer is mapped once"
+has "$tmp/out" "^total  *295936 " "network totals the MACs (repeats counted)"
+has "$tmp/out" "energy per MAC by level" "network gives the energy per MAC by level"
+for f in layers.csv network.json conv/map.yaml dw/map.yaml pw/map.yaml conv_again/map.yaml; do
+    if [ -s "$tmp/net/$f" ]; then ok "network -o writes $f"; else bad "network -o did not write $f"; fi
+done
+if [ "$(wc -l <"$tmp/net/layers.csv")" -eq 5 ]; then ok "layers.csv: a header and a row per layer"
+else bad "layers.csv has $(wc -l <"$tmp/net/layers.csv") lines"; fi
+# A layer's map.yaml re-evaluates to the energy the network run reported.
+printf 'problem:\n  conv2d: {C: 16, M: 32, P: 8, Q: 8}\n' >"$tmp/pw.yaml"
+"$bin" model -q --json "$nd" "$tmp/pw.yaml" "$tmp/net/pw/map.yaml" >"$tmp/pw.json" 2>"$tmp/err"
+e_model=$(grep '"energy_pj"' "$tmp/pw.json" | tail -1 | tr -d ' ,')
+e_net=$(sed -n '/"name": "pw"/,/energy_pj_by_level/p' "$tmp/net/network.json" | grep '"energy_pj"' | tr -d ' ,')
+if [ -n "$e_model" ] && [ "$e_model" = "$e_net" ]; then ok "a layer's map.yaml re-evaluates to its network energy"
+else bad "pw: model says '$e_model', network said '$e_net'"; cat "$tmp/err"; fi
+"$bin" network -q --json --threads 1 "$nd" "$nn" >"$tmp/n1.json" 2>/dev/null
+"$bin" network -q --json --threads 2 "$nd" "$nn" >"$tmp/n2.json" 2>/dev/null
+if [ -s "$tmp/n1.json" ] && cmp -s "$tmp/n1.json" "$tmp/n2.json"; then ok "network: 1 and 2 threads agree"
+else bad "network results depend on the thread count"; fi
+printf 'mapspace_constraints:\n- {target: GlobalBuffer, type: spatial, factors: M=4}\n' >"$tmp/m4.yaml"
+expect 1 "network with a layer that cannot be mapped" -- "$bin" network -q "$nd" "$nn" "$tmp/m4.yaml"
+has "$tmp/out" "has no dimension 'M'" "the depthwise layer's reason is given"
+has "$tmp/out" "^total (mapped)" "the other layers still run"
+printf 'mapspace_constraints:\n- {target: GlobalBuffer, type: spatial, factors: X=1}\n' >"$tmp/x.yaml"
+expect 1 "network with a misspelled dimension" -- "$bin" network -q "$nd" "$nn" "$tmp/x.yaml"
+has "$tmp/out" "unknown dimension 'X'" "a dimension no layer has is still an error"
+expect 2 "network without a network" -- "$bin" network "$nd"
+has "$tmp/err" "no 'network'" "says the network is missing"
+printf 'network:\n  layers:\n  - {name: a, problem: {gemm: {M: 4, N: 4, K: 4}}}\n  - {name: a, problem: {gemm: {M: 8, N: 4, K: 4}}}\n' >"$tmp/dup.yaml"
+expect 2 "network with two layers of one name" -- "$bin" network "$nd" "$tmp/dup.yaml"
+has "$tmp/err" "dup.yaml:4:.*two layers are called 'a'" "the repeated name is located"
+# A shipped network on a shared design, when the shared inputs are present.
+mapper="${NESTMAP_CONFORMANCE:-$src/../shared/conformance}/../mapper"
+if [ -f "$mapper/eyeriss_like/input.yaml" ]; then
+    expect 0 "MobileNet-v1 on eyeriss-like" -- "$bin" network -q --threads 2 "$mapper/eyeriss_like/input.yaml" "$src/workloads/networks/mobilenet_v1.yaml"
+    has "$tmp/out" "^total  *568740352 " "every MobileNet-v1 layer mapped"
+else
+    echo "note - shared mapper inputs not found at $mapper: the MobileNet-v1 run is not checked"
+fi
 
 # The roofline bound: 16 x 3 x 3 x 3 x 208 x 240 MACs (the tutorial's
 # stride-2 conv), each tensor once.

@@ -50,6 +50,15 @@ void nm_report_found_csv(FILE *f, const struct nm_search_result *res,
  * table form (2) that nestmap and Timeloop both read. */
 void nm_report_energy(FILE *f, const nm_arch *arch, int format);
 
+struct nm_network;
+struct nm_layer_result;
+
+/* A network's results (nm_network_map): per layer and in total, energy per
+ * MAC by level.  Text (format 0), JSON (1) or CSV, one row per layer (2). */
+void nm_report_network(FILE *f, const nm_arch *arch, const struct nm_network *net,
+                       const struct nm_layer_result *out, const struct nm_search_opts *o,
+                       int format);
+
 /* Writes a JSON string literal (quotes and escapes). */
 void nm_report_json_string(FILE *f, const char *s);
 

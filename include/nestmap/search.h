@@ -64,7 +64,10 @@ typedef struct nm_search_opts {
     int penalize_bypass;  /* count toward victory the candidates that differ from the
                            * one before only in bypass (Timeloop's
                            * penalize_consecutive_bypass_fails; default no) */
-    uint64_t timeout;     /* stop after this many invalid in a row (0: off) */
+    uint64_t timeout;     /* stop after this many invalid in a row (0: off); unless set
+                           * explicitly (timeout_set), 1000 for the random strategies
+                           * and off for exhaustive; optimal ignores it */
+    int timeout_set;
     int lanes;            /* random strategies: independent lanes, each with its own
                            * victory and timeout count (1..NM_MAX_LANES; default 128) */
     uint64_t max_perms;   /* hybrid: orders tried per factorization */

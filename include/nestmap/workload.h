@@ -38,12 +38,21 @@ typedef struct nm_workload {
     int64_t bound[NM_MAX_DIMS];
     int nds;
     nm_dataspace ds[NM_MAX_DS];
+    /* Names of dimensions this problem lacks but that constraints written for
+     * its siblings may use (a network's layers: a depthwise layer has no
+     * output-channel dimension).  For this problem they are dimensions of
+     * size 1: a factor of 1 on one holds, and orders skip them. */
+    int nunit;
+    char unit[NM_MAX_DIMS][NM_NAME_MAX];
 } nm_workload;
 
 /* Parses the `problem:` node (Timeloop's shape+instance form, or one of
  * nestmap's shorthands) into *wl.  Warnings (ignored instance keys) go to doc. */
 nm_status nm_workload_parse(nm_workload *wl, const nm_ynode *problem, nm_ydoc *doc,
                             nm_error *err);
+
+/* 1 if name is one of wl's size-1 stand-in dimensions (wl->unit). */
+int nm_workload_unit_dim(const nm_workload *wl, const char *name);
 
 /* Index of the dimension or data space called name, or -1. */
 int nm_workload_dim(const nm_workload *wl, const char *name);

@@ -3,6 +3,7 @@
 #ifndef NESTMAP_CLI_H
 #define NESTMAP_CLI_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "nestmap/error.h"
@@ -59,12 +60,45 @@ void nm_cli_warnings(const nm_ydoc *doc, int quiet);
 /* Creates DIR and its parents if needed; prints an error and returns 0 on failure. */
 int nm_cli_mkdir(const char *dir);
 
+/* The search options of `map` and `network` (usage lines in
+ * NM_CLI_SEARCH_USAGE).  Take them before nm_cli_parse; returns 0 when one
+ * is missing its value.  Apply them over `mapper:` once the input is read;
+ * returns 0 after printing an error. */
+#define NM_CLI_SEARCH_COUNTS 7
+typedef struct nm_cli_search {
+    const char *algorithm, *metric;
+    const char *count[NM_CLI_SEARCH_COUNTS];
+} nm_cli_search;
+struct nm_search_opts;
+#define NM_CLI_SEARCH_USAGE \
+    "  --algorithm A     exhaustive, random, random_pruned, hybrid, optimal\n" \
+    "  --metric M[,M]    energy, delay, edp, ed2p, last_level_accesses (prioritized)\n" \
+    "  --threads N       worker threads; the result does not depend on N\n" \
+    "  --seed S          random seed (default 0)\n" \
+    "  --max-evals N     stop after N candidates\n" \
+    "  --search-size N   stop after N valid mappings\n" \
+    "  --victory N       end a lane after N valid mappings in a row that do not\n" \
+    "                    beat its best (Timeloop's victory_condition, per thread)\n" \
+    "  --timeout N       end a lane after N invalid candidates in a row\n" \
+    "  --lanes N         independent lanes of the random strategies (default 128);\n" \
+    "                    the search ends when every lane has\n" \
+    "  --time-limit S    stop after S seconds of wall time\n" \
+    "  --top K           keep the K best\n"
+int nm_cli_search_take(int *argc, char **argv, nm_cli_search *s);
+int nm_cli_search_apply(const nm_cli_search *s, const nm_cli_opts *co, const char *cmd,
+                        struct nm_search_opts *o);
+
+/* Ctrl-C sets the returned flag (a search's stop) until released. */
+volatile sig_atomic_t *nm_cli_catch_sigint(void);
+void nm_cli_release_sigint(void);
+
 /* Subcommands. */
 int nm_cmd_model(int argc, char **argv);
 int nm_cmd_map(int argc, char **argv);
 int nm_cmd_mapspace(int argc, char **argv);
 int nm_cmd_energy(int argc, char **argv);
 int nm_cmd_bound(int argc, char **argv);
+int nm_cmd_network(int argc, char **argv);
 int nm_cmd_unimplemented(int argc, char **argv);
 
 extern const nm_command nm_commands[];

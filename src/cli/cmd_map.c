@@ -22,34 +22,13 @@ static const char usage[] =
     "constraints (architecture_constraints, mapspace_constraints), with the\n"
     "settings of `mapper:`, and prints the best mapping and its stats.\n\n"
     "options (each overrides `mapper:`):\n"
-    "  --algorithm A     exhaustive, random, random_pruned, hybrid, optimal\n"
-    "  --metric M[,M]    energy, delay, edp, ed2p, last_level_accesses (prioritized)\n"
-    "  --threads N       worker threads; the result does not depend on N\n"
-    "  --seed S          random seed (default 0)\n"
-    "  --max-evals N     stop after N candidates\n"
-    "  --search-size N   stop after N valid mappings\n"
-    "  --victory N       end a lane after N valid mappings in a row that do not\n"
-    "                    beat its best (Timeloop's victory_condition, per thread)\n"
-    "  --timeout N       end a lane after N invalid candidates in a row\n"
-    "  --lanes N         independent lanes of the random strategies (default 128);\n"
-    "                    the search ends when every lane has\n"
-    "  --time-limit S    stop after S seconds of wall time\n"
-    "  --top K           keep the K best (top.csv)\n"
+    NM_CLI_SEARCH_USAGE
     "  -o DIR            write map.yaml, stats.txt, stats.json, pareto.csv, top.csv\n"
     "  --json            print stats and search summary as JSON\n"
     "  -q, --quiet       no warnings, no progress\n\n"
     "Ctrl-C ends the search and still reports the best mapping found.\n"
     "exit status: 0 a mapping found, 1 none valid, 2 bad input\n";
 
-/* Set by SIGINT; the only global of the program, since a signal handler
- * can reach nothing else. */
-static volatile sig_atomic_t interrupted;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
 
 static void progress(void *ctx, const nm_search_progress *p)
 {
@@ -115,16 +94,8 @@ int nm_cmd_map(int argc, char **argv)
     nm_search_opts o;
     nm_search_opts_init(&o);
     /* Options of this command first; the common parser takes the rest. */
-    int missing = 0;
-    const char *alg = nm_cli_take(&argc, argv, "--algorithm", &missing);
-    const char *metric = nm_cli_take(&argc, argv, "--metric", &missing);
-    struct { const char *name; const char *val; } counts[] = {
-        {"--max-evals", NULL}, {"--search-size", NULL}, {"--victory", NULL},
-        {"--timeout", NULL}, {"--top", NULL}, {"--time-limit", NULL}, {"--lanes", NULL},
-    };
-    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
-        counts[i].val = nm_cli_take(&argc, argv, counts[i].name, &missing);
-    if (missing) {
+    nm_cli_search flags;
+    if (!nm_cli_search_take(&argc, argv, &flags)) {
         fprintf(stderr, "nestmap map: an option is missing its value\n\n%s", usage);
         return 2;
     }
@@ -146,86 +117,19 @@ int nm_cmd_map(int argc, char **argv)
     }
     /* The command line wins over `mapper:`. */
     rc = 2;
-    if (alg) {
-        if (!nm_strategy_find(alg)) {
-            fprintf(stderr, "nestmap map: unknown algorithm '%s' (one of %s)\n", alg,
-                    nm_strategy_names());
-            goto out;
-        }
-        o.algorithm = alg;
-    }
-    if (metric) {
-        o.nmetrics = 0;
-        char buf[256];
-        snprintf(buf, sizeof buf, "%s", metric);
-        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-            int m = nm_metric_parse(tok);
-            if (m < 0 || o.nmetrics >= NM_MAX_METRICS) {
-                fprintf(stderr, "nestmap map: unknown metric '%s' (energy, delay, edp, ed2p, "
-                        "last_level_accesses)\n", tok);
-                goto out;
-            }
-            o.metric[o.nmetrics++] = (nm_metric)m;
-        }
-        if (!o.nmetrics) {
-            fprintf(stderr, "nestmap map: --metric needs at least one metric\n");
-            goto out;
-        }
-    }
-    uint64_t v;
-    if (counts[0].val && !nm_cli_count("--max-evals", counts[0].val, &o.max_evals))
+    if (!nm_cli_search_apply(&flags, &co, "map", &o))
         goto out;
-    if (counts[1].val && !nm_cli_count("--search-size", counts[1].val, &o.search_size))
-        goto out;
-    if (counts[2].val) {
-        if (!nm_cli_count("--victory", counts[2].val, &o.victory))
-            goto out;
-        o.victory_set = 1;
-    }
-    if (counts[3].val && !nm_cli_count("--timeout", counts[3].val, &o.timeout))
-        goto out;
-    if (counts[4].val) {
-        if (!nm_cli_count("--top", counts[4].val, &v))
-            goto out;
-        o.topk = (int)(v > 1000 ? 1000 : v);
-    }
-    if (counts[5].val) {
-        char *end;
-        o.time_limit = strtod(counts[5].val, &end);
-        if (*end || !(o.time_limit > 0)) {
-            fprintf(stderr, "nestmap map: --time-limit needs a positive number of seconds\n");
-            goto out;
-        }
-    }
-    if (counts[6].val) {
-        if (!nm_cli_count("--lanes", counts[6].val, &v))
-            goto out;
-        if (v < 1 || v > NM_MAX_LANES) {
-            fprintf(stderr, "nestmap map: --lanes must be 1 to %d\n", NM_MAX_LANES);
-            goto out;
-        }
-        o.lanes = (int)v;
-    }
-    if (co.threads)
-        o.threads = co.threads;
-    if (co.have_seed)
-        o.seed = co.seed;
 
     nm_mapspace *ms = nm_cli_mapspace(&spec, &rc);
     if (!ms)
         goto out;
-    interrupted = 0;
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_sigint;
-    sigaction(SIGINT, &sa, &old);
-    o.stop = &interrupted;
+    o.stop = nm_cli_catch_sigint();
     int tty = isatty(STDERR_FILENO) && !co.quiet;
     if (tty)
         o.progress = progress;
     static nm_search_result res;
     status = nm_search_run(ms, &o, &res, &err);
-    sigaction(SIGINT, &old, NULL);
+    nm_cli_release_sigint();
     if (tty)
         fputc('\n', stderr);
     if (status != NM_OK) {

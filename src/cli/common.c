@@ -2,6 +2,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,4 +252,30 @@ nm_mapspace *nm_cli_mapspace(const nm_spec *spec, int *rc)
         return NULL;
     }
     return ms;
+}
+
+/* Set by SIGINT, and the handler it replaced: the program's only globals,
+ * since a signal handler can reach nothing else. */
+static volatile sig_atomic_t interrupted;
+static struct sigaction old_sigint;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+volatile sig_atomic_t *nm_cli_catch_sigint(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    interrupted = 0;
+    sigaction(SIGINT, &sa, &old_sigint);
+    return &interrupted;
+}
+
+void nm_cli_release_sigint(void)
+{
+    sigaction(SIGINT, &old_sigint, NULL);
 }

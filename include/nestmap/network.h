@@ -1,0 +1,71 @@
+/* network.h — a network: a list of layers, each a problem with a repeat
+ * count, mapped one after another onto one design.
+ *
+ *   network:
+ *     name: MobileNet-v1
+ *     layers:
+ *     - {name: conv1, problem: {conv2d: {C: 3, M: 32, P: 112, Q: 112, R: 3, S: 3, stride: 2}}}
+ *     - {name: dw2, repeat: 5, problem: {depthwise: {C: 512, P: 14, Q: 14, R: 3, S: 3}}}
+ *
+ * `problem` takes any form `problem:` takes (shorthand or Timeloop's shape
+ * and instance).  A dimension that some layers have and others lack (a
+ * depthwise layer has no output channels) is a dimension of size 1 for the
+ * layers that lack it, so one set of constraints serves them all.  Identical
+ * layers are mapped once.
+ */
+#ifndef NESTMAP_NETWORK_H
+#define NESTMAP_NETWORK_H
+
+#include <stdint.h>
+
+#include "nestmap/arch.h"
+#include "nestmap/search.h"
+#include "nestmap/workload.h"
+#include "nestmap/yaml.h"
+
+#define NM_MAX_LAYERS 4096
+
+typedef struct nm_layer {
+    char name[NM_NAME_MAX];
+    int64_t repeat;        /* how many times the layer runs */
+    int same_as;           /* index of the first identical layer (itself if none before) */
+    nm_workload wl;
+    const nm_ynode *node;  /* the layer's entry, for messages */
+} nm_layer;
+
+typedef struct nm_network {
+    char name[NM_NAME_MAX];
+    int nlayers, ndistinct;
+    nm_layer *layer;       /* owned */
+} nm_network;
+
+/* Parses the `network:` node.  Warnings go to doc. */
+nm_status nm_network_parse(nm_network *net, const nm_ynode *node, nm_ydoc *doc, nm_error *err);
+void nm_network_fini(nm_network *net);
+
+/* Multiply-accumulates of the whole network (repeats counted). */
+double nm_network_macs(const nm_network *net);
+
+/* The outcome of mapping one layer. */
+typedef struct nm_layer_result {
+    nm_status status;       /* NM_OK: searched (res.found says whether a mapping fits);
+                             * else err says why the layer could not be searched */
+    nm_error err;
+    nm_search_result res;
+} nm_layer_result;
+
+/* Maps every distinct layer of net onto arch under the constraints (as
+ * nm_mapspace_init takes them) with the search options o.  Up to `threads`
+ * layers are searched at once, each on one thread, so the results do not
+ * depend on `threads`.  out has net->nlayers entries; only those of
+ * distinct layers are filled: layer i's result is out[net->layer[i].same_as].
+ * Release with nm_network_results_fini.  Returns NM_ERR_NOMEM or NM_OK: a
+ * layer that cannot be searched is reported in its entry and the rest still
+ * run. */
+nm_status nm_network_map(const nm_network *net, const nm_arch *arch, const nm_ynode *constraints,
+                         const nm_ynode *more, const nm_search_opts *o, int threads,
+                         nm_layer_result *out, nm_error *err);
+
+void nm_network_results_fini(const nm_network *net, nm_layer_result *out);
+
+#endif

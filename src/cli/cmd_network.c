@@ -1,0 +1,172 @@
+/* cmd_network.c — `nestmap network FILES...`: map every layer of a network. */
+#include <config.h>
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "nestmap/alloc.h"
+#include "nestmap/network.h"
+#include "nestmap/report.h"
+#include "nestmap/search.h"
+#include "nestmap/spec.h"
+
+static const char usage[] =
+    "usage: nestmap network [OPTIONS] DESIGN NETWORK [FILES...]\n\n"
+    "Maps every layer of the `network:` in the files onto the architecture,\n"
+    "under its constraints and with the settings of `mapper:` (identical\n"
+    "layers are mapped once; several layers are searched at once, one per\n"
+    "thread), and prints per-layer and total energy, cycles and utilization,\n"
+    "and the energy per MAC of each level.  A layer that no mapping fits is\n"
+    "reported and the rest still run.\n\n"
+    "options (each overrides `mapper:`):\n"
+    NM_CLI_SEARCH_USAGE
+    "  -o DIR            write layers.csv, network.json and LAYER/map.yaml\n"
+    "  --json            print the results as JSON\n"
+    "  -q, --quiet       no warnings\n\n"
+    "exit status: 0 every layer mapped, 1 some layer has no mapping, 2 bad input\n";
+
+/* A layer name as a directory name: letters, digits, '-', '_' and '.' kept. */
+static void dir_name(char *out, size_t size, const char *name)
+{
+    size_t n = 0;
+    for (; *name && n + 1 < size; name++)
+        out[n++] = isalnum((unsigned char)*name) || strchr("-_.", *name) ? *name : '_';
+    out[n] = '\0';
+    if (!strcmp(out, ".") || !strcmp(out, ".."))
+        out[0] = '_';
+}
+
+static int write_file(const char *dir, const char *name, const nm_arch *arch,
+                      const nm_network *net, const nm_layer_result *out, const nm_search_opts *o,
+                      int format)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return 0;
+    }
+    nm_report_network(f, arch, net, out, o, format);
+    if (fclose(f) != 0) {
+        perror(path);
+        return 0;
+    }
+    return 1;
+}
+
+static int write_outputs(const char *dir, const nm_arch *arch, const nm_network *net,
+                         const nm_layer_result *out, const nm_search_opts *o)
+{
+    if (!nm_cli_mkdir(dir) || !write_file(dir, "layers.csv", arch, net, out, o, 2) ||
+        !write_file(dir, "network.json", arch, net, out, o, 1))
+        return 0;
+    for (int i = 0; i < net->nlayers; i++) {
+        const nm_layer_result *lr = &out[net->layer[i].same_as];
+        if (lr->status != NM_OK || !lr->res.found)
+            continue;
+        char sub[NM_NAME_MAX], path[4096];
+        dir_name(sub, sizeof sub, net->layer[i].name);
+        snprintf(path, sizeof path, "%s/%s", dir, sub);
+        if (!nm_cli_mkdir(path))
+            return 0;
+        snprintf(path, sizeof path, "%s/%s/map.yaml", dir, sub);
+        FILE *f = fopen(path, "w");
+        if (!f) {
+            perror(path);
+            return 0;
+        }
+        fprintf(f, "# Layer %s of %s: best mapping found by nestmap network (%s, %s, seed "
+                "%llu).\n", net->layer[i].name, net->name, o->algorithm,
+                nm_metric_name(o->metric[0]), (unsigned long long)o->seed);
+        nm_report_mapping_yaml(f, arch, &net->layer[i].wl, &lr->res.best.map);
+        if (fclose(f) != 0) {
+            perror(path);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int nm_cmd_network(int argc, char **argv)
+{
+    nm_search_opts o;
+    nm_search_opts_init(&o);
+    nm_cli_search flags;
+    if (!nm_cli_search_take(&argc, argv, &flags)) {
+        fprintf(stderr, "nestmap network: an option is missing its value\n\n%s", usage);
+        return 2;
+    }
+    nm_cli_opts co;
+    int done;
+    int rc = nm_cli_parse(argc, argv, usage, &co, &done);
+    if (done)
+        return rc;
+    nm_spec spec;
+    nm_error err;
+    nm_error_clear(&err);
+    if ((rc = nm_cli_load(&co, NM_NEED_ARCH, &spec)) != 0)
+        return rc;
+    nm_network net;
+    memset(&net, 0, sizeof net);
+    nm_layer_result *out = NULL;
+    const nm_ynode *root = spec.doc.root;
+    const nm_ynode *node = nm_ymap_get(root, "network");
+    rc = 2;
+    if (!node) {
+        fprintf(stderr, "nestmap network: no 'network' in the input files (a list of layers; "
+                "see nestmap network --help)\n");
+        goto out;
+    }
+    nm_status status = nm_network_parse(&net, node, &spec.doc, &err);
+    if (status == NM_OK)
+        status = nm_search_opts_parse(&o, spec.mapper, &err);
+    if (status != NM_OK) {
+        nm_cli_error(&err);
+        rc = nm_status_exit_code(status);
+        goto out;
+    }
+    if (!co.quiet) {
+        const nm_ynode *k = nm_ymap_key(root, 0);
+        for (size_t i = 0; i < root->n; i++) {
+            k = nm_ymap_key(root, i);
+            if (!strcmp(k->str, "problem") || !strcmp(k->str, "mapping"))
+                fprintf(stderr, "%s:%d:%d: warning: '%s' is not used: the network's layers are "
+                        "mapped instead\n", k->file, k->line, k->col, k->str);
+        }
+    }
+    if (!nm_cli_search_apply(&flags, &co, "network", &o))
+        goto out;
+    out = nm_calloc((size_t)net.nlayers, sizeof *out);
+    if (!out) {
+        fprintf(stderr, "nestmap: out of memory\n");
+        goto out;
+    }
+    o.stop = nm_cli_catch_sigint();
+    status = nm_network_map(&net, &spec.arch, spec.constraints, spec.constraints2, &o, o.threads,
+                            out, &err);
+    nm_cli_release_sigint();
+    if (status != NM_OK) {
+        nm_cli_error(&err);
+        rc = nm_status_exit_code(status);
+        goto out;
+    }
+    nm_report_network(stdout, &spec.arch, &net, out, &o, co.json ? 1 : 0);
+    rc = 0;
+    for (int i = 0; i < net.nlayers; i++) {
+        const nm_layer_result *lr = &out[net.layer[i].same_as];
+        if (lr->status != NM_OK || !lr->res.found)
+            rc = 1;
+    }
+    if (co.outdir && !write_outputs(co.outdir, &spec.arch, &net, out, &o))
+        rc = 2;
+out:
+    if (out)
+        nm_network_results_fini(&net, out);
+    nm_free(out);
+    nm_network_fini(&net);
+    nm_spec_fini(&spec);
+    return rc;
+}

@@ -1,0 +1,90 @@
+/* search_opts.c — the search options `map` and `network` share: taken from
+ * the command line before the input is read, applied over `mapper:` after. */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "nestmap/search.h"
+
+static const char *const count_names[NM_CLI_SEARCH_COUNTS] = {
+    "--max-evals", "--search-size", "--victory", "--timeout", "--top", "--time-limit", "--lanes"};
+
+int nm_cli_search_take(int *argc, char **argv, nm_cli_search *s)
+{
+    int missing = 0;
+    s->algorithm = nm_cli_take(argc, argv, "--algorithm", &missing);
+    s->metric = nm_cli_take(argc, argv, "--metric", &missing);
+    for (int i = 0; i < NM_CLI_SEARCH_COUNTS; i++)
+        s->count[i] = nm_cli_take(argc, argv, count_names[i], &missing);
+    return !missing;
+}
+
+int nm_cli_search_apply(const nm_cli_search *s, const nm_cli_opts *co, const char *cmd,
+                        nm_search_opts *o)
+{
+    if (s->algorithm) {
+        if (!nm_strategy_find(s->algorithm)) {
+            fprintf(stderr, "nestmap %s: unknown algorithm '%s' (one of %s)\n", cmd,
+                    s->algorithm, nm_strategy_names());
+            return 0;
+        }
+        o->algorithm = s->algorithm;
+    }
+    if (s->metric) {
+        o->nmetrics = 0;
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", s->metric);
+        for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+            int m = nm_metric_parse(tok);
+            if (m < 0 || o->nmetrics >= NM_MAX_METRICS) {
+                fprintf(stderr, "nestmap %s: unknown metric '%s' (energy, delay, edp, ed2p, "
+                        "last_level_accesses)\n", cmd, tok);
+                return 0;
+            }
+            o->metric[o->nmetrics++] = (nm_metric)m;
+        }
+        if (!o->nmetrics) {
+            fprintf(stderr, "nestmap %s: --metric needs at least one metric\n", cmd);
+            return 0;
+        }
+    }
+    uint64_t *dst[] = {&o->max_evals, &o->search_size, &o->victory, &o->timeout};
+    for (int i = 0; i < 4; i++)
+        if (s->count[i] && !nm_cli_count(count_names[i], s->count[i], dst[i]))
+            return 0;
+    if (s->count[2])
+        o->victory_set = 1;
+    if (s->count[3])
+        o->timeout_set = 1;
+    uint64_t v;
+    if (s->count[4]) {
+        if (!nm_cli_count("--top", s->count[4], &v))
+            return 0;
+        o->topk = (int)(v > 1000 ? 1000 : v);
+    }
+    if (s->count[5]) {
+        char *end;
+        o->time_limit = strtod(s->count[5], &end);
+        if (*end || !(o->time_limit > 0)) {
+            fprintf(stderr, "nestmap %s: --time-limit needs a positive number of seconds\n", cmd);
+            return 0;
+        }
+    }
+    if (s->count[6]) {
+        if (!nm_cli_count("--lanes", s->count[6], &v))
+            return 0;
+        if (v < 1 || v > NM_MAX_LANES) {
+            fprintf(stderr, "nestmap %s: --lanes must be 1 to %d\n", cmd, NM_MAX_LANES);
+            return 0;
+        }
+        o->lanes = (int)v;
+    }
+    if (co->threads)
+        o->threads = co->threads;
+    if (co->have_seed)
+        o->seed = co->seed;
+    return 1;
+}

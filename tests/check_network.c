@@ -1,0 +1,295 @@
+/* check_network.c — the shipped workloads against their sources' figures,
+ * networks (parsing, identical layers, stand-in dimensions, mapping), and
+ * the tree form's instance counts. */
+#include <config.h>
+
+#include <check.h>
+#include <math.h>
+
+#include "nestmap/alloc.h"
+#include "nestmap/mapspace.h"
+#include "nestmap/network.h"
+#include "nestmap/spec.h"
+#include "testutil.h"
+
+/* Loads files (paths relative to the source tree) into spec and parses its
+ * network into net. */
+static void load_net(nm_spec *spec, nm_network *net, const char *f1, const char *f2)
+{
+    const char *src = getenv("NESTMAP_SRCDIR");
+    char p1[1024], p2[1024];
+    snprintf(p1, sizeof p1, "%s/%s", src ? src : ".", f1);
+    snprintf(p2, sizeof p2, "%s/%s", src ? src : ".", f2 ? f2 : "");
+    const char *files[] = {p1, p2};
+    nm_error err;
+    nm_status st = nm_spec_load(spec, files, f2 ? 2 : 1, 0, &err);
+    if (st != NM_OK)
+        ck_abort_msg("%s:%d:%d: %s", err.file, err.line, err.col, err.msg);
+    st = nm_network_parse(net, nm_ymap_get(spec->doc.root, "network"), &spec->doc, &err);
+    if (st != NM_OK)
+        ck_abort_msg("%s:%d:%d: %s", err.file, err.line, err.col, err.msg);
+}
+
+static int64_t repeats(const nm_network *net, const char *skip)
+{
+    int64_t n = 0;
+    for (int i = 0; i < net->nlayers; i++)
+        if (!skip || !strstr(net->layer[i].name, skip))
+            n += net->layer[i].repeat;
+    return n;
+}
+
+START_TEST(mobilenet_v1)
+{
+    nm_spec spec;
+    nm_network net;
+    load_net(&spec, &net, "workloads/networks/mobilenet_v1.yaml", NULL);
+    /* Table 1: 28 layers that multiply; "569 million mult-adds". */
+    ck_assert_int_eq(net.nlayers, 28);
+    ck_assert_int_eq(repeats(&net, NULL), 28);
+    int dw = 0;
+    for (int i = 0; i < net.nlayers; i++)
+        dw += !strcmp(net.layer[i].wl.name, "depthwise");
+    ck_assert_int_eq(dw, 13);
+    double macs = nm_network_macs(&net);
+    ck_assert_double_eq(macs, 568740352.0);
+    ck_assert(fabs(macs - 569e6) / 569e6 < 0.005);
+    nm_network_fini(&net);
+    nm_spec_fini(&spec);
+}
+END_TEST
+
+START_TEST(resnet50)
+{
+    nm_spec spec;
+    nm_network net;
+    load_net(&spec, &net, "workloads/networks/resnet50.yaml", NULL);
+    /* 49 convolutions and the fully connected layer, besides the four
+     * projection shortcuts; 3.8 x 10^9 multiply-adds in the paper. */
+    ck_assert_int_eq(repeats(&net, "sc"), 50);
+    ck_assert_int_eq(repeats(&net, NULL), 54);
+    double macs = nm_network_macs(&net);
+    ck_assert(fabs(macs - 3.8e9) / 3.8e9 < 0.10);
+    nm_network_fini(&net);
+    nm_spec_fini(&spec);
+}
+END_TEST
+
+START_TEST(vgg16_bert_llama)
+{
+    nm_spec spec;
+    nm_network net;
+    load_net(&spec, &net, "workloads/networks/vgg16.yaml", NULL);
+    ck_assert_int_eq(repeats(&net, NULL), 16); /* 13 convolutions, 3 fully connected */
+    /* Per image: sum over layers of outputs x 3 x 3 x input channels. */
+    double vgg = 224.0 * 224 * 9 * (3 * 64 + 64 * 64) + 112.0 * 112 * 9 * (64 * 128 + 128 * 128) +
+                 56.0 * 56 * 9 * (128 * 256 + 2 * 256 * 256) +
+                 28.0 * 28 * 9 * (256 * 512 + 2 * 512 * 512) + 14.0 * 14 * 9 * 3 * 512 * 512 +
+                 25088.0 * 4096 + 4096.0 * 4096 + 4096.0 * 1000;
+    ck_assert_double_eq(nm_network_macs(&net), vgg);
+    nm_network_fini(&net);
+    nm_spec_fini(&spec);
+
+    /* BERT-base, sequence 128: per layer 4 projections of 768 x 768, the
+     * attention products (12 heads of 64), and the 768 -> 3072 -> 768
+     * feed-forward; 12 layers. */
+    load_net(&spec, &net, "workloads/networks/bert_base_seq128.yaml", NULL);
+    double L = 128, bert = 12 * (4 * L * 768 * 768 + 2 * 12 * L * L * 64 + 2 * L * 768 * 3072);
+    ck_assert_double_eq(nm_network_macs(&net), bert);
+    nm_network_fini(&net);
+    nm_spec_fini(&spec);
+
+    /* LLaMA-7B decode: one token through the ~6.5 G weights of the 32 layers
+     * and the output projection, plus attention over 2048 cached tokens. */
+    load_net(&spec, &net, "workloads/networks/llama7b_decode.yaml", NULL);
+    double layer_weights = 4.0 * 4096 * 4096 + 3.0 * 4096 * 11008;
+    double llama = 32 * (layer_weights + 2.0 * 32 * 128 * 2048) + 4096.0 * 32000;
+    ck_assert_double_eq(nm_network_macs(&net), llama);
+    nm_network_fini(&net);
+    nm_spec_fini(&spec);
+}
+END_TEST
+
+START_TEST(tutorial_conv)
+{
+    char path[1024];
+    const char *files[] = {NULL};
+    const char *src = getenv("NESTMAP_SRCDIR");
+    snprintf(path, sizeof path, "%s/workloads/layers/tutorial_conv.yaml", src ? src : ".");
+    files[0] = path;
+    nm_spec spec;
+    nm_error err;
+    ck_assert_int_eq(nm_spec_load(&spec, files, 1, NM_NEED_PROBLEM, &err), NM_OK);
+    /* 1x3x416x480 -> 1x16x208x240, 3x3, stride 2. */
+    ck_assert_uint_eq(nm_workload_ops(&spec.wl), 21565440);
+    int out = nm_workload_ds(&spec.wl, "Outputs");
+    ck_assert_int_ge(out, 0);
+    ck_assert_uint_eq(nm_workload_ops(&spec.wl) + nm_workload_ds_size(&spec.wl, out), 22364160);
+    int in = nm_workload_ds(&spec.wl, "Inputs");
+    /* The input the stride-2 window reads: (240 - 1) x 2 + 3 = 481 wide
+     * and (208 - 1) x 2 + 3 = 417 high (the 416 x 480 image and padding). */
+    ck_assert_uint_eq(nm_workload_ds_size(&spec.wl, in), 3u * 417 * 481);
+    nm_spec_fini(&spec);
+}
+END_TEST
+
+START_TEST(identical_layers_and_stand_ins)
+{
+    nm_spec spec;
+    nm_network net;
+    load_net(&spec, &net, "tests/data/network/design.yaml", "tests/data/network/small_net.yaml");
+    ck_assert_int_eq(net.nlayers, 4);
+    ck_assert_int_eq(net.ndistinct, 3);
+    ck_assert_int_eq(net.layer[3].same_as, 0);
+    ck_assert_int_eq(net.layer[2].same_as, 2);
+    ck_assert_int_eq(net.layer[2].repeat, 2);
+    /* The depthwise layer lacks M, which the others have. */
+    ck_assert(nm_workload_unit_dim(&net.layer[1].wl, "M"));
+    ck_assert(!nm_workload_unit_dim(&net.layer[0].wl, "M"));
+    ck_assert_int_lt(nm_workload_dim(&net.layer[1].wl, "M"), 0);
+    /* The design's constraints (M=1, an order naming M) hold for it. */
+    nm_mapspace *ms = nm_calloc(1, sizeof *ms);
+    nm_error err;
+    ck_assert_int_eq(nm_mapspace_init(ms, &spec.arch, &net.layer[1].wl, spec.constraints,
+                                      spec.constraints2, &err), NM_OK);
+    nm_free(ms);
+
+    /* Mapped with 1 and 2 threads: the same mappings. */
+    nm_search_opts o;
+    nm_search_opts_init(&o);
+    ck_assert_int_eq(nm_search_opts_parse(&o, spec.mapper, &err), NM_OK);
+    nm_layer_result *r1 = nm_calloc((size_t)net.nlayers, sizeof *r1);
+    nm_layer_result *r2 = nm_calloc((size_t)net.nlayers, sizeof *r2);
+    ck_assert_int_eq(nm_network_map(&net, &spec.arch, spec.constraints, spec.constraints2, &o, 1,
+                                    r1, &err), NM_OK);
+    ck_assert_int_eq(nm_network_map(&net, &spec.arch, spec.constraints, spec.constraints2, &o, 2,
+                                    r2, &err), NM_OK);
+    for (int i = 0; i < net.nlayers; i++) {
+        if (net.layer[i].same_as != i)
+            continue;
+        ck_assert_int_eq(r1[i].status, NM_OK);
+        ck_assert(r1[i].res.found && r2[i].res.found);
+        ck_assert(!memcmp(&r1[i].res.best.map, &r2[i].res.best.map, sizeof r1[i].res.best.map));
+        ck_assert_double_eq(r1[i].res.best_stats.energy, r2[i].res.best_stats.energy);
+    }
+    nm_network_results_fini(&net, r1);
+    nm_network_results_fini(&net, r2);
+    nm_free(r1);
+    nm_free(r2);
+    nm_network_fini(&net);
+    nm_spec_fini(&spec);
+}
+END_TEST
+
+START_TEST(stand_in_factor_must_be_one)
+{
+    nm_spec spec;
+    nm_network net;
+    load_net(&spec, &net, "tests/data/network/design.yaml", "tests/data/network/small_net.yaml");
+    nm_spec extra;
+    nm_error err;
+    static const char text[] =
+        "constraints:\n- {target: GlobalBuffer, type: spatial, factors: M=4}\n";
+    ck_assert_int_eq(nm_spec_load_string(&extra, "m4.yaml", text, 0, &err), NM_OK);
+    nm_mapspace *ms = nm_calloc(1, sizeof *ms);
+    /* The depthwise layer cannot split an M it does not have... */
+    ck_assert_int_eq(nm_mapspace_init(ms, &spec.arch, &net.layer[1].wl, extra.constraints, NULL,
+                                      &err), NM_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "no dimension 'M'"));
+    ck_assert_str_eq(err.file, "m4.yaml");
+    ck_assert_int_eq(err.line, 2);
+    /* ...the convolution can. */
+    ck_assert_int_eq(nm_mapspace_init(ms, &spec.arch, &net.layer[0].wl, extra.constraints, NULL,
+                                      &err), NM_OK);
+    nm_free(ms);
+    nm_spec_fini(&extra);
+    nm_network_fini(&net);
+    nm_spec_fini(&spec);
+}
+END_TEST
+
+START_TEST(network_errors)
+{
+    static const struct {
+        const char *text, *msg;
+        int line;
+    } cases[] = {
+        {"network: {name: x}\n", "has no 'layers'", 1},
+        {"network: {layers: []}\n", "is empty", 1},
+        {"network:\n  layers:\n  - {name: a, problem: {gemm: {M: 2, N: 2, K: 2}}}\n"
+         "  - {name: a, problem: {gemm: {M: 4, N: 2, K: 2}}}\n", "two layers are called 'a'", 4},
+        {"network:\n  layers:\n  - {name: a, repat: 2, problem: {gemm: {M: 2, N: 2, K: 2}}}\n",
+         "did you mean 'repeat'", 3},
+        {"network:\n  layers:\n  - {name: a}\n", "has no 'problem'", 3},
+        {"network:\n  layers:\n  - {name: a, repeat: 0, problem: {gemm: {M: 2, N: 2, K: 2}}}\n",
+         "repeat", 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        nm_spec spec;
+        nm_network net;
+        nm_error err;
+        ck_assert_int_eq(nm_spec_load_string(&spec, "net.yaml", cases[i].text, 0, &err), NM_OK);
+        nm_status st = nm_network_parse(&net, nm_ymap_get(spec.doc.root, "network"), &spec.doc,
+                                        &err);
+        ck_assert_msg(st == NM_ERR_INPUT, "case %zu parsed", i);
+        ck_assert_msg(strstr(err.msg, cases[i].msg), "case %zu: %s", i, err.msg);
+        ck_assert_int_eq(err.line, cases[i].line);
+        nm_network_fini(&net);
+        nm_spec_fini(&spec);
+    }
+}
+END_TEST
+
+/* Timeloop's tree form: a component inside subtree PE[0..3] exists once per
+ * PE, times its own name's range. */
+START_TEST(tree_instances)
+{
+    static const char text[] =
+        "architecture:\n"
+        "  subtree:\n"
+        "  - name: system\n"
+        "    local:\n"
+        "    - {name: DRAM, class: DRAM, attributes: {width: 64, datawidth: 8}}\n"
+        "    subtree:\n"
+        "    - name: PE[0..3]\n"
+        "      local:\n"
+        "      - {name: Buf, class: regfile, attributes: {depth: 16, width: 8, datawidth: 8, "
+        "meshX: 4}}\n"
+        "      - {name: \"Lane[0..1]\", class: regfile, attributes: {depth: 4, width: 8, "
+        "datawidth: 8, meshX: 8}}\n"
+        "      - {name: \"MAC[0..1]\", class: intmac, attributes: {datawidth: 8, meshX: 8}}\n";
+    nm_spec spec;
+    nm_error err;
+    nm_status st = nm_spec_load_string(&spec, "tree.yaml", text, NM_NEED_ARCH, &err);
+    if (st != NM_OK)
+        ck_abort_msg("%s:%d:%d: %s", err.file, err.line, err.col, err.msg);
+    ck_assert_int_eq(spec.arch.nlevels, 3);
+    /* Levels innermost first: Lane, Buf, DRAM. */
+    ck_assert_str_eq(spec.arch.level[0].name, "Lane");
+    ck_assert_int_eq(spec.arch.level[0].instances, 8);
+    ck_assert_str_eq(spec.arch.level[1].name, "Buf");
+    ck_assert_int_eq(spec.arch.level[1].instances, 4);
+    ck_assert_int_eq(spec.arch.level[2].instances, 1);
+    ck_assert_int_eq(spec.arch.arith.instances, 8);
+    nm_spec_fini(&spec);
+}
+END_TEST
+
+static Suite *network_suite(void)
+{
+    Suite *s = suite_create("network");
+    TCase *tc = tcase_create("network");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, mobilenet_v1);
+    tcase_add_test(tc, resnet50);
+    tcase_add_test(tc, vgg16_bert_llama);
+    tcase_add_test(tc, tutorial_conv);
+    tcase_add_test(tc, identical_layers_and_stand_ins);
+    tcase_add_test(tc, stand_in_factor_must_be_one);
+    tcase_add_test(tc, network_errors);
+    tcase_add_test(tc, tree_instances);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(network_suite)
