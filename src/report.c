@@ -49,6 +49,13 @@ static void knum(FILE *f, int indent, const char *k, double v, int last)
     fputs(last ? "\n" : ",\n", f);
 }
 
+static void kstr(FILE *f, int indent, const char *k, const char *v, int last)
+{
+    key(f, indent, k);
+    nm_report_json_string(f, v);
+    fputs(last ? "\n" : ",\n", f);
+}
+
 /* The stats object without its closing brace. */
 static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st);
 
@@ -76,9 +83,7 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
     key(f, 1, "levels");
     fputs("[\n  {\n", f);
     const nm_arith *A = &arch->arith;
-    key(f, 3, "name");
-    nm_report_json_string(f, A->name);
-    fputs(",\n", f);
+    kstr(f, 3, "name", A->name, 0);
     knum(f, 3, "instances", (double)A->instances, 0);
     knum(f, 3, "cycles", (double)st->compute_cycles, 0);
     knum(f, 3, "computes", (double)st->computes, 0);
@@ -94,9 +99,7 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
         if (L->dummy)
             continue;
         fputs(",\n  {\n", f);
-        key(f, 3, "name");
-        nm_report_json_string(f, L->name);
-        fputs(",\n", f);
+        kstr(f, 3, "name", L->name, 0);
         knum(f, 3, "instances", (double)L->instances, 0);
         knum(f, 3, "cycles", (double)ls->cycles, 0);
         if (L->has_size)
@@ -388,9 +391,7 @@ void nm_report_search_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
     fputs(",\n", f);
     key(f, 1, "search");
     fputs("{\n", f);
-    key(f, 2, "algorithm");
-    nm_report_json_string(f, o->algorithm);
-    fputs(",\n", f);
+    kstr(f, 2, "algorithm", o->algorithm, 0);
     key(f, 2, "metrics");
     fputc('[', f);
     for (int i = 0; i < o->nmetrics; i++) {
@@ -419,9 +420,7 @@ void nm_report_search_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
     fputs(first ? "},\n" : "\n  },\n", f);
     knum(f, 2, "evaluations_per_second", res->evals_per_second, 0);
     knum(f, 2, "wall_seconds", res->seconds, 0);
-    key(f, 2, "stopped_by");
-    nm_report_json_string(f, res->stopped_by);
-    fputs(",\n", f);
+    kstr(f, 2, "stopped_by", res->stopped_by, 0);
     key(f, 2, "proven_optimal");
     fputs(res->proven_optimal ? "true" : "false", f);
     if (!strcmp(o->algorithm, "optimal")) {
@@ -532,12 +531,8 @@ void nm_report_energy(FILE *f, const nm_arch *arch, int format)
                 continue;
             fputs(first ? "  {\n" : ",\n  {\n", f);
             first = 0;
-            key(f, 3, "name");
-            nm_report_json_string(f, L->name);
-            fputs(",\n", f);
-            key(f, 3, "class");
-            nm_report_json_string(f, L->cls);
-            fputs(",\n", f);
+            kstr(f, 3, "name", L->name, 0);
+            kstr(f, 3, "class", L->cls, 0);
             knum(f, 3, "instances", (double)L->instances, 0);
             knum(f, 3, "bits_per_access", (double)L->word_bits * L->block_size * L->cluster_size, 0);
             knum(f, 3, "read_pj", L->e_read, 0);
@@ -550,12 +545,8 @@ void nm_report_energy(FILE *f, const nm_arch *arch, int format)
             fputs("\n  }", f);
         }
         fputs(first ? "  {\n" : ",\n  {\n", f);
-        key(f, 3, "name");
-        nm_report_json_string(f, A->name);
-        fputs(",\n", f);
-        key(f, 3, "class");
-        nm_report_json_string(f, A->cls);
-        fputs(",\n", f);
+        kstr(f, 3, "name", A->name, 0);
+        kstr(f, 3, "class", A->cls, 0);
         knum(f, 3, "instances", (double)A->instances, 0);
         knum(f, 3, "compute_pj", A->e_compute, 0);
         knum(f, 3, "area_um2", A->area, 0);
@@ -708,12 +699,8 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
     struct net_total t;
     net_totals(arch, net, out, &t);
     fputs("{\n", f);
-    key(f, 2, "network");
-    nm_report_json_string(f, net->name);
-    fputs(",\n", f);
-    key(f, 2, "algorithm");
-    nm_report_json_string(f, o->algorithm);
-    fputs(",\n", f);
+    kstr(f, 2, "network", net->name, 0);
+    kstr(f, 2, "algorithm", o->algorithm, 0);
     knum(f, 2, "seed", (double)o->seed, 0);
     key(f, 2, "layers");
     fputs("[\n", f);
@@ -722,12 +709,8 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
         const nm_layer_result *lr;
         const nm_search_result *r = layer_result(net, out, i, &lr);
         fputs("    {\n", f);
-        key(f, 6, "name");
-        nm_report_json_string(f, ly->name);
-        fputs(",\n", f);
-        key(f, 6, "same_as");
-        nm_report_json_string(f, net->layer[ly->same_as].name);
-        fputs(",\n", f);
+        kstr(f, 6, "name", ly->name, 0);
+        kstr(f, 6, "same_as", net->layer[ly->same_as].name, 0);
         knum(f, 6, "repeat", (double)ly->repeat, 0);
         knum(f, 6, "macs", (double)nm_workload_ops(&ly->wl), 0);
         key(f, 6, "valid");

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "nestmap/error.h"
 #include "nestmap/yaml.h"
@@ -47,6 +48,11 @@ struct nm_mapspace;
  * (the spec is then already released). */
 int nm_cli_load(const nm_cli_opts *o, unsigned need, struct nm_spec *spec);
 
+/* nm_cli_parse, then nm_cli_load: returns -1 to go on, or the exit code to
+ * return. */
+int nm_cli_begin(int argc, char **argv, const char *usage, unsigned need, nm_cli_opts *o,
+                 struct nm_spec *spec);
+
 /* Builds the constrained mapspace of a loaded spec (heap; free with
  * nm_free).  Prints the error and returns NULL on failure, setting *rc. */
 struct nm_mapspace *nm_cli_mapspace(const struct nm_spec *spec, int *rc);
@@ -59,6 +65,12 @@ void nm_cli_warnings(const nm_ydoc *doc, int quiet);
 
 /* Creates DIR and its parents if needed; prints an error and returns 0 on failure. */
 int nm_cli_mkdir(const char *dir);
+
+/* Opens DIR/NAME for writing (its path in path[size]); prints an error and
+ * returns NULL on failure.  nm_cli_close_out closes it, printing an error
+ * and returning 0 if the write failed. */
+FILE *nm_cli_open_out(const char *dir, const char *name, char *path, size_t size);
+int nm_cli_close_out(FILE *f, const char *path);
 
 /* The search options of `map` and `network` (usage lines in
  * NM_CLI_SEARCH_USAGE).  Take them before nm_cli_parse; returns 0 when one
@@ -86,6 +98,13 @@ struct nm_search_opts;
     "  --top K           keep the K best\n"
 int nm_cli_search_take(int *argc, char **argv, nm_cli_search *s);
 int nm_cli_search_apply(const nm_cli_search *s, const nm_cli_opts *co, const char *cmd,
+                        struct nm_search_opts *o);
+
+/* All of the above for a command that searches: parses argv, loads the
+ * input (sections in `need`) into *spec and the search options into *o.
+ * Returns -1 to go on, or the exit code to return (spec then released). */
+int nm_cli_search_setup(int argc, char **argv, const char *cmd, const char *usage,
+                        unsigned need, nm_cli_opts *co, struct nm_spec *spec,
                         struct nm_search_opts *o);
 
 /* Ctrl-C sets the returned flag (a search's stop) until released. */

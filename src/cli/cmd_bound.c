@@ -24,12 +24,9 @@ static const char usage[] =
 int nm_cmd_bound(int argc, char **argv)
 {
     nm_cli_opts o;
-    int done;
-    int rc = nm_cli_parse(argc, argv, usage, &o, &done);
-    if (done)
-        return rc;
     nm_spec spec;
-    if ((rc = nm_cli_load(&o, NM_NEED_ARCH | NM_NEED_PROBLEM, &spec)) != 0)
+    int rc = nm_cli_begin(argc, argv, usage, NM_NEED_ARCH | NM_NEED_PROBLEM, &o, &spec);
+    if (rc >= 0)
         return rc;
     const nm_arch *arch = &spec.arch;
     const nm_workload *wl = &spec.wl;

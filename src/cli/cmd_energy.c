@@ -32,12 +32,9 @@ int nm_cmd_energy(int argc, char **argv)
         }
     }
     nm_cli_opts o;
-    int done;
-    int rc = nm_cli_parse(argc, argv, usage, &o, &done);
-    if (done)
-        return rc;
     nm_spec spec;
-    if ((rc = nm_cli_load(&o, NM_NEED_ARCH, &spec)) != 0)
+    int rc = nm_cli_begin(argc, argv, usage, NM_NEED_ARCH, &o, &spec);
+    if (rc >= 0)
         return rc;
     nm_report_energy(stdout, &spec.arch, ert ? 2 : o.json ? 1 : 0);
     nm_spec_fini(&spec);

@@ -50,12 +50,9 @@ static int write_outputs(const char *dir, const nm_spec *spec, const nm_search_r
         if (i == 0 && !res->found)
             continue;
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        FILE *f = fopen(path, "w");
-        if (!f) {
-            perror(path);
+        FILE *f = nm_cli_open_out(dir, names[i], path, sizeof path);
+        if (!f)
             return 0;
-        }
         switch (i) {
         case 0:
             fprintf(f, "# Best mapping found by nestmap map (%s, %s, seed %llu).\n", o->algorithm,
@@ -81,10 +78,8 @@ static int write_outputs(const char *dir, const nm_spec *spec, const nm_search_r
             nm_report_found_csv(f, res, o, i == 4);
             break;
         }
-        if (fclose(f) != 0) {
-            perror(path);
+        if (!nm_cli_close_out(f, path))
             return 0;
-        }
     }
     return 1;
 }
@@ -92,34 +87,14 @@ static int write_outputs(const char *dir, const nm_spec *spec, const nm_search_r
 int nm_cmd_map(int argc, char **argv)
 {
     nm_search_opts o;
-    nm_search_opts_init(&o);
-    /* Options of this command first; the common parser takes the rest. */
-    nm_cli_search flags;
-    if (!nm_cli_search_take(&argc, argv, &flags)) {
-        fprintf(stderr, "nestmap map: an option is missing its value\n\n%s", usage);
-        return 2;
-    }
     nm_cli_opts co;
-    int done;
-    int rc = nm_cli_parse(argc, argv, usage, &co, &done);
-    if (done)
-        return rc;
     nm_spec spec;
+    int rc = nm_cli_search_setup(argc, argv, "map", usage, NM_NEED_ARCH | NM_NEED_PROBLEM, &co,
+                                 &spec, &o);
+    if (rc >= 0)
+        return rc;
     nm_error err;
     nm_error_clear(&err);
-    if ((rc = nm_cli_load(&co, NM_NEED_ARCH | NM_NEED_PROBLEM, &spec)) != 0)
-        return rc;
-    nm_status status = nm_search_opts_parse(&o, spec.mapper, &err);
-    if (status != NM_OK) {
-        nm_cli_error(&err);
-        nm_spec_fini(&spec);
-        return nm_status_exit_code(status);
-    }
-    /* The command line wins over `mapper:`. */
-    rc = 2;
-    if (!nm_cli_search_apply(&flags, &co, "map", &o))
-        goto out;
-
     nm_mapspace *ms = nm_cli_mapspace(&spec, &rc);
     if (!ms)
         goto out;
@@ -128,7 +103,7 @@ int nm_cmd_map(int argc, char **argv)
     if (tty)
         o.progress = progress;
     static nm_search_result res;
-    status = nm_search_run(ms, &o, &res, &err);
+    nm_status status = nm_search_run(ms, &o, &res, &err);
     nm_cli_release_sigint();
     if (tty)
         fputc('\n', stderr);

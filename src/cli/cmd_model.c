@@ -26,33 +26,24 @@ static int write_file(const char *dir, const char *name, int kind, const nm_spec
                       const nm_stats *st, const nm_nest *nest)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
+    FILE *f = nm_cli_open_out(dir, name, path, sizeof path);
+    if (!f)
         return 0;
-    }
     if (kind == 0)
         nm_report_text(f, &spec->arch, &spec->wl, st);
     else if (kind == 1)
         nm_report_json(f, &spec->arch, &spec->wl, st);
     else
         nm_report_loopnest(f, &spec->arch, &spec->wl, nest, &spec->map, st);
-    int ok = fclose(f) == 0;
-    if (!ok)
-        perror(path);
-    return ok;
+    return nm_cli_close_out(f, path);
 }
 
 int nm_cmd_model(int argc, char **argv)
 {
     nm_cli_opts o;
-    int done;
-    int rc = nm_cli_parse(argc, argv, usage, &o, &done);
-    if (done)
-        return rc;
     nm_spec spec;
-    if ((rc = nm_cli_load(&o, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &spec)) != 0)
+    int rc = nm_cli_begin(argc, argv, usage, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &o, &spec);
+    if (rc >= 0)
         return rc;
     nm_error err;
     nm_error_clear(&err);

@@ -43,18 +43,11 @@ static int write_file(const char *dir, const char *name, const nm_arch *arch,
                       int format)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
+    FILE *f = nm_cli_open_out(dir, name, path, sizeof path);
+    if (!f)
         return 0;
-    }
     nm_report_network(f, arch, net, out, o, format);
-    if (fclose(f) != 0) {
-        perror(path);
-        return 0;
-    }
-    return 1;
+    return nm_cli_close_out(f, path);
 }
 
 static int write_outputs(const char *dir, const nm_arch *arch, const nm_network *net,
@@ -67,25 +60,20 @@ static int write_outputs(const char *dir, const nm_arch *arch, const nm_network 
         const nm_layer_result *lr = &out[net->layer[i].same_as];
         if (lr->status != NM_OK || !lr->res.found)
             continue;
-        char sub[NM_NAME_MAX], path[4096];
+        char sub[NM_NAME_MAX], layer_dir[4096], path[4200];
         dir_name(sub, sizeof sub, net->layer[i].name);
-        snprintf(path, sizeof path, "%s/%s", dir, sub);
-        if (!nm_cli_mkdir(path))
+        snprintf(layer_dir, sizeof layer_dir, "%s/%s", dir, sub);
+        if (!nm_cli_mkdir(layer_dir))
             return 0;
-        snprintf(path, sizeof path, "%s/%s/map.yaml", dir, sub);
-        FILE *f = fopen(path, "w");
-        if (!f) {
-            perror(path);
+        FILE *f = nm_cli_open_out(layer_dir, "map.yaml", path, sizeof path);
+        if (!f)
             return 0;
-        }
         fprintf(f, "# Layer %s of %s: best mapping found by nestmap network (%s, %s, seed "
                 "%llu).\n", net->layer[i].name, net->name, o->algorithm,
                 nm_metric_name(o->metric[0]), (unsigned long long)o->seed);
         nm_report_mapping_yaml(f, arch, &net->layer[i].wl, &lr->res.best.map);
-        if (fclose(f) != 0) {
-            perror(path);
+        if (!nm_cli_close_out(f, path))
             return 0;
-        }
     }
     return 1;
 }
@@ -93,22 +81,13 @@ static int write_outputs(const char *dir, const nm_arch *arch, const nm_network 
 int nm_cmd_network(int argc, char **argv)
 {
     nm_search_opts o;
-    nm_search_opts_init(&o);
-    nm_cli_search flags;
-    if (!nm_cli_search_take(&argc, argv, &flags)) {
-        fprintf(stderr, "nestmap network: an option is missing its value\n\n%s", usage);
-        return 2;
-    }
     nm_cli_opts co;
-    int done;
-    int rc = nm_cli_parse(argc, argv, usage, &co, &done);
-    if (done)
-        return rc;
     nm_spec spec;
+    int rc = nm_cli_search_setup(argc, argv, "network", usage, NM_NEED_ARCH, &co, &spec, &o);
+    if (rc >= 0)
+        return rc;
     nm_error err;
     nm_error_clear(&err);
-    if ((rc = nm_cli_load(&co, NM_NEED_ARCH, &spec)) != 0)
-        return rc;
     nm_network net;
     memset(&net, 0, sizeof net);
     nm_layer_result *out = NULL;
@@ -121,8 +100,6 @@ int nm_cmd_network(int argc, char **argv)
         goto out;
     }
     nm_status status = nm_network_parse(&net, node, &spec.doc, &err);
-    if (status == NM_OK)
-        status = nm_search_opts_parse(&o, spec.mapper, &err);
     if (status != NM_OK) {
         nm_cli_error(&err);
         rc = nm_status_exit_code(status);
@@ -137,8 +114,6 @@ int nm_cmd_network(int argc, char **argv)
                         "mapped instead\n", k->file, k->line, k->col, k->str);
         }
     }
-    if (!nm_cli_search_apply(&flags, &co, "network", &o))
-        goto out;
     out = nm_calloc((size_t)net.nlayers, sizeof *out);
     if (!out) {
         fprintf(stderr, "nestmap: out of memory\n");

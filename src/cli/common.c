@@ -279,3 +279,33 @@ void nm_cli_release_sigint(void)
 {
     sigaction(SIGINT, &old_sigint, NULL);
 }
+
+FILE *nm_cli_open_out(const char *dir, const char *name, char *path, size_t size)
+{
+    snprintf(path, size, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        perror(path);
+    return f;
+}
+
+int nm_cli_close_out(FILE *f, const char *path)
+{
+    if (fclose(f) != 0) {
+        perror(path);
+        return 0;
+    }
+    return 1;
+}
+
+int nm_cli_begin(int argc, char **argv, const char *usage, unsigned need, nm_cli_opts *o,
+                 nm_spec *spec)
+{
+    int done;
+    int rc = nm_cli_parse(argc, argv, usage, o, &done);
+    if (done)
+        return rc;
+    if ((rc = nm_cli_load(o, need, spec)) != 0)
+        return rc;
+    return -1;
+}

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "nestmap/search.h"
+#include "nestmap/spec.h"
 
 static const char *const count_names[NM_CLI_SEARCH_COUNTS] = {
     "--max-evals", "--search-size", "--victory", "--timeout", "--top", "--time-limit", "--lanes"};
@@ -87,4 +88,34 @@ int nm_cli_search_apply(const nm_cli_search *s, const nm_cli_opts *co, const cha
     if (co->have_seed)
         o->seed = co->seed;
     return 1;
+}
+
+int nm_cli_search_setup(int argc, char **argv, const char *cmd, const char *usage,
+                        unsigned need, nm_cli_opts *co, struct nm_spec *spec,
+                        struct nm_search_opts *o)
+{
+    nm_search_opts_init(o);
+    /* Options of this command first; the common parser takes the rest. */
+    nm_cli_search flags;
+    if (!nm_cli_search_take(&argc, argv, &flags)) {
+        fprintf(stderr, "nestmap %s: an option is missing its value\n\n%s", cmd, usage);
+        return 2;
+    }
+    int rc = nm_cli_begin(argc, argv, usage, need, co, spec);
+    if (rc >= 0)
+        return rc;
+    nm_error err;
+    nm_error_clear(&err);
+    nm_status status = nm_search_opts_parse(o, spec->mapper, &err);
+    if (status != NM_OK) {
+        nm_cli_error(&err);
+        nm_spec_fini(spec);
+        return nm_status_exit_code(status);
+    }
+    /* The command line wins over `mapper:`. */
+    if (!nm_cli_search_apply(&flags, co, cmd, o)) {
+        nm_spec_fini(spec);
+        return 2;
+    }
+    return -1;
 }
