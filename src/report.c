@@ -753,6 +753,22 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
     fputs("\n  }\n}\n", f);
 }
 
+/* A CSV field, quoted (RFC 4180) when it holds a comma, quote or newline. */
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 static void network_csv(FILE *f, const nm_arch *arch, const nm_network *net,
                         const nm_layer_result *out)
 {
@@ -763,8 +779,10 @@ static void network_csv(FILE *f, const nm_arch *arch, const nm_network *net,
         const nm_layer_result *lr;
         const nm_search_result *r = layer_result(net, out, i, &lr);
         double macs = (double)nm_workload_ops(&ly->wl);
-        fprintf(f, "%s,%s,%lld,%.0f,", ly->name, net->layer[ly->same_as].name,
-                (long long)ly->repeat, macs);
+        csv_field(f, ly->name);
+        fputc(',', f);
+        csv_field(f, net->layer[ly->same_as].name);
+        fprintf(f, ",%lld,%.0f,", (long long)ly->repeat, macs);
         if (r) {
             const nm_stats *st = &r->best_stats;
             fprintf(f, "1,%.17g,%llu,%.17g,%.17g,\n", st->energy,
@@ -772,10 +790,9 @@ static void network_csv(FILE *f, const nm_arch *arch, const nm_network *net,
         } else {
             char why[WHY_MAX];
             layer_failure(why, sizeof why, arch, lr);
-            for (char *c = why; *c; c++)
-                if (*c == '"')
-                    *c = '\'';
-            fprintf(f, "0,,,,,\"%s\"\n", why);
+            fputs("0,,,,,", f);
+            csv_field(f, why);
+            fputc('\n', f);
         }
     }
 }
