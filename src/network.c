@@ -181,10 +181,12 @@ nm_status nm_network_map(const nm_network *net, const nm_arch *arch, const nm_yn
                          nm_layer_result *out, nm_error *err)
 {
     struct job jb = {.net = net, .arch = arch, .c1 = constraints, .c2 = more, .o = *o, .out = out};
-    jb.o.threads = 1;
     jb.o.progress = NULL;
     memset(out, 0, (size_t)net->nlayers * sizeof *out);
     int T = threads < 1 ? 1 : threads > net->ndistinct ? net->ndistinct : threads;
+    /* Fewer layers than threads: the spare threads help each search (which
+     * gives the same result on any number of threads). */
+    jb.o.threads = threads > T ? threads / T : 1;
     pthread_t tid[64];
     if (T > 64)
         T = 64;

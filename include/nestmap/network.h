@@ -56,8 +56,8 @@ typedef struct nm_layer_result {
 
 /* Maps every distinct layer of net onto arch under the constraints (as
  * nm_mapspace_init takes them) with the search options o.  Up to `threads`
- * layers are searched at once, each on one thread, so the results do not
- * depend on `threads`.  out has net->nlayers entries; only those of
+ * layers are searched at once, each on one thread (or on several when there
+ * are fewer layers than threads); the results do not depend on `threads`.  out has net->nlayers entries; only those of
  * distinct layers are filled: layer i's result is out[net->layer[i].same_as].
  * Release with nm_network_results_fini.  Returns NM_ERR_NOMEM or NM_OK: a
  * layer that cannot be searched is reported in its entry and the rest still
