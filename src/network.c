@@ -131,8 +131,10 @@ struct job {
     nm_search_opts o; /* one thread each */
     nm_layer_result *out;
     pthread_mutex_t lock;
-    int next;
+    int next, ndone;
     int nomem;
+    void (*done)(void *ctx, int i, int ndone);
+    void *ctx;
 };
 
 static void map_layer(struct job *jb, int i)
@@ -168,11 +170,13 @@ static void *worker(void *arg)
             continue;
         }
         map_layer(jb, i);
-        if (jb->out[i].status == NM_ERR_NOMEM) {
-            pthread_mutex_lock(&jb->lock);
+        pthread_mutex_lock(&jb->lock);
+        if (jb->out[i].status == NM_ERR_NOMEM)
             jb->nomem = 1;
-            pthread_mutex_unlock(&jb->lock);
-        }
+        jb->ndone++;
+        if (jb->done)
+            jb->done(jb->ctx, i, jb->ndone);
+        pthread_mutex_unlock(&jb->lock);
     }
 }
 
@@ -180,7 +184,17 @@ nm_status nm_network_map(const nm_network *net, const nm_arch *arch, const nm_yn
                          const nm_ynode *more, const nm_search_opts *o, int threads,
                          nm_layer_result *out, nm_error *err)
 {
-    struct job jb = {.net = net, .arch = arch, .c1 = constraints, .c2 = more, .o = *o, .out = out};
+    return nm_network_map_report(net, arch, constraints, more, o, threads, out, NULL, NULL, err);
+}
+
+nm_status nm_network_map_report(const nm_network *net, const nm_arch *arch,
+                                const nm_ynode *constraints, const nm_ynode *more,
+                                const nm_search_opts *o, int threads, nm_layer_result *out,
+                                void (*done)(void *ctx, int i, int ndone), void *ctx,
+                                nm_error *err)
+{
+    struct job jb = {.net = net, .arch = arch, .c1 = constraints, .c2 = more, .o = *o, .out = out,
+                     .done = done, .ctx = ctx};
     jb.o.progress = NULL;
     memset(out, 0, (size_t)net->nlayers * sizeof *out);
     int T = threads < 1 ? 1 : threads > net->ndistinct ? net->ndistinct : threads;

@@ -133,6 +133,14 @@ START_TEST(tutorial_conv)
 }
 END_TEST
 
+static void count_done(void *ctx, int i, int ndone)
+{
+    int *calls = ctx;
+    (void)i;
+    calls[0]++;
+    calls[1] = ndone;
+}
+
 START_TEST(identical_layers_and_stand_ins)
 {
     nm_spec spec;
@@ -162,8 +170,11 @@ START_TEST(identical_layers_and_stand_ins)
     nm_layer_result *r2 = nm_calloc((size_t)net.nlayers, sizeof *r2);
     ck_assert_int_eq(nm_network_map(&net, &spec.arch, spec.constraints, spec.constraints2, &o, 1,
                                     r1, &err), NM_OK);
-    ck_assert_int_eq(nm_network_map(&net, &spec.arch, spec.constraints, spec.constraints2, &o, 2,
-                                    r2, &err), NM_OK);
+    int calls[2] = {0, 0}; /* calls, last ndone */
+    ck_assert_int_eq(nm_network_map_report(&net, &spec.arch, spec.constraints, spec.constraints2,
+                                           &o, 2, r2, count_done, calls, &err), NM_OK);
+    ck_assert_int_eq(calls[0], net.ndistinct); /* once per distinct layer */
+    ck_assert_int_eq(calls[1], net.ndistinct);
     for (int i = 0; i < net.nlayers; i++) {
         if (net.layer[i].same_as != i)
             continue;

@@ -66,6 +66,14 @@ nm_status nm_network_map(const nm_network *net, const nm_arch *arch, const nm_yn
                          const nm_ynode *more, const nm_search_opts *o, int threads,
                          nm_layer_result *out, nm_error *err);
 
+/* As nm_network_map, calling done(ctx, i, ndone) (one call at a time) as
+ * each distinct layer i finishes, ndone of them so far; done may be NULL. */
+nm_status nm_network_map_report(const nm_network *net, const nm_arch *arch,
+                                const nm_ynode *constraints, const nm_ynode *more,
+                                const nm_search_opts *o, int threads, nm_layer_result *out,
+                                void (*done)(void *ctx, int i, int ndone), void *ctx,
+                                nm_error *err);
+
 void nm_network_results_fini(const nm_network *net, nm_layer_result *out);
 
 #endif

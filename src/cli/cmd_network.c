@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "nestmap/alloc.h"
@@ -78,6 +79,15 @@ static int write_outputs(const char *dir, const nm_arch *arch, const nm_network 
     return 1;
 }
 
+/* Progress on a terminal: which layer just finished, how many are done. */
+static void layer_done(void *ctx, int i, int ndone)
+{
+    const nm_network *net = ctx;
+    fprintf(stderr, "\r%d of %d distinct layers mapped (last: %s)\033[K", ndone, net->ndistinct,
+            net->layer[i].name);
+    fflush(stderr);
+}
+
 int nm_cmd_network(int argc, char **argv)
 {
     nm_search_opts o;
@@ -120,9 +130,12 @@ int nm_cmd_network(int argc, char **argv)
         goto out;
     }
     o.stop = nm_cli_catch_sigint();
-    status = nm_network_map(&net, &spec.arch, spec.constraints, spec.constraints2, &o, o.threads,
-                            out, &err);
+    int tty = isatty(STDERR_FILENO) && !co.quiet;
+    status = nm_network_map_report(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
+                                   o.threads, out, tty ? layer_done : NULL, &net, &err);
     nm_cli_release_sigint();
+    if (tty)
+        fputc('\n', stderr);
     if (status != NM_OK) {
         nm_cli_error(&err);
         rc = nm_status_exit_code(status);
