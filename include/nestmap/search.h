@@ -57,16 +57,17 @@ typedef struct nm_search_opts {
     uint64_t search_size; /* stop after this many valid mappings (0: no limit) */
     uint64_t max_evals;   /* stop after this many candidates (0: no limit) */
     double time_limit;    /* seconds of wall time (0: none) */
-    uint64_t victory;     /* stop after this many valid, non-improving in a row (0: off);
-                           * unless set explicitly (victory_set), 500 for the random
-                           * strategies and off for exhaustive; optimal ignores it */
+    uint64_t victory;     /* end a lane after this many valid mappings in a row that do
+                           * not beat its best (0: off); unless set explicitly
+                           * (victory_set), 500 for the random strategies and off for
+                           * exhaustive; optimal ignores it */
     int victory_set;
     int penalize_bypass;  /* count toward victory the candidates that differ from the
                            * one before only in bypass (Timeloop's
                            * penalize_consecutive_bypass_fails; default no) */
-    uint64_t timeout;     /* stop after this many invalid in a row (0: off); unless set
-                           * explicitly (timeout_set), 1000 for the random strategies
-                           * and off for exhaustive; optimal ignores it */
+    uint64_t timeout;     /* end a lane after this many invalid in a row (0: off);
+                           * unless set explicitly (timeout_set), 1000 for the random
+                           * strategies and off for exhaustive; optimal ignores it */
     int timeout_set;
     int lanes;            /* random strategies: independent lanes, each with its own
                            * victory and timeout count (1..NM_MAX_LANES; default 128) */
