@@ -162,6 +162,10 @@ has "$tmp/err" "no 'network'" "says the network is missing"
 printf 'network:\n  layers:\n  - {name: a, problem: {gemm: {M: 4, N: 4, K: 4}}}\n  - {name: a, problem: {gemm: {M: 8, N: 4, K: 4}}}\n' >"$tmp/dup.yaml"
 expect 2 "network with two layers of one name" -- "$bin" network "$nd" "$tmp/dup.yaml"
 has "$tmp/err" "dup.yaml:4:.*two layers are called 'a'" "the repeated name is located"
+printf 'network:\n  layers:\n  - name: t\n    problem:\n      shape:\n        name: fc\n        dimensions: [C, M]\n        data_spaces:\n        - {name: Weights, projection: [[[C]], [[M]]]}\n        - {name: Inputs, projection: [[[C]]]}\n        - {name: Outputs, projection: [[[M]]], read_write: true}\n      instance: {C: 16, M: 8, H: 4}\n' >"$tmp/tl.yaml"
+expect 1 "network with a layer the design's constraints do not fit" -- "$bin" network "$nd" "$tmp/tl.yaml"
+has "$tmp/err" "tl.yaml:12:.*instance key 'H'" "a layer's own warnings are shown"
+has "$tmp/out" "unknown dimension 'N'" "the constraint that does not fit is named"
 # A shipped network on a shared design, when the shared inputs are present.
 mapper="${NESTMAP_CONFORMANCE:-$src/../shared/conformance}/../mapper"
 if [ -f "$mapper/eyeriss_like/input.yaml" ]; then

@@ -60,8 +60,8 @@ struct nm_mapspace *nm_cli_mapspace(const struct nm_spec *spec, int *rc);
 /* Prints FILE:LINE:COL: error: message, the source line and a caret. */
 void nm_cli_error(const nm_error *err);
 
-/* Prints the document's warnings unless quiet. */
-void nm_cli_warnings(const nm_ydoc *doc, int quiet);
+/* Prints the document's warnings from the first-th on, unless quiet. */
+void nm_cli_warnings(const nm_ydoc *doc, int quiet, size_t first);
 
 /* Creates DIR and its parents if needed; prints an error and returns 0 on failure. */
 int nm_cli_mkdir(const char *dir);

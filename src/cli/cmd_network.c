@@ -109,16 +109,17 @@ int nm_cmd_network(int argc, char **argv)
                 "see nestmap network --help)\n");
         goto out;
     }
+    size_t nwarned = spec.doc.nwarnings;
     nm_status status = nm_network_parse(&net, node, &spec.doc, &err);
+    nm_cli_warnings(&spec.doc, co.quiet, nwarned); /* the layers' own */
     if (status != NM_OK) {
         nm_cli_error(&err);
         rc = nm_status_exit_code(status);
         goto out;
     }
     if (!co.quiet) {
-        const nm_ynode *k = nm_ymap_key(root, 0);
         for (size_t i = 0; i < root->n; i++) {
-            k = nm_ymap_key(root, i);
+            const nm_ynode *k = nm_ymap_key(root, i);
             if (!strcmp(k->str, "problem") || !strcmp(k->str, "mapping"))
                 fprintf(stderr, "%s:%d:%d: warning: '%s' is not used: the network's layers are "
                         "mapped instead\n", k->file, k->line, k->col, k->str);

@@ -165,11 +165,11 @@ void nm_cli_error(const nm_error *err)
         show_source(err->file, err->line, err->col);
 }
 
-void nm_cli_warnings(const nm_ydoc *doc, int quiet)
+void nm_cli_warnings(const nm_ydoc *doc, int quiet, size_t first)
 {
     if (quiet)
         return;
-    for (size_t i = 0; i < doc->nwarnings; i++) {
+    for (size_t i = first; i < doc->nwarnings; i++) {
         const nm_ywarning *w = &doc->warnings[i];
         if (w->file)
             fprintf(stderr, "%s:%d:%d: warning: %s\n", w->file, w->line, w->col, w->msg);
@@ -225,7 +225,7 @@ int nm_cli_load(const nm_cli_opts *o, unsigned need, nm_spec *spec)
     nm_error err;
     nm_error_clear(&err);
     nm_status st = nm_spec_load(spec, (const char *const *)o->files, (size_t)o->nfiles, need, &err);
-    nm_cli_warnings(&spec->doc, o->quiet);
+    nm_cli_warnings(&spec->doc, o->quiet, 0);
     if (st == NM_OK)
         return 0;
     nm_cli_error(&err);
