@@ -22,21 +22,34 @@ static int same_problem(const nm_workload *a, const nm_workload *b)
 }
 
 /* Gives each layer, as size-1 stand-ins, the dimensions other layers have
- * and it lacks. */
+ * and it lacks, in the order they first appear. */
 static nm_status add_unit_dims(nm_network *net, nm_error *err)
 {
+    /* The names of all layers' dimensions.  A layer has at most NM_MAX_DIMS
+     * of its own and as many stand-ins, so past twice that every layer
+     * would overflow: stop collecting one name later. */
+    enum { CAP = 2 * NM_MAX_DIMS + 1 };
+    const char *all[CAP];
+    int nall = 0;
+    for (int j = 0; j < net->nlayers && nall < CAP; j++) {
+        const nm_workload *o = &net->layer[j].wl;
+        for (int d = 0; d < o->ndims && nall < CAP; d++) {
+            int seen = 0;
+            for (int k = 0; k < nall && !seen; k++)
+                seen = !strcmp(all[k], o->dim[d]);
+            if (!seen)
+                all[nall++] = o->dim[d];
+        }
+    }
     for (int i = 0; i < net->nlayers; i++) {
         nm_workload *wl = &net->layer[i].wl;
-        for (int j = 0; j < net->nlayers; j++) {
-            const nm_workload *o = &net->layer[j].wl;
-            for (int d = 0; d < o->ndims; d++) {
-                if (nm_workload_dim(wl, o->dim[d]) >= 0 || nm_workload_unit_dim(wl, o->dim[d]))
-                    continue;
-                if (wl->nunit >= NM_MAX_DIMS)
-                    return nm_yerror(err, net->layer[i].node, "the layers of this network use "
-                                     "more than %d dimension names between them", NM_MAX_DIMS);
-                snprintf(wl->unit[wl->nunit++], NM_NAME_MAX, "%s", o->dim[d]);
-            }
+        for (int k = 0; k < nall; k++) {
+            if (nm_workload_dim(wl, all[k]) >= 0)
+                continue;
+            if (wl->nunit >= NM_MAX_DIMS)
+                return nm_yerror(err, net->layer[i].node, "the layers of this network use "
+                                 "more than %d dimension names between them", NM_MAX_DIMS);
+            snprintf(wl->unit[wl->nunit++], NM_NAME_MAX, "%s", all[k]);
         }
     }
     return NM_OK;

@@ -651,16 +651,12 @@ static void regen(struct merge *mg, const segment *sg, uint64_t j, nm_found *f)
     mg->st->make(mg->state, mg->c, sg->o, sg->first + j, &f->map);
 }
 
-/* Adds a candidate to the Pareto front (energy x cycles) if no member
- * dominates it; returns 1 if added. */
-static int pareto_add(struct merge *mg, const nm_found *f)
+/* Adds a candidate that no member dominates to the Pareto front (energy x
+ * cycles), dropping the members it dominates.  The merge has checked that
+ * no member dominates it. */
+static void pareto_add(struct merge *mg, const nm_found *f)
 {
     nm_search_result *res = mg->res;
-    for (int i = 0; i < res->npareto; i++) {
-        const nm_found *p = &res->pareto[i];
-        if (p->energy <= f->energy && p->cycles <= f->cycles)
-            return 0;
-    }
     int n = 0;
     for (int i = 0; i < res->npareto; i++) {
         const nm_found *p = &res->pareto[i];
@@ -670,7 +666,6 @@ static int pareto_add(struct merge *mg, const nm_found *f)
     res->npareto = n;
     if (res->npareto < mg->cap_pareto)
         res->pareto[res->npareto++] = *f;
-    return 1;
 }
 
 static void top_add(struct merge *mg, const nm_found *f)

@@ -111,19 +111,19 @@ int nm_cmd_network(int argc, char **argv)
     }
     size_t nwarned = spec.doc.nwarnings;
     nm_status status = nm_network_parse(&net, node, &spec.doc, &err);
-    nm_cli_warnings(&spec.doc, co.quiet, nwarned); /* the layers' own */
+    for (size_t i = 0; i < root->n && status == NM_OK; i++) {
+        const nm_ynode *k = nm_ymap_key(root, i);
+        if (!strcmp(k->str, "problem") || !strcmp(k->str, "mapping"))
+            status = nm_ydoc_warn(&spec.doc, k, "'%s' is not used: the network's layers are "
+                                  "mapped instead", k->str);
+    }
+    nm_cli_warnings(&spec.doc, co.quiet, nwarned); /* the layers' own, and the above */
     if (status != NM_OK) {
+        if (status == NM_ERR_NOMEM)
+            nm_error_set(&err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         nm_cli_error(&err);
         rc = nm_status_exit_code(status);
         goto out;
-    }
-    if (!co.quiet) {
-        for (size_t i = 0; i < root->n; i++) {
-            const nm_ynode *k = nm_ymap_key(root, i);
-            if (!strcmp(k->str, "problem") || !strcmp(k->str, "mapping"))
-                fprintf(stderr, "%s:%d:%d: warning: '%s' is not used: the network's layers are "
-                        "mapped instead\n", k->file, k->line, k->col, k->str);
-        }
     }
     out = nm_calloc((size_t)net.nlayers, sizeof *out);
     if (!out) {
