@@ -24,6 +24,14 @@ int nm_arch_level(const nm_arch *arch, const char *name)
     return -1;
 }
 
+const char *nm_arch_suggest_level(const nm_arch *arch, const char *name)
+{
+    const char *cands[NM_MAX_LEVELS];
+    for (int i = 0; i < arch->nlevels; i++)
+        cands[i] = arch->level[i].name;
+    return nm_text_suggest(name, cands, (size_t)arch->nlevels);
+}
+
 /* Splits "PE[0..167]" into "PE" and a count of 168 (1 without a range). */
 static nm_status split_name(const nm_ynode *n, char *base, int64_t *count, nm_error *err)
 {

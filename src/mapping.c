@@ -333,10 +333,7 @@ nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *a
             return st;
         int l = nm_arch_level(arch, target);
         if (l < 0) {
-            const char *cands[NM_MAX_LEVELS];
-            for (int k = 0; k < arch->nlevels; k++)
-                cands[k] = arch->level[k].name;
-            const char *s = nm_text_suggest(target, cands, (size_t)arch->nlevels);
+            const char *s = nm_arch_suggest_level(arch, target);
             if (!strcmp(target, arch->arith.name))
                 return nm_yerror(err, tn, "'%s' is the arithmetic level; mappings target "
                                  "storage levels", target);

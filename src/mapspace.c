@@ -76,17 +76,9 @@ static void unrank_perm(const int8_t *items, int n, uint64_t rank, int8_t *out)
 
 /* ---- constraints ---- */
 
-static int find_level(const nm_arch *arch, const char *name)
-{
-    return nm_arch_level(arch, name);
-}
-
 static nm_status bad_target(const nm_arch *arch, const nm_ynode *at, const char *name, nm_error *err)
 {
-    const char *cands[NM_MAX_LEVELS];
-    for (int i = 0; i < arch->nlevels; i++)
-        cands[i] = arch->level[i].name;
-    const char *s = nm_text_suggest(name, cands, (size_t)arch->nlevels);
+    const char *s = nm_arch_suggest_level(arch, name);
     if (s)
         return nm_yerror(err, at, "constraint target '%s' is not a storage level; did you mean "
                          "'%s'?", name, s);
@@ -147,7 +139,7 @@ static nm_status apply_constraint(nm_mapspace *ms, const nm_ynode *e, nm_error *
     if ((st = nm_yget_str(tn, "target", &target, err)) != NM_OK ||
         (st = nm_yget_str(ty, "type", &type, err)) != NM_OK)
         return st;
-    int l = find_level(ms->arch, target);
+    int l = nm_arch_level(ms->arch, target);
     if (l < 0)
         return bad_target(ms->arch, tn, target, err);
     nm_level_space *ls = &ms->level[l];

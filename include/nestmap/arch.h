@@ -72,4 +72,8 @@ nm_status nm_arch_parse(nm_arch *arch, const nm_ynode *node, nm_ydoc *doc, nm_er
 /* Index of the storage level called name (ranges ignored), or -1. */
 int nm_arch_level(const nm_arch *arch, const char *name);
 
+/* The storage level whose name is closest to name (for "did you mean"), or
+ * NULL when none is close. */
+const char *nm_arch_suggest_level(const nm_arch *arch, const char *name);
+
 #endif
