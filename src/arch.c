@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "nestmap/arch.h"
+#include "nestmap/estimate.h"
 #include "nestmap/text.h"
 
 #define DEFAULT_WORD_BITS 16 /* Timeloop's default when no datawidth is given */
@@ -82,14 +83,15 @@ static const char *const model_attrs[] = {
     "cluster_size", "entries", "memory_depth", "memory_width", "data_storage_depth",
     "data_storage_width", "sizeKB", "multiple_buffering", "min_utilization", "meshX", "meshY",
     "instances", "read_bandwidth", "write_bandwidth", "shared_bandwidth", "bandwidth",
-    "vector_access_energy", "addr_gen_energy", "energy", NULL};
+    "vector_access_energy", "addr_gen_energy", "energy", "technology", "multiplier_width",
+    "adder_width", "exponent", "mantissa", NULL};
 
 /* Attributes Timeloop and Accelergy (and its plug-ins) use for estimation
  * or bookkeeping; they do not change the model and are accepted quietly. */
 static const char *const estimation_attrs[] = {
-    "technology", "global_cycle_seconds", "has_power_gating", "power_gated_at", "n_banks",
+    "global_cycle_seconds", "has_power_gating", "power_gated_at", "n_banks",
     "num_banks", "n_ports", "num_ports", "nports", "reduction_supported", "allow_overbooking",
-    "type", "update_fifo_depth", "multiplier_width", "adder_width", "version", "latency",
+    "type", "update_fifo_depth", "version", "latency",
     "action_latency_cycles", "cycle_seconds", "area", "area_share", "n_rdwr_ports",
     "n_rd_ports", "n_wr_ports", "metadata_datawidth", "metadata_word_bits",
     "metadata_block_size", "metadata_storage_width", "metadata_storage_depth", "metadata_depth",
@@ -385,6 +387,10 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
             defx = v;
     }
     int storage = is_storage_class(cls), compute = !storage && is_compute_class(cls);
+    const char *guess = storage || compute ? NULL : nm_estimate_suggest(cls);
+    if (guess)
+        return nm_yerror(err, cls_node, "component '%s': unknown class '%s'; did you mean '%s'?",
+                         base, cls, guess);
     if (!storage && !compute)
         return nm_yerror(err, cls_node,
                          "component '%s': class '%s' is neither storage (DRAM, SRAM, regfile, "
@@ -395,11 +401,28 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
     int64_t mx, my;
     if ((st = mesh(name_node, attrs, instances, defx, &mx, &my, err)) != NM_OK)
         return st;
+    /* Accelergy's `subclass` (beside `class`, or among the attributes)
+     * names the primitive a generic `storage`/`compute` is made of. */
+    char subclass[NM_NAME_MAX] = "";
+    const nm_ynode *sub = nm_ymap_get(comp, "subclass");
+    if (!sub)
+        sub = nm_ymap_get(attrs, "subclass");
+    if (sub && !nm_yis_null(sub)) {
+        const char *s;
+        if ((st = nm_yget_str(sub, "subclass", &s, err)) != NM_OK)
+            return st;
+        if (strlen(s) >= NM_NAME_MAX)
+            return nm_yerror(err, sub, "subclass name is too long");
+        snprintf(subclass, sizeof subclass, "%s", s);
+    }
     if (compute) {
         nm_arith *A = &fl->arch->arith;
         snprintf(A->name, NM_NAME_MAX, "%s", base);
         snprintf(A->cls, NM_NAME_MAX, "%s", cls);
+        snprintf(A->subclass, NM_NAME_MAX, "%s", subclass);
         A->node = comp;
+        A->cls_node = cls_node;
+        A->attrs = attrs;
         A->instances = instances;
         A->meshX = mx;
         A->meshY = my;
@@ -429,7 +452,10 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
     memset(L, 0, sizeof *L);
     snprintf(L->name, NM_NAME_MAX, "%s", base);
     snprintf(L->cls, NM_NAME_MAX, "%s", cls);
+    snprintf(L->subclass, NM_NAME_MAX, "%s", subclass);
     L->node = comp;
+    L->cls_node = cls_node;
+    L->attrs = attrs;
     L->instances = instances;
     L->meshX = mx;
     L->meshY = my;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nestmap/energy.h"
+#include "nestmap/estimate.h"
 #include "nestmap/text.h"
 
 const char *nm_energy_source_name(nm_energy_source src)
@@ -272,53 +273,67 @@ static nm_status art_entry(nm_arch *arch, nm_ydoc *doc, const nm_ynode *name_nod
     int which = find_component(arch, name);
     if (which == -1)
         return unmatched(arch, doc, name_node, full, name, "ART", err);
-    if (which == -2)
+    if (which == -2) {
         arch->arith.area = area;
-    else
+        arch->arith.asrc = NM_ESRC_ERT;
+    } else {
         arch->level[which].area = area;
+        arch->level[which].asrc = NM_ESRC_ERT;
+    }
     return NM_OK;
 }
 
-/* DRAM access energy per bit, by type: Accelergy's DRAM table as the
- * Accelergy project documents it (LPDDR4 8, HBM2 3.9, GDDR5 14, DDR3 70
- * pJ/bit).  Other types have no published figure here yet: they need an
- * ERT entry. */
-static const struct {
-    const char *type;
-    double pj_per_bit;
-    const char *note;
-} dram_table[] = {
-    {"LPDDR4", 8.0, "DRAM LPDDR4: 8 pJ/bit (Accelergy's DRAM table)"},
-    {"HBM2", 3.9, "DRAM HBM2: 3.9 pJ/bit (Accelergy's DRAM table)"},
-    {"GDDR5", 14.0, "DRAM GDDR5: 14 pJ/bit (Accelergy's DRAM table)"},
-    {"DDR3", 70.0, "DRAM DDR3: 70 pJ/bit (Accelergy's DRAM table)"},
-};
-
-/* A DRAM without an ERT entry: energy per access = bits per access x the
- * type's energy per bit (LPDDR4, as Accelergy assumes, when no type is
- * given; said in a warning). */
-static nm_status builtin_dram(nm_level *L, nm_ydoc *doc, nm_error *err)
+/* A level without ERT energies (or without an ART area) gets the built-in
+ * estimate of its class.  Energies the input left out are never a silent
+ * zero: an unknown class is an error.  An area alone does not need one. */
+static nm_status builtin_level(nm_level *L, nm_ydoc *doc, nm_error *err)
 {
-    const char *type = L->dram_type[0] ? L->dram_type : "LPDDR4";
-    size_t n = sizeof dram_table / sizeof *dram_table;
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (!strcmp(dram_table[i].type, type))
-            break;
-    if (i == n) /* real type names differ by a digit: no "did you mean" here */
-        return nm_yerror(err, L->type_node, "DRAM type '%s' of '%s' has no built-in energy "
-                         "(known: LPDDR4, HBM2, GDDR5, DDR3); give '%s' an ERT entry", type,
-                         L->name, L->name);
-    if (!L->dram_type[0] &&
-        nm_ydoc_warn(doc, L->node, "'%s' gives no DRAM type; assuming LPDDR4 (8 pJ/bit), as "
-                     "Accelergy does", L->name) != NM_OK)
-        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-    double bits = (double)L->word_bits * L->block_size * L->cluster_size;
-    L->e_read = L->e_fill = L->e_update = dram_table[i].pj_per_bit * bits;
-    L->e_leak = 0.0;
-    L->vector_access_energy = L->e_read / L->cluster_size;
-    L->esrc = NM_ESRC_BUILTIN;
-    L->esrc_note = dram_table[i].note;
+    nm_estimate e;
+    nm_status st;
+    if (L->dummy)
+        return NM_OK;
+    if (L->esrc == NM_ESRC_NONE) {
+        if ((st = nm_estimate_level(L, doc, &e, err)) != NM_OK)
+            return st;
+        L->e_read = e.read;
+        L->e_fill = e.write;
+        L->e_update = e.update;
+        L->e_leak = e.leak;
+        double max = e.read > e.write ? e.read : e.write;
+        L->vector_access_energy = (max > e.update ? max : e.update) / L->cluster_size;
+        L->esrc = NM_ESRC_BUILTIN;
+        L->esrc_note = e.source;
+        if (L->asrc == NM_ESRC_NONE) {
+            L->area = e.area;
+            L->asrc = NM_ESRC_BUILTIN;
+        }
+        return NM_OK;
+    }
+    if (L->asrc == NM_ESRC_NONE && nm_estimate_known(L->cls, L->subclass)) {
+        nm_error ignored; /* the energies are given; an area is a bonus */
+        if (nm_estimate_level(L, NULL, &e, &ignored) == NM_OK) {
+            L->area = e.area;
+            L->asrc = NM_ESRC_BUILTIN;
+        }
+    }
+    return NM_OK;
+}
+
+static nm_status builtin_arith(nm_arith *A, nm_ydoc *doc, nm_error *err)
+{
+    nm_estimate e;
+    nm_status st;
+    if (A->esrc == NM_ESRC_NONE) {
+        if ((st = nm_estimate_arith(A, doc, &e, err)) != NM_OK)
+            return st;
+        A->e_compute = e.compute;
+        A->esrc = NM_ESRC_BUILTIN;
+        A->esrc_note = e.source;
+        if (A->asrc == NM_ESRC_NONE) {
+            A->area = e.area;
+            A->asrc = NM_ESRC_BUILTIN;
+        }
+    }
     return NM_OK;
 }
 
@@ -330,18 +345,8 @@ nm_status nm_energy_apply(nm_arch *arch, const nm_ynode *ert, const nm_ynode *ar
         return st;
     if (art && (st = each_table(arch, doc, art, "ART", art_entry, err)) != NM_OK)
         return st;
-    for (int i = 0; i < arch->nlevels; i++) {
-        nm_level *L = &arch->level[i];
-        if (L->esrc == NM_ESRC_NONE && L->is_dram && (st = builtin_dram(L, doc, err)) != NM_OK)
+    for (int i = 0; i < arch->nlevels; i++)
+        if ((st = builtin_level(&arch->level[i], doc, err)) != NM_OK)
             return st;
-        if (L->esrc == NM_ESRC_NONE && !L->dummy &&
-            nm_ydoc_warn(doc, L->node, "no energy given for '%s' (no ERT entry and no "
-                         "vector_access_energy): its accesses count 0 pJ", L->name) != NM_OK)
-            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-    }
-    if (arch->arith.esrc == NM_ESRC_NONE &&
-        nm_ydoc_warn(doc, arch->arith.node, "no energy given for '%s' (no ERT entry and no "
-                     "energy attribute): its operations count 0 pJ", arch->arith.name) != NM_OK)
-        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-    return NM_OK;
+    return builtin_arith(&arch->arith, doc, err);
 }

@@ -57,6 +57,13 @@ static void kstr(FILE *f, int indent, const char *k, const char *v, int last)
 }
 
 /* The stats object without its closing brace. */
+/* Where a component's energies came from: the built-in table entry, or
+ * "ERT", "attributes", "none". */
+static const char *source_text(nm_energy_source src, const char *note)
+{
+    return src == NM_ESRC_BUILTIN && note ? note : nm_energy_source_name(src);
+}
+
 static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st);
 
 void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st)
@@ -184,7 +191,7 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
     fprintf(f, "    computes             : %llu\n", (unsigned long long)st->computes);
     fprintf(f, "    cycles               : %llu\n", (unsigned long long)st->compute_cycles);
     fprintf(f, "    energy               : %.2f pJ (%.3f pJ/compute, from %s)\n",
-            st->compute_energy, A->e_compute, nm_energy_source_name(A->esrc));
+            st->compute_energy, A->e_compute, source_text(A->esrc, A->esrc_note));
     fprintf(f, "    area                 : %.2f um^2 (%.2f per instance)\n", st->compute_area,
             A->area);
     for (int s = 0; s < arch->nlevels; s++) {
@@ -202,7 +209,7 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
             fprintf(f, "    size                 : unbounded, words of %d bits (block %d)\n",
                     L->word_bits, L->block_size);
         fprintf(f, "    energy source        : %s (read %.4g, fill %.4g, update %.4g pJ)\n",
-                nm_energy_source_name(L->esrc), L->e_read, L->e_fill, L->e_update);
+                source_text(L->esrc, L->esrc_note), L->e_read, L->e_fill, L->e_update);
         fprintf(f, "    cycles               : %llu (bandwidth throttling %.4f)\n",
                 (unsigned long long)ls->cycles, ls->throttling);
         fprintf(f, "    leakage              : %.2f pJ\n", ls->leakage);
@@ -492,11 +499,6 @@ void nm_report_found_csv(FILE *f, const nm_search_result *res, const nm_search_o
     }
 }
 
-static const char *source_text(nm_energy_source src, const char *note)
-{
-    return src == NM_ESRC_BUILTIN && note ? note : nm_energy_source_name(src);
-}
-
 void nm_report_energy(FILE *f, const nm_arch *arch, int format)
 {
     const nm_arith *A = &arch->arith;
@@ -533,6 +535,8 @@ void nm_report_energy(FILE *f, const nm_arch *arch, int format)
             first = 0;
             kstr(f, 3, "name", L->name, 0);
             kstr(f, 3, "class", L->cls, 0);
+            if (L->subclass[0])
+                kstr(f, 3, "subclass", L->subclass, 0);
             knum(f, 3, "instances", (double)L->instances, 0);
             knum(f, 3, "bits_per_access", (double)L->word_bits * L->block_size * L->cluster_size, 0);
             knum(f, 3, "read_pj", L->e_read, 0);
@@ -551,7 +555,7 @@ void nm_report_energy(FILE *f, const nm_arch *arch, int format)
         knum(f, 3, "compute_pj", A->e_compute, 0);
         knum(f, 3, "area_um2", A->area, 0);
         key(f, 3, "source");
-        nm_report_json_string(f, nm_energy_source_name(A->esrc));
+        nm_report_json_string(f, source_text(A->esrc, A->esrc_note));
         fputs("\n  }\n ]\n}\n", f);
         return;
     }
@@ -563,15 +567,88 @@ void nm_report_energy(FILE *f, const nm_arch *arch, int format)
         if (L->dummy)
             continue;
         fprintf(f, "%-24s %-18s %9lld %6d %11.5g %11.5g %11.5g %11.5g %12.6g  %s\n", L->name,
-                L->cls, (long long)L->instances, L->word_bits * L->block_size * L->cluster_size,
+                L->subclass[0] ? L->subclass : L->cls, (long long)L->instances, L->word_bits * L->block_size * L->cluster_size,
                 L->e_read, L->e_fill, L->e_update, L->e_leak, L->area,
                 source_text(L->esrc, L->esrc_note));
     }
     fprintf(f, "%-24s %-18s %9lld %6s %11s %11s %11s %11s %12.6g  %s (compute %.5g pJ)\n",
             A->name, A->cls, (long long)A->instances, "", "", "", "", "", A->area,
-            nm_energy_source_name(A->esrc), A->e_compute);
+            source_text(A->esrc, A->esrc_note), A->e_compute);
     fputs("\nEnergies are per vector access of 'bits' bits (a block of words); area per "
           "instance.\n", f);
+}
+
+/* One row of the comparison: a component's action. */
+static void compare_row(FILE *f, int json, int *first, const char *comp, const char *cls,
+                        const char *action, double given, const char *src, double builtin,
+                        int *within, int *rows)
+{
+    double ratio = given > 0 ? builtin / given : (builtin > 0 ? -1.0 : 1.0);
+    int ok = ratio >= 1.0 / 1.5 && ratio <= 1.5;
+    *within += ok;
+    (*rows)++;
+    if (json) {
+        fputs(*first ? "  {\n" : ",\n  {\n", f);
+        *first = 0;
+        kstr(f, 3, "component", comp, 0);
+        kstr(f, 3, "class", cls, 0);
+        kstr(f, 3, "action", action, 0);
+        knum(f, 3, "given_pj", given, 0);
+        kstr(f, 3, "given_source", src, 0);
+        knum(f, 3, "builtin_pj", builtin, 0);
+        key(f, 3, "ratio");
+        if (ratio < 0)
+            fputs("null", f);
+        else
+            num(f, ratio);
+        fputs(",\n", f);
+        key(f, 3, "within_1_5x");
+        fputs(ok ? "true\n  }" : "false\n  }", f);
+        return;
+    }
+    char r[32];
+    if (ratio < 0)
+        snprintf(r, sizeof r, "-");
+    else
+        snprintf(r, sizeof r, "%.2f", ratio);
+    fprintf(f, "%-24s %-18s %-8s %12.5g %12.5g %7s %s\n", comp, cls, action, given, builtin, r,
+            ok ? "" : "  (beyond 1.5x)");
+}
+
+void nm_report_energy_compare(FILE *f, const nm_arch *given, const nm_arch *builtin, int json)
+{
+    int first = 1, within = 0, rows = 0;
+    if (json)
+        fputs("{\n \"rows\": [\n", f);
+    else
+        fprintf(f, "%-24s %-18s %-8s %12s %12s %7s\n", "component", "class", "action",
+                "given pJ", "built-in pJ", "ratio");
+    for (int l = given->nlevels - 1; l >= 0; l--) {
+        const nm_level *G = &given->level[l], *B = &builtin->level[l];
+        if (G->dummy)
+            continue;
+        const char *src = source_text(G->esrc, G->esrc_note);
+        const char *cls = G->subclass[0] ? G->subclass : G->cls;
+        compare_row(f, json, &first, G->name, cls, "read", G->e_read, src, B->e_read, &within,
+                    &rows);
+        compare_row(f, json, &first, G->name, cls, "write", G->e_fill, src, B->e_fill, &within,
+                    &rows);
+        compare_row(f, json, &first, G->name, cls, "update", G->e_update, src, B->e_update,
+                    &within, &rows);
+    }
+    const nm_arith *GA = &given->arith;
+    compare_row(f, json, &first, GA->name, GA->subclass[0] ? GA->subclass : GA->cls, "compute",
+                GA->e_compute, source_text(GA->esrc, GA->esrc_note), builtin->arith.e_compute,
+                &within, &rows);
+    if (json) {
+        fputs(first ? " ],\n" : "\n ],\n", f);
+        knum(f, 1, "rows_within_1_5x", within, 0);
+        knum(f, 1, "rows", rows, 1);
+        fputs("}\n", f);
+        return;
+    }
+    fprintf(f, "\n%d of %d within 1.5x (ratio = built-in / given; leakage not compared)\n",
+            within, rows);
 }
 
 /* ---- networks ---- */

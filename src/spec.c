@@ -79,8 +79,10 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
     if (arch) {
         if ((st = nm_arch_parse(&spec->arch, arch, &spec->doc, err)) != NM_OK)
             return st;
-        if ((st = nm_energy_apply(&spec->arch, nm_ymap_get(root, "ERT"), nm_ymap_get(root, "ART"),
-                                  &spec->doc, err)) != NM_OK)
+        int tables = !(need & NM_BUILTIN_ENERGY);
+        if ((st = nm_energy_apply(&spec->arch, tables ? nm_ymap_get(root, "ERT") : NULL,
+                                  tables ? nm_ymap_get(root, "ART") : NULL, &spec->doc, err)) !=
+            NM_OK)
             return st;
         spec->has_arch = 1;
     }

@@ -257,6 +257,170 @@ START_TEST(conformance_case)
 }
 END_TEST
 
+/* ---- built-in energies against Accelergy's (issue: energy without
+ * Accelergy).  The corpus ERTs come from Accelergy at each design's stated
+ * technology; the same designs loaded with --builtin-energy must come
+ * close. ---- */
+
+static void load_case(const struct kase *k, unsigned need, nm_spec *spec)
+{
+    nm_error err;
+    nm_error_clear(&err);
+    const char *files[4];
+    for (int j = 0; j < k->nfiles; j++)
+        files[j] = k->files[j];
+    nm_status st = nm_spec_load(spec, files, (size_t)k->nfiles, need, &err);
+    ck_assert_msg(st == NM_OK, "%s: %s:%d:%d: %s", k->name, err.file, err.line, err.col, err.msg);
+}
+
+/* One compared action: per distinct component (same name, class and
+ * Accelergy energy: the tutorial designs repeat their components). */
+struct erow {
+    char key[160];
+    double given, builtin;
+    int dram;
+};
+
+static int add_row(struct erow *rows, int n, const char *name, const char *cls,
+                   const char *action, double given, double builtin, int dram)
+{
+    char key[160];
+    snprintf(key, sizeof key, "%s %s %s %.6g", name, cls, action, given);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(rows[i].key, key))
+            return n;
+    snprintf(rows[n].key, sizeof rows[n].key, "%s", key);
+    rows[n].given = given;
+    rows[n].builtin = builtin;
+    rows[n].dram = dram;
+    return n + 1;
+}
+
+START_TEST(builtin_within_1_5x)
+{
+    static struct erow rows[512];
+    int n = 0;
+    for (int c = 0; c < ncases; c++) {
+        if (strncmp(cases[c].name, "named/", 6))
+            continue;
+        nm_spec given, built;
+        load_case(&cases[c], NM_NEED_ARCH, &given);
+        load_case(&cases[c], NM_NEED_ARCH | NM_BUILTIN_ENERGY, &built);
+        const nm_arch *g = &given.arch, *b = &built.arch;
+        for (int l = 0; l < g->nlevels && n < 500; l++) {
+            const nm_level *G = &g->level[l], *B = &b->level[l];
+            if (G->dummy)
+                continue;
+            const char *cls = G->subclass[0] ? G->subclass : G->cls;
+            n = add_row(rows, n, G->name, cls, "read", G->e_read, B->e_read, G->is_dram);
+            n = add_row(rows, n, G->name, cls, "write", G->e_fill, B->e_fill, G->is_dram);
+            n = add_row(rows, n, G->name, cls, "update", G->e_update, B->e_update, G->is_dram);
+        }
+        n = add_row(rows, n, g->arith.name, g->arith.cls, "compute", g->arith.e_compute,
+                    b->arith.e_compute, 0);
+        nm_spec_fini(&given);
+        nm_spec_fini(&built);
+    }
+    int within = 0;
+    printf("built-in vs Accelergy (named designs):\n");
+    for (int i = 0; i < n; i++) {
+        const struct erow *r = &rows[i];
+        /* Accelergy's own zero (a register's write) is matched only by a zero. */
+        double ratio = r->given > 0 ? r->builtin / r->given : (r->builtin > 0 ? 1e9 : 1.0);
+        int ok = ratio >= 1.0 / 1.5 && ratio <= 1.5;
+        within += ok;
+        printf("  %-44s %10.5g %10.5g %6.2f%s\n", r->key, r->given, r->builtin, ratio,
+               ok ? "" : "  beyond 1.5x");
+        if (r->dram)
+            ck_assert_msg(fabs(r->builtin - r->given) <= 1e-9 * r->given,
+                          "DRAM %s: built-in %g pJ, Accelergy %g pJ", r->key, r->builtin,
+                          r->given);
+    }
+    printf("  %d of %d within 1.5x\n", within, n);
+    ck_assert_int_ge(n, 40);
+    ck_assert_msg(within * 5 >= n * 4, "only %d of %d actions within 1.5x of Accelergy", within,
+                  n);
+}
+END_TEST
+
+/* Spearman's rank correlation of a and b (average ranks for ties). */
+static void ranks(const double *v, int n, double *r)
+{
+    for (int i = 0; i < n; i++) {
+        int less = 0, equal = 0;
+        for (int j = 0; j < n; j++) {
+            less += v[j] < v[i];
+            equal += v[j] == v[i];
+        }
+        r[i] = less + (equal + 1) / 2.0;
+    }
+}
+
+static double spearman(const double *a, const double *b, int n)
+{
+    double ra[MAX_CASES], rb[MAX_CASES], ma = 0, mb = 0;
+    ranks(a, n, ra);
+    ranks(b, n, rb);
+    for (int i = 0; i < n; i++) {
+        ma += ra[i] / n;
+        mb += rb[i] / n;
+    }
+    double cov = 0, va = 0, vb = 0;
+    for (int i = 0; i < n; i++) {
+        cov += (ra[i] - ma) * (rb[i] - mb);
+        va += (ra[i] - ma) * (ra[i] - ma);
+        vb += (rb[i] - mb) * (rb[i] - mb);
+    }
+    return cov / sqrt(va * vb);
+}
+
+/* Over the random cases of each conv2d design: total energy with built-in
+ * estimates (ERT ignored) ranks the mappings as Timeloop's ERT-based energy
+ * does. */
+static const char *const conv2d_designs[] = {"eyeriss_like", "simba_like", "simple_os",
+                                             "simple_ws"};
+
+START_TEST(builtin_ranking)
+{
+    const char *design = conv2d_designs[_i];
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "random/%s-", design);
+    static double want[MAX_CASES], got[MAX_CASES];
+    int n = 0;
+    for (int c = 0; c < ncases; c++) {
+        const struct kase *k = &cases[c];
+        if (strncmp(k->name, prefix, strlen(prefix)))
+            continue;
+        nm_ydoc exp;
+        nm_error err;
+        nm_ydoc_init(&exp);
+        ck_assert_msg(nm_ydoc_load_file(&exp, k->expected, &err) == NM_OK, "%s", err.msg);
+        const nm_ynode *valid = nm_ymap_get(exp.root, "valid");
+        const nm_ynode *sum = nm_ymap_get(exp.root, "summary");
+        if (valid && !strcmp(valid->str, "true") && sum) {
+            ck_assert_int_eq(nm_yget_num(nm_ymap_get(sum, "energy_uj"), "energy", &want[n], &err),
+                             NM_OK);
+            nm_spec spec;
+            load_case(k, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_BUILTIN_ENERGY,
+                      &spec);
+            nm_model mdl;
+            ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, &spec.wl, &err), NM_OK);
+            static nm_stats st;
+            ck_assert_int_eq(nm_model_eval(&mdl, &spec.map, &st, NULL), 1);
+            got[n++] = st.energy;
+            nm_model_fini(&mdl);
+            nm_spec_fini(&spec);
+        }
+        nm_ydoc_fini(&exp);
+    }
+    ck_assert_int_ge(n, 20);
+    double rho = spearman(want, got, n);
+    printf("%s: Spearman %.4f over %d valid random cases (built-in vs Timeloop's ERT energy)\n",
+           design, rho, n);
+    ck_assert_msg(rho >= 0.95, "%s: Spearman %.4f < 0.95", design, rho);
+}
+END_TEST
+
 START_TEST(corpus_complete)
 {
     /* The corpus README promises hundreds of cases; a near-empty scan means
@@ -287,6 +451,12 @@ int main(void)
     tcase_add_loop_test(tc, conformance_case, 0, ncases);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
+    TCase *be = tcase_create("builtin_energy");
+    tcase_add_test(be, builtin_within_1_5x);
+    tcase_add_loop_test(be, builtin_ranking, 0,
+                        (int)(sizeof conv2d_designs / sizeof *conv2d_designs));
+    tcase_set_timeout(be, 120);
+    suite_add_tcase(s, be);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

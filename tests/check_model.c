@@ -503,55 +503,6 @@ END_TEST
 /* Built-in DRAM energies: bits per access x the type's pJ/bit (Accelergy's
  * table); an ERT entry wins; no type means LPDDR4, with a warning; an
  * unknown type is a located error. */
-static nm_status dram_design(nm_spec *spec, const char *attrs, const char *ert, nm_error *err)
-{
-    char text[2048];
-    snprintf(text, sizeof text,
-             "architecture:\n"
-             "  subtree:\n"
-             "  - name: chip\n"
-             "    local:\n"
-             "    - {name: DRAM, class: DRAM, attributes: {width: 256, datawidth: 8%s}}\n"
-             "    - {name: MAC, class: intmac}\n"
-             "%s",
-             attrs, ert);
-    return nm_spec_load_string(spec, "dram.yaml", text, NM_NEED_ARCH, err);
-}
-
-START_TEST(builtin_dram)
-{
-    nm_spec spec;
-    nm_error err;
-    ck_assert_int_eq(dram_design(&spec, ", type: HBM2", "", &err), NM_OK);
-    ck_assert_double_eq_tol(spec.arch.level[0].e_read, 3.9 * 256, 1e-9);
-    ck_assert_int_eq(spec.arch.level[0].esrc, NM_ESRC_BUILTIN);
-    ck_assert_ptr_nonnull(strstr(spec.arch.level[0].esrc_note, "HBM2"));
-    nm_spec_fini(&spec);
-
-    ck_assert_int_eq(dram_design(&spec, "", "", &err), NM_OK);
-    ck_assert_double_eq_tol(spec.arch.level[0].e_read, 8.0 * 256, 1e-9);
-    int warned = 0;
-    for (size_t i = 0; i < spec.doc.nwarnings; i++)
-        warned |= strstr(spec.doc.warnings[i].msg, "assuming LPDDR4") != NULL;
-    ck_assert(warned);
-    nm_spec_fini(&spec);
-
-    ck_assert_int_eq(dram_design(&spec, ", type: DDR3",
-                                 "ERT:\n  version: 0.4\n  tables:\n"
-                                 "  - {name: chip.DRAM, actions: [{name: read, energy: 100}]}\n",
-                                 &err), NM_OK);
-    ck_assert_double_eq(spec.arch.level[0].e_read, 100.0);
-    ck_assert_int_eq(spec.arch.level[0].esrc, NM_ESRC_ERT);
-    nm_spec_fini(&spec);
-
-    ck_assert_int_eq(dram_design(&spec, ", type: LPDDR5", "", &err), NM_ERR_INPUT);
-    ck_assert_int_eq(err.line, 5);
-    ck_assert_ptr_nonnull(strstr(err.msg, "DRAM type 'LPDDR5'"));
-    ck_assert_ptr_nonnull(strstr(err.msg, "give 'DRAM' an ERT entry"));
-    nm_spec_fini(&spec);
-}
-END_TEST
-
 static Suite *suite(void)
 {
     Suite *s = suite_create("model");
@@ -570,7 +521,6 @@ static Suite *suite(void)
     tcase_add_test(tc, invalid_factors_and_fanout);
     tcase_add_test(tc, repeatable);
     tcase_add_test(tc, v04_parallel_and_area);
-    tcase_add_test(tc, builtin_dram);
     suite_add_tcase(s, tc);
     return s;
 }

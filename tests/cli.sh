@@ -197,5 +197,18 @@ grep '"energy_pj"' "$tmp/out" | tail -1 >"$tmp/e3"
 if cmp -s "$tmp/e1" "$tmp/e3" && [ -s "$tmp/e3" ]; then ok "exported ERT gives the same energy"
 else bad "exported ERT gives $(cat "$tmp/e3"), expected $(cat "$tmp/e1")"; fi
 
+# Built-in energies: the same design without its ERT, side by side with it.
+expect 0 "energy --builtin-energy" -- "$bin" energy -q --builtin-energy "$d3"
+has "$tmp/out" "built-in SRAM (Horowitz" "built-in energies cite their source"
+expect 0 "energy --compare" -- "$bin" energy -q --compare "$d3"
+has "$tmp/out" "within 1.5x" "energy --compare counts the actions within 1.5x"
+expect 0 "model --builtin-energy" -- "$bin" model -q --builtin-energy "$tmp/noert.yaml" "$tmp/map/map.yaml"
+has "$tmp/out" "energy source        : built-in regfile" "model names each level's energy source"
+expect 0 "model without an ERT" -- "$bin" model "$tmp/noert.yaml" "$tmp/map/map.yaml"
+has "$tmp/err" "gives no technology; its built-in energy assumes 45 nm" "an assumed technology is a warning"
+sed 's/class: regfile/class: regfil/' "$tmp/noert.yaml" >"$tmp/badclass.yaml"
+expect 2 "unknown class without an ERT" -- "$bin" model -q "$tmp/badclass.yaml" "$tmp/map/map.yaml"
+has "$tmp/err" "did you mean 'regfile'" "an unknown class suggests the closest built-in one"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

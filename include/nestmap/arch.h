@@ -24,7 +24,10 @@ typedef enum nm_energy_source {
 typedef struct nm_level {
     char name[NM_NAME_MAX];  /* without the [a..b] range */
     char cls[NM_NAME_MAX];   /* component class as written */
+    char subclass[NM_NAME_MAX]; /* `subclass` ("" when absent) */
     const nm_ynode *node;    /* where it was declared (for errors) */
+    const nm_ynode *cls_node; /* its `class` */
+    const nm_ynode *attrs;   /* its attributes (for the built-in estimates) */
     int dummy;               /* dummy_storage: a placeholder for a fan-out */
     int is_dram;
     int64_t instances, meshX, meshY;
@@ -41,7 +44,7 @@ typedef struct nm_level {
     double vector_access_energy; /* max over actions / cluster_size, as printed */
     double addr_gen_energy;      /* per address generation, 0 by default */
     double area;                 /* um^2 per instance */
-    nm_energy_source esrc;
+    nm_energy_source esrc, asrc; /* where the energies / the area came from */
     const char *esrc_note;       /* for built-in energies: the table entry used */
     char dram_type[16];          /* DRAM: the `type` attribute ("" when absent) */
     const nm_ynode *type_node;   /* where `type` was given */
@@ -50,12 +53,14 @@ typedef struct nm_level {
 typedef struct nm_arith {
     char name[NM_NAME_MAX];
     char cls[NM_NAME_MAX];
-    const nm_ynode *node;
+    char subclass[NM_NAME_MAX];
+    const nm_ynode *node, *cls_node, *attrs;
     int64_t instances, meshX, meshY;
     int word_bits;
     double e_compute; /* pJ per operation */
     double area;
-    nm_energy_source esrc;
+    nm_energy_source esrc, asrc;
+    const char *esrc_note; /* for built-in energies: the table entry used */
 } nm_arith;
 
 typedef struct nm_arch {

@@ -50,6 +50,11 @@ void nm_report_found_csv(FILE *f, const struct nm_search_result *res,
  * table form (2) that nestmap and Timeloop both read. */
 void nm_report_energy(FILE *f, const nm_arch *arch, int format);
 
+/* The energies of `given` (as loaded, with the input's ERT) beside those of
+ * `builtin` (the same design, built-in estimates only), per component and
+ * action, with their ratio and how many lie within 1.5x; text or JSON. */
+void nm_report_energy_compare(FILE *f, const nm_arch *given, const nm_arch *builtin, int json);
+
 struct nm_network;
 struct nm_layer_result;
 

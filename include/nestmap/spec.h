@@ -18,7 +18,8 @@
 enum {
     NM_NEED_ARCH = 1u << 0,
     NM_NEED_PROBLEM = 1u << 1,
-    NM_NEED_MAPPING = 1u << 2
+    NM_NEED_MAPPING = 1u << 2,
+    NM_BUILTIN_ENERGY = 1u << 3 /* ignore ERT/ART: every energy and area built in */
 };
 
 typedef struct nm_spec {

@@ -14,6 +14,7 @@ typedef struct nm_cli_opts {
     const char *outdir; /* -o DIR */
     int json;           /* --json */
     int quiet;          /* --quiet */
+    int builtin_energy; /* --builtin-energy: ignore the input's ERT/ART */
     int threads;        /* --threads N (0: default) */
     uint64_t seed;      /* --seed S */
     int have_seed;

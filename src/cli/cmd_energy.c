@@ -14,29 +14,64 @@ static const char usage[] =
     "Prints the per-action energy (pJ per vector access) and area (um^2 per\n"
     "instance) of every component, and where each number came from: the\n"
     "input's ERT/ART, the component's attributes (vector_access_energy,\n"
-    "energy), nestmap's built-in tables (DRAM by type), or none.\n\n"
+    "energy), or nestmap's built-in classes:\n"
+    "  DRAM (by type: LPDDR4, HBM2, GDDR5, DDR3), SRAM, smartbuffer_SRAM,\n"
+    "  regfile, smartbuffer_RF, aladdin_register, intmac, fpmac, intadder,\n"
+    "  intmultiplier, fpadder, fpmultiplier, dummy_storage; `storage` and\n"
+    "  `compute` take their `subclass`.\n"
+    "Built-in energies follow the component's depth, width, operand widths and\n"
+    "technology (7 to 130 nm); their sources are cited in src/estimate.c.\n\n"
     "options:\n"
     "  --json       the table as JSON\n"
     "  --ert        the table as an ERT/ART in Timeloop's v0.4 form\n"
+    "  --builtin-energy\n"
+    "               ignore the input's ERT/ART: every number from the built-in\n"
+    "               classes\n"
+    "  --compare    the input's ERT beside the built-in estimate, per action,\n"
+    "               with their ratio\n"
     "  -q, --quiet  no warnings\n";
+
+/* Removes a flag without a value from argv; returns whether it was there. */
+static int take_flag(int *argc, char **argv, const char *name)
+{
+    int found = 0;
+    for (int i = 1; i < *argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            break;
+        if (!strcmp(argv[i], name)) {
+            memmove(argv + i, argv + i + 1, (size_t)(*argc - i) * sizeof *argv);
+            (*argc)--;
+            i--;
+            found = 1;
+        }
+    }
+    return found;
+}
 
 int nm_cmd_energy(int argc, char **argv)
 {
-    int ert = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--ert")) {
-            ert = 1;
-            memmove(argv + i, argv + i + 1, (size_t)(argc - i) * sizeof *argv);
-            argc--;
-            i--;
-        }
-    }
+    int ert = take_flag(&argc, argv, "--ert");
+    int compare = take_flag(&argc, argv, "--compare");
     nm_cli_opts o;
     nm_spec spec;
     int rc = nm_cli_begin(argc, argv, usage, NM_NEED_ARCH, &o, &spec);
     if (rc >= 0)
         return rc;
-    nm_report_energy(stdout, &spec.arch, ert ? 2 : o.json ? 1 : 0);
+    if (!compare) {
+        nm_report_energy(stdout, &spec.arch, ert ? 2 : o.json ? 1 : 0);
+        nm_spec_fini(&spec);
+        return 0;
+    }
+    nm_cli_opts ob = o;
+    ob.builtin_energy = 1;
+    ob.quiet = 1; /* its warnings were printed with the first load */
+    nm_spec builtin;
+    if ((rc = nm_cli_load(&ob, NM_NEED_ARCH, &builtin)) != 0) {
+        nm_spec_fini(&spec);
+        return rc;
+    }
+    nm_report_energy_compare(stdout, &spec.arch, &builtin.arch, o.json);
+    nm_spec_fini(&builtin);
     nm_spec_fini(&spec);
     return 0;
 }

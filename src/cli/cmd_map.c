@@ -25,6 +25,8 @@ static const char usage[] =
     NM_CLI_SEARCH_USAGE
     "  -o DIR            write map.yaml, stats.txt, stats.json, pareto.csv, top.csv\n"
     "  --json            print stats and search summary as JSON\n"
+    "  --builtin-energy  ignore the input's ERT/ART: estimate every energy and area\n"
+    "                    from the component classes (see nestmap energy)\n"
     "  -q, --quiet       no warnings, no progress\n\n"
     "Ctrl-C ends the search and still reports the best mapping found.\n"
     "exit status: 0 a mapping found, 1 none valid, 2 bad input\n";

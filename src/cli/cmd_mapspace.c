@@ -26,6 +26,9 @@ static const char usage[] =
     "  --sample N   also evaluate N random mappings: valid fraction and the\n"
     "               distribution of energy, cycles and EDP\n"
     "  --seed S     seed for the sampling (default 0)\n"
+    "  --builtin-energy\n"
+    "               ignore the ERT/ART: estimate every energy and area from the\n"
+    "               component classes (see nestmap energy)\n"
     "  -q, --quiet  no warnings\n";
 
 /* "1234" when it fits, else "10^7.3". */

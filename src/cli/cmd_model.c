@@ -19,6 +19,9 @@ static const char usage[] =
     "options:\n"
     "  -o DIR       also write stats.txt, stats.json and map.txt to DIR\n"
     "  --json       print the stats as JSON on stdout\n"
+    "  --builtin-energy\n"
+    "               ignore the ERT/ART: estimate every energy and area from the\n"
+    "               component classes (see nestmap energy)\n"
     "  -q, --quiet  no warnings\n\n"
     "exit status: 0 valid mapping, 1 invalid mapping, 2 bad input\n";
 

@@ -25,6 +25,8 @@ static const char usage[] =
     NM_CLI_SEARCH_USAGE
     "  -o DIR            write layers.csv, network.json and LAYER/map.yaml\n"
     "  --json            print the results as JSON\n"
+    "  --builtin-energy  ignore the input's ERT/ART: estimate every energy and area\n"
+    "                    from the component classes (see nestmap energy)\n"
     "  -q, --quiet       no warnings\n\n"
     "exit status: 0 every layer mapped, 1 some layer has no mapping, 2 bad input\n";
 

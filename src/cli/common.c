@@ -36,6 +36,8 @@ int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *
             o->json = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = 1;
+        } else if (!strcmp(a, "--builtin-energy")) {
+            o->builtin_energy = 1;
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strncmp(a, "--output=", 9)) {
             const char *v = a[1] == 'o' ? (i + 1 < argc ? argv[++i] : NULL)
                             : a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
@@ -224,6 +226,8 @@ int nm_cli_load(const nm_cli_opts *o, unsigned need, nm_spec *spec)
 {
     nm_error err;
     nm_error_clear(&err);
+    if (o->builtin_energy)
+        need |= NM_BUILTIN_ENERGY;
     nm_status st = nm_spec_load(spec, (const char *const *)o->files, (size_t)o->nfiles, need, &err);
     nm_cli_warnings(&spec->doc, o->quiet, 0);
     if (st == NM_OK)

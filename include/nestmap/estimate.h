@@ -1,0 +1,58 @@
+/* estimate.h — nestmap's own energy and area estimates, for components that
+ * have no ERT/ART entry.
+ *
+ * A component's class (and subclass) picks a built-in class; its attributes
+ * (depth, width, technology, operand widths, DRAM type) give the numbers.
+ * Every default number lives in a table in estimate.c with its source next
+ * to it.  The reference node of the tables is 45 nm (40 nm for the Aladdin
+ * figures); other nodes are reached with the Stillmaker & Baas (2017)
+ * scaling table.
+ *
+ * Names Timeloop/Accelergy designs use map onto the built-in classes:
+ *   DRAM                                    DRAM by `type`
+ *   SRAM, smartbuffer_SRAM                  SRAM (smartbuffer: + address generator)
+ *   regfile, smartbuffer_RF                 register file
+ *   aladdin_register, register              single register
+ *   intmac, fpmac, intadder, intmultiplier, fpadder, fpmultiplier
+ *   dummy_storage                           nothing (0 pJ)
+ *   storage / compute with a `subclass`     the subclass
+ */
+#ifndef NESTMAP_ESTIMATE_H
+#define NESTMAP_ESTIMATE_H
+
+#include "nestmap/arch.h"
+#include "nestmap/yaml.h"
+
+typedef struct nm_estimate {
+    double read, write, update; /* pJ per vector access (storage) */
+    double compute;             /* pJ per operation (arithmetic) */
+    double leak;                /* pJ per cycle */
+    double area;                /* um^2 per instance */
+    const char *source;         /* what the numbers came from (static text) */
+} nm_estimate;
+
+/* Estimates for a storage level / the arithmetic level.  An unknown class
+ * is an error (with "did you mean"); so is an attribute the class needs
+ * and does not have.  A default the user did not ask for (no technology,
+ * no DRAM type) is a warning in doc (none when doc is NULL). */
+nm_status nm_estimate_level(const nm_level *L, nm_ydoc *doc, nm_estimate *e, nm_error *err);
+nm_status nm_estimate_arith(const nm_arith *A, nm_ydoc *doc, nm_estimate *e, nm_error *err);
+
+/* Whether class/subclass names a built-in class (for area-only estimates). */
+int nm_estimate_known(const char *cls, const char *subclass);
+
+/* The built-in class name closest to cls (for "did you mean"), or NULL. */
+const char *nm_estimate_suggest(const char *cls);
+
+/* Energy and area of one component at technology `nm` from the 45 nm
+ * reference: factors to multiply by.  Negative when a node lies outside
+ * the scaling table (7 to 130 nm). */
+double nm_tech_energy_factor(double nm);
+double nm_tech_area_factor(double nm);
+
+/* The per-access energies behind the classes, at `nm` (tests and tables). */
+double nm_estimate_sram_pj(double depth, double width_bits, double nm);
+double nm_estimate_regfile_pj(double depth, double width_bits, double nm);
+double nm_estimate_mac_pj(int mult_bits, int add_bits, int fp, double nm);
+
+#endif

@@ -1,0 +1,462 @@
+/* estimate.c — built-in energy and area of components from their class and
+ * attributes; see estimate.h.
+ *
+ * The tables below are published figures; each carries its source.  Curves
+ * are interpolated with GSL, linearly in log-log space (energy grows as a
+ * power of size or width between the published points); beyond the end
+ * points the end segment's slope carries on. */
+#include <config.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <gsl/gsl_interp.h>
+
+#include "nestmap/estimate.h"
+#include "nestmap/text.h"
+
+#define REF_NM 45.0 /* node of the Horowitz tables */
+
+/* ---- the tables ------------------------------------------------------- */
+
+/* M. Horowitz, "Computing's energy problem (and what we can do about it)",
+ * ISSCC 2014, 45 nm at 0.9 V: energy per operation (pJ) and area (um^2) of
+ * integer and floating-point adders and multipliers by operand width. */
+static const double add_bits[] = {8, 16, 32};
+static const double add_pj[] = {0.03, 0.05, 0.1};
+static const double add_um2[] = {36, 67, 137};
+static const double mul_bits[] = {8, 32};
+static const double mul_pj[] = {0.2, 3.1};
+static const double mul_um2[] = {282, 3495};
+static const double fp_bits[] = {16, 32};
+static const double fadd_pj[] = {0.4, 0.9};
+static const double fadd_um2[] = {1360, 4184};
+static const double fmul_pj[] = {1.1, 3.7};
+static const double fmul_um2[] = {1640, 7700};
+
+/* Same source: energy of a 64-bit read from an SRAM of 8 KB, 32 KB and
+ * 1 MB (pJ). */
+static const double sram_bytes[] = {8192, 32768, 1048576};
+static const double sram_pj[] = {10, 20, 100};
+
+/* 6T SRAM cell area at 45 nm, 0.346 um^2: K. Mistry et al., "A 45nm logic
+ * technology with high-k + metal gate transistors...", IEDM 2007.  Cell
+ * area only; the periphery is not counted. */
+#define SRAM_CELL_UM2 0.346
+
+/* A 32-bit register-file access costs 1 pJ at 45 nm: S. Han et al.,
+ * "Learning both weights and connections for efficient neural networks",
+ * NeurIPS 2015, Table 1 (after Horowitz 2014).  The source gives no entry
+ * count; nestmap takes 32 entries, a common register file.  Energy grows
+ * with depth as depth^0.78, the CACTI-derived rule (1.56/2) of Accelergy's
+ * library plug-in, and linearly with width. */
+#define RF_REF_PJ 1.0
+#define RF_REF_BITS 32.0
+#define RF_REF_DEPTH 32.0
+#define RF_DEPTH_EXP 0.78
+
+/* One-bit register, 40 nm: 0.009 pJ per bit read (writes count 0, the
+ * convention of the table), 5.98 um^2 per bit.  Y. S. Shao et al.,
+ * "Aladdin: a pre-RTL, power-performance accelerator simulator", ISCA 2014,
+ * as tabulated in Accelergy's Aladdin plug-in. */
+#define REG_NM 40.0
+#define REG_PJ_PER_BIT 0.009
+#define REG_UM2_PER_BIT 5.98
+
+/* Technology scaling: A. Stillmaker and B. Baas, "Scaling equations for the
+ * accurate prediction of CMOS device performance from 180 nm to 7 nm",
+ * Integration 58 (2017).  Energy at a node is a*V^2 + b*V + c (its fitted
+ * coefficients, as Accelergy's library plug-in tabulates them), taken at
+ * V = 0.8 as Accelergy does; area relative to 45 nm is the paper's area
+ * scaling row for 45 nm.  Ascending node order, for GSL. */
+static const double tech_nm[] = {7, 10, 14, 16, 20, 32, 45, 65, 90, 130};
+static const double tech_coef[][3] = {
+    {0.1776, -0.09097, 0.02447}, {0.2068, -0.09311, 0.02375}, {0.2363, -0.09675, 0.02239},
+    {0.2958, -0.1241, 0.03024},  {0.373, -0.1582, 0.04104},   {0.9559, -0.7823, 0.471},
+    {1.103, -0.362, 0.2767},     {3.755, -4.398, 1.975},      {4.762, -4.781, 2.092},
+    {7.171, -6.709, 2.904}};
+static const double tech_area[] = {0.059, 0.1, 0.17, 0.19, 0.21, 0.46, 1, 1.5, 2.8, 6.4};
+#define NTECH (sizeof tech_nm / sizeof *tech_nm)
+#define TECH_VDD 0.8
+
+/* DRAM access energy per bit, by type: Accelergy's DRAM table as the
+ * Accelergy project documents it.  Other types have no figure here: they
+ * need an ERT entry. */
+static const struct {
+    const char *type;
+    double pj_per_bit;
+    const char *note;
+} dram_table[] = {
+    {"LPDDR4", 8.0, "DRAM LPDDR4: 8 pJ/bit (Accelergy's DRAM table)"},
+    {"HBM2", 3.9, "DRAM HBM2: 3.9 pJ/bit (Accelergy's DRAM table)"},
+    {"GDDR5", 14.0, "DRAM GDDR5: 14 pJ/bit (Accelergy's DRAM table)"},
+    {"DDR3", 70.0, "DRAM DDR3: 70 pJ/bit (Accelergy's DRAM table)"},
+};
+
+/* ---- interpolation ---------------------------------------------------- */
+
+/* y(x) over the published points, linear in (log x, log y); GSL finds the
+ * segment, the end segments extend beyond the table. */
+static double loglog(const double *xs, const double *ys, size_t n, double x)
+{
+    double lx[8], ly[8];
+    for (size_t i = 0; i < n; i++) {
+        lx[i] = log(xs[i]);
+        ly[i] = log(ys[i]);
+    }
+    double l = log(x), r;
+    gsl_interp *g = gsl_interp_alloc(gsl_interp_linear, n);
+    if (!g)
+        return NAN;
+    gsl_interp_init(g, lx, ly, n);
+    if (l < lx[0])
+        r = ly[0] + (l - lx[0]) * gsl_interp_eval_deriv(g, lx, ly, lx[0], NULL);
+    else if (l > lx[n - 1])
+        r = ly[n - 1] + (l - lx[n - 1]) * gsl_interp_eval_deriv(g, lx, ly, lx[n - 1], NULL);
+    else
+        r = gsl_interp_eval(g, lx, ly, l, NULL);
+    gsl_interp_free(g);
+    return exp(r);
+}
+
+/* Linear in node between the table's nodes; NAN outside. */
+static double over_nodes(const double *ys, double nm)
+{
+    if (!(nm >= tech_nm[0] && nm <= tech_nm[NTECH - 1]))
+        return NAN;
+    gsl_interp *g = gsl_interp_alloc(gsl_interp_linear, NTECH);
+    if (!g)
+        return NAN;
+    gsl_interp_init(g, tech_nm, ys, NTECH);
+    double r = gsl_interp_eval(g, tech_nm, ys, nm, NULL);
+    gsl_interp_free(g);
+    return r;
+}
+
+static double energy_at(double nm)
+{
+    double f[NTECH];
+    for (size_t i = 0; i < NTECH; i++)
+        f[i] = tech_coef[i][0] * TECH_VDD * TECH_VDD + tech_coef[i][1] * TECH_VDD +
+               tech_coef[i][2];
+    return over_nodes(f, nm);
+}
+
+double nm_tech_energy_factor(double nm)
+{
+    double f = energy_at(nm);
+    return isnan(f) ? -1.0 : f / energy_at(REF_NM);
+}
+
+double nm_tech_area_factor(double nm)
+{
+    double a = over_nodes(tech_area, nm);
+    return isnan(a) ? -1.0 : a;
+}
+
+/* ---- the classes ------------------------------------------------------ */
+
+double nm_estimate_sram_pj(double depth, double width_bits, double nm)
+{
+    /* A w-bit SRAM of depth d: w/64 side-by-side 64-bit slices of d x 8 bytes. */
+    return width_bits / 64.0 * loglog(sram_bytes, sram_pj, 3, depth * 8.0) *
+           nm_tech_energy_factor(nm);
+}
+
+double nm_estimate_regfile_pj(double depth, double width_bits, double nm)
+{
+    return RF_REF_PJ * (width_bits / RF_REF_BITS) * pow(depth / RF_REF_DEPTH, RF_DEPTH_EXP) *
+           nm_tech_energy_factor(nm);
+}
+
+static double register_pj(double bits, double nm)
+{
+    return REG_PJ_PER_BIT * bits * nm_tech_energy_factor(nm) / nm_tech_energy_factor(REG_NM);
+}
+
+/* Adder and multiplier energy (pJ) and area (um^2) at 45 nm by width. */
+static double adder_pj(int fp, double bits)
+{
+    return fp ? loglog(fp_bits, fadd_pj, 2, bits) : loglog(add_bits, add_pj, 3, bits);
+}
+
+static double mult_pj(int fp, double bits)
+{
+    return fp ? loglog(fp_bits, fmul_pj, 2, bits) : loglog(mul_bits, mul_pj, 2, bits);
+}
+
+static double adder_um2(int fp, double bits)
+{
+    return fp ? loglog(fp_bits, fadd_um2, 2, bits) : loglog(add_bits, add_um2, 3, bits);
+}
+
+static double mult_um2(int fp, double bits)
+{
+    return fp ? loglog(fp_bits, fmul_um2, 2, bits) : loglog(mul_bits, mul_um2, 2, bits);
+}
+
+double nm_estimate_mac_pj(int mult_bits, int adder_bits, int fp, double nm)
+{
+    return (mult_pj(fp, mult_bits) + adder_pj(fp, adder_bits)) * nm_tech_energy_factor(nm);
+}
+
+/* A smartbuffer's address generator: an adder and two registers (address,
+ * stride) of ceil(log2 depth) bits. */
+static double address_gen_pj(double depth, double nm)
+{
+    double bits = depth > 2 ? ceil(log2(depth)) : 1.0;
+    return adder_pj(0, bits) * nm_tech_energy_factor(nm) +
+           2.0 * register_pj(bits, nm);
+}
+
+enum kind {
+    K_DRAM, K_SRAM, K_SB_SRAM, K_RF, K_SB_RF, K_REG, K_DUMMY, /* storage */
+    K_INTMAC, K_FPMAC, K_INTADD, K_INTMUL, K_FPADD, K_FPMUL   /* arithmetic */
+};
+
+static const struct {
+    const char *name;
+    enum kind kind;
+} classes[] = {
+    {"DRAM", K_DRAM},           {"SRAM", K_SRAM},
+    {"smartbuffer_SRAM", K_SB_SRAM}, {"regfile", K_RF},
+    {"smartbuffer_RF", K_SB_RF}, {"aladdin_register", K_REG},
+    {"register", K_REG},        {"dummy_storage", K_DUMMY},
+    {"intmac", K_INTMAC},       {"fpmac", K_FPMAC},
+    {"intadder", K_INTADD},     {"aladdin_adder", K_INTADD},
+    {"intmultiplier", K_INTMUL}, {"aladdin_multiplier", K_INTMUL},
+    {"fpadder", K_FPADD},       {"fpmultiplier", K_FPMUL},
+};
+#define NCLASSES (sizeof classes / sizeof *classes)
+
+static const char *const kind_source[] = {
+    [K_DRAM] = "",
+    [K_SRAM] = "built-in SRAM (Horowitz 2014 45 nm, Stillmaker-Baas scaling)",
+    [K_SB_SRAM] = "built-in SRAM + address generator (Horowitz 2014, Aladdin)",
+    [K_RF] = "built-in regfile (Han 2015 32-bit RF, depth^0.78)",
+    [K_SB_RF] = "built-in regfile + address generator (Han 2015, Aladdin)",
+    [K_REG] = "built-in register (Aladdin 40 nm, 0.009 pJ/bit)",
+    [K_DUMMY] = "dummy (no energy)",
+    [K_INTMAC] = "built-in intmac (Horowitz 2014 45 nm)",
+    [K_FPMAC] = "built-in fpmac (Horowitz 2014 45 nm)",
+    [K_INTADD] = "built-in intadder (Horowitz 2014 45 nm)",
+    [K_INTMUL] = "built-in intmultiplier (Horowitz 2014 45 nm)",
+    [K_FPADD] = "built-in fpadder (Horowitz 2014 45 nm)",
+    [K_FPMUL] = "built-in fpmultiplier (Horowitz 2014 45 nm)",
+};
+
+static int is_storage_kind(enum kind k)
+{
+    return k <= K_DUMMY;
+}
+
+/* The built-in class of cls (or of subclass, for the generic `storage` and
+ * `compute`), or -1. */
+static int lookup(const char *cls, const char *subclass)
+{
+    if (subclass && subclass[0] && (!strcasecmp(cls, "storage") || !strcasecmp(cls, "compute")))
+        cls = subclass;
+    for (size_t i = 0; i < NCLASSES; i++)
+        if (!strcasecmp(classes[i].name, cls))
+            return (int)classes[i].kind;
+    return -1;
+}
+
+int nm_estimate_known(const char *cls, const char *subclass)
+{
+    return lookup(cls, subclass) >= 0;
+}
+
+const char *nm_estimate_suggest(const char *cls)
+{
+    const char *cands[NCLASSES];
+    for (size_t i = 0; i < NCLASSES; i++)
+        cands[i] = classes[i].name;
+    return nm_text_suggest(cls, cands, NCLASSES);
+}
+
+static nm_status unknown_class(const nm_ynode *at, const char *comp, const char *cls,
+                               const char *subclass, int storage, nm_error *err)
+{
+    const char *cands[NCLASSES];
+    size_t n = 0;
+    for (size_t i = 0; i < NCLASSES; i++)
+        if (is_storage_kind(classes[i].kind) == storage)
+            cands[n++] = classes[i].name;
+    const char *name = subclass && subclass[0] ? subclass : cls;
+    if ((!strcasecmp(cls, "storage") || !strcasecmp(cls, "compute")) && !(subclass && subclass[0]))
+        return nm_yerror(err, at, "'%s': class '%s' needs a 'subclass' for a built-in energy "
+                         "estimate (or give '%s' an ERT entry)", comp, cls, comp);
+    const char *s = nm_text_suggest(name, cands, n);
+    if (s)
+        return nm_yerror(err, at, "'%s': no ERT entry and no built-in class '%s'; did you mean "
+                         "'%s'?", comp, name, s);
+    char list[512] = "";
+    for (size_t i = 0; i < n; i++) {
+        strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+        strncat(list, cands[i], sizeof list - strlen(list) - 1);
+    }
+    return nm_yerror(err, at, "'%s': no ERT entry and no built-in class '%s' (built-in: %s); "
+                     "give '%s' an ERT entry", comp, name, list, comp);
+}
+
+/* The `technology` attribute in nm: 45, "45nm", "45 nm", "0.045um".
+ * Absent (or -1, as dummies write it): 45 nm with a warning. */
+static nm_status technology(const nm_ynode *attrs, const nm_ynode *comp_node, const char *comp,
+                            nm_ydoc *doc, double *nm, nm_error *err)
+{
+    const nm_ynode *t = attrs ? nm_ymap_get(attrs, "technology") : NULL;
+    if (t && t->kind == NM_Y_SCALAR && !nm_yis_null(t)) {
+        char *end;
+        double v = strtod(t->str, &end);
+        while (*end == ' ')
+            end++;
+        if (!strcmp(end, "um"))
+            v *= 1000.0;
+        else if (*end && strcmp(end, "nm"))
+            return nm_yerror(err, t, "'%s': technology '%s' is not a node in nm (e.g. 45nm)",
+                             comp, t->str);
+        if (v != -1.0) {
+            if (nm_tech_energy_factor(v) < 0)
+                return nm_yerror(err, t, "'%s': technology %g nm is outside the scaling table "
+                                 "(7 to 130 nm, Stillmaker & Baas 2017); give '%s' an ERT entry",
+                                 comp, v, comp);
+            *nm = v;
+            return NM_OK;
+        }
+    } else if (t && !nm_yis_null(t)) {
+        return nm_yerror(err, t, "'%s': technology must be a node such as 45nm", comp);
+    }
+    *nm = REF_NM;
+    if (doc && nm_ydoc_warn(doc, comp_node, "'%s' gives no technology; its built-in energy assumes "
+                     "45 nm", comp) != NM_OK)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    return NM_OK;
+}
+
+static nm_status dram(const nm_level *L, nm_ydoc *doc, nm_estimate *e, nm_error *err)
+{
+    const char *type = L->dram_type[0] ? L->dram_type : "LPDDR4";
+    size_t n = sizeof dram_table / sizeof *dram_table;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (!strcmp(dram_table[i].type, type))
+            break;
+    if (i == n) /* real type names differ by a digit: no "did you mean" here */
+        return nm_yerror(err, L->type_node, "DRAM type '%s' of '%s' has no built-in energy "
+                         "(known: LPDDR4, HBM2, GDDR5, DDR3); give '%s' an ERT entry", type,
+                         L->name, L->name);
+    if (!L->dram_type[0] && doc &&
+        nm_ydoc_warn(doc, L->node, "'%s' gives no DRAM type; assuming LPDDR4 (8 pJ/bit), as "
+                     "Accelergy does", L->name) != NM_OK)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    double bits = (double)L->word_bits * L->block_size * L->cluster_size;
+    e->read = e->write = e->update = dram_table[i].pj_per_bit * bits;
+    e->source = dram_table[i].note;
+    return NM_OK;
+}
+
+nm_status nm_estimate_level(const nm_level *L, nm_ydoc *doc, nm_estimate *e, nm_error *err)
+{
+    memset(e, 0, sizeof *e);
+    int k = lookup(L->cls, L->subclass);
+    if (k < 0 || !is_storage_kind((enum kind)k))
+        return unknown_class(L->cls_node ? L->cls_node : L->node, L->name, L->cls, L->subclass,
+                             1, err);
+    e->source = kind_source[k];
+    if (k == K_DUMMY)
+        return NM_OK;
+    if (k == K_DRAM || L->is_dram)
+        return dram(L, doc, e, err);
+    double nm;
+    nm_status st = technology(L->attrs, L->node, L->name, doc, &nm, err);
+    if (st != NM_OK)
+        return st;
+    double width = (double)L->word_bits * L->block_size * L->cluster_size;
+    if (k == K_REG) {
+        e->read = register_pj(width, nm);
+        e->area = REG_UM2_PER_BIT * width * nm_tech_area_factor(nm) / nm_tech_area_factor(REG_NM);
+        return NM_OK;
+    }
+    if (!L->has_size)
+        return nm_yerror(err, L->node, "'%s' (class %s) has no depth; its built-in energy needs "
+                         "one (or give '%s' an ERT entry)", L->name, L->cls, L->name);
+    double depth = (double)L->size / L->block_size;
+    double bits = depth * width;
+    if (k == K_SRAM || k == K_SB_SRAM) {
+        e->read = nm_estimate_sram_pj(depth, width, nm);
+        e->area = SRAM_CELL_UM2 * bits * nm_tech_area_factor(nm);
+    } else {
+        e->read = nm_estimate_regfile_pj(depth, width, nm);
+        e->area = REG_UM2_PER_BIT * bits * nm_tech_area_factor(nm) / nm_tech_area_factor(REG_NM);
+    }
+    if (k == K_SB_SRAM || k == K_SB_RF)
+        e->read += address_gen_pj(depth, nm);
+    e->write = e->update = e->read;
+    return NM_OK;
+}
+
+/* An attribute that is a positive integer, or 0 when absent. */
+static nm_status width_attr(const nm_ynode *attrs, const char *key, int *out, nm_error *err)
+{
+    const nm_ynode *n = attrs ? nm_ymap_get(attrs, key) : NULL;
+    *out = 0;
+    if (!n || nm_yis_null(n))
+        return NM_OK;
+    int64_t v;
+    char what[64];
+    snprintf(what, sizeof what, "attribute '%s'", key);
+    nm_status st = nm_yget_pos(n, what, &v, err);
+    if (st == NM_OK && v > 1024)
+        return nm_yerror(err, n, "%s is implausibly wide (%lld bits)", what, (long long)v);
+    *out = (int)v;
+    return st;
+}
+
+nm_status nm_estimate_arith(const nm_arith *A, nm_ydoc *doc, nm_estimate *e, nm_error *err)
+{
+    memset(e, 0, sizeof *e);
+    int k = lookup(A->cls, A->subclass);
+    if (k < 0 || is_storage_kind((enum kind)k))
+        return unknown_class(A->cls_node ? A->cls_node : A->node, A->name, A->cls, A->subclass,
+                             0, err);
+    e->source = kind_source[k];
+    double nm;
+    nm_status st = technology(A->attrs, A->node, A->name, doc, &nm, err);
+    if (st != NM_OK)
+        return st;
+    /* Operand widths: multiplier_width/adder_width, else exponent+mantissa
+     * (floating point), else the datapath width. */
+    int mw, aw, ex, ma;
+    if ((st = width_attr(A->attrs, "multiplier_width", &mw, err)) != NM_OK ||
+        (st = width_attr(A->attrs, "adder_width", &aw, err)) != NM_OK ||
+        (st = width_attr(A->attrs, "exponent", &ex, err)) != NM_OK ||
+        (st = width_attr(A->attrs, "mantissa", &ma, err)) != NM_OK)
+        return st;
+    /* The datapath: datawidth (the arithmetic's word bits), else `width`. */
+    int w = A->word_bits, wa;
+    if (!nm_ymap_get(A->attrs, "datawidth") && !nm_ymap_get(A->attrs, "word_bits") &&
+        !nm_ymap_get(A->attrs, "word_width")) {
+        if ((st = width_attr(A->attrs, "width", &wa, err)) != NM_OK)
+            return st;
+        if (wa)
+            w = wa;
+    }
+    if (ex && ma)
+        w = ex + ma;
+    if (!mw)
+        mw = w;
+    if (!aw)
+        aw = w;
+    int fp = k == K_FPMAC || k == K_FPADD || k == K_FPMUL;
+    int has_add = k == K_INTMAC || k == K_FPMAC || k == K_INTADD || k == K_FPADD;
+    int has_mul = k == K_INTMAC || k == K_FPMAC || k == K_INTMUL || k == K_FPMUL;
+    e->compute = ((has_add ? adder_pj(fp, aw) : 0.0) + (has_mul ? mult_pj(fp, mw) : 0.0)) *
+                 nm_tech_energy_factor(nm);
+    e->area = ((has_add ? adder_um2(fp, aw) : 0.0) + (has_mul ? mult_um2(fp, mw) : 0.0)) *
+              nm_tech_area_factor(nm);
+    return NM_OK;
+}
