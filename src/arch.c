@@ -347,7 +347,21 @@ struct flat {
     int nstore;
     nm_level store[NM_MAX_LEVELS]; /* outermost first; reversed at the end */
     int have_arith;
+    const nm_ynode *tech; /* `technology` of the nearest enclosing subtree or container */
 };
+
+/* Accelergy hands an enclosing subtree's (or container's) attributes down
+ * to its components; nestmap does so for `technology`, the one the built-in
+ * estimates read.  Returns the previous value, to restore. */
+static const nm_ynode *enter_scope(struct flat *fl, const nm_ynode *scope)
+{
+    const nm_ynode *saved = fl->tech;
+    const nm_ynode *attrs = nm_ymap_get(scope, "attributes");
+    const nm_ynode *t = attrs && attrs->kind == NM_Y_MAP ? nm_ymap_get(attrs, "technology") : NULL;
+    if (t && !nm_yis_null(t))
+        fl->tech = t;
+    return saved;
+}
 
 static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_ynode *name_node,
                                const char *base, int64_t instances, int64_t defx,
@@ -403,6 +417,9 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
         return st;
     /* Accelergy's `subclass` (beside `class`, or among the attributes)
      * names the primitive a generic `storage`/`compute` is made of. */
+    const nm_ynode *own_tech = nm_ymap_get(attrs, "technology");
+    if (own_tech && nm_yis_null(own_tech))
+        own_tech = NULL;
     char subclass[NM_NAME_MAX] = "";
     const nm_ynode *sub = nm_ymap_get(comp, "subclass");
     if (!sub)
@@ -423,6 +440,7 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
         A->node = comp;
         A->cls_node = cls_node;
         A->attrs = attrs;
+        A->tech = own_tech ? own_tech : fl->tech;
         A->instances = instances;
         A->meshX = mx;
         A->meshY = my;
@@ -456,6 +474,7 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
     L->node = comp;
     L->cls_node = cls_node;
     L->attrs = attrs;
+    L->tech = own_tech ? own_tech : fl->tech;
     L->instances = instances;
     L->meshX = mx;
     L->meshY = my;
@@ -487,6 +506,7 @@ static nm_status walk_subtree(struct flat *fl, const nm_ynode *tree, int64_t out
     outer *= count;
     if (outer > NM_MAX_FANOUT)
         return nm_yerror(err, tn ? tn : tree, "more than %d instances", NM_MAX_FANOUT);
+    const nm_ynode *saved_tech = enter_scope(fl, tree);
     const nm_ynode *local = nm_ymap_get(tree, "local");
     if (local && !nm_yis_null(local)) {
         if ((st = nm_yexpect(local, NM_Y_SEQ, "local", err)) != NM_OK)
@@ -529,6 +549,7 @@ static nm_status walk_subtree(struct flat *fl, const nm_ynode *tree, int64_t out
             if ((st = walk_subtree(fl, sub->items[i], outer, depth + 1, err)) != NM_OK)
                 return st;
     }
+    fl->tech = saved_tech;
     return NM_OK;
 }
 
@@ -598,8 +619,10 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
             if (outer > NM_MAX_FANOUT)
                 return nm_yerror(err, n, "more than %d instances", NM_MAX_FANOUT);
             const nm_ynode *inner = nm_ymap_get(n, "nodes");
+            const nm_ynode *saved_tech = enter_scope(fl, n);
             if (inner && (st = walk_nodes(fl, inner, outer, outer_x, depth + 1, err)) != NM_OK)
                 return st;
+            fl->tech = saved_tech;
         } else if (!strcmp(tag, "!Component")) {
             if ((st = nm_ycheck_keys(n, ckeys, "a component", err)) != NM_OK)
                 return st;
@@ -691,6 +714,7 @@ nm_status nm_arch_parse(nm_arch *arch, const nm_ynode *node, nm_ydoc *doc, nm_er
     fl->arch = arch;
     fl->doc = doc;
     const nm_ynode *nodes = nm_ymap_get(node, "nodes");
+    enter_scope(fl, node);
     if (nodes)
         st = walk_nodes(fl, nodes, 1, 1, 0, err);
     else if (nm_ymap_get(node, "subtree") || nm_ymap_get(node, "local"))

@@ -304,11 +304,11 @@ static nm_status unknown_class(const nm_ynode *at, const char *comp, const char 
 }
 
 /* The `technology` attribute in nm: 45, "45nm", "45 nm", "0.045um".
- * Absent (or -1, as dummies write it): 45 nm with a warning. */
-static nm_status technology(const nm_ynode *attrs, const nm_ynode *comp_node, const char *comp,
+ * Absent (or -1, as dummies write it): 45 nm with a warning.  t is the
+ * component's own attribute or an enclosing subtree's. */
+static nm_status technology(const nm_ynode *t, const nm_ynode *comp_node, const char *comp,
                             nm_ydoc *doc, double *nm, nm_error *err)
 {
-    const nm_ynode *t = attrs ? nm_ymap_get(attrs, "technology") : NULL;
     if (t && t->kind == NM_Y_SCALAR && !nm_yis_null(t)) {
         char *end;
         double v = strtod(t->str, &end);
@@ -372,7 +372,7 @@ nm_status nm_estimate_level(const nm_level *L, nm_ydoc *doc, nm_estimate *e, nm_
     if (k == K_DRAM || L->is_dram)
         return dram(L, doc, e, err);
     double nm;
-    nm_status st = technology(L->attrs, L->node, L->name, doc, &nm, err);
+    nm_status st = technology(L->tech, L->node, L->name, doc, &nm, err);
     if (st != NM_OK)
         return st;
     double width = (double)L->word_bits * L->block_size * L->cluster_size;
@@ -425,7 +425,7 @@ nm_status nm_estimate_arith(const nm_arith *A, nm_ydoc *doc, nm_estimate *e, nm_
                              0, err);
     e->source = kind_source[k];
     double nm;
-    nm_status st = technology(A->attrs, A->node, A->name, doc, &nm, err);
+    nm_status st = technology(A->tech, A->node, A->name, doc, &nm, err);
     if (st != NM_OK)
         return st;
     /* Operand widths: multiplier_width/adder_width, else exponent+mantissa

@@ -146,6 +146,27 @@ START_TEST(classes_from_attributes)
     ck_assert(REL(spec.arch.level[0].e_read, nm_estimate_regfile_pj(64, 16, 45)));
     ck_assert(warned(&spec, "'buf' gives no technology"));
     nm_spec_fini(&spec);
+
+    /* A subtree's technology reaches its components, as in Accelergy; the
+     * component's own wins. */
+    static const char inherit[] =
+        "architecture:\n"
+        "  subtree:\n"
+        "  - name: chip\n"
+        "    attributes: {technology: 32nm}\n"
+        "    local:\n"
+        "    - {name: DRAM, class: DRAM, attributes: {type: HBM2, width: 64, datawidth: 8}}\n"
+        "    - {name: buf, class: SRAM, attributes: {depth: 1024, width: 64, datawidth: 8}}\n"
+        "    subtree:\n"
+        "    - name: PE[0..3]\n"
+        "      local:\n"
+        "      - {name: mac, class: intmac, attributes: {datawidth: 8, technology: 16nm}}\n";
+    ck_assert_int_eq(nm_spec_load_string(&spec, "inherit.yaml", inherit, NM_NEED_ARCH, &err),
+                     NM_OK);
+    ck_assert(REL(spec.arch.level[0].e_read, nm_estimate_sram_pj(1024, 64, 32)));
+    ck_assert(REL(spec.arch.arith.e_compute, nm_estimate_mac_pj(8, 8, 0, 16)));
+    ck_assert(!warned(&spec, "gives no technology"));
+    nm_spec_fini(&spec);
 }
 END_TEST
 

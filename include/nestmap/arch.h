@@ -28,6 +28,7 @@ typedef struct nm_level {
     const nm_ynode *node;    /* where it was declared (for errors) */
     const nm_ynode *cls_node; /* its `class` */
     const nm_ynode *attrs;   /* its attributes (for the built-in estimates) */
+    const nm_ynode *tech;    /* `technology`, its own or an enclosing subtree's; NULL */
     int dummy;               /* dummy_storage: a placeholder for a fan-out */
     int is_dram;
     int64_t instances, meshX, meshY;
@@ -54,7 +55,7 @@ typedef struct nm_arith {
     char name[NM_NAME_MAX];
     char cls[NM_NAME_MAX];
     char subclass[NM_NAME_MAX];
-    const nm_ynode *node, *cls_node, *attrs;
+    const nm_ynode *node, *cls_node, *attrs, *tech;
     int64_t instances, meshX, meshY;
     int word_bits;
     double e_compute; /* pJ per operation */
