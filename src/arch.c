@@ -352,15 +352,32 @@ struct flat {
 
 /* Accelergy hands an enclosing subtree's (or container's) attributes down
  * to its components; nestmap does so for `technology`, the one the built-in
- * estimates read.  Returns the previous value, to restore. */
-static const nm_ynode *enter_scope(struct flat *fl, const nm_ynode *scope)
+ * estimates read, and takes the clock (`global_cycle_seconds`) from the
+ * outermost scope that gives one.  Sets *saved to the technology to restore
+ * on leaving the scope. */
+static nm_status enter_scope(struct flat *fl, const nm_ynode *scope, const nm_ynode **saved,
+                             nm_error *err)
 {
-    const nm_ynode *saved = fl->tech;
+    *saved = fl->tech;
     const nm_ynode *attrs = nm_ymap_get(scope, "attributes");
-    const nm_ynode *t = attrs && attrs->kind == NM_Y_MAP ? nm_ymap_get(attrs, "technology") : NULL;
+    if (!attrs || attrs->kind != NM_Y_MAP)
+        return NM_OK;
+    const nm_ynode *t = nm_ymap_get(attrs, "technology");
     if (t && !nm_yis_null(t))
         fl->tech = t;
-    return saved;
+    const nm_ynode *c = nm_ymap_get(attrs, "global_cycle_seconds");
+    if (c && !nm_yis_null(c) && !fl->arch->clock_given) {
+        double v;
+        nm_status st = nm_yget_num(c, "global_cycle_seconds", &v, err);
+        if (st != NM_OK)
+            return st;
+        if (!(v > 0 && v < 1))
+            return nm_yerror(err, c, "global_cycle_seconds must be a clock period in seconds, "
+                             "e.g. 1e-9 for 1 GHz (got %g)", v);
+        fl->arch->cycle_seconds = v;
+        fl->arch->clock_given = 1;
+    }
+    return NM_OK;
 }
 
 static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_ynode *name_node,
@@ -506,7 +523,9 @@ static nm_status walk_subtree(struct flat *fl, const nm_ynode *tree, int64_t out
     outer *= count;
     if (outer > NM_MAX_FANOUT)
         return nm_yerror(err, tn ? tn : tree, "more than %d instances", NM_MAX_FANOUT);
-    const nm_ynode *saved_tech = enter_scope(fl, tree);
+    const nm_ynode *saved_tech;
+    if ((st = enter_scope(fl, tree, &saved_tech, err)) != NM_OK)
+        return st;
     const nm_ynode *local = nm_ymap_get(tree, "local");
     if (local && !nm_yis_null(local)) {
         if ((st = nm_yexpect(local, NM_Y_SEQ, "local", err)) != NM_OK)
@@ -619,7 +638,9 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
             if (outer > NM_MAX_FANOUT)
                 return nm_yerror(err, n, "more than %d instances", NM_MAX_FANOUT);
             const nm_ynode *inner = nm_ymap_get(n, "nodes");
-            const nm_ynode *saved_tech = enter_scope(fl, n);
+            const nm_ynode *saved_tech;
+            if ((st = enter_scope(fl, n, &saved_tech, err)) != NM_OK)
+                return st;
             if (inner && (st = walk_nodes(fl, inner, outer, outer_x, depth + 1, err)) != NM_OK)
                 return st;
             fl->tech = saved_tech;
@@ -714,7 +735,11 @@ nm_status nm_arch_parse(nm_arch *arch, const nm_ynode *node, nm_ydoc *doc, nm_er
     fl->arch = arch;
     fl->doc = doc;
     const nm_ynode *nodes = nm_ymap_get(node, "nodes");
-    enter_scope(fl, node);
+    const nm_ynode *top_tech;
+    if ((st = enter_scope(fl, node, &top_tech, err)) != NM_OK) {
+        nm_free(fl);
+        return st;
+    }
     if (nodes)
         st = walk_nodes(fl, nodes, 1, 1, 0, err);
     else if (nm_ymap_get(node, "subtree") || nm_ymap_get(node, "local"))

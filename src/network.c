@@ -44,7 +44,7 @@ static nm_status add_unit_dims(nm_network *net, nm_error *err)
     for (int i = 0; i < net->nlayers; i++) {
         nm_workload *wl = &net->layer[i].wl;
         for (int k = 0; k < nall; k++) {
-            if (nm_workload_dim(wl, all[k]) >= 0)
+            if (nm_workload_dim(wl, all[k]) >= 0 || nm_workload_unit_dim(wl, all[k]))
                 continue;
             if (wl->nunit >= NM_MAX_DIMS)
                 return nm_yerror(err, net->layer[i].node, "the layers of this network use "

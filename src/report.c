@@ -240,6 +240,10 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
     fprintf(f, "Area          : %.6g mm^2\n", st->area / 1e6);
     fprintf(f, "EDP           : %.4e J*cycle\n", st->energy * 1e-12 * (double)st->cycles);
     fprintf(f, "GFLOPs @1GHz  : %.2f\n", st->total_ops / (double)st->cycles);
+    if (arch->clock_given)
+        fprintf(f, "Time          : %.6g s at %.6g MHz (%.2f GFLOPs)\n",
+                (double)st->cycles * arch->cycle_seconds, 1e-6 / arch->cycle_seconds,
+                st->total_ops / ((double)st->cycles * arch->cycle_seconds) * 1e-9);
     fprintf(f, "fJ/compute\n");
     fprintf(f, "    %-20s = %10.2f\n", A->name, st->compute_energy * 1000.0 / c);
     for (int s = 0; s < arch->nlevels; s++)
@@ -576,6 +580,12 @@ void nm_report_energy(FILE *f, const nm_arch *arch, int format)
             source_text(A->esrc, A->esrc_note), A->e_compute);
     fputs("\nEnergies are per vector access of 'bits' bits (a block of words); area per "
           "instance.\n", f);
+    int builtin = A->esrc == NM_ESRC_BUILTIN;
+    for (int l = 0; l < arch->nlevels; l++)
+        builtin |= arch->level[l].esrc == NM_ESRC_BUILTIN;
+    if (builtin)
+        fputs("Built-in estimates leave leakage out (0 pJ/cycle); an ERT 'leak' action counts "
+              "it.  Sources: src/estimate.c.\n", f);
 }
 
 /* One row of the comparison: a component's action. */
@@ -755,10 +765,17 @@ static void network_text(FILE *f, const nm_arch *arch, const nm_network *net,
     if (t.failed)
         fprintf(f, "%d of %d layers have no mapping and are left out of the total\n", t.failed,
                 net->nlayers);
+    if (arch->clock_given && t.cycles > 0)
+        fprintf(f, "at %.6g MHz: %.6g s, %.4g inferences/s, %.4g W average\n",
+                1e-6 / arch->cycle_seconds, t.cycles * arch->cycle_seconds,
+                1.0 / (t.cycles * arch->cycle_seconds),
+                t.energy * 1e-12 / (t.cycles * arch->cycle_seconds));
     fprintf(f, "\nenergy per MAC by level (pJ/MAC; layers run one after another):\n");
     for (int l = 0; l <= arch->nlevels; l++)
-        fprintf(f, "  %-24s %10.4f\n", l < arch->nlevels ? arch->level[l].name : arch->arith.name,
-                t.macs > 0 ? t.level[l] / t.macs : 0.0);
+        if (l == arch->nlevels || !arch->level[l].dummy)
+            fprintf(f, "  %-24s %10.4f\n",
+                    l < arch->nlevels ? arch->level[l].name : arch->arith.name,
+                    t.macs > 0 ? t.level[l] / t.macs : 0.0);
 }
 
 static void level_object(FILE *f, int indent, const nm_arch *arch, const double *pj, double div)

@@ -125,6 +125,11 @@ static nm_status conv_like(nm_workload *wl, const nm_ynode *spec, const char *ki
     int G = grouped ? add_dim(wl, "G", f[1].v) : -1;
     int C = add_dim(wl, "C", f[2].v);
     int K = depthwise ? -1 : add_dim(wl, kname, f[3].v);
+    /* A depthwise layer is a convolution whose output channels are its
+     * input channels: the output-channel dimension of the designs written
+     * for convolutions (Timeloop's M) is there with size 1. */
+    if (depthwise)
+        snprintf(wl->unit[wl->nunit++], NM_NAME_MAX, "M");
     int R = add_dim(wl, "R", f[6].v), S = add_dim(wl, "S", f[7].v);
     int N = add_dim(wl, "N", f[0].v);
     int P = add_dim(wl, "P", f[4].v), Q = add_dim(wl, "Q", f[5].v);

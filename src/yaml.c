@@ -420,6 +420,60 @@ nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err)
 
 /* ---- access ---- */
 
+/* A scalar that reads back as the same plain scalar in flow context. */
+static int plain_ok(const nm_ynode *n)
+{
+    if (n->quoted || n->len == 0)
+        return 0;
+    for (size_t i = 0; i < n->len; i++) {
+        unsigned char c = (unsigned char)n->str[i];
+        if (!(c == '_' || c == '.' || c == '-' || c == '+' || (c >= '0' && c <= '9') ||
+              (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+            return 0;
+    }
+    return n->str[0] != '-' || n->len > 1;
+}
+
+void nm_yemit_flow(FILE *f, const nm_ynode *node)
+{
+    switch (node->kind) {
+    case NM_Y_MAP:
+        fputc('{', f);
+        for (size_t i = 0; i < node->n; i++) {
+            fputs(i ? ", " : "", f);
+            nm_yemit_flow(f, node->items[2 * i]);
+            fputs(": ", f);
+            nm_yemit_flow(f, node->items[2 * i + 1]);
+        }
+        fputc('}', f);
+        return;
+    case NM_Y_SEQ:
+        fputc('[', f);
+        for (size_t i = 0; i < node->n; i++) {
+            fputs(i ? ", " : "", f);
+            nm_yemit_flow(f, node->items[i]);
+        }
+        fputc(']', f);
+        return;
+    default:
+        if (plain_ok(node)) {
+            fwrite(node->str, 1, node->len, f);
+            return;
+        }
+        fputc('"', f);
+        for (size_t i = 0; i < node->len; i++) {
+            unsigned char c = (unsigned char)node->str[i];
+            if (c == '"' || c == '\\')
+                fprintf(f, "\\%c", c);
+            else if (c < 0x20)
+                fprintf(f, "\\x%02x", c);
+            else
+                fputc(c, f);
+        }
+        fputc('"', f);
+    }
+}
+
 const nm_ynode *nm_ymap_get(const nm_ynode *map, const char *key)
 {
     if (!map || map->kind != NM_Y_MAP)

@@ -273,6 +273,38 @@ START_TEST(good_file_parses)
 }
 END_TEST
 
+/* Flow-style output reads back to the same tree. */
+START_TEST(emit_flow_round_trip)
+{
+    static const char text[] =
+        "a: {depthwise: {C: 16, stride: 2}}\n"
+        "b: [x, 'needs: quoting', \"q\\\"uote\", '', -1, -]\n"
+        "c: [[1, 2], {k: v}]\n";
+    nm_ydoc doc, back;
+    nm_error err;
+    nm_ydoc_init(&doc);
+    nm_ydoc_init(&back);
+    ck_assert_int_eq(nm_ydoc_load_string(&doc, "t.yaml", text, strlen(text), &err), NM_OK);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    ck_assert_ptr_nonnull(f);
+    nm_yemit_flow(f, doc.root);
+    fclose(f);
+    ck_assert_str_eq(out, "{a: {depthwise: {C: 16, stride: 2}}, b: [x, \"needs: quoting\", "
+                          "\"q\\\"uote\", \"\", -1, \"-\"], c: [[1, 2], {k: v}]}");
+    ck_assert_int_eq(nm_ydoc_load_string(&back, "back.yaml", out, len, &err), NM_OK);
+    const nm_ynode *b = nm_ymap_get(back.root, "b");
+    ck_assert_uint_eq(b->n, 6);
+    ck_assert_str_eq(b->items[1]->str, "needs: quoting");
+    ck_assert_str_eq(b->items[2]->str, "q\"uote");
+    ck_assert_str_eq(b->items[5]->str, "-");
+    free(out);
+    nm_ydoc_fini(&doc);
+    nm_ydoc_fini(&back);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("yaml");
@@ -285,6 +317,7 @@ static Suite *suite(void)
     tcase_add_test(tc, suggestions);
     tcase_add_test(tc, missing_file);
     tcase_add_test(tc, good_file_parses);
+    tcase_add_test(tc, emit_flow_round_trip);
     tcase_add_test(tc, allocation_failures);
     suite_add_tcase(s, tc);
     TCase *bad_tc = tcase_create("malformed");

@@ -69,6 +69,7 @@ typedef struct nm_arch {
     nm_level level[NM_MAX_LEVELS];  /* 0 = innermost storage */
     nm_arith arith;
     double cycle_seconds;           /* global_cycle_seconds, default 1e-9 */
+    int clock_given;                /* the input gave global_cycle_seconds */
 } nm_arch;
 
 /* Parses the `architecture:` node (core subtree/local form or the v0.4

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "nestmap/alloc.h"
 #include "nestmap/error.h"
@@ -68,6 +69,10 @@ nm_status nm_ydoc_warn(nm_ydoc *doc, const nm_ynode *at, const char *fmt, ...)
 
 /* Mapping access.  Return NULL when absent or when map is not a mapping. */
 const nm_ynode *nm_ymap_get(const nm_ynode *map, const char *key);
+
+/* Writes node to f as one line of flow-style YAML ({k: v, ...}, [a, b]);
+ * scalars stay plain when they can, else are double-quoted. */
+void nm_yemit_flow(FILE *f, const nm_ynode *node);
 static inline const nm_ynode *nm_ymap_key(const nm_ynode *map, size_t i) { return map->items[2 * i]; }
 static inline const nm_ynode *nm_ymap_val(const nm_ynode *map, size_t i) { return map->items[2 * i + 1]; }
 

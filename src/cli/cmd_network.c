@@ -74,6 +74,14 @@ static int write_outputs(const char *dir, const nm_arch *arch, const nm_network 
         fprintf(f, "# Layer %s of %s: best mapping found by nestmap network (%s, %s, seed "
                 "%llu).\n", net->layer[i].name, net->name, o->algorithm,
                 nm_metric_name(o->metric[0]), (unsigned long long)o->seed);
+        /* The layer's problem as the network file gives it: with the design,
+         * the file is a complete input for nestmap model. */
+        const nm_ynode *prob = nm_ymap_get(net->layer[i].node, "problem");
+        if (prob) {
+            fputs("problem: ", f);
+            nm_yemit_flow(f, prob);
+            fputc('\n', f);
+        }
         nm_report_mapping_yaml(f, arch, &net->layer[i].wl, &lr->res.best.map);
         if (!nm_cli_close_out(f, path))
             return 0;
