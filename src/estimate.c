@@ -83,8 +83,10 @@ static const double tech_area[] = {0.059, 0.1, 0.17, 0.19, 0.21, 0.46, 1, 1.5, 2
 #define TECH_VDD 0.8
 
 /* DRAM access energy per bit, by type: Accelergy's DRAM table as the
- * Accelergy project documents it.  Other types have no figure here: they
- * need an ERT entry. */
+ * Accelergy project documents it (LPDDR4, HBM2, GDDR5, DDR3), and Micron's
+ * device-power figures from its GDDR6X product comparison (GDDR6 7.5,
+ * GDDR6X 7.25 pJ/bit).  Other types (LPDDR5, DDR4, DDR5, HBM3) have no
+ * published figure here: they need an ERT entry. */
 static const struct {
     const char *type;
     double pj_per_bit;
@@ -94,6 +96,8 @@ static const struct {
     {"HBM2", 3.9, "DRAM HBM2: 3.9 pJ/bit (Accelergy's DRAM table)"},
     {"GDDR5", 14.0, "DRAM GDDR5: 14 pJ/bit (Accelergy's DRAM table)"},
     {"DDR3", 70.0, "DRAM DDR3: 70 pJ/bit (Accelergy's DRAM table)"},
+    {"GDDR6", 7.5, "DRAM GDDR6: 7.5 pJ/bit (Micron)"},
+    {"GDDR6X", 7.25, "DRAM GDDR6X: 7.25 pJ/bit (Micron)"},
 };
 
 /* ---- interpolation ---------------------------------------------------- */
@@ -345,10 +349,15 @@ static nm_status dram(const nm_level *L, nm_ydoc *doc, nm_estimate *e, nm_error 
     for (i = 0; i < n; i++)
         if (!strcmp(dram_table[i].type, type))
             break;
-    if (i == n) /* real type names differ by a digit: no "did you mean" here */
+    if (i == n) { /* real type names differ by a digit: no "did you mean" here */
+        char known[128] = "";
+        for (size_t k = 0; k < n; k++) {
+            strncat(known, k ? ", " : "", sizeof known - strlen(known) - 1);
+            strncat(known, dram_table[k].type, sizeof known - strlen(known) - 1);
+        }
         return nm_yerror(err, L->type_node, "DRAM type '%s' of '%s' has no built-in energy "
-                         "(known: LPDDR4, HBM2, GDDR5, DDR3); give '%s' an ERT entry", type,
-                         L->name, L->name);
+                         "(known: %s); give '%s' an ERT entry", type, L->name, known, L->name);
+    }
     if (!L->dram_type[0] && doc &&
         nm_ydoc_warn(doc, L->node, "'%s' gives no DRAM type; assuming LPDDR4 (8 pJ/bit), as "
                      "Accelergy does", L->name) != NM_OK)

@@ -296,9 +296,14 @@ START_TEST(builtin_dram)
     ck_assert_int_eq(spec.arch.level[0].esrc, NM_ESRC_ERT);
     nm_spec_fini(&spec);
 
+    ck_assert_int_eq(dram_design(&spec, ", type: GDDR6", "", &err), NM_OK);
+    ck_assert_double_eq_tol(spec.arch.level[0].e_read, 7.5 * 256, 1e-9);
+    nm_spec_fini(&spec);
+
     ck_assert_int_eq(dram_design(&spec, ", type: LPDDR5", "", &err), NM_ERR_INPUT);
     ck_assert_int_eq(err.line, 5);
     ck_assert_ptr_nonnull(strstr(err.msg, "DRAM type 'LPDDR5'"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "known: LPDDR4, HBM2, GDDR5, DDR3, GDDR6, GDDR6X"));
     ck_assert_ptr_nonnull(strstr(err.msg, "give 'DRAM' an ERT entry"));
     nm_spec_fini(&spec);
 }
