@@ -456,7 +456,6 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
         snprintf(A->subclass, NM_NAME_MAX, "%s", subclass);
         A->node = comp;
         A->cls_node = cls_node;
-        A->attrs = attrs;
         A->tech = own_tech ? own_tech : fl->tech;
         A->instances = instances;
         A->meshX = mx;
@@ -468,6 +467,21 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
             return st;
         if (found)
             A->word_bits = v;
+        /* Operand widths for the built-in estimates: multiplier and adder
+         * widths, else exponent + mantissa (floating point), else the
+         * datapath width (datawidth, else `width`). */
+        int mw = 0, aw = 0, ex = 0, ma = 0, w = 0, fw;
+        if ((st = get_u32(attrs, "multiplier_width", &mw, &fw, err)) != NM_OK ||
+            (st = get_u32(attrs, "adder_width", &aw, &fw, err)) != NM_OK ||
+            (st = get_u32(attrs, "exponent", &ex, &fw, err)) != NM_OK ||
+            (st = get_u32(attrs, "mantissa", &ma, &fw, err)) != NM_OK ||
+            (!found && (st = get_u32(attrs, "width", &w, &fw, err)) != NM_OK))
+            return st;
+        int datapath = ex && ma ? ex + ma : w ? w : A->word_bits;
+        A->mult_bits = mw ? mw : datapath;
+        A->adder_bits = aw ? aw : datapath;
+        if (A->mult_bits > 1024 || A->adder_bits > 1024)
+            return nm_yerror(err, attrs, "'%s': operands wider than 1024 bits", base);
         double e;
         if ((st = get_num(attrs, "energy", &e, &found, err)) != NM_OK)
             return st;
@@ -490,7 +504,6 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
     snprintf(L->subclass, NM_NAME_MAX, "%s", subclass);
     L->node = comp;
     L->cls_node = cls_node;
-    L->attrs = attrs;
     L->tech = own_tech ? own_tech : fl->tech;
     L->instances = instances;
     L->meshX = mx;

@@ -408,23 +408,6 @@ nm_status nm_estimate_level(const nm_level *L, nm_ydoc *doc, nm_estimate *e, nm_
     return NM_OK;
 }
 
-/* An attribute that is a positive integer, or 0 when absent. */
-static nm_status width_attr(const nm_ynode *attrs, const char *key, int *out, nm_error *err)
-{
-    const nm_ynode *n = attrs ? nm_ymap_get(attrs, key) : NULL;
-    *out = 0;
-    if (!n || nm_yis_null(n))
-        return NM_OK;
-    int64_t v;
-    char what[64];
-    snprintf(what, sizeof what, "attribute '%s'", key);
-    nm_status st = nm_yget_pos(n, what, &v, err);
-    if (st == NM_OK && v > 1024)
-        return nm_yerror(err, n, "%s is implausibly wide (%lld bits)", what, (long long)v);
-    *out = (int)v;
-    return st;
-}
-
 nm_status nm_estimate_arith(const nm_arith *A, nm_ydoc *doc, nm_estimate *e, nm_error *err)
 {
     memset(e, 0, sizeof *e);
@@ -437,29 +420,7 @@ nm_status nm_estimate_arith(const nm_arith *A, nm_ydoc *doc, nm_estimate *e, nm_
     nm_status st = technology(A->tech, A->node, A->name, doc, &nm, err);
     if (st != NM_OK)
         return st;
-    /* Operand widths: multiplier_width/adder_width, else exponent+mantissa
-     * (floating point), else the datapath width. */
-    int mw, aw, ex, ma;
-    if ((st = width_attr(A->attrs, "multiplier_width", &mw, err)) != NM_OK ||
-        (st = width_attr(A->attrs, "adder_width", &aw, err)) != NM_OK ||
-        (st = width_attr(A->attrs, "exponent", &ex, err)) != NM_OK ||
-        (st = width_attr(A->attrs, "mantissa", &ma, err)) != NM_OK)
-        return st;
-    /* The datapath: datawidth (the arithmetic's word bits), else `width`. */
-    int w = A->word_bits, wa;
-    if (!nm_ymap_get(A->attrs, "datawidth") && !nm_ymap_get(A->attrs, "word_bits") &&
-        !nm_ymap_get(A->attrs, "word_width")) {
-        if ((st = width_attr(A->attrs, "width", &wa, err)) != NM_OK)
-            return st;
-        if (wa)
-            w = wa;
-    }
-    if (ex && ma)
-        w = ex + ma;
-    if (!mw)
-        mw = w;
-    if (!aw)
-        aw = w;
+    int mw = A->mult_bits, aw = A->adder_bits;
     int fp = k == K_FPMAC || k == K_FPADD || k == K_FPMUL;
     int has_add = k == K_INTMAC || k == K_FPMAC || k == K_INTADD || k == K_FPADD;
     int has_mul = k == K_INTMAC || k == K_FPMAC || k == K_INTMUL || k == K_FPMUL;

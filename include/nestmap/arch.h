@@ -27,7 +27,6 @@ typedef struct nm_level {
     char subclass[NM_NAME_MAX]; /* `subclass` ("" when absent) */
     const nm_ynode *node;    /* where it was declared (for errors) */
     const nm_ynode *cls_node; /* its `class` */
-    const nm_ynode *attrs;   /* its attributes (for the built-in estimates) */
     const nm_ynode *tech;    /* `technology`, its own or an enclosing subtree's; NULL */
     int dummy;               /* dummy_storage: a placeholder for a fan-out */
     int is_dram;
@@ -55,9 +54,10 @@ typedef struct nm_arith {
     char name[NM_NAME_MAX];
     char cls[NM_NAME_MAX];
     char subclass[NM_NAME_MAX];
-    const nm_ynode *node, *cls_node, *attrs, *tech;
+    const nm_ynode *node, *cls_node, *tech;
     int64_t instances, meshX, meshY;
     int word_bits;
+    int mult_bits, adder_bits; /* operand widths (multiplier_width, adder_width, ...) */
     double e_compute; /* pJ per operation */
     double area;
     nm_energy_source esrc, asrc;
