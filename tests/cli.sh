@@ -225,5 +225,9 @@ for design in "$src"/arch/*/*.yaml; do
     has "$tmp/out" "^total  *[0-9]" "arch $name: every layer mapped"
 done
 
+# A depthwise layer alone on a design whose constraints name M.
+printf 'problem:\n  depthwise: {C: 32, P: 28, Q: 28, R: 3, S: 3}\n' >"$tmp/dw_alone.yaml"
+expect 0 "map a depthwise layer on a design written for convolutions" -- "$bin" map -q --threads 2 "$src/arch/eyeriss/eyeriss.yaml" "$tmp/dw_alone.yaml"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
