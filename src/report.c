@@ -842,6 +842,10 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
     knum(f, 4, "cycles", t.cycles, 0);
     knum(f, 4, "utilization_pct", t.cycles > 0 ? 100.0 * t.busy / t.cycles : 0.0, 0);
     knum(f, 4, "pj_per_mac", t.macs > 0 ? t.energy / t.macs : 0.0, 0);
+    if (arch->clock_given) {
+        knum(f, 4, "clock_hz", 1.0 / arch->cycle_seconds, 0);
+        knum(f, 4, "seconds", t.cycles * arch->cycle_seconds, 0);
+    }
     key(f, 4, "pj_per_mac_by_level");
     level_object(f, 4, arch, t.level, t.macs);
     fputs("\n  }\n}\n", f);
