@@ -333,6 +333,14 @@ static nm_status builtin_arith(nm_arith *A, nm_ydoc *doc, nm_error *err)
             A->area = e.area;
             A->asrc = NM_ESRC_BUILTIN;
         }
+        return NM_OK;
+    }
+    if (A->asrc == NM_ESRC_NONE && nm_estimate_known(A->cls, A->subclass)) {
+        nm_error ignored; /* the energy is given; an area is a bonus */
+        if (nm_estimate_arith(A, NULL, &e, &ignored) == NM_OK) {
+            A->area = e.area;
+            A->asrc = NM_ESRC_BUILTIN;
+        }
     }
     return NM_OK;
 }

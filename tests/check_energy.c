@@ -199,6 +199,17 @@ START_TEST(ert_beats_builtin)
                             &err), NM_OK);
     ck_assert_double_eq(spec.arch.level[0].e_read, 1.0);
     nm_spec_fini(&spec);
+
+    /* An ERT energy without an ART area: the area is still estimated. */
+    ck_assert_int_eq(design(&spec, "SRAM", "depth: 64, width: 64, technology: 45nm", "intmac",
+                            "ERT:\n  version: '0.4'\n  tables:\n"
+                            "  - {name: chip.mac, actions: [{name: compute, energy: 2}]}\n",
+                            &err), NM_OK);
+    ck_assert_int_eq(spec.arch.arith.esrc, NM_ESRC_ERT);
+    ck_assert_double_eq(spec.arch.arith.e_compute, 2.0);
+    ck_assert_int_eq(spec.arch.arith.asrc, NM_ESRC_BUILTIN);
+    ck_assert_double_gt(spec.arch.arith.area, 0);
+    nm_spec_fini(&spec);
 }
 END_TEST
 
