@@ -283,65 +283,77 @@ static nm_status art_entry(nm_arch *arch, nm_ydoc *doc, const nm_ynode *name_nod
     return NM_OK;
 }
 
-/* A level without ERT energies (or without an ART area) gets the built-in
- * estimate of its class.  Energies the input left out are never a silent
- * zero: an unknown class is an error.  An area alone does not need one. */
+/* What the built-in classes give one component: its energies when the
+ * input gave none (then an unknown class or a missing attribute is the
+ * user's error), its area when no ART gave one (then, the energies being
+ * given, a class nestmap does not know just leaves the area at 0).  Sets
+ * *energies when e holds energies to use. */
+typedef nm_status (*estimate_fn)(const void *comp, nm_ydoc *doc, nm_estimate *e, nm_error *err);
+
+static nm_status builtin(estimate_fn fn, const void *comp, const char *cls, const char *subclass,
+                         nm_energy_source *esrc, nm_energy_source *asrc, double *area,
+                         nm_estimate *e, int *energies, nm_ydoc *doc, nm_error *err)
+{
+    *energies = 0;
+    if (*esrc == NM_ESRC_NONE) {
+        nm_status st = fn(comp, doc, e, err);
+        if (st != NM_OK)
+            return st;
+        *energies = 1;
+        *esrc = NM_ESRC_BUILTIN;
+    } else {
+        nm_error ignored;
+        if (*asrc != NM_ESRC_NONE || !nm_estimate_known(cls, subclass) ||
+            fn(comp, NULL, e, &ignored) != NM_OK)
+            return NM_OK;
+    }
+    if (*asrc == NM_ESRC_NONE) {
+        *area = e->area;
+        *asrc = NM_ESRC_BUILTIN;
+    }
+    return NM_OK;
+}
+
+static nm_status level_estimate(const void *comp, nm_ydoc *doc, nm_estimate *e, nm_error *err)
+{
+    return nm_estimate_level(comp, doc, e, err);
+}
+
+static nm_status arith_estimate(const void *comp, nm_ydoc *doc, nm_estimate *e, nm_error *err)
+{
+    return nm_estimate_arith(comp, doc, e, err);
+}
+
 static nm_status builtin_level(nm_level *L, nm_ydoc *doc, nm_error *err)
 {
     nm_estimate e;
-    nm_status st;
+    int energies;
     if (L->dummy)
         return NM_OK;
-    if (L->esrc == NM_ESRC_NONE) {
-        if ((st = nm_estimate_level(L, doc, &e, err)) != NM_OK)
-            return st;
-        L->e_read = e.read;
-        L->e_fill = e.write;
-        L->e_update = e.update;
-        L->e_leak = e.leak;
-        double max = e.read > e.write ? e.read : e.write;
-        L->vector_access_energy = (max > e.update ? max : e.update) / L->cluster_size;
-        L->esrc = NM_ESRC_BUILTIN;
-        L->esrc_note = e.source;
-        if (L->asrc == NM_ESRC_NONE) {
-            L->area = e.area;
-            L->asrc = NM_ESRC_BUILTIN;
-        }
-        return NM_OK;
-    }
-    if (L->asrc == NM_ESRC_NONE && nm_estimate_known(L->cls, L->subclass)) {
-        nm_error ignored; /* the energies are given; an area is a bonus */
-        if (nm_estimate_level(L, NULL, &e, &ignored) == NM_OK) {
-            L->area = e.area;
-            L->asrc = NM_ESRC_BUILTIN;
-        }
-    }
+    nm_status st = builtin(level_estimate, L, L->cls, L->subclass, &L->esrc, &L->asrc, &L->area,
+                           &e, &energies, doc, err);
+    if (st != NM_OK || !energies)
+        return st;
+    L->e_read = e.read;
+    L->e_fill = e.write;
+    L->e_update = e.update;
+    L->e_leak = e.leak;
+    double max = e.read > e.write ? e.read : e.write;
+    L->vector_access_energy = (max > e.update ? max : e.update) / L->cluster_size;
+    L->esrc_note = e.source;
     return NM_OK;
 }
 
 static nm_status builtin_arith(nm_arith *A, nm_ydoc *doc, nm_error *err)
 {
     nm_estimate e;
-    nm_status st;
-    if (A->esrc == NM_ESRC_NONE) {
-        if ((st = nm_estimate_arith(A, doc, &e, err)) != NM_OK)
-            return st;
-        A->e_compute = e.compute;
-        A->esrc = NM_ESRC_BUILTIN;
-        A->esrc_note = e.source;
-        if (A->asrc == NM_ESRC_NONE) {
-            A->area = e.area;
-            A->asrc = NM_ESRC_BUILTIN;
-        }
-        return NM_OK;
-    }
-    if (A->asrc == NM_ESRC_NONE && nm_estimate_known(A->cls, A->subclass)) {
-        nm_error ignored; /* the energy is given; an area is a bonus */
-        if (nm_estimate_arith(A, NULL, &e, &ignored) == NM_OK) {
-            A->area = e.area;
-            A->asrc = NM_ESRC_BUILTIN;
-        }
-    }
+    int energies;
+    nm_status st = builtin(arith_estimate, A, A->cls, A->subclass, &A->esrc, &A->asrc, &A->area,
+                           &e, &energies, doc, err);
+    if (st != NM_OK || !energies)
+        return st;
+    A->e_compute = e.compute;
+    A->esrc_note = e.source;
     return NM_OK;
 }
 
