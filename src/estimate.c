@@ -208,7 +208,8 @@ double nm_estimate_mac_pj(int mult_bits, int adder_bits, int fp, double nm)
 }
 
 /* A smartbuffer's address generator: an adder and two registers (address,
- * stride) of ceil(log2 depth) bits. */
+ * stride) of ceil(log2 depth) bits, the parts Accelergy's smartbuffer
+ * compound components put beside the memory. */
 static double address_gen_pj(double depth, double nm)
 {
     double bits = depth > 2 ? ceil(log2(depth)) : 1.0;
