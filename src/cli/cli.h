@@ -112,6 +112,11 @@ int nm_cli_search_setup(int argc, char **argv, const char *cmd, const char *usag
 volatile sig_atomic_t *nm_cli_catch_sigint(void);
 void nm_cli_release_sigint(void);
 
+/* After a search run under nm_cli_catch_sigint: releases Ctrl-C, ends the
+ * progress line (tty), and prints the error of a failed run.  Returns 0
+ * when status is NM_OK, else the exit code. */
+int nm_cli_search_end(nm_status status, int tty, const nm_error *err);
+
 /* Subcommands. */
 int nm_cmd_model(int argc, char **argv);
 int nm_cmd_map(int argc, char **argv);

@@ -106,12 +106,7 @@ int nm_cmd_map(int argc, char **argv)
         o.progress = progress;
     static nm_search_result res;
     nm_status status = nm_search_run(ms, &o, &res, &err);
-    nm_cli_release_sigint();
-    if (tty)
-        fputc('\n', stderr);
-    if (status != NM_OK) {
-        nm_cli_error(&err);
-        rc = nm_status_exit_code(status);
+    if ((rc = nm_cli_search_end(status, tty, &err)) != 0) {
         nm_free(ms);
         goto out;
     }

@@ -144,14 +144,8 @@ int nm_cmd_network(int argc, char **argv)
     int tty = isatty(STDERR_FILENO) && !co.quiet;
     status = nm_network_map_report(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
                                    o.threads, out, tty ? layer_done : NULL, &net, &err);
-    nm_cli_release_sigint();
-    if (tty)
-        fputc('\n', stderr);
-    if (status != NM_OK) {
-        nm_cli_error(&err);
-        rc = nm_status_exit_code(status);
+    if ((rc = nm_cli_search_end(status, tty, &err)) != 0)
         goto out;
-    }
     nm_report_network(stdout, &spec.arch, &net, out, &o, co.json ? 1 : 0);
     rc = 0;
     for (int i = 0; i < net.nlayers; i++) {

@@ -119,3 +119,14 @@ int nm_cli_search_setup(int argc, char **argv, const char *cmd, const char *usag
     }
     return -1;
 }
+
+int nm_cli_search_end(nm_status status, int tty, const nm_error *err)
+{
+    nm_cli_release_sigint();
+    if (tty)
+        fputc('\n', stderr);
+    if (status == NM_OK)
+        return 0;
+    nm_cli_error(err);
+    return nm_status_exit_code(status);
+}
