@@ -37,6 +37,10 @@ int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *
  * returns VALUE, or NULL when absent.  Sets *missing when NAME has no value. */
 const char *nm_cli_take(int *argc, char **argv, const char *name, int *missing);
 
+/* Removes every NAME (a flag without a value) from argv, updating *argc;
+ * returns whether it was there. */
+int nm_cli_take_flag(int *argc, char **argv, const char *name);
+
 /* Parses a non-negative count for option `name`; prints an error and
  * returns 0 on failure. */
 int nm_cli_count(const char *name, const char *text, uint64_t *out);

@@ -31,27 +31,10 @@ static const char usage[] =
     "               with their ratio\n"
     "  -q, --quiet  no warnings\n";
 
-/* Removes a flag without a value from argv; returns whether it was there. */
-static int take_flag(int *argc, char **argv, const char *name)
-{
-    int found = 0;
-    for (int i = 1; i < *argc; i++) {
-        if (!strcmp(argv[i], "--"))
-            break;
-        if (!strcmp(argv[i], name)) {
-            memmove(argv + i, argv + i + 1, (size_t)(*argc - i) * sizeof *argv);
-            (*argc)--;
-            i--;
-            found = 1;
-        }
-    }
-    return found;
-}
-
 int nm_cmd_energy(int argc, char **argv)
 {
-    int ert = take_flag(&argc, argv, "--ert");
-    int compare = take_flag(&argc, argv, "--compare");
+    int ert = nm_cli_take_flag(&argc, argv, "--ert");
+    int compare = nm_cli_take_flag(&argc, argv, "--compare");
     nm_cli_opts o;
     nm_spec spec;
     int rc = nm_cli_begin(argc, argv, usage, NM_NEED_ARCH, &o, &spec);

@@ -86,6 +86,27 @@ int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *
     return 0;
 }
 
+/* Removes argv[i..i+n) (argv keeps its closing NULL). */
+static void drop_args(int *argc, char **argv, int i, int n)
+{
+    memmove(argv + i, argv + i + n, (size_t)(*argc - i - n + 1) * sizeof *argv);
+    *argc -= n;
+}
+
+int nm_cli_take_flag(int *argc, char **argv, const char *name)
+{
+    int found = 0;
+    for (int i = 1; i < *argc && strcmp(argv[i], "--");) {
+        if (!strcmp(argv[i], name)) {
+            drop_args(argc, argv, i, 1);
+            found = 1;
+        } else {
+            i++;
+        }
+    }
+    return found;
+}
+
 const char *nm_cli_take(int *argc, char **argv, const char *name, int *missing)
 {
     size_t len = strlen(name);
@@ -107,8 +128,7 @@ const char *nm_cli_take(int *argc, char **argv, const char *name, int *missing)
         } else {
             continue;
         }
-        memmove(argv + i, argv + i + used, (size_t)(*argc - i - used + 1) * sizeof *argv);
-        *argc -= used;
+        drop_args(argc, argv, i, used);
         return value;
     }
     return NULL;
