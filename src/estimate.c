@@ -102,8 +102,23 @@ static const struct {
 
 /* ---- interpolation ---------------------------------------------------- */
 
-/* y(x) over the published points, linear in (log x, log y); GSL finds the
- * segment, the end segments extend beyond the table. */
+/* y(x), linear between the points (xs ascending); GSL finds the segment.
+ * Beyond the ends the end segment's slope carries on. */
+static double linear(const double *xs, const double *ys, size_t n, double x)
+{
+    gsl_interp *g = gsl_interp_alloc(gsl_interp_linear, n);
+    if (!g)
+        return NAN;
+    gsl_interp_init(g, xs, ys, n);
+    double end = x < xs[0] ? xs[0] : x > xs[n - 1] ? xs[n - 1] : x;
+    double y = gsl_interp_eval(g, xs, ys, end, NULL);
+    if (end != x)
+        y += (x - end) * gsl_interp_eval_deriv(g, xs, ys, end, NULL);
+    gsl_interp_free(g);
+    return y;
+}
+
+/* y(x) over the published points, linear in (log x, log y). */
 static double loglog(const double *xs, const double *ys, size_t n, double x)
 {
     double lx[8], ly[8];
@@ -111,19 +126,7 @@ static double loglog(const double *xs, const double *ys, size_t n, double x)
         lx[i] = log(xs[i]);
         ly[i] = log(ys[i]);
     }
-    double l = log(x), r;
-    gsl_interp *g = gsl_interp_alloc(gsl_interp_linear, n);
-    if (!g)
-        return NAN;
-    gsl_interp_init(g, lx, ly, n);
-    if (l < lx[0])
-        r = ly[0] + (l - lx[0]) * gsl_interp_eval_deriv(g, lx, ly, lx[0], NULL);
-    else if (l > lx[n - 1])
-        r = ly[n - 1] + (l - lx[n - 1]) * gsl_interp_eval_deriv(g, lx, ly, lx[n - 1], NULL);
-    else
-        r = gsl_interp_eval(g, lx, ly, l, NULL);
-    gsl_interp_free(g);
-    return exp(r);
+    return exp(linear(lx, ly, n, log(x)));
 }
 
 /* Linear in node between the table's nodes; NAN outside. */
@@ -131,13 +134,7 @@ static double over_nodes(const double *ys, double nm)
 {
     if (!(nm >= tech_nm[0] && nm <= tech_nm[NTECH - 1]))
         return NAN;
-    gsl_interp *g = gsl_interp_alloc(gsl_interp_linear, NTECH);
-    if (!g)
-        return NAN;
-    gsl_interp_init(g, tech_nm, ys, NTECH);
-    double r = gsl_interp_eval(g, tech_nm, ys, nm, NULL);
-    gsl_interp_free(g);
-    return r;
+    return linear(tech_nm, ys, NTECH, nm);
 }
 
 static double energy_at(double nm)
