@@ -214,18 +214,24 @@ static void compare(struct diff *d, const nm_ynode *want, const nm_ynode *got)
     compare_map(d, "summary", nm_ymap_get(want, "summary"), nm_ymap_get(got, "summary"), 0);
 }
 
-START_TEST(conformance_case)
+/* Loads a case's input files (sections in need) into *spec. */
+static void load_case(const struct kase *k, unsigned need, nm_spec *spec)
 {
-    const struct kase *k = &cases[_i];
-    nm_spec spec;
     nm_error err;
     nm_error_clear(&err);
     const char *files[4];
     for (int j = 0; j < k->nfiles; j++)
         files[j] = k->files[j];
-    nm_status st = nm_spec_load(&spec, files, (size_t)k->nfiles,
-                                NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &err);
+    nm_status st = nm_spec_load(spec, files, (size_t)k->nfiles, need, &err);
     ck_assert_msg(st == NM_OK, "%s: %s:%d:%d: %s", k->name, err.file, err.line, err.col, err.msg);
+}
+
+START_TEST(conformance_case)
+{
+    const struct kase *k = &cases[_i];
+    nm_spec spec;
+    nm_error err;
+    load_case(k, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &spec);
     nm_model mdl;
     ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, &spec.wl, &err), NM_OK);
     static nm_stats stats;
@@ -262,16 +268,6 @@ END_TEST
  * technology; the same designs loaded with --builtin-energy must come
  * close. ---- */
 
-static void load_case(const struct kase *k, unsigned need, nm_spec *spec)
-{
-    nm_error err;
-    nm_error_clear(&err);
-    const char *files[4];
-    for (int j = 0; j < k->nfiles; j++)
-        files[j] = k->files[j];
-    nm_status st = nm_spec_load(spec, files, (size_t)k->nfiles, need, &err);
-    ck_assert_msg(st == NM_OK, "%s: %s:%d:%d: %s", k->name, err.file, err.line, err.col, err.msg);
-}
 
 /* One compared action: per distinct component (same name, class and
  * Accelergy energy: the tutorial designs repeat their components). */
