@@ -347,14 +347,24 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
     for (int s = 0; s < arch->nlevels; s++) {
         const nm_level *L = &arch->level[s];
         nm_level_stats *ls = &out->level[s];
-        uint64_t rd = 0, wr = 0;
+        /* Bandwidth needed per instance over the unthrottled run, with
+         * Timeloop's arithmetic (BufferLevel::ComputePerformance): each data
+         * space's accesses are spread over the instances it uses
+         * (ceil(accesses / (fan-out / utilized instances))), turned into
+         * words per compute cycle, and summed in data-space order.  The same
+         * order of rounding matters: a level whose accesses divide its
+         * bandwidth exactly must come out at exactly that many cycles. */
+        double need_r = 0.0, need_w = 0.0;
+        double fan = (double)(nr.xexp[s] * nr.yexp[s]);
         for (int ds = 0; ds < wl->nds; ds++) {
-            rd += ls->ds[ds].reads;
-            wr += ls->ds[ds].fills + ls->ds[ds].updates;
+            const nm_ds_stats *d = &ls->ds[ds];
+            uint64_t rd = d->reads, wr = d->fills + d->updates;
+            if (rd == 0 && wr == 0)
+                continue;
+            double ratio = d->utilized_instances ? fan / (double)d->utilized_instances : 1.0;
+            need_r += (double)(uint64_t)ceil((double)rd / ratio) / (double)out->compute_cycles;
+            need_w += (double)(uint64_t)ceil((double)wr / ratio) / (double)out->compute_cycles;
         }
-        /* Bandwidth needed per instance over the unthrottled run. */
-        double need_r = (double)rd / (double)out->compute_cycles;
-        double need_w = (double)wr / (double)out->compute_cycles;
         double slow = 1.0;
         if (L->has_read_bw && L->read_bw < need_r)
             slow = fmin(slow, L->read_bw / need_r);

@@ -299,6 +299,11 @@ START_TEST(builtin_within_1_5x)
     for (int c = 0; c < ncases; c++) {
         if (strncmp(cases[c].name, "named/", 6))
             continue;
+        /* Its ERT is set by hand in round figures (DRAM 512, L1 6.1/7.4 pJ,
+         * RF 0.31/0.36 pJ at 28 nm) to pin the throttled-cycle rounding, not
+         * estimated by Accelergy: there is nothing to compare against. */
+        if (!strcmp(cases[c].name, "named/gemm_dram_throttled"))
+            continue;
         nm_spec given, built;
         load_case(&cases[c], NM_NEED_ARCH, &given);
         load_case(&cases[c], NM_NEED_ARCH | NM_BUILTIN_ENERGY, &built);
