@@ -347,24 +347,25 @@ struct flat {
     int nstore;
     nm_level store[NM_MAX_LEVELS]; /* outermost first; reversed at the end */
     int have_arith;
-    const nm_ynode *tech; /* `technology` of the nearest enclosing subtree or container */
+    int nscope;                             /* enclosing subtrees / containers */
+    const nm_ynode *scope[NM_MAX_SCOPES];   /* their `attributes` maps, outermost first */
 };
 
 /* Accelergy hands an enclosing subtree's (or container's) attributes down
- * to its components; nestmap does so for `technology`, the one the built-in
- * estimates read, and takes the clock (`global_cycle_seconds`) from the
- * outermost scope that gives one.  Sets *saved to the technology to restore
- * on leaving the scope. */
-static nm_status enter_scope(struct flat *fl, const nm_ynode *scope, const nm_ynode **saved,
-                             nm_error *err)
+ * to its components: technology, datawidth, the clock, anything a plug-in
+ * reads.  nestmap keeps the enclosing scopes' attribute maps on a stack;
+ * a component's own attributes win, then the nearest scope's.  The clock
+ * (`global_cycle_seconds`) is taken from the outermost scope that gives one.
+ * Sets *saved to the depth to restore on leaving the scope. */
+static nm_status enter_scope(struct flat *fl, const nm_ynode *scope, int *saved, nm_error *err)
 {
-    *saved = fl->tech;
+    *saved = fl->nscope;
     const nm_ynode *attrs = nm_ymap_get(scope, "attributes");
     if (!attrs || attrs->kind != NM_Y_MAP)
         return NM_OK;
-    const nm_ynode *t = nm_ymap_get(attrs, "technology");
-    if (t && !nm_yis_null(t))
-        fl->tech = t;
+    if (fl->nscope >= NM_MAX_SCOPES)
+        return nm_yerror(err, scope, "more than %d nested subtrees or containers", NM_MAX_SCOPES);
+    fl->scope[fl->nscope++] = attrs;
     const nm_ynode *c = nm_ymap_get(attrs, "global_cycle_seconds");
     if (c && !nm_yis_null(c) && !fl->arch->clock_given) {
         double v;
@@ -377,6 +378,56 @@ static nm_status enter_scope(struct flat *fl, const nm_ynode *scope, const nm_yn
         fl->arch->cycle_seconds = v;
         fl->arch->clock_given = 1;
     }
+    return NM_OK;
+}
+
+/* Attributes a scope describes itself with, not its components. */
+static int scope_only(const char *key)
+{
+    static const char *const k[] = {"meshX", "meshY", "instances", "n_instances", NULL};
+    for (const char *const *p = k; *p; p++)
+        if (nm_text_key_equal(key, *p))
+            return 1;
+    return 0;
+}
+
+/* The attributes component `own` has in effect: its own, then those its
+ * enclosing scopes hand down (nearest first).  The result lives in doc's
+ * arena and points at the original nodes, so errors keep their places. */
+static nm_status effective_attrs(struct flat *fl, const nm_ynode *own, const nm_ynode **out,
+                                 nm_error *err)
+{
+    size_t cap = own->n;
+    for (int i = 0; i < fl->nscope; i++)
+        cap += fl->scope[i]->n;
+    if (cap == own->n) {
+        *out = own;
+        return NM_OK;
+    }
+    nm_ynode *m = nm_arena_alloc(fl->doc->arena, sizeof *m);
+    nm_ynode **items = m ? nm_arena_alloc(fl->doc->arena, (2 * cap + 1) * sizeof *items) : NULL;
+    if (!items)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    *m = *own;
+    m->items = items;
+    m->n = 0;
+    for (size_t i = 0; i < own->n; i++) {
+        items[2 * m->n] = own->items[2 * i];
+        items[2 * m->n + 1] = own->items[2 * i + 1];
+        m->n++;
+    }
+    for (int sc = fl->nscope - 1; sc >= 0; sc--) {
+        const nm_ynode *a = fl->scope[sc];
+        for (size_t i = 0; i < a->n; i++) {
+            const nm_ynode *k = nm_ymap_key(a, i);
+            if (scope_only(k->str) || nm_ymap_get(m, k->str))
+                continue;
+            items[2 * m->n] = a->items[2 * i];
+            items[2 * m->n + 1] = a->items[2 * i + 1];
+            m->n++;
+        }
+    }
+    *out = m;
     return NM_OK;
 }
 
@@ -396,6 +447,8 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
     else if ((st = nm_yexpect(attrs, NM_Y_MAP, "attributes", err)) != NM_OK)
         return st;
     if ((st = check_attrs(attrs, base, fl->doc, err)) != NM_OK)
+        return st;
+    if ((st = effective_attrs(fl, attrs, &attrs, err)) != NM_OK)
         return st;
     if (fl->have_arith)
         return nm_yerror(err, comp, "component '%s' comes after the arithmetic level '%s'; "
@@ -456,7 +509,7 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
         snprintf(A->subclass, NM_NAME_MAX, "%s", subclass);
         A->node = comp;
         A->cls_node = cls_node;
-        A->tech = own_tech ? own_tech : fl->tech;
+        A->tech = own_tech;
         A->instances = instances;
         A->meshX = mx;
         A->meshY = my;
@@ -504,7 +557,7 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
     snprintf(L->subclass, NM_NAME_MAX, "%s", subclass);
     L->node = comp;
     L->cls_node = cls_node;
-    L->tech = own_tech ? own_tech : fl->tech;
+    L->tech = own_tech;
     L->instances = instances;
     L->meshX = mx;
     L->meshY = my;
@@ -536,8 +589,8 @@ static nm_status walk_subtree(struct flat *fl, const nm_ynode *tree, int64_t out
     outer *= count;
     if (outer > NM_MAX_FANOUT)
         return nm_yerror(err, tn ? tn : tree, "more than %d instances", NM_MAX_FANOUT);
-    const nm_ynode *saved_tech;
-    if ((st = enter_scope(fl, tree, &saved_tech, err)) != NM_OK)
+    int saved_scope;
+    if ((st = enter_scope(fl, tree, &saved_scope, err)) != NM_OK)
         return st;
     const nm_ynode *local = nm_ymap_get(tree, "local");
     if (local && !nm_yis_null(local)) {
@@ -581,7 +634,7 @@ static nm_status walk_subtree(struct flat *fl, const nm_ynode *tree, int64_t out
             if ((st = walk_subtree(fl, sub->items[i], outer, depth + 1, err)) != NM_OK)
                 return st;
     }
-    fl->tech = saved_tech;
+    fl->nscope = saved_scope;
     return NM_OK;
 }
 
@@ -614,6 +667,7 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
         return st;
     if (depth > 32)
         return nm_yerror(err, nodes, "nodes nested too deeply");
+    int saved_scope = fl->nscope;
     for (size_t i = 0; i < nodes->n; i++) {
         const nm_ynode *n = nodes->items[i];
         if ((st = nm_yexpect(n, NM_Y_MAP, "a node", err)) != NM_OK)
@@ -650,13 +704,15 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
             outer_x *= multx;
             if (outer > NM_MAX_FANOUT)
                 return nm_yerror(err, n, "more than %d instances", NM_MAX_FANOUT);
+            /* A container encloses what follows it in the list (and what it
+             * lists under its own `nodes`): its attributes stay in scope
+             * until this list ends. */
             const nm_ynode *inner = nm_ymap_get(n, "nodes");
-            const nm_ynode *saved_tech;
-            if ((st = enter_scope(fl, n, &saved_tech, err)) != NM_OK)
+            int ignored;
+            if ((st = enter_scope(fl, n, &ignored, err)) != NM_OK)
                 return st;
             if (inner && (st = walk_nodes(fl, inner, outer, outer_x, depth + 1, err)) != NM_OK)
                 return st;
-            fl->tech = saved_tech;
         } else if (!strcmp(tag, "!Component")) {
             if ((st = nm_ycheck_keys(n, ckeys, "a component", err)) != NM_OK)
                 return st;
@@ -699,6 +755,7 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
                              n->tag ? n->tag : "no tag");
         }
     }
+    fl->nscope = saved_scope;
     return NM_OK;
 }
 
@@ -748,8 +805,8 @@ nm_status nm_arch_parse(nm_arch *arch, const nm_ynode *node, nm_ydoc *doc, nm_er
     fl->arch = arch;
     fl->doc = doc;
     const nm_ynode *nodes = nm_ymap_get(node, "nodes");
-    const nm_ynode *top_tech;
-    if ((st = enter_scope(fl, node, &top_tech, err)) != NM_OK) {
+    int top_scope;
+    if ((st = enter_scope(fl, node, &top_scope, err)) != NM_OK) {
         nm_free(fl);
         return st;
     }

@@ -56,9 +56,14 @@ static void scan(const char *sub)
     char *names[MAX_CASES];
     int n = 0;
     struct dirent *e;
-    while ((e = readdir(d)) && n < MAX_CASES)
-        if (e->d_name[0] != '.')
+    while ((e = readdir(d)) && n < MAX_CASES) {
+        char path[1500];
+        struct stat sb;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        /* Cases are folders; a README beside them is not one. */
+        if (e->d_name[0] != '.' && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
             names[n++] = strdup(e->d_name);
+    }
     closedir(d);
     qsort(names, (size_t)n, sizeof *names, cmp_names);
     for (int i = 0; i < n && ncases < MAX_CASES; i++) {

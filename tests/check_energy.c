@@ -167,6 +167,29 @@ START_TEST(classes_from_attributes)
     ck_assert(REL(spec.arch.arith.e_compute, nm_estimate_mac_pj(8, 8, 0, 16)));
     ck_assert(!warned(&spec, "gives no technology"));
     nm_spec_fini(&spec);
+
+    /* The v0.4 nodes form: a !Container encloses the nodes that follow it,
+     * and hands them technology, datawidth and the clock. */
+    static const char nodes[] =
+        "architecture:\n"
+        "  version: 0.4\n"
+        "  nodes:\n"
+        "  - !Container\n"
+        "    name: chip\n"
+        "    attributes: {technology: 32nm, global_cycle_seconds: 2e-9, datawidth: 16}\n"
+        "  - !Component {name: DRAM, class: DRAM, attributes: {type: HBM2, width: 64}}\n"
+        "  - !Component {name: buf, class: SRAM, attributes: {depth: 1024, width: 64}}\n"
+        "  - !Container {name: PE, spatial: {meshX: 4}, attributes: {technology: 22nm}}\n"
+        "  - !Component {name: mac, class: intmac, attributes: {}}\n";
+    ck_assert_int_eq(nm_spec_load_string(&spec, "nodes.yaml", nodes, NM_NEED_ARCH, &err),
+                     NM_OK);
+    ck_assert_int_eq(spec.arch.level[0].word_bits, 16);
+    ck_assert(REL(spec.arch.level[0].e_read, nm_estimate_sram_pj(1024, 64, 32)));
+    ck_assert(REL(spec.arch.arith.e_compute, nm_estimate_mac_pj(16, 16, 0, 22)));
+    ck_assert_int_eq(spec.arch.arith.instances, 4);
+    ck_assert_double_eq(spec.arch.cycle_seconds, 2e-9);
+    ck_assert(!warned(&spec, "gives no technology"));
+    nm_spec_fini(&spec);
 }
 END_TEST
 

@@ -10,6 +10,7 @@
 #define NM_MAX_TERMS 4      /* terms in one axis expression */
 #define NM_MAX_COEFS 16     /* named coefficients (strides, dilations) */
 #define NM_MAX_LEVELS 16    /* storage levels */
+#define NM_MAX_SCOPES 40    /* nested subtrees / containers with attributes */
 #define NM_MAX_LOOPS (NM_MAX_LEVELS * NM_MAX_DIMS * 2 + NM_MAX_LEVELS)
 #define NM_NAME_MAX 64      /* names of levels, dimensions, data spaces */
 #define NM_MAX_FANOUT (1 << 22) /* spatial instances under one level */
