@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "nestmap/arch.h"
+#include "nestmap/compound.h"
+#include "nestmap/energy.h"
 #include "nestmap/estimate.h"
 #include "nestmap/text.h"
 
@@ -84,7 +86,7 @@ static const char *const model_attrs[] = {
     "data_storage_width", "sizeKB", "multiple_buffering", "min_utilization", "meshX", "meshY",
     "instances", "read_bandwidth", "write_bandwidth", "shared_bandwidth", "bandwidth",
     "vector_access_energy", "addr_gen_energy", "energy", "technology", "multiplier_width",
-    "adder_width", "exponent", "mantissa", NULL};
+    "adder_width", "exponent", "mantissa", "role", NULL};
 
 /* Attributes Timeloop and Accelergy (and its plug-ins) use for estimation
  * or bookkeeping; they do not change the model and are accepted quietly. */
@@ -343,6 +345,7 @@ static nm_status parse_storage(nm_level *L, const nm_ynode *attrs, nm_error *err
 /* State while flattening the component tree (outermost first). */
 struct flat {
     nm_arch *arch;
+    nm_arch_hints hints;
     nm_ydoc *doc;
     int nstore;
     nm_level store[NM_MAX_LEVELS]; /* outermost first; reversed at the end */
@@ -431,6 +434,51 @@ static nm_status effective_attrs(struct flat *fl, const nm_ynode *own, const nm_
     return NM_OK;
 }
 
+/* Whether component `base` of class cls is storage or compute: by the
+ * class name, else its `role` attribute, else what its compound class or
+ * ERT entry says its actions are.  A class nothing places is an error with
+ * a "did you mean" over the built-in and compound classes. */
+static nm_status role(struct flat *fl, const char *base, const char *cls,
+                      const nm_ynode *cls_node, const nm_ynode *attrs, int *storage,
+                      int *compute, nm_error *err)
+{
+    *storage = is_storage_class(cls);
+    *compute = !*storage && is_compute_class(cls);
+    if (*storage || *compute)
+        return NM_OK;
+    const nm_ynode *r = nm_ymap_get(attrs, "role");
+    if (r && !nm_yis_null(r)) {
+        if (r->kind == NM_Y_SCALAR && (!strcmp(r->str, "storage") || !strcmp(r->str, "compute"))) {
+            *compute = !strcmp(r->str, "compute");
+            *storage = !*compute;
+            return NM_OK;
+        }
+        return nm_yerror(err, r, "role must be 'storage' or 'compute' (got '%s')", r->str);
+    }
+    const nm_ynode *def = nm_compound_find(fl->hints.compound, cls);
+    int c = def ? nm_compound_is_compute(def) : nm_energy_ert_role(fl->hints.ert, base);
+    if (c >= 0) {
+        *compute = c;
+        *storage = !c;
+        return NM_OK;
+    }
+    if (def || nm_energy_ert_role(fl->hints.ert, base) == -2)
+        return nm_yerror(err, cls_node, "component '%s': say whether class '%s' stores or "
+                         "computes with the attribute role: storage or role: compute", base,
+                         cls);
+    const char *guess = nm_compound_suggest(fl->hints.compound, cls);
+    if (!guess)
+        guess = nm_estimate_suggest(cls);
+    if (guess)
+        return nm_yerror(err, cls_node, "component '%s': unknown class '%s'; did you mean '%s'?",
+                         base, cls, guess);
+    return nm_yerror(err, cls_node,
+                     "component '%s': class '%s' is neither built in (storage: DRAM, SRAM, "
+                     "regfile, smartbuffer, storage; compute: mac, intmac, fpmac, compute) nor "
+                     "defined in compound_components, and no ERT entry gives its actions",
+                     base, cls);
+}
+
 static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_ynode *name_node,
                                const char *base, int64_t instances, int64_t defx,
                                const nm_ynode *cls_node, const nm_ynode *attrs, nm_error *err)
@@ -470,16 +518,9 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
         if (defx == 1)
             defx = v;
     }
-    int storage = is_storage_class(cls), compute = !storage && is_compute_class(cls);
-    const char *guess = storage || compute ? NULL : nm_estimate_suggest(cls);
-    if (guess)
-        return nm_yerror(err, cls_node, "component '%s': unknown class '%s'; did you mean '%s'?",
-                         base, cls, guess);
-    if (!storage && !compute)
-        return nm_yerror(err, cls_node,
-                         "component '%s': class '%s' is neither storage (DRAM, SRAM, regfile, "
-                         "smartbuffer, storage) nor compute (mac, intmac, fpmac, compute)",
-                         base, cls);
+    int storage, compute;
+    if ((st = role(fl, base, cls, cls_node, attrs, &storage, &compute, err)) != NM_OK)
+        return st;
     if (strlen(cls) >= NM_NAME_MAX)
         return nm_yerror(err, cls_node, "class name is too long");
     int64_t mx, my;
@@ -509,6 +550,7 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
         snprintf(A->subclass, NM_NAME_MAX, "%s", subclass);
         A->node = comp;
         A->cls_node = cls_node;
+        A->attrs = attrs;
         A->tech = own_tech;
         A->instances = instances;
         A->meshX = mx;
@@ -557,6 +599,7 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
     snprintf(L->subclass, NM_NAME_MAX, "%s", subclass);
     L->node = comp;
     L->cls_node = cls_node;
+    L->attrs = attrs;
     L->tech = own_tech;
     L->instances = instances;
     L->meshX = mx;
@@ -788,7 +831,8 @@ static nm_status finish(struct flat *fl, const nm_ynode *node, nm_error *err)
     return NM_OK;
 }
 
-nm_status nm_arch_parse(nm_arch *arch, const nm_ynode *node, nm_ydoc *doc, nm_error *err)
+nm_status nm_arch_parse(nm_arch *arch, const nm_ynode *node, const nm_arch_hints *hints,
+                        nm_ydoc *doc, nm_error *err)
 {
     memset(arch, 0, sizeof *arch);
     arch->cycle_seconds = 1e-9;
@@ -804,6 +848,8 @@ nm_status nm_arch_parse(nm_arch *arch, const nm_ynode *node, nm_ydoc *doc, nm_er
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     fl->arch = arch;
     fl->doc = doc;
+    if (hints)
+        fl->hints = *hints;
     const nm_ynode *nodes = nm_ymap_get(node, "nodes");
     int top_scope;
     if ((st = enter_scope(fl, node, &top_scope, err)) != NM_OK) {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nestmap/compound.h"
 #include "nestmap/energy.h"
 #include "nestmap/estimate.h"
 #include "nestmap/text.h"
@@ -17,6 +18,8 @@ const char *nm_energy_source_name(nm_energy_source src)
         return "attributes";
     case NM_ESRC_BUILTIN:
         return "built-in";
+    case NM_ESRC_COMPOUND:
+        return "compound";
     case NM_ESRC_NONE:
         break;
     }
@@ -181,11 +184,12 @@ static nm_status apply_actions(nm_arch *arch, int which, const struct actions *a
 
 /* Iterates over the tables of an ERT or ART: list of {name, ...} or a
  * mapping name -> entry.  Calls fn(arch, name node, component name, entry). */
-typedef nm_status (*table_fn)(nm_arch *arch, nm_ydoc *doc, const nm_ynode *name_node,
-                              const char *full, const nm_ynode *entry, nm_error *err);
+typedef nm_status (*table_fn)(nm_arch *arch, nm_ydoc *doc, const nm_ynode *cc,
+                              const nm_ynode *name_node, const char *full,
+                              const nm_ynode *entry, nm_error *err);
 
-static nm_status each_table(nm_arch *arch, nm_ydoc *doc, const nm_ynode *top, const char *what,
-                            table_fn fn, nm_error *err)
+static nm_status each_table(nm_arch *arch, nm_ydoc *doc, const nm_ynode *cc,
+                            const nm_ynode *top, const char *what, table_fn fn, nm_error *err)
 {
     static const char *const keys[] = {"version", "tables", NULL};
     nm_status st = nm_yexpect(top, NM_Y_MAP, what, err);
@@ -205,14 +209,14 @@ static nm_status each_table(nm_arch *arch, nm_ydoc *doc, const nm_ynode *top, co
             const char *full;
             if ((st = nm_yget_str(nn, "table name", &full, err)) != NM_OK)
                 return st;
-            if ((st = fn(arch, doc, nn, full, t, err)) != NM_OK)
+            if ((st = fn(arch, doc, cc, nn, full, t, err)) != NM_OK)
                 return st;
         }
         return NM_OK;
     }
     if (tables->kind == NM_Y_MAP) {
         for (size_t i = 0; i < tables->n; i++)
-            if ((st = fn(arch, doc, nm_ymap_key(tables, i), nm_ymap_key(tables, i)->str,
+            if ((st = fn(arch, doc, cc, nm_ymap_key(tables, i), nm_ymap_key(tables, i)->str,
                          nm_ymap_val(tables, i), err)) != NM_OK)
                 return st;
         return NM_OK;
@@ -220,9 +224,26 @@ static nm_status each_table(nm_arch *arch, nm_ydoc *doc, const nm_ynode *top, co
     return nm_yerror(err, tables, "%s tables must be a list or a mapping", what);
 }
 
-static nm_status unmatched(nm_arch *arch, nm_ydoc *doc, const nm_ynode *at, const char *full,
-                           const char *name, const char *what, nm_error *err)
+/* Whether some compound class has a subcomponent of class cls. */
+static int compound_part_class(const nm_ynode *cc, const char *cls)
 {
+    const nm_ynode *classes = cc ? nm_ymap_get(cc, "classes") : NULL;
+    for (size_t i = 0; classes && classes->kind == NM_Y_SEQ && i < classes->n; i++) {
+        const nm_ynode *subs = nm_ymap_get(classes->items[i], "subcomponents");
+        for (size_t j = 0; subs && subs->kind == NM_Y_SEQ && j < subs->n; j++) {
+            const nm_ynode *c = nm_ymap_get(subs->items[j], "class");
+            if (c && c->kind == NM_Y_SCALAR && !strcmp(c->str, cls))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static nm_status unmatched(nm_arch *arch, nm_ydoc *doc, const nm_ynode *cc, const nm_ynode *at,
+                           const char *full, const char *name, const char *what, nm_error *err)
+{
+    if (compound_part_class(cc, name)) /* a primitive inside a compound class */
+        return NM_OK;
     const char *cands[NM_MAX_LEVELS + 1];
     int n = 0;
     for (int i = 0; i < arch->nlevels; i++)
@@ -239,8 +260,9 @@ static nm_status unmatched(nm_arch *arch, nm_ydoc *doc, const nm_ynode *at, cons
     return NM_OK;
 }
 
-static nm_status ert_entry(nm_arch *arch, nm_ydoc *doc, const nm_ynode *name_node,
-                           const char *full, const nm_ynode *entry, nm_error *err)
+static nm_status ert_entry(nm_arch *arch, nm_ydoc *doc, const nm_ynode *cc,
+                           const nm_ynode *name_node, const char *full, const nm_ynode *entry,
+                           nm_error *err)
 {
     char name[NM_NAME_MAX];
     component_name(full, name);
@@ -254,12 +276,13 @@ static nm_status ert_entry(nm_arch *arch, nm_ydoc *doc, const nm_ynode *name_nod
         return st;
     int which = find_component(arch, name);
     if (which == -1)
-        return unmatched(arch, doc, name_node, full, name, "ERT", err);
+        return unmatched(arch, doc, cc, name_node, full, name, "ERT", err);
     return apply_actions(arch, which, &a);
 }
 
-static nm_status art_entry(nm_arch *arch, nm_ydoc *doc, const nm_ynode *name_node,
-                           const char *full, const nm_ynode *entry, nm_error *err)
+static nm_status art_entry(nm_arch *arch, nm_ydoc *doc, const nm_ynode *cc,
+                           const nm_ynode *name_node, const char *full, const nm_ynode *entry,
+                           nm_error *err)
 {
     char name[NM_NAME_MAX];
     component_name(full, name);
@@ -272,7 +295,7 @@ static nm_status art_entry(nm_arch *arch, nm_ydoc *doc, const nm_ynode *name_nod
         return st;
     int which = find_component(arch, name);
     if (which == -1)
-        return unmatched(arch, doc, name_node, full, name, "ART", err);
+        return unmatched(arch, doc, cc, name_node, full, name, "ART", err);
     if (which == -2) {
         arch->arith.area = area;
         arch->arith.asrc = NM_ESRC_ERT;
@@ -357,14 +380,140 @@ static nm_status builtin_arith(nm_arith *A, nm_ydoc *doc, nm_error *err)
     return NM_OK;
 }
 
-nm_status nm_energy_apply(nm_arch *arch, const nm_ynode *ert, const nm_ynode *art, nm_ydoc *doc,
-                          nm_error *err)
+/* The ERT entry whose name ends in `name` (a component or a subcomponent
+ * path such as "glb.storage", ranges ignored), parsed into *a; 0 when none
+ * or when the ERT is malformed (its own pass reports that). */
+static int ert_find(const nm_ynode *ert, const char *name, struct actions *a)
+{
+    const nm_ynode *tables = ert ? nm_ymap_get(ert, "tables") : NULL;
+    if (!tables || (tables->kind != NM_Y_SEQ && tables->kind != NM_Y_MAP))
+        return 0;
+    size_t want = strlen(name);
+    for (size_t i = 0; i < tables->n; i++) {
+        const nm_ynode *entry, *nn;
+        if (tables->kind == NM_Y_SEQ) {
+            entry = tables->items[i];
+            nn = nm_ymap_get(entry, "name");
+        } else {
+            nn = nm_ymap_key(tables, i);
+            entry = nm_ymap_val(tables, i);
+        }
+        if (!nn || nn->kind != NM_Y_SCALAR)
+            continue;
+        /* The entry's name without its [a..b] ranges. */
+        char full[4 * NM_NAME_MAX];
+        size_t n = 0;
+        int depth = 0;
+        for (const char *p = nn->str; *p && n < sizeof full - 1; p++) {
+            if (*p == '[')
+                depth++;
+            else if (*p == ']' && depth > 0)
+                depth--;
+            else if (!depth)
+                full[n++] = *p;
+        }
+        full[n] = '\0';
+        if (n < want || strcmp(full + n - want, name) || (n > want && full[n - want - 1] != '.'))
+            continue;
+        const nm_ynode *acts = entry;
+        if (entry->kind == NM_Y_MAP && nm_ymap_get(entry, "actions"))
+            acts = nm_ymap_get(entry, "actions");
+        nm_error ignored;
+        memset(a, 0, sizeof *a);
+        return parse_actions(acts, a, &ignored) == NM_OK;
+    }
+    return 0;
+}
+
+int nm_energy_ert_role(const nm_ynode *ert, const char *name)
+{
+    struct actions a;
+    if (!ert_find(ert, name, &a))
+        return -1;
+    static const char *const rd[] = {"read", "write", "update", "random_read", NULL};
+    static const char *const cp[] = {"mac_random", "mult_random", "mac", "mult", "compute", NULL};
+    int store = action_get(&a, rd) != NULL, comp = action_get(&a, cp) != NULL;
+    return store == comp ? -2 : comp;
+}
+
+/* Subcomponent energies from the ERT, for compound classes: by the
+ * subcomponent's path, else by its class. */
+static int ert_for_part(void *ctx, const char *path, const char *cls, const char *action,
+                        double *pj)
+{
+    struct actions a;
+    const char *const names[] = {action, NULL};
+    const double *e;
+    for (int k = 0; k < 2; k++)
+        if (ert_find(ctx, k ? cls : path, &a) && (e = action_get(&a, names))) {
+            *pj = *e;
+            return 1;
+        }
+    return 0;
+}
+
+/* Energies (when none were given) and area (when no ART gave one) of the
+ * component `which` whose class `def` is a compound class of the input. */
+static nm_status compound(nm_arch *arch, int which, const nm_ynode *cc, const nm_ynode *def,
+                          const nm_ynode *ert, nm_ydoc *doc, nm_error *err)
+{
+    nm_level *L = which >= 0 ? &arch->level[which] : NULL;
+    nm_arith *A = which >= 0 ? NULL : &arch->arith;
+    nm_energy_source *esrc = L ? &L->esrc : &A->esrc, *asrc = L ? &L->asrc : &A->asrc;
+    const char *name = L ? L->name : A->name;
+    const nm_ynode *attrs = L ? L->attrs : A->attrs;
+    int need_energy = *esrc == NM_ESRC_NONE;
+    if (!need_energy && *asrc != NM_ESRC_NONE)
+        return NM_OK;
+    nm_compound c;
+    nm_error quiet;
+    nm_status st = nm_compound_eval(cc, def, name, attrs, ert_for_part, (void *)ert, doc, &c,
+                                    need_energy ? err : &quiet);
+    if (st != NM_OK)
+        return need_energy ? st : NM_OK;
+    if (*asrc == NM_ESRC_NONE) {
+        if (L)
+            L->area = c.area;
+        else
+            A->area = c.area;
+        *asrc = NM_ESRC_COMPOUND;
+    }
+    if (!need_energy)
+        return NM_OK;
+    struct actions a;
+    memset(&a, 0, sizeof a);
+    for (int i = 0; i < c.nactions; i++) {
+        double *slot = action_slot(&a, c.action[i]);
+        if (slot)
+            *slot = c.pj[i];
+    }
+    apply_actions(arch, which, &a);
+    *esrc = NM_ESRC_COMPOUND;
+    if (L) {
+        L->compose = c.how;
+        L->esrc_note = "compound class: the sum of its parts";
+    } else {
+        A->compose = c.how;
+        A->esrc_note = "compound class: the sum of its parts";
+    }
+    return NM_OK;
+}
+
+nm_status nm_energy_apply(nm_arch *arch, const nm_ynode *ert, const nm_ynode *art,
+                          const nm_ynode *cc, nm_ydoc *doc, nm_error *err)
 {
     nm_status st;
-    if (ert && (st = each_table(arch, doc, ert, "ERT", ert_entry, err)) != NM_OK)
+    if (ert && (st = each_table(arch, doc, cc, ert, "ERT", ert_entry, err)) != NM_OK)
         return st;
-    if (art && (st = each_table(arch, doc, art, "ART", art_entry, err)) != NM_OK)
+    if (art && (st = each_table(arch, doc, cc, art, "ART", art_entry, err)) != NM_OK)
         return st;
+    for (int i = -1; i < arch->nlevels; i++) {
+        const char *cls = i < 0 ? arch->arith.cls : arch->level[i].cls;
+        const nm_ynode *def = nm_compound_find(cc, cls);
+        int which = i < 0 ? -2 : i;
+        if (def && (st = compound(arch, which, cc, def, ert, doc, err)) != NM_OK)
+            return st;
+    }
     for (int i = 0; i < arch->nlevels; i++)
         if ((st = builtin_level(&arch->level[i], doc, err)) != NM_OK)
             return st;

@@ -428,3 +428,104 @@ nm_status nm_estimate_arith(const nm_arith *A, nm_ydoc *doc, nm_estimate *e, nm_
               nm_tech_area_factor(nm);
     return NM_OK;
 }
+
+/* ---- primitives inside compound components ------------------------------ */
+
+/* Actions that cost nothing in the built-in classes: leakage is not
+ * estimated (see nestmap energy's note), and idle or gated cycles switch
+ * nothing. */
+static int free_action(const char *action)
+{
+    return !strcasecmp(action, "leak") || !strcasecmp(action, "idle") ||
+           strstr(action, "gated") || strstr(action, "skipped");
+}
+
+static int is_counter(const char *cls)
+{
+    return !strcasecmp(cls, "counter") || !strcasecmp(cls, "aladdin_counter");
+}
+
+nm_status nm_estimate_primitive(const nm_primitive *p, const char *action, const nm_ynode *at,
+                                double *pj, double *um2, const char **source, nm_error *err)
+{
+    *pj = *um2 = 0.0;
+    double nm = p->tech_nm > 0 ? p->tech_nm : REF_NM;
+    if (nm_tech_energy_factor(nm) < 0)
+        return nm_yerror(err, at, "'%s': technology %g nm is outside the scaling table (7 to "
+                         "130 nm, Stillmaker & Baas 2017)", p->path, nm);
+    double ef = nm_tech_energy_factor(nm), af = nm_tech_area_factor(nm);
+    int rd = !strcasecmp(action, "read"), wr = !strcasecmp(action, "write") ||
+             !strcasecmp(action, "fill") || !strcasecmp(action, "update");
+    int k = lookup(p->cls, NULL);
+    if (is_counter(p->cls)) {
+        /* A counter is an adder and a register of its width, as the
+         * address generator above is composed. */
+        double bits = p->bits > 0 ? p->bits : 1.0;
+        *um2 = (adder_um2(0, bits) + REG_UM2_PER_BIT * bits / nm_tech_area_factor(REG_NM)) * af;
+        *source = "built-in counter: adder + register (Horowitz 2014, Aladdin)";
+        if (!free_action(action))
+            *pj = adder_pj(0, bits) * ef + register_pj(bits, nm);
+        return NM_OK;
+    }
+    if (k < 0) {
+        const char *s = nm_estimate_suggest(p->cls);
+        if (s)
+            return nm_yerror(err, at, "'%s': class '%s' is neither a compound class nor built "
+                             "in; did you mean '%s'?", p->path, p->cls, s);
+        return nm_yerror(err, at, "'%s': class '%s' is neither a compound class of the input "
+                         "nor a built-in class (give it an ERT entry)", p->path, p->cls);
+    }
+    *source = kind_source[k];
+    if (k == K_DUMMY)
+        return NM_OK;
+    if (is_storage_kind((enum kind)k)) {
+        if (!rd && !wr && !free_action(action))
+            return nm_yerror(err, at, "'%s' (%s) has no action '%s' (read, write, update, "
+                             "leak)", p->path, p->cls, action);
+        if (k == K_DRAM) {
+            const char *type = p->dram_type && p->dram_type[0] ? p->dram_type : "LPDDR4";
+            for (size_t i = 0; i < sizeof dram_table / sizeof *dram_table; i++)
+                if (!strcmp(dram_table[i].type, type)) {
+                    *source = dram_table[i].note;
+                    if (rd || wr)
+                        *pj = dram_table[i].pj_per_bit * (p->width > 0 ? p->width : 64.0);
+                    return NM_OK;
+                }
+            return nm_yerror(err, at, "'%s': DRAM type '%s' has no built-in energy", p->path,
+                             type);
+        }
+        double width = p->width > 0 ? p->width : p->bits;
+        if (width <= 0)
+            return nm_yerror(err, at, "'%s' (%s) needs a width", p->path, p->cls);
+        if (k == K_REG) {
+            *um2 = REG_UM2_PER_BIT * width * af / nm_tech_area_factor(REG_NM);
+            if (rd)
+                *pj = register_pj(width, nm);
+            return NM_OK;
+        }
+        if (p->depth <= 0)
+            return nm_yerror(err, at, "'%s' (%s) needs a depth", p->path, p->cls);
+        double e;
+        if (k == K_SRAM || k == K_SB_SRAM) {
+            e = nm_estimate_sram_pj(p->depth, width, nm);
+            *um2 = SRAM_CELL_UM2 * p->depth * width * af;
+        } else {
+            e = nm_estimate_regfile_pj(p->depth, width, nm);
+            *um2 = REG_UM2_PER_BIT * p->depth * width * af / nm_tech_area_factor(REG_NM);
+        }
+        if (k == K_SB_SRAM || k == K_SB_RF)
+            e += address_gen_pj(p->depth, nm);
+        if (rd || wr)
+            *pj = e;
+        return NM_OK;
+    }
+    double bits = p->bits > 0 ? p->bits : 16.0;
+    double mw = p->mult_bits > 0 ? p->mult_bits : bits, aw = p->adder_bits > 0 ? p->adder_bits : bits;
+    int fp = k == K_FPMAC || k == K_FPADD || k == K_FPMUL;
+    int has_add = k == K_INTMAC || k == K_FPMAC || k == K_INTADD || k == K_FPADD;
+    int has_mul = k == K_INTMAC || k == K_FPMAC || k == K_INTMUL || k == K_FPMUL;
+    *um2 = ((has_add ? adder_um2(fp, aw) : 0.0) + (has_mul ? mult_um2(fp, mw) : 0.0)) * af;
+    if (!free_action(action))
+        *pj = ((has_add ? adder_pj(fp, aw) : 0.0) + (has_mul ? mult_pj(fp, mw) : 0.0)) * ef;
+    return NM_OK;
+}

@@ -61,7 +61,24 @@ static void kstr(FILE *f, int indent, const char *k, const char *v, int last)
  * "ERT", "attributes", "none". */
 static const char *source_text(nm_energy_source src, const char *note)
 {
-    return src == NM_ESRC_BUILTIN && note ? note : nm_energy_source_name(src);
+    return (src == NM_ESRC_BUILTIN || src == NM_ESRC_COMPOUND) && note ? note
+                                                                        : nm_energy_source_name(src);
+}
+
+/* A compound class's composition, one "action = parts = total" per line,
+ * indented under the component. */
+static void compose_text(FILE *f, const char *name, const char *cls, const char *how)
+{
+    if (!how)
+        return;
+    fprintf(f, "  %s (compound class %s):\n", name, cls);
+    for (const char *p = how; *p;) {
+        size_t n = strcspn(p, "\n");
+        fprintf(f, "    %.*s\n", (int)n, p);
+        p += n;
+        if (*p)
+            p++;
+    }
 }
 
 static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st);
@@ -548,6 +565,8 @@ void nm_report_energy(FILE *f, const nm_arch *arch, int format)
             knum(f, 3, "update_pj", L->e_update, 0);
             knum(f, 3, "leak_pj_per_cycle", L->e_leak, 0);
             knum(f, 3, "area_um2", L->area, 0);
+            if (L->compose)
+                kstr(f, 3, "composition", L->compose, 0);
             key(f, 3, "source");
             nm_report_json_string(f, source_text(L->esrc, L->esrc_note));
             fputs("\n  }", f);
@@ -558,6 +577,8 @@ void nm_report_energy(FILE *f, const nm_arch *arch, int format)
         knum(f, 3, "instances", (double)A->instances, 0);
         knum(f, 3, "compute_pj", A->e_compute, 0);
         knum(f, 3, "area_um2", A->area, 0);
+        if (A->compose)
+            kstr(f, 3, "composition", A->compose, 0);
         key(f, 3, "source");
         nm_report_json_string(f, source_text(A->esrc, A->esrc_note));
         fputs("\n  }\n ]\n}\n", f);
@@ -586,6 +607,16 @@ void nm_report_energy(FILE *f, const nm_arch *arch, int format)
     if (builtin)
         fputs("Built-in estimates leave leakage out (0 pJ/cycle); an ERT 'leak' action counts "
               "it.  Sources: src/estimate.c.\n", f);
+    int compound = A->compose != NULL;
+    for (int l = 0; l < arch->nlevels; l++)
+        compound |= arch->level[l].compose != NULL;
+    if (compound) {
+        fputs("\nCompound components (pJ per action, parts as energy x count):\n", f);
+        for (int l = arch->nlevels - 1; l >= 0; l--)
+            compose_text(f, arch->level[l].name, arch->level[l].cls, arch->level[l].compose);
+        compose_text(f, A->name, A->cls, A->compose);
+    }
+
 }
 
 /* One row of the comparison: a component's action. */

@@ -10,13 +10,14 @@
 /* Top-level keys nestmap reads. */
 static const char *const used_keys[] = {
     "architecture", "problem", "mapping", "ERT", "ART", "mapper", "mapspace_constraints",
-    "architecture_constraints", "constraints", "mapspace", "network", NULL};
+    "architecture_constraints", "constraints", "mapspace", "network", "compound_components",
+    NULL};
 
 /* Keys that Timeloop's front end writes into parsed-processed-input.yaml and
  * that do not change the model; accepted with a note. */
 static const char *const ignored_keys[] = {
     "ERT_summary", "ART_summary", "globals", "variables", "components", "model",
-    "sparse_optimizations", "version", "compound_components", "automatic_ert",
+    "sparse_optimizations", "version", "automatic_ert",
     "automatic_art", "layout", NULL};
 
 static nm_status check_top(nm_spec *spec, nm_error *err)
@@ -77,12 +78,13 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
         return nm_yerror(err, &top, "no 'mapping' in the input files (nestmap map searches "
                          "for one)");
     if (arch) {
-        if ((st = nm_arch_parse(&spec->arch, arch, &spec->doc, err)) != NM_OK)
-            return st;
         int tables = !(need & NM_BUILTIN_ENERGY);
-        if ((st = nm_energy_apply(&spec->arch, tables ? nm_ymap_get(root, "ERT") : NULL,
-                                  tables ? nm_ymap_get(root, "ART") : NULL, &spec->doc, err)) !=
-            NM_OK)
+        nm_arch_hints hints = {nm_ymap_get(root, "compound_components"),
+                               tables ? nm_ymap_get(root, "ERT") : NULL};
+        if ((st = nm_arch_parse(&spec->arch, arch, &hints, &spec->doc, err)) != NM_OK)
+            return st;
+        if ((st = nm_energy_apply(&spec->arch, hints.ert, tables ? nm_ymap_get(root, "ART") : NULL,
+                                  hints.compound, &spec->doc, err)) != NM_OK)
             return st;
         spec->has_arch = 1;
     }

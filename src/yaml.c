@@ -132,6 +132,73 @@ static nm_ynode *new_node(struct conv *cv, yaml_node_t *yn, nm_ykind kind)
     return n;
 }
 
+/* YAML 1.1's merge key: `<<: *anchor` (or a list of them) adds the anchored
+ * mapping's pairs that the mapping does not set itself, as Accelergy's
+ * files use it ("update: same as write").  Returns 0 on failure. */
+static int merge_keys(struct conv *cv, nm_ynode *n)
+{
+    size_t extra = 0, merges = 0;
+    for (size_t i = 0; i < n->n; i++) {
+        const nm_ynode *k = n->items[2 * i], *v = n->items[2 * i + 1];
+        if (k->quoted || strcmp(k->str, "<<"))
+            continue;
+        merges++;
+        if (v->kind == NM_Y_MAP) {
+            extra += v->n;
+        } else if (v->kind == NM_Y_SEQ) {
+            for (size_t j = 0; j < v->n; j++) {
+                if (v->items[j]->kind != NM_Y_MAP) {
+                    nm_yerror(cv->err, v->items[j], "a merge key ('<<') takes mappings");
+                    return 0;
+                }
+                extra += v->items[j]->n;
+            }
+        } else {
+            nm_yerror(cv->err, v, "a merge key ('<<') takes a mapping or a list of mappings");
+            return 0;
+        }
+    }
+    if (!merges)
+        return 1;
+    nm_ynode **items = nm_arena_alloc(cv->doc->arena, (2 * (n->n + extra) + 1) * sizeof *items);
+    if (!items) {
+        nm_error_set(cv->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        return 0;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n->n; i++) {
+        const nm_ynode *k = n->items[2 * i];
+        if (!k->quoted && !strcmp(k->str, "<<"))
+            continue;
+        items[2 * m] = n->items[2 * i];
+        items[2 * m + 1] = n->items[2 * i + 1];
+        m++;
+    }
+    for (size_t i = 0; i < n->n; i++) {
+        const nm_ynode *k = n->items[2 * i], *v = n->items[2 * i + 1];
+        if (k->quoted || strcmp(k->str, "<<"))
+            continue;
+        size_t nsrc = v->kind == NM_Y_MAP ? 1 : v->n;
+        for (size_t j = 0; j < nsrc; j++) {
+            const nm_ynode *src = v->kind == NM_Y_MAP ? v : v->items[j];
+            for (size_t p = 0; p < src->n; p++) {
+                const nm_ynode *sk = src->items[2 * p];
+                int present = 0;
+                for (size_t q = 0; q < m && !present; q++)
+                    present = nm_text_key_equal(items[2 * q]->str, sk->str);
+                if (present)
+                    continue;
+                items[2 * m] = src->items[2 * p];
+                items[2 * m + 1] = src->items[2 * p + 1];
+                m++;
+            }
+        }
+    }
+    n->items = items;
+    n->n = m;
+    return 1;
+}
+
 static nm_ynode *convert(struct conv *cv, yaml_node_t *yn, unsigned depth)
 {
     if (!yn) {
@@ -206,7 +273,7 @@ static nm_ynode *convert(struct conv *cv, yaml_node_t *yn, unsigned depth)
             n->items[2 * i] = k;
             n->items[2 * i + 1] = v;
         }
-        return n;
+        return merge_keys(cv, n) ? n : NULL;
     }
     case YAML_NO_NODE:
         break;

@@ -7,8 +7,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nestmap/estimate.h"
+#include "nestmap/expr.h"
+#include "nestmap/report.h"
 #include "nestmap/spec.h"
 #include "testutil.h"
 
@@ -343,6 +346,249 @@ START_TEST(builtin_dram)
 }
 END_TEST
 
+
+/* The path of a file of the source tree (arch/, examples/). */
+static const char *src_file(const char *rel, char *buf, size_t size)
+{
+    const char *src = getenv("NESTMAP_SRCDIR");
+    snprintf(buf, size, "%s/%s", src ? src : ".", rel);
+    return buf;
+}
+
+/* One primitive's action energy (pJ) and area, as compound.c must sum them. */
+static double part(const char *cls, double depth, double width, double bits, double nm,
+                   const char *action, double *um2)
+{
+    nm_primitive p = {"t", cls, depth, width, bits, 0, 0, nm, NULL};
+    double pj, a;
+    const char *src;
+    nm_error err;
+    ck_assert_int_eq(nm_estimate_primitive(&p, action, NULL, &pj, &a, &src, &err), NM_OK);
+    if (um2)
+        *um2 = a;
+    return pj;
+}
+
+static const nm_level *level(const nm_arch *a, const char *name)
+{
+    int i = nm_arch_level(a, name);
+    ck_assert_int_ge(i, 0);
+    return &a->level[i];
+}
+
+static int vars(void *ctx, const char *name, size_t len, nm_value *out)
+{
+    (void)ctx;
+    if (len == 5 && !strncmp(name, "depth", 5)) {
+        *out = (nm_value){0, 13824, NULL, 0};
+        return 1;
+    }
+    if (len == 4 && !strncmp(name, "tech", 4)) {
+        *out = (nm_value){1, 0, "45nm", 4};
+        return 1;
+    }
+    return 0;
+}
+
+static double eval_num(const char *text)
+{
+    nm_value v;
+    nm_expr_error e;
+    ck_assert_int_eq(nm_expr_eval(text, strlen(text), vars, NULL, &v, &e), NM_EXPR_OK);
+    ck_assert(!v.is_str);
+    return v.num;
+}
+
+START_TEST(expressions)
+{
+    ck_assert_double_eq(eval_num("max(1, ceil(log2(depth))) if depth >= 1 else 1"), 14);
+    ck_assert_double_eq(eval_num("1 + 2 * 3 ** 2"), 19);
+    ck_assert_double_eq(eval_num("-2 ** 2"), -4); /* Python: ** binds tighter */
+    ck_assert_double_eq(eval_num("7 // 2 + 7 % 4"), 6);
+    ck_assert_double_eq(eval_num("depth // 27"), 512);
+    ck_assert_double_eq(eval_num("1 if 0 else 1 / 0 if 0 else 5"), 5); /* untaken: no error */
+    ck_assert_double_eq(eval_num("not 0 and (2 > 1 > 0)"), 1);
+    ck_assert_double_eq(eval_num("1.5e3"), 1500);
+    nm_value v;
+    nm_expr_error e;
+    ck_assert_int_eq(nm_expr_eval("tech", 4, vars, NULL, &v, &e), NM_EXPR_OK);
+    ck_assert(v.is_str && v.len == 4 && !strncmp(v.str, "45nm", 4));
+    ck_assert_int_eq(nm_expr_eval("LPDDR4", 6, vars, NULL, &v, &e), NM_EXPR_STRING);
+    ck_assert_int_eq(nm_expr_eval("45nm", 4, vars, NULL, &v, &e), NM_EXPR_STRING);
+    ck_assert_int_eq(nm_expr_eval("depht * 2", 9, vars, NULL, &v, &e), NM_EXPR_ERROR);
+    ck_assert_str_eq(e.name, "depht");
+    ck_assert_int_eq(nm_expr_eval("depth / 0", 9, vars, NULL, &v, &e), NM_EXPR_ERROR);
+    ck_assert_int_eq(e.offset, 6);
+    ck_assert_int_eq(nm_expr_eval("log2(0)", 7, vars, NULL, &v, &e), NM_EXPR_ERROR);
+    ck_assert_int_eq(nm_expr_eval("max()", 5, vars, NULL, &v, &e), NM_EXPR_ERROR);
+}
+END_TEST
+
+START_TEST(compound_sum_of_parts)
+{
+    char path[1024];
+    const char *files[] = {src_file("arch/eyeriss/eyeriss_compound.yaml", path, sizeof path)};
+    nm_spec spec;
+    nm_error err;
+    ck_assert_msg(nm_spec_load(&spec, files, 1, NM_NEED_ARCH, &err) == NM_OK, "%s", err.msg);
+    ck_assert_int_eq(spec.doc.nwarnings, 0);
+    /* The banked global buffer: one bank of 13824/27 = 512 words is reached
+     * per access, plus an address generator of ceil(log2 13824) = 14 bits;
+     * the area is all 27 banks and both generators. */
+    double bank_um2, adder_um2;
+    double e = part("SRAM", 512, 64, 64, 65, "read", &bank_um2) +
+               part("intadder", 0, 0, 14, 65, "add", &adder_um2);
+    const nm_level *glb = level(&spec.arch, "GlobalBuffer");
+    ck_assert_int_eq(glb->esrc, NM_ESRC_COMPOUND);
+    ck_assert(REL(glb->e_read, e));
+    ck_assert(REL(glb->e_fill, e));
+    ck_assert(REL(glb->e_update, e)); /* `<<: *glb_write`: an update is a write */
+    ck_assert(REL(glb->area, 27 * bank_um2 + 2 * adder_um2));
+    ck_assert_ptr_nonnull(strstr(glb->compose, "bank[0].read"));
+    /* A register-file scratchpad: depth 12 -> a 4-bit generator. */
+    const nm_level *img = level(&spec.arch, "ImageScratchpad");
+    ck_assert(REL(img->e_read, part("regfile", 12, 16, 16, 65, "read", NULL) +
+                                   part("intadder", 0, 0, 4, 65, "add", NULL)));
+    nm_spec_fini(&spec);
+
+    /* A compound compute class: Simba's MAC, multiplier + accumulator. */
+    files[0] = src_file("arch/simba/simba_compound.yaml", path, sizeof path);
+    ck_assert_msg(nm_spec_load(&spec, files, 1, NM_NEED_ARCH, &err) == NM_OK, "%s", err.msg);
+    ck_assert_int_eq(spec.arch.arith.esrc, NM_ESRC_COMPOUND);
+    ck_assert(REL(spec.arch.arith.e_compute, part("intmultiplier", 0, 0, 8, 16, "multiply", NULL) +
+                                                 part("intadder", 0, 0, 24, 16, "add", NULL)));
+    /* The PE buffer's loop counter: an adder and a register of 9 bits. */
+    const nm_level *wb = level(&spec.arch, "WeightBuffer");
+    ck_assert(REL(wb->e_read, part("SRAM", 512, 64, 64, 16, "read", NULL) +
+                                  part("intadder", 0, 0, 9, 16, "add", NULL) +
+                                  part("counter", 0, 0, 9, 16, "count", NULL)));
+    nm_spec_fini(&spec);
+}
+END_TEST
+
+/* `energy --ert` writes the composed figures as an ERT/ART; read back
+ * beside the design, they give the very same energies and areas. */
+START_TEST(compound_ert_round_trip)
+{
+    static const char *const designs[] = {"arch/eyeriss/eyeriss_compound.yaml",
+                                          "arch/simba/simba_compound.yaml"};
+    for (size_t d = 0; d < 2; d++) {
+        char path[1024], tmp[] = "/tmp/nestmap-ert-XXXXXX";
+        const char *files[] = {src_file(designs[d], path, sizeof path), tmp};
+        nm_spec a, b;
+        nm_error err;
+        ck_assert_msg(nm_spec_load(&a, files, 1, NM_NEED_ARCH, &err) == NM_OK, "%s", err.msg);
+        int fd = mkstemp(tmp);
+        ck_assert_int_ge(fd, 0);
+        FILE *f = fdopen(fd, "w");
+        nm_report_energy(f, &a.arch, 2);
+        fclose(f);
+        ck_assert_msg(nm_spec_load(&b, files, 2, NM_NEED_ARCH, &err) == NM_OK, "%s", err.msg);
+        unlink(tmp);
+        for (int l = 0; l < a.arch.nlevels; l++) {
+            const nm_level *x = &a.arch.level[l], *y = &b.arch.level[l];
+            ck_assert_int_eq(y->esrc, NM_ESRC_ERT);
+            ck_assert_double_eq(x->e_read, y->e_read);
+            ck_assert_double_eq(x->e_fill, y->e_fill);
+            ck_assert_double_eq(x->e_update, y->e_update);
+            ck_assert_double_eq(x->e_leak, y->e_leak);
+            ck_assert_double_eq(x->area, y->area);
+        }
+        ck_assert_double_eq(a.arch.arith.e_compute, b.arch.arith.e_compute);
+        ck_assert_double_eq(a.arch.arith.area, b.arch.arith.area);
+        nm_spec_fini(&a);
+        nm_spec_fini(&b);
+    }
+}
+END_TEST
+
+START_TEST(compound_classes_and_user_classes)
+{
+    nm_spec spec;
+    nm_error err;
+    /* A user class with an ERT entry: its role comes from its actions. */
+    ck_assert_int_eq(design(&spec, "my_buf", "depth: 64, width: 8, datawidth: 8", "my_alu",
+                            "ERT:\n  version: '0.4'\n  tables:\n"
+                            "  - {name: chip.buf, actions: [{name: read, energy: 1.5}, "
+                            "{name: write, energy: 2}]}\n"
+                            "  - {name: chip.mac, actions: [{name: mac_random, energy: 0.25}]}\n",
+                            &err), NM_OK);
+    ck_assert_double_eq(spec.arch.level[0].e_read, 1.5);
+    ck_assert_double_eq(spec.arch.arith.e_compute, 0.25);
+    nm_spec_fini(&spec);
+
+    /* ... or from `role`. */
+    ck_assert_int_eq(design(&spec, "my_buf", "depth: 64, width: 8, datawidth: 8, role: storage",
+                            "intmac",
+                            "ERT:\n  version: '0.4'\n  tables:\n"
+                            "  - {name: chip.buf, actions: [{name: access, energy: 1.5}]}\n",
+                            &err), NM_OK);
+    nm_spec_fini(&spec);
+
+    /* A class nothing defines: located, with the closest compound class. */
+    static const char cc[] =
+        "compound_components:\n"
+        "  version: 0.4\n"
+        "  classes:\n"
+        "  - name: my_smartbuffer\n"
+        "    attributes: {technology: must_specify, width: must_specify, depth: must_specify}\n"
+        "    subcomponents:\n"
+        "    - name: storage\n"
+        "      class: %s\n"
+        "      attributes: {width: width, depth: %s}\n"
+        "    - name: scratch\n"
+        "      class: my_sram\n"
+        "      attributes: {width: width, depth: depth}\n"
+        "    actions:\n"
+        "    - name: read\n"
+        "      subcomponents:\n"
+        "      - name: storage\n"
+        "        actions: [{name: read, repeat: 2}]\n"
+        "      - name: scratch\n"
+        "        actions: [{name: read}]\n"
+        "    - name: write\n"
+        "      subcomponents:\n"
+        "      - name: storage\n"
+        "        actions: [{name: write}]\n"
+        "ERT:\n  version: '0.4'\n  tables:\n"
+        "  - {name: my_sram, actions: [{name: read, energy: 0.5}, {name: write, energy: 0.5}]}\n";
+    char extra[2048];
+    snprintf(extra, sizeof extra, cc, "SRAM", "depth");
+    ck_assert_int_eq(design(&spec, "my_smartbufer", "depth: 64, width: 8, datawidth: 8, technology: 45nm",
+                            "intmac", extra, &err), NM_ERR_INPUT);
+    ck_assert_int_eq(err.line, 6);
+    ck_assert_ptr_nonnull(strstr(err.msg, "did you mean 'my_smartbuffer'?"));
+    nm_spec_fini(&spec);
+
+    /* Defined: 2 x SRAM read + the ERT's my_sram read. */
+    ck_assert_int_eq(design(&spec, "my_smartbuffer", "depth: 64, width: 8, datawidth: 8, technology: 45nm",
+                            "intmac", extra, &err), NM_OK);
+    ck_assert(REL(spec.arch.level[0].e_read, 2 * nm_estimate_sram_pj(64, 8, 45) + 0.5));
+    ck_assert(REL(spec.arch.level[0].e_update, spec.arch.level[0].e_fill));
+    nm_spec_fini(&spec);
+
+    /* A misspelt subcomponent class, an expression naming no attribute, an
+     * attribute left unspecified: each located. */
+    snprintf(extra, sizeof extra, cc, "SRMA", "depth");
+    ck_assert_int_eq(design(&spec, "my_smartbuffer", "depth: 64, width: 8, datawidth: 8, technology: 45nm",
+                            "intmac", extra, &err), NM_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "did you mean 'SRAM'?"));
+    nm_spec_fini(&spec);
+    snprintf(extra, sizeof extra, cc, "SRAM", "dpeth * 2");
+    ck_assert_int_eq(design(&spec, "my_smartbuffer", "depth: 64, width: 8, datawidth: 8, technology: 45nm",
+                            "intmac", extra, &err), NM_ERR_INPUT);
+    ck_assert_int_eq(err.line, 16);
+    ck_assert_ptr_nonnull(strstr(err.msg, "unknown name 'dpeth'; did you mean 'depth'?"));
+    nm_spec_fini(&spec);
+    snprintf(extra, sizeof extra, cc, "SRAM", "depth");
+    ck_assert_int_eq(design(&spec, "my_smartbuffer", "width: 8, datawidth: 8, technology: 45nm, role: storage",
+                            "intmac", extra, &err), NM_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "attribute 'depth' of class 'my_smartbuffer' must be "
+                                          "specified"));
+    nm_spec_fini(&spec);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("energy");
@@ -355,6 +601,12 @@ static Suite *suite(void)
     tcase_add_test(tc, located_errors);
     tcase_add_test(tc, builtin_dram);
     suite_add_tcase(s, tc);
+    TCase *cc = tcase_create("compound");
+    tcase_add_test(cc, expressions);
+    tcase_add_test(cc, compound_sum_of_parts);
+    tcase_add_test(cc, compound_ert_round_trip);
+    tcase_add_test(cc, compound_classes_and_user_classes);
+    suite_add_tcase(s, cc);
     return s;
 }
 

@@ -190,7 +190,7 @@ static const struct {
     {"unknown_factor_dim.yaml", 26, 16, "unknown dimension 'X' (the problem's dimensions are R, P)"},
     {"unknown_projection_dim.yaml", 20, 42, "unknown dimension 'Q'"},
     {"repeated_factor.yaml", 26, 21, "dimension 'R' appears twice in factors"},
-    {"unknown_class.yaml", 9, 14, "class 'wibble' is neither storage"},
+    {"unknown_class.yaml", 9, 14, "class 'wibble' is neither built in"},
 };
 
 START_TEST(malformed_located)

@@ -18,7 +18,8 @@ typedef enum nm_energy_source {
     NM_ESRC_NONE = 0, /* not set: energies are zero */
     NM_ESRC_ERT,      /* from the input's ERT */
     NM_ESRC_USER,     /* from the component's own attributes */
-    NM_ESRC_BUILTIN   /* from nestmap's built-in tables (see energy.c) */
+    NM_ESRC_BUILTIN,  /* from nestmap's built-in tables (see energy.c) */
+    NM_ESRC_COMPOUND  /* summed over an Accelergy compound class's parts (compound.h) */
 } nm_energy_source;
 
 typedef struct nm_level {
@@ -27,6 +28,7 @@ typedef struct nm_level {
     char subclass[NM_NAME_MAX]; /* `subclass` ("" when absent) */
     const nm_ynode *node;    /* where it was declared (for errors) */
     const nm_ynode *cls_node; /* its `class` */
+    const nm_ynode *attrs;   /* its attributes with those its scopes hand down */
     const nm_ynode *tech;    /* `technology`, its own or an enclosing subtree's; NULL */
     int dummy;               /* dummy_storage: a placeholder for a fan-out */
     int is_dram;
@@ -46,6 +48,7 @@ typedef struct nm_level {
     double area;                 /* um^2 per instance */
     nm_energy_source esrc, asrc; /* where the energies / the area came from */
     const char *esrc_note;       /* for built-in energies: the table entry used */
+    const char *compose;         /* compound class: how each action was composed, or NULL */
     char dram_type[16];          /* DRAM: the `type` attribute ("" when absent) */
     const nm_ynode *type_node;   /* where `type` was given */
 } nm_level;
@@ -55,6 +58,7 @@ typedef struct nm_arith {
     char cls[NM_NAME_MAX];
     char subclass[NM_NAME_MAX];
     const nm_ynode *node, *cls_node, *tech;
+    const nm_ynode *attrs; /* its attributes with those its scopes hand down */
     int64_t instances, meshX, meshY;
     int word_bits;
     int mult_bits, adder_bits; /* operand widths (multiplier_width, adder_width, ...) */
@@ -62,6 +66,7 @@ typedef struct nm_arith {
     double area;
     nm_energy_source esrc, asrc;
     const char *esrc_note; /* for built-in energies: the table entry used */
+    const char *compose;   /* compound class: how each action was composed, or NULL */
 } nm_arith;
 
 typedef struct nm_arch {
@@ -72,9 +77,20 @@ typedef struct nm_arch {
     int clock_given;                /* the input gave global_cycle_seconds */
 } nm_arch;
 
+/* What the rest of the input says about classes the architecture names:
+ * Accelergy's `compound_components:` and the `ERT:` (either may be NULL).
+ * A class nestmap does not know by name is storage or compute by what they
+ * say (a compound class's actions, the ERT entry's actions), or by the
+ * component's `role: storage|compute` attribute. */
+typedef struct nm_arch_hints {
+    const nm_ynode *compound;
+    const nm_ynode *ert;
+} nm_arch_hints;
+
 /* Parses the `architecture:` node (core subtree/local form or the v0.4
- * nodes form) into *arch. */
-nm_status nm_arch_parse(nm_arch *arch, const nm_ynode *node, nm_ydoc *doc, nm_error *err);
+ * nodes form) into *arch.  hints may be NULL. */
+nm_status nm_arch_parse(nm_arch *arch, const nm_ynode *node, const nm_arch_hints *hints,
+                        nm_ydoc *doc, nm_error *err);
 
 /* Index of the storage level called name (ranges ignored), or -1. */
 int nm_arch_level(const nm_arch *arch, const char *name);

@@ -38,6 +38,25 @@ typedef struct nm_estimate {
 nm_status nm_estimate_level(const nm_level *L, nm_ydoc *doc, nm_estimate *e, nm_error *err);
 nm_status nm_estimate_arith(const nm_arith *A, nm_ydoc *doc, nm_estimate *e, nm_error *err);
 
+/* A primitive inside an Accelergy compound component, by the attributes
+ * the built-in classes read (0 or NULL when the subcomponent gives none). */
+typedef struct nm_primitive {
+    const char *path;      /* "glb.storage", for messages */
+    const char *cls;
+    double depth, width;   /* storage: entries, bits per access */
+    double bits;           /* operand width: n_bits, else width, else datawidth */
+    double mult_bits, adder_bits;
+    double tech_nm;        /* 0: not given (45 nm) */
+    const char *dram_type; /* DRAM: `type` */
+} nm_primitive;
+
+/* Energy of one `action` of a primitive (pJ) and its area (um^2), with the
+ * table the figures come from in *source (static text).  Also knows
+ * `counter`.  Fails, located at `at`, on a class that is not built in (with
+ * "did you mean"), an action the class does not have, or a missing depth. */
+nm_status nm_estimate_primitive(const nm_primitive *p, const char *action, const nm_ynode *at,
+                                double *pj, double *um2, const char **source, nm_error *err);
+
 /* Whether class/subclass names a built-in class (for area-only estimates). */
 int nm_estimate_known(const char *cls, const char *subclass);
 
