@@ -520,27 +520,39 @@ void nm_report_found_csv(FILE *f, const nm_search_result *res, const nm_search_o
     }
 }
 
+void nm_report_ert(FILE *f, const nm_arch *arch)
+{
+    const nm_arith *A = &arch->arith;
+    fputs("ERT:\n  version: '0.4'\n  tables:\n", f);
+    for (int l = arch->nlevels - 1; l >= 0; l--) { /* dummies too: a faithful copy */
+        const nm_level *L = &arch->level[l];
+        fprintf(f, "  - name: %s[1..%lld]\n    actions:\n", L->name, (long long)L->instances);
+        fprintf(f, "    - {name: read, energy: %.17g}\n", L->e_read);
+        fprintf(f, "    - {name: write, energy: %.17g}\n", L->e_fill);
+        fprintf(f, "    - {name: update, energy: %.17g}\n", L->e_update);
+        fprintf(f, "    - {name: leak, energy: %.17g}\n", L->e_leak);
+    }
+    fprintf(f, "  - name: %s[1..%lld]\n    actions:\n    - {name: compute, energy: %.17g}\n",
+            A->name, (long long)A->instances, A->e_compute);
+}
+
+void nm_report_art(FILE *f, const nm_arch *arch)
+{
+    const nm_arith *A = &arch->arith;
+    fputs("ART:\n  version: '0.4'\n  tables:\n", f);
+    for (int l = arch->nlevels - 1; l >= 0; l--)
+        fprintf(f, "  - {name: \"%s[1..%lld]\", area: %.17g}\n", arch->level[l].name,
+                (long long)arch->level[l].instances, arch->level[l].area);
+    fprintf(f, "  - {name: \"%s[1..%lld]\", area: %.17g}\n", A->name, (long long)A->instances,
+            A->area);
+}
+
 void nm_report_energy(FILE *f, const nm_arch *arch, int format)
 {
     const nm_arith *A = &arch->arith;
     if (format == 2) {
-        fputs("ERT:\n  version: '0.4'\n  tables:\n", f);
-        for (int l = arch->nlevels - 1; l >= 0; l--) { /* dummies too: a faithful copy */
-            const nm_level *L = &arch->level[l];
-            fprintf(f, "  - name: %s[1..%lld]\n    actions:\n", L->name, (long long)L->instances);
-            fprintf(f, "    - {name: read, energy: %.17g}\n", L->e_read);
-            fprintf(f, "    - {name: write, energy: %.17g}\n", L->e_fill);
-            fprintf(f, "    - {name: update, energy: %.17g}\n", L->e_update);
-            fprintf(f, "    - {name: leak, energy: %.17g}\n", L->e_leak);
-        }
-        fprintf(f, "  - name: %s[1..%lld]\n    actions:\n    - {name: compute, energy: %.17g}\n",
-                A->name, (long long)A->instances, A->e_compute);
-        fputs("ART:\n  version: '0.4'\n  tables:\n", f);
-        for (int l = arch->nlevels - 1; l >= 0; l--)
-            fprintf(f, "  - {name: \"%s[1..%lld]\", area: %.17g}\n", arch->level[l].name,
-                    (long long)arch->level[l].instances, arch->level[l].area);
-        fprintf(f, "  - {name: \"%s[1..%lld]\", area: %.17g}\n", A->name, (long long)A->instances,
-                A->area);
+        nm_report_ert(f, arch);
+        nm_report_art(f, arch);
         return;
     }
     if (format == 1) {

@@ -268,6 +268,151 @@ START_TEST(conformance_case)
 }
 END_TEST
 
+
+/* ---- Timeloop's stats layout: a parser written against the layout of
+ * timeloop-model.stats.txt (as scripts that read Timeloop's output parse
+ * it: "=== LEVEL ===" blocks, "DATASPACE:" sub-blocks of "Label : value"
+ * lines, and the "Summary Stats" section) reads nestmap's
+ * --timeloop-names stats, and what it reads equals Timeloop's own numbers
+ * for the case. ---- */
+
+struct tl_ds {
+    char name[64];
+    double v[4]; /* partition size, scalar reads, fills, updates */
+};
+struct tl_level {
+    char name[64];
+    double cycles;
+    int nds;
+    struct tl_ds ds[8];
+};
+struct tl_stats {
+    int nlevels;
+    struct tl_level level[24];
+    double cycles, energy_uj, utilization;
+};
+
+/* The number after the last ':' of line, or NAN. */
+static double tl_value(const char *line)
+{
+    const char *c = strrchr(line, ':');
+    return c ? strtod(c + 1, NULL) : NAN;
+}
+
+static void tl_parse(char *text, struct tl_stats *t)
+{
+    memset(t, 0, sizeof *t);
+    int summary = 0;
+    struct tl_level *lv = NULL;
+    struct tl_ds *ds = NULL;
+    static const char *const labels[] = {"Partition size", "Scalar reads (per-instance)",
+                                         "Scalar fills (per-instance)",
+                                         "Scalar updates (per-instance)"};
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        size_t ind = strspn(line, " ");
+        const char *body = line + ind;
+        if (!strcmp(line, "Summary Stats")) {
+            summary = 1;
+        } else if (summary) {
+            if (!strncmp(line, "Cycles: ", 8))
+                t->cycles = tl_value(line);
+            else if (!strncmp(line, "Energy: ", 8))
+                t->energy_uj = tl_value(line);
+            else if (!strncmp(line, "Utilization: ", 13))
+                t->utilization = tl_value(line);
+        } else if (!strncmp(line, "=== ", 4) && strstr(line + 4, " ===")) {
+            if (t->nlevels >= 24)
+                break;
+            lv = &t->level[t->nlevels++];
+            snprintf(lv->name, sizeof lv->name, "%.*s", (int)(strstr(line + 4, " ===") - line - 4),
+                     line + 4);
+            ds = NULL;
+        } else if (lv && ind == 4 && !strncmp(body, "Cycles ", 7)) {
+            lv->cycles = tl_value(line);
+        } else if (lv && ind == 4 && body[strlen(body) - 1] == ':' && lv->nds < 8) {
+            ds = &lv->ds[lv->nds++];
+            snprintf(ds->name, sizeof ds->name, "%.*s", (int)strlen(body) - 1, body);
+        } else if (ds && ind == 8) {
+            for (int i = 0; i < 4; i++)
+                if (!strncmp(body, labels[i], strlen(labels[i])) &&
+                    body[strspn(body + strlen(labels[i]), " ") + strlen(labels[i])] == ':')
+                    ds->v[i] = tl_value(line);
+        }
+    }
+}
+
+static double ynum(const nm_ynode *map, const char *key)
+{
+    const nm_ynode *n = map ? nm_ymap_get(map, key) : NULL;
+    return n ? strtod(n->str, NULL) : NAN;
+}
+
+START_TEST(timeloop_layout)
+{
+    const struct kase *k = &cases[_i];
+    nm_ydoc want;
+    nm_error err;
+    nm_ydoc_init(&want);
+    ck_assert_msg(nm_ydoc_load_file(&want, k->expected, &err) == NM_OK, "%s", err.msg);
+    const nm_ynode *valid = nm_ymap_get(want.root, "valid");
+    if (valid && !strcmp(valid->str, "false")) { /* no stats to print */
+        nm_ydoc_fini(&want);
+        return;
+    }
+    nm_spec spec;
+    load_case(k, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &spec);
+    nm_model mdl;
+    ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, &spec.wl, &err), NM_OK);
+    static nm_stats st;
+    ck_assert(nm_model_eval(&mdl, &spec.map, &st, NULL));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    nm_report_timeloop_stats(mem, &spec.arch, &spec.wl, &st);
+    fclose(mem);
+    static struct tl_stats t;
+    tl_parse(text, &t);
+    const nm_ynode *sum = nm_ymap_get(want.root, "summary");
+    ck_assert_msg(t.cycles == ynum(sum, "cycles"), "%s: cycles %g, Timeloop %g", k->name,
+                  t.cycles, ynum(sum, "cycles"));
+    ck_assert_msg(fabs(t.energy_uj - ynum(sum, "energy_uj")) <= 0.0051, "%s: energy %g uJ, "
+                  "Timeloop %g", k->name, t.energy_uj, ynum(sum, "energy_uj"));
+    ck_assert_msg(fabs(t.utilization - ynum(sum, "utilization_pct")) <= 0.0051,
+                  "%s: utilization %g", k->name, t.utilization);
+    const nm_ynode *levels = nm_ymap_get(want.root, "levels");
+    int checked = 0;
+    for (size_t i = 0; levels && i < levels->n; i++) {
+        const nm_ynode *wl = levels->items[i], *dss = nm_ymap_get(wl, "dataspaces");
+        const nm_ynode *nn = nm_ymap_get(wl, "name");
+        const struct tl_level *lv = NULL;
+        for (int j = 0; j < t.nlevels && !lv; j++)
+            if (!strcmp(t.level[j].name, nn->str))
+                lv = &t.level[j];
+        ck_assert_msg(lv != NULL, "%s: level %s not found in the stats", k->name, nn->str);
+        ck_assert_msg(lv->cycles == ynum(wl, "cycles"), "%s: %s cycles", k->name, nn->str);
+        for (size_t d = 0; dss && d < dss->n; d++) {
+            const char *dn = nm_ymap_key(dss, d)->str;
+            const nm_ynode *w = nm_ymap_val(dss, d);
+            const struct tl_ds *x = NULL;
+            for (int j = 0; j < lv->nds && !x; j++)
+                if (!strcmp(lv->ds[j].name, dn))
+                    x = &lv->ds[j];
+            ck_assert_msg(x != NULL, "%s: %s.%s not in the stats", k->name, nn->str, dn);
+            static const char *const keys[] = {"partition_size", "reads", "fills", "updates"};
+            for (int q = 0; q < 4; q++)
+                ck_assert_msg(x->v[q] == ynum(w, keys[q]), "%s: %s.%s %s = %g, Timeloop %g",
+                              k->name, nn->str, dn, keys[q], x->v[q], ynum(w, keys[q]));
+            checked++;
+        }
+    }
+    ck_assert_int_gt(checked, 0);
+    free(text);
+    nm_model_fini(&mdl);
+    nm_spec_fini(&spec);
+    nm_ydoc_fini(&want);
+}
+END_TEST
+
 /* ---- built-in energies against Accelergy's (issue: energy without
  * Accelergy).  The corpus ERTs come from Accelergy at each design's stated
  * technology; the same designs loaded with --builtin-energy must come
@@ -455,6 +600,7 @@ int main(void)
     TCase *tc = tcase_create("timeloop");
     tcase_add_test(tc, corpus_complete);
     tcase_add_loop_test(tc, conformance_case, 0, ncases);
+    tcase_add_loop_test(tc, timeloop_layout, 0, ncases);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     TCase *be = tcase_create("builtin_energy");

@@ -53,6 +53,14 @@ expect 0 "model --json" -- "$bin" model --json "$data/good/conv1d_1level.yaml"
 has "$tmp/out" '"valid": true' "JSON says the mapping is valid"
 has "$tmp/out" '"cycles": 48.0' "JSON has the cycles"
 expect 0 "model -o DIR (parents created)" -- "$bin" model -q -o "$tmp/outdir/a/b" "$data/good/conv1d_1level.yaml"
+# -o writes the tables in use; --timeloop-names writes Timeloop's files, and
+# the ERT written gives the same numbers when read back.
+expect 0 "model -o --timeloop-names" -- "$bin" model -q --timeloop-names -o "$tmp/tl" "$data/good/conv1d_1level.yaml"
+for f in timeloop-model.stats.txt timeloop-model.map.txt timeloop-model.ERT.yaml timeloop-model.ART.yaml; do
+    if [ -s "$tmp/tl/$f" ]; then ok "--timeloop-names writes $f"; else bad "--timeloop-names writes $f"; fi
+done
+has "$tmp/tl/timeloop-model.stats.txt" "^Summary Stats" "timeloop-model.stats.txt has Timeloop's summary"
+if [ -s "$tmp/outdir/a/b/ERT.yaml" ] && [ -s "$tmp/outdir/a/b/ART.yaml" ]; then ok "model -o writes ERT.yaml and ART.yaml"; else bad "model -o writes ERT.yaml and ART.yaml"; fi
 for f in stats.txt stats.json map.txt; do
     if [ -s "$tmp/outdir/a/b/$f" ]; then ok "-o writes $f"; else bad "-o did not write $f"; fi
 done

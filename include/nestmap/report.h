@@ -50,6 +50,17 @@ void nm_report_found_csv(FILE *f, const struct nm_search_result *res,
  * table form (2) that nestmap and Timeloop both read. */
 void nm_report_energy(FILE *f, const nm_arch *arch, int format);
 
+/* The energies and areas in use as an ERT / an ART in Timeloop's v0.4
+ * form (what --ert prints, one table each): read back beside the design,
+ * they give the same numbers. */
+void nm_report_ert(FILE *f, const nm_arch *arch);
+void nm_report_art(FILE *f, const nm_arch *arch);
+
+/* A valid mapping's stats in the layout of Timeloop's
+ * timeloop-model.stats.txt (report_timeloop.c). */
+void nm_report_timeloop_stats(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                              const nm_stats *st);
+
 /* The energies of `given` (as loaded, with the input's ERT) beside those of
  * `builtin` (the same design, built-in estimates only), per component and
  * action, with their ratio and how many lie within 1.5x; text or JSON. */

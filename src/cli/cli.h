@@ -8,6 +8,8 @@
 #include <stdio.h>
 
 #include "nestmap/error.h"
+#include "nestmap/model.h"
+#include "nestmap/spec.h"
 #include "nestmap/yaml.h"
 
 typedef struct nm_cli_opts {
@@ -76,6 +78,16 @@ int nm_cli_mkdir(const char *dir);
  * and returning 0 if the write failed. */
 FILE *nm_cli_open_out(const char *dir, const char *name, char *path, size_t size);
 int nm_cli_close_out(FILE *f, const char *path);
+
+/* Writes what -o holds beside the stats of one mapping: the ERT and ART in
+ * use (PREFIX + "ERT.yaml", "ART.yaml"), and, when `timeloop` names the
+ * program ("timeloop-model", "timeloop-mapper"), the files that program
+ * writes: PROG.stats.txt in Timeloop's layout, PROG.map.txt (the loop nest)
+ * and PROG.ERT.yaml / PROG.ART.yaml.  st/nest/map may be NULL when there is
+ * no valid mapping (then only the tables).  Returns 0 after printing an
+ * error. */
+int nm_cli_write_tables(const char *dir, const char *timeloop, const nm_spec *spec,
+                        const nm_stats *st, const nm_nest *nest, const nm_mapping *map);
 
 /* The search options of `map` and `network` (usage lines in
  * NM_CLI_SEARCH_USAGE).  Take them before nm_cli_parse; returns 0 when one

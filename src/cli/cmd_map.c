@@ -24,6 +24,9 @@ static const char usage[] =
     "options (each overrides `mapper:`):\n"
     NM_CLI_SEARCH_USAGE
     "  -o DIR            write map.yaml, stats.txt, stats.json, pareto.csv, top.csv\n"
+    "                    and the energy and area tables in use (ERT.yaml, ART.yaml)\n"
+    "  --timeloop-names  with -o, also write Timeloop's files: timeloop-mapper.stats.txt\n"
+    "                    (Timeloop's layout), .map.txt, .map.yaml, .ERT.yaml, .ART.yaml\n"
     "  --json            print stats and search summary as JSON\n"
     "  --builtin-energy  ignore the input's ERT/ART: estimate every energy and area\n"
     "                    from the component classes (see nestmap energy)\n"
@@ -42,7 +45,7 @@ static void progress(void *ctx, const nm_search_progress *p)
 }
 
 static int write_outputs(const char *dir, const nm_spec *spec, const nm_search_result *res,
-                         const nm_search_opts *o)
+                         const nm_search_opts *o, int tl_names)
 {
     if (!nm_cli_mkdir(dir))
         return 0;
@@ -83,11 +86,27 @@ static int write_outputs(const char *dir, const nm_spec *spec, const nm_search_r
         if (!nm_cli_close_out(f, path))
             return 0;
     }
+    static nm_nest nest;
+    if (res->found)
+        nm_nest_build(&nest, &res->best.map, &spec->arch, &spec->wl);
+    if (!nm_cli_write_tables(dir, tl_names ? "timeloop-mapper" : NULL, spec,
+                             res->found ? &res->best_stats : NULL, &nest, &res->best.map))
+        return 0;
+    if (tl_names && res->found) { /* Timeloop's mapper also writes its mapping as YAML */
+        char path[4096];
+        FILE *f = nm_cli_open_out(dir, "timeloop-mapper.map.yaml", path, sizeof path);
+        if (!f)
+            return 0;
+        nm_report_mapping_yaml(f, &spec->arch, &spec->wl, &res->best.map);
+        if (!nm_cli_close_out(f, path))
+            return 0;
+    }
     return 1;
 }
 
 int nm_cmd_map(int argc, char **argv)
 {
+    int tl_names = nm_cli_take_flag(&argc, argv, "--timeloop-names");
     nm_search_opts o;
     nm_cli_opts co;
     nm_spec spec;
@@ -126,7 +145,7 @@ int nm_cmd_map(int argc, char **argv)
                 "by reason above)\n", (unsigned long long)res.proposed);
     }
     rc = res.found ? 0 : 1;
-    if (co.outdir && !write_outputs(co.outdir, &spec, &res, &o))
+    if (co.outdir && !write_outputs(co.outdir, &spec, &res, &o, tl_names))
         rc = 2;
     nm_search_result_fini(&res);
     nm_free(ms);

@@ -17,7 +17,12 @@ static const char usage[] =
     "ERT/ART for energies) and prints per-level accesses, energy and cycles, as\n"
     "Timeloop's timeloop-model does.\n\n"
     "options:\n"
-    "  -o DIR       also write stats.txt, stats.json and map.txt to DIR\n"
+    "  -o DIR       also write stats.txt, stats.json, map.txt and the energy and\n"
+    "               area tables in use (ERT.yaml, ART.yaml) to DIR\n"
+    "  --timeloop-names\n"
+    "               with -o, name the files as Timeloop does\n"
+    "               (timeloop-model.stats.txt in Timeloop's layout,\n"
+    "               timeloop-model.map.txt, timeloop-model.ERT.yaml, .ART.yaml)\n"
     "  --json       print the stats as JSON on stdout\n"
     "  --builtin-energy\n"
     "               ignore the ERT/ART: estimate every energy and area from the\n"
@@ -43,6 +48,7 @@ static int write_file(const char *dir, const char *name, int kind, const nm_spec
 
 int nm_cmd_model(int argc, char **argv)
 {
+    int tl_names = nm_cli_take_flag(&argc, argv, "--timeloop-names");
     nm_cli_opts o;
     nm_spec spec;
     int rc = nm_cli_begin(argc, argv, usage, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &o, &spec);
@@ -95,9 +101,12 @@ int nm_cmd_model(int argc, char **argv)
     }
     rc = valid ? 0 : 1;
     if (o.outdir) {
-        if (!nm_cli_mkdir(o.outdir) || !write_file(o.outdir, "stats.txt", 0, &spec, &st, &nest) ||
+        if (!nm_cli_mkdir(o.outdir) ||
+            (!tl_names && !write_file(o.outdir, "stats.txt", 0, &spec, &st, &nest)) ||
             !write_file(o.outdir, "stats.json", 1, &spec, &st, &nest) ||
-            (valid && !write_file(o.outdir, "map.txt", 2, &spec, &st, &nest)))
+            (valid && !tl_names && !write_file(o.outdir, "map.txt", 2, &spec, &st, &nest)) ||
+            !nm_cli_write_tables(o.outdir, tl_names ? "timeloop-model" : NULL, &spec,
+                                 valid ? &st : NULL, &nest, &spec.map))
             rc = 2;
     }
     nm_model_fini(&mdl);

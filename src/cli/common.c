@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "nestmap/report.h"
 #include "nestmap/alloc.h"
 #include "nestmap/mapspace.h"
 #include "nestmap/spec.h"
@@ -318,6 +319,33 @@ int nm_cli_close_out(FILE *f, const char *path)
     if (fclose(f) != 0) {
         perror(path);
         return 0;
+    }
+    return 1;
+}
+
+int nm_cli_write_tables(const char *dir, const char *timeloop, const nm_spec *spec,
+                        const nm_stats *st, const nm_nest *nest, const nm_mapping *map)
+{
+    char name[256], path[4096];
+    for (int k = 0; k < (st && timeloop ? 4 : 2); k++) {
+        static const char *const what[] = {"ERT.yaml", "ART.yaml", "stats.txt", "map.txt"};
+        if (timeloop)
+            snprintf(name, sizeof name, "%s.%s", timeloop, what[k]);
+        else
+            snprintf(name, sizeof name, "%s", what[k]);
+        FILE *f = nm_cli_open_out(dir, name, path, sizeof path);
+        if (!f)
+            return 0;
+        if (k == 0)
+            nm_report_ert(f, &spec->arch);
+        else if (k == 1)
+            nm_report_art(f, &spec->arch);
+        else if (k == 2)
+            nm_report_timeloop_stats(f, &spec->arch, &spec->wl, st);
+        else
+            nm_report_loopnest(f, &spec->arch, &spec->wl, nest, map, st);
+        if (!nm_cli_close_out(f, path))
+            return 0;
     }
     return 1;
 }

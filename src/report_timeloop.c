@@ -1,0 +1,221 @@
+/* report_timeloop.c — stats in the layout of Timeloop's
+ * timeloop-model.stats.txt, so that scripts written for Timeloop read
+ * nestmap's output unchanged; see report.h.
+ *
+ * The layout (section titles, label widths, two-decimal fixed floats,
+ * scientific EDP) follows what Timeloop's model prints for dense
+ * workloads (its Topology, BufferLevel and ArithmeticUnits stream
+ * operators, commit 4cf6d4c).  Sparse-only lines are left out, and so are
+ * network sections: nestmap charges no network energy, so Timeloop's
+ * dense runs print none either. */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "nestmap/energy.h"
+#include "nestmap/report.h"
+
+#define IND "    "
+
+/* "Label<pad>: " for the per-data-space block (Timeloop pads to 60). */
+static void dsline(FILE *f, const char *label)
+{
+    fprintf(f, IND IND "%-60s: ", label);
+}
+
+static void specline(FILE *f, const char *label)
+{
+    fprintf(f, IND IND "%-32s: ", label);
+}
+
+static void bandwidth(FILE *f, const char *label, int has, double bw)
+{
+    specline(f, label);
+    if (has)
+        fprintf(f, "%.2f\n", bw);
+    else
+        fputs("-\n", f);
+}
+
+static void arith(FILE *f, const nm_arch *arch, const nm_stats *st)
+{
+    const nm_arith *A = &arch->arith;
+    fprintf(f, "=== %s ===\n\n", A->name);
+    fputs(IND "SPECS\n" IND "-----\n", f);
+    fprintf(f, IND "Word bits             : %d\n", A->word_bits);
+    fprintf(f, IND "Instances             : %lld (%lld*%lld)\n", (long long)A->instances,
+            (long long)A->meshX, (long long)A->meshY);
+    fprintf(f, IND "Compute energy        : %.2f pJ\n\n", A->e_compute);
+    fputs(IND "STATS\n" IND "-----\n", f);
+    fprintf(f, IND "Utilized instances (max)     : %llu\n", (unsigned long long)st->arith_utilized);
+    fprintf(f, IND "Utilized instances (average) : %.2f\n",
+            st->cycles ? (double)st->computes / (double)st->cycles : 0.0);
+    fprintf(f, IND "Cycles                       : %llu\n", (unsigned long long)st->compute_cycles);
+    fprintf(f, IND "Algorithmic Computes (total) : %llu\n", (unsigned long long)st->computes);
+    fprintf(f, IND "Actual Computes (total)      : %llu\n", (unsigned long long)st->computes);
+    fprintf(f, IND "Gated Computes (total)       : 0\n");
+    fprintf(f, IND "Skipped Computes (total)     : 0\n");
+    fprintf(f, IND "Energy (total)               : %.2f pJ\n", st->compute_energy);
+    fprintf(f, IND "Area (total)                 : %.2f um^2\n\n", st->compute_area);
+}
+
+static void storage(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st,
+                    int s)
+{
+    const nm_level *L = &arch->level[s];
+    const nm_level_stats *ls = &st->level[s];
+    fprintf(f, "=== %s ===\n\n", L->name);
+    fputs(IND "SPECS\n" IND "-----\n", f);
+    specline(f, "Technology");
+    fputs(L->is_dram ? "DRAM\n" : "SRAM\n", f);
+    specline(f, "Size");
+    if (L->has_size)
+        fprintf(f, "%lld\n", (long long)L->size);
+    else
+        fputs("-\n", f);
+    specline(f, "Word bits");
+    fprintf(f, "%d\n", L->word_bits);
+    specline(f, "Block size");
+    fprintf(f, "%d\n", L->block_size);
+    specline(f, "Cluster size");
+    fprintf(f, "%d\n", L->cluster_size);
+    specline(f, "Instances");
+    fprintf(f, "%lld (%lld*%lld)\n", (long long)L->instances, (long long)L->meshX,
+            (long long)L->meshY);
+    bandwidth(f, "Shared bandwidth", L->has_shared_bw, L->shared_bw);
+    bandwidth(f, "Read bandwidth", L->has_read_bw, L->read_bw);
+    bandwidth(f, "Write bandwidth", L->has_write_bw, L->write_bw);
+    specline(f, "Multiple buffering");
+    fprintf(f, "%.2f\n", L->multiple_buffering);
+    specline(f, "Effective size");
+    if (L->has_size)
+        fprintf(f, "%lld\n", (long long)L->effective_size);
+    else
+        fputs("-\n", f);
+    specline(f, "Min utilization");
+    fprintf(f, "%.2f\n", L->min_utilization);
+    specline(f, "Vector access energy");
+    fprintf(f, "%.2f pJ\n", L->vector_access_energy);
+    specline(f, "Vector access energy source");
+    fprintf(f, "%s\n", nm_energy_source_name(L->esrc));
+    specline(f, "Per-instance-cycle leakage");
+    fprintf(f, "%.2f pJ\n", L->e_leak);
+    specline(f, "Instances sharing power gating");
+    fputs("1.00\n", f);
+    specline(f, "Non-power-gated utilization");
+    fputs("100.00%\n", f);
+    specline(f, "Leakage energy (total)");
+    fprintf(f, "%.2f pJ\n", ls->leakage);
+    specline(f, "Area");
+    fprintf(f, "%.2f um^2\n\n", L->area);
+    fputs(IND "STATS\n" IND "-----\n", f);
+    fprintf(f, IND "Cycles               : %llu\n", (unsigned long long)ls->cycles);
+    fprintf(f, IND "Bandwidth throttling : %.2f\n", ls->throttling);
+    for (int ds = 0; ds < wl->nds; ds++) {
+        const nm_ds_stats *d = &ls->ds[ds];
+        if (!d->kept)
+            continue;
+        fprintf(f, IND "%s:\n", wl->ds[ds].name);
+        static const char *const labels[] = {
+            "Partition size", "Utilized capacity", "Utilized instances (max)",
+            "Utilized clusters (max)", "Scalar reads (per-instance)",
+            "Scalar fills (per-instance)", "Scalar updates (per-instance)",
+            "Temporal reductions (per-instance)", "Address generations (per-cluster)"};
+        const uint64_t vals[] = {d->partition_size, d->utilized_capacity, d->utilized_instances,
+                                 d->utilized_clusters, d->reads, d->fills, d->updates,
+                                 d->temporal_reductions, d->address_generations};
+        for (int i = 0; i < 9; i++) {
+            dsline(f, labels[i]);
+            fprintf(f, "%llu\n", (unsigned long long)vals[i]);
+        }
+        dsline(f, "Energy (per-scalar-access)");
+        uint64_t acc = d->reads + d->fills + d->updates;
+        fprintf(f, "%.2f pJ\n", acc ? d->energy_per_instance / (double)acc : 0.0);
+        dsline(f, "Energy (per-instance)");
+        fprintf(f, "%.2f pJ\n", d->energy_per_instance);
+        dsline(f, "Energy (total)");
+        fprintf(f, "%.2f pJ\n", d->energy);
+        double need = st->compute_cycles ? (double)acc / (double)st->compute_cycles : 0.0;
+        dsline(f, "Shared Bandwidth (per-instance)");
+        fprintf(f, "%.2f words/cycle\n", need * ls->throttling);
+        dsline(f, "Shared Bandwidth (total)");
+        fprintf(f, "%.2f words/cycle\n",
+                need * ls->throttling * (double)d->utilized_instances);
+    }
+    fputc('\n', f);
+}
+
+void nm_report_timeloop_stats(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                              const nm_stats *st)
+{
+    fputs("Buffer and Arithmetic Levels\n----------------------------\n", f);
+    fputs("Level 0\n-------\n", f);
+    arith(f, arch, st);
+    for (int s = 0; s < arch->nlevels; s++) {
+        fprintf(f, "Level %d\n-------\n", s + 1);
+        storage(f, arch, wl, st, s);
+    }
+    fputs("Networks\n--------\n\n", f);
+    /* Operational intensity: the outermost level's tile of each data space
+     * is the least traffic; outputs are reduced into (Timeloop elides the
+     * first read of each output). */
+    uint64_t traffic = 0, outputs = 0;
+    for (int ds = 0; ds < wl->nds; ds++) {
+        for (int s = arch->nlevels - 1; s >= 0; s--) {
+            uint64_t u = st->level[s].ds[ds].utilized_capacity;
+            if (u > 0) {
+                traffic += u;
+                if (wl->ds[ds].read_write)
+                    outputs += u;
+                break;
+            }
+        }
+    }
+    uint64_t reductions = st->computes - outputs, ops = st->computes + reductions;
+    fputs("Operational Intensity Stats\n---------------------------\n", f);
+    fprintf(f, IND "%-40s: %llu\n", "Total elementwise ops", (unsigned long long)st->computes);
+    fprintf(f, IND "%-40s: %llu\n", "Total reduction ops", (unsigned long long)reductions);
+    fprintf(f, IND "%-40s: %llu\n", "Total ops", (unsigned long long)ops);
+    fprintf(f, IND "%-40s: %llu\n", "Total memory accesses required",
+            (unsigned long long)traffic);
+    const nm_level *top = &arch->level[arch->nlevels - 1];
+    double bytes = (double)top->word_bits * (double)traffic / 8.0;
+    fprintf(f, IND "%-40s: %.2f\n", "Optimal Op per Byte", bytes > 0 ? (double)ops / bytes : 0.0);
+    fputc('\n', f);
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        uint64_t acc = 0;
+        for (int ds = 0; ds < wl->nds; ds++) {
+            const nm_ds_stats *d = &st->level[s].ds[ds];
+            acc += (d->reads + d->fills + d->updates) * d->utilized_instances;
+        }
+        if (acc == 0)
+            continue;
+        fprintf(f, "=== %s ===\n", L->name);
+        fprintf(f, IND "%-40s: %llu\n", "Total scalar accesses", (unsigned long long)acc);
+        fprintf(f, IND "%-40s: %.2f\n", "Op per Byte",
+                (double)ops / ((double)L->word_bits * (double)acc / 8.0));
+    }
+    fputc('\n', f);
+    fputs("Summary Stats\n-------------\n", f);
+    fprintf(f, "GFLOPs (@1GHz): %.2f\n", st->cycles ? st->total_ops / (double)st->cycles : 0.0);
+    fprintf(f, "Utilization: %.2f%%\n", st->utilization * 100.0);
+    fprintf(f, "Cycles: %llu\n", (unsigned long long)st->cycles);
+    fprintf(f, "Energy: %.2f uJ\n", st->energy / 1e6);
+    fprintf(f, "EDP(J*cycle): %.2e\n", (double)st->cycles * st->energy / 1e12);
+    fprintf(f, "Area: %.2f mm^2\n\n", st->area / 1e6);
+    size_t align = strlen("Total");
+    for (int s = 0; s < arch->nlevels; s++)
+        if (strlen(arch->level[s].name) > align)
+            align = strlen(arch->level[s].name);
+    if (strlen(arch->arith.name) > align)
+        align = strlen(arch->arith.name);
+    double c = st->computes ? (double)st->computes : 1.0;
+    fprintf(f, "Computes = %llu\nfJ/Compute\n", (unsigned long long)st->computes);
+    fprintf(f, IND "%-*s= %.2f\n", (int)align + 1, arch->arith.name, st->compute_energy * 1000.0 / c);
+    for (int s = 0; s < arch->nlevels; s++)
+        fprintf(f, IND "%-*s= %.2f\n", (int)align + 1, arch->level[s].name,
+                st->level[s].energy * 1000.0 / c);
+    fprintf(f, IND "%-*s= %.2f\n", (int)align + 1, "Total", st->energy * 1000.0 / c);
+}
