@@ -29,6 +29,16 @@ static void specline(FILE *f, const char *label)
     fprintf(f, IND IND "%-32s: ", label);
 }
 
+/* A count, or "-" when the design gives none. */
+static void spec_count(FILE *f, const char *label, int has, long long v)
+{
+    specline(f, label);
+    if (has)
+        fprintf(f, "%lld\n", v);
+    else
+        fputs("-\n", f);
+}
+
 static void bandwidth(FILE *f, const char *label, int has, double bw)
 {
     specline(f, label);
@@ -69,17 +79,10 @@ static void storage(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
     fputs(IND "SPECS\n" IND "-----\n", f);
     specline(f, "Technology");
     fputs(L->is_dram ? "DRAM\n" : "SRAM\n", f);
-    specline(f, "Size");
-    if (L->has_size)
-        fprintf(f, "%lld\n", (long long)L->size);
-    else
-        fputs("-\n", f);
-    specline(f, "Word bits");
-    fprintf(f, "%d\n", L->word_bits);
-    specline(f, "Block size");
-    fprintf(f, "%d\n", L->block_size);
-    specline(f, "Cluster size");
-    fprintf(f, "%d\n", L->cluster_size);
+    spec_count(f, "Size", L->has_size, (long long)L->size);
+    spec_count(f, "Word bits", 1, L->word_bits);
+    spec_count(f, "Block size", 1, L->block_size);
+    spec_count(f, "Cluster size", 1, L->cluster_size);
     specline(f, "Instances");
     fprintf(f, "%lld (%lld*%lld)\n", (long long)L->instances, (long long)L->meshX,
             (long long)L->meshY);
@@ -88,11 +91,7 @@ static void storage(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
     bandwidth(f, "Write bandwidth", L->has_write_bw, L->write_bw);
     specline(f, "Multiple buffering");
     fprintf(f, "%.2f\n", L->multiple_buffering);
-    specline(f, "Effective size");
-    if (L->has_size)
-        fprintf(f, "%lld\n", (long long)L->effective_size);
-    else
-        fputs("-\n", f);
+    spec_count(f, "Effective size", L->has_size, (long long)L->effective_size);
     specline(f, "Min utilization");
     fprintf(f, "%.2f\n", L->min_utilization);
     specline(f, "Vector access energy");
