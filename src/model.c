@@ -353,10 +353,12 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
          * (ceil(accesses / (fan-out / utilized instances))), turned into
          * words per compute cycle, and summed in data-space order.  The same
          * order of rounding matters: a level whose accesses divide its
-         * bandwidth exactly must come out at exactly that many cycles. */
+         * bandwidth exactly must come out at exactly that many cycles.
+         * A level with no bandwidth limit needs none of it (hot path). */
         double need_r = 0.0, need_w = 0.0;
         double fan = (double)(nr.xexp[s] * nr.yexp[s]);
-        for (int ds = 0; ds < wl->nds; ds++) {
+        int limited = L->has_read_bw || L->has_write_bw || L->has_shared_bw;
+        for (int ds = 0; limited && ds < wl->nds; ds++) {
             const nm_ds_stats *d = &ls->ds[ds];
             uint64_t rd = d->reads, wr = d->fills + d->updates;
             if (rd == 0 && wr == 0)
