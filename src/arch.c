@@ -462,7 +462,7 @@ static nm_status role(struct flat *fl, const char *base, const char *cls,
         *storage = !c;
         return NM_OK;
     }
-    if (def || nm_energy_ert_role(fl->hints.ert, base) == -2)
+    if (def || c == -2) /* defined, but its actions do not say */
         return nm_yerror(err, cls_node, "component '%s': say whether class '%s' stores or "
                          "computes with the attribute role: storage or role: compute", base,
                          cls);

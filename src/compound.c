@@ -63,7 +63,6 @@ struct ctx {
     const nm_ynode *cc;
     nm_compound_ert ert;
     void *ert_ctx;
-    nm_ydoc *doc;
     nm_error *err;
 };
 
@@ -625,7 +624,7 @@ nm_status nm_compound_eval(const nm_ynode *cc, const nm_ynode *def, const char *
                            nm_ydoc *doc, nm_compound *out, nm_error *err)
 {
     memset(out, 0, sizeof *out);
-    struct ctx c = {cc, ert, ert_ctx, doc, err};
+    struct ctx c = {cc, ert, ert_ctx, err};
     struct inst *top = nm_calloc(1, sizeof *top);
     char *how = nm_malloc(HOW_MAX);
     nm_status st = NM_OK;
