@@ -26,20 +26,30 @@ const char *nm_energy_source_name(nm_energy_source src)
     return "none";
 }
 
-/* "system_top_level.PE[0..15].buffer[1..64]" -> "buffer". */
-static void component_name(const char *full, char *out)
+/* "system_top_level.PE[0..15].buffer[1..64]" -> "system_top_level.PE.buffer":
+ * the path without its [a..b] ranges. */
+static void strip_ranges(const char *full, char *out, size_t size)
 {
-    const char *start = full;
+    size_t n = 0;
     int depth = 0;
-    for (const char *p = full; *p; p++) {
+    for (const char *p = full; *p && n + 1 < size; p++) {
         if (*p == '[')
             depth++;
         else if (*p == ']' && depth > 0)
             depth--;
-        else if (*p == '.' && depth == 0)
-            start = p + 1;
+        else if (!depth)
+            out[n++] = *p;
     }
-    size_t len = strcspn(start, "[");
+    out[n] = '\0';
+}
+
+/* "system_top_level.PE[0..15].buffer[1..64]" -> "buffer". */
+static void component_name(const char *full, char *out)
+{
+    char path[4 * NM_NAME_MAX];
+    strip_ranges(full, path, sizeof path);
+    const char *dot = strrchr(path, '.'), *start = dot ? dot + 1 : path;
+    size_t len = strlen(start);
     if (len >= NM_NAME_MAX)
         len = NM_NAME_MAX - 1;
     memcpy(out, start, len);
@@ -400,19 +410,9 @@ static int ert_find(const nm_ynode *ert, const char *name, struct actions *a)
         }
         if (!nn || nn->kind != NM_Y_SCALAR)
             continue;
-        /* The entry's name without its [a..b] ranges. */
         char full[4 * NM_NAME_MAX];
-        size_t n = 0;
-        int depth = 0;
-        for (const char *p = nn->str; *p && n < sizeof full - 1; p++) {
-            if (*p == '[')
-                depth++;
-            else if (*p == ']' && depth > 0)
-                depth--;
-            else if (!depth)
-                full[n++] = *p;
-        }
-        full[n] = '\0';
+        strip_ranges(nn->str, full, sizeof full);
+        size_t n = strlen(full);
         if (n < want || strcmp(full + n - want, name) || (n > want && full[n - want - 1] != '.'))
             continue;
         const nm_ynode *acts = entry;
