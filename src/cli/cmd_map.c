@@ -51,6 +51,9 @@ static int write_outputs(const char *dir, const nm_spec *spec, const nm_search_r
         return 0;
     static const char *const names[] = {"map.yaml", "stats.txt", "stats.json", "pareto.csv",
                                         "top.csv"};
+    static nm_nest nest;
+    if (res->found)
+        nm_nest_build(&nest, &res->best.map, &spec->arch, &spec->wl);
     for (int i = 0; i < 5; i++) {
         if (i == 0 && !res->found)
             continue;
@@ -66,8 +69,6 @@ static int write_outputs(const char *dir, const nm_spec *spec, const nm_search_r
             break;
         case 1:
             if (res->found) {
-                static nm_nest nest;
-                nm_nest_build(&nest, &res->best.map, &spec->arch, &spec->wl);
                 nm_report_loopnest(f, &spec->arch, &spec->wl, &nest, &res->best.map,
                                    &res->best_stats);
                 fputc('\n', f);
@@ -86,9 +87,6 @@ static int write_outputs(const char *dir, const nm_spec *spec, const nm_search_r
         if (!nm_cli_close_out(f, path))
             return 0;
     }
-    static nm_nest nest;
-    if (res->found)
-        nm_nest_build(&nest, &res->best.map, &spec->arch, &spec->wl);
     if (!nm_cli_write_tables(dir, tl_names ? "timeloop-mapper" : NULL, spec,
                              res->found ? &res->best_stats : NULL, &nest, &res->best.map))
         return 0;
