@@ -552,16 +552,17 @@ START_TEST(compound_classes_and_user_classes)
         "        actions: [{name: write}]\n"
         "ERT:\n  version: '0.4'\n  tables:\n"
         "  - {name: my_sram, actions: [{name: read, energy: 0.5}, {name: write, energy: 0.5}]}\n";
+    static const char buf_attrs[] = "depth: 64, width: 8, datawidth: 8, technology: 45nm";
     char extra[2048];
     snprintf(extra, sizeof extra, cc, "SRAM", "depth");
-    ck_assert_int_eq(design(&spec, "my_smartbufer", "depth: 64, width: 8, datawidth: 8, technology: 45nm",
+    ck_assert_int_eq(design(&spec, "my_smartbufer", buf_attrs,
                             "intmac", extra, &err), NM_ERR_INPUT);
     ck_assert_int_eq(err.line, 6);
     ck_assert_ptr_nonnull(strstr(err.msg, "did you mean 'my_smartbuffer'?"));
     nm_spec_fini(&spec);
 
     /* Defined: 2 x SRAM read + the ERT's my_sram read. */
-    ck_assert_int_eq(design(&spec, "my_smartbuffer", "depth: 64, width: 8, datawidth: 8, technology: 45nm",
+    ck_assert_int_eq(design(&spec, "my_smartbuffer", buf_attrs,
                             "intmac", extra, &err), NM_OK);
     ck_assert(REL(spec.arch.level[0].e_read, 2 * nm_estimate_sram_pj(64, 8, 45) + 0.5));
     ck_assert(REL(spec.arch.level[0].e_update, spec.arch.level[0].e_fill));
@@ -570,19 +571,20 @@ START_TEST(compound_classes_and_user_classes)
     /* A misspelt subcomponent class, an expression naming no attribute, an
      * attribute left unspecified: each located. */
     snprintf(extra, sizeof extra, cc, "SRMA", "depth");
-    ck_assert_int_eq(design(&spec, "my_smartbuffer", "depth: 64, width: 8, datawidth: 8, technology: 45nm",
+    ck_assert_int_eq(design(&spec, "my_smartbuffer", buf_attrs,
                             "intmac", extra, &err), NM_ERR_INPUT);
     ck_assert_ptr_nonnull(strstr(err.msg, "did you mean 'SRAM'?"));
     nm_spec_fini(&spec);
     snprintf(extra, sizeof extra, cc, "SRAM", "dpeth * 2");
-    ck_assert_int_eq(design(&spec, "my_smartbuffer", "depth: 64, width: 8, datawidth: 8, technology: 45nm",
+    ck_assert_int_eq(design(&spec, "my_smartbuffer", buf_attrs,
                             "intmac", extra, &err), NM_ERR_INPUT);
     ck_assert_int_eq(err.line, 16);
     ck_assert_ptr_nonnull(strstr(err.msg, "unknown name 'dpeth'; did you mean 'depth'?"));
     nm_spec_fini(&spec);
     snprintf(extra, sizeof extra, cc, "SRAM", "depth");
-    ck_assert_int_eq(design(&spec, "my_smartbuffer", "width: 8, datawidth: 8, technology: 45nm, role: storage",
-                            "intmac", extra, &err), NM_ERR_INPUT);
+    ck_assert_int_eq(design(&spec, "my_smartbuffer",
+                            "width: 8, datawidth: 8, technology: 45nm, role: storage", "intmac",
+                            extra, &err), NM_ERR_INPUT);
     ck_assert_ptr_nonnull(strstr(err.msg, "attribute 'depth' of class 'my_smartbuffer' must be "
                                           "specified"));
     nm_spec_fini(&spec);
