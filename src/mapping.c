@@ -114,10 +114,7 @@ static nm_status factor_token(const nm_ynode *at, size_t off, const char *tok,
         t->value = 1;
         return NM_OK;
     }
-    if (v > wl->bound[t->dim])
-        return nm_yerror_at(err, at, off, "factor %s=%lld is larger than the problem's %s = %lld",
-                            wl->dim[t->dim], v, wl->dim[t->dim], (long long)wl->bound[t->dim]);
-    t->value = v;
+    t->value = v; /* checked against the bound once a residual may have been read */
     return NM_OK;
 }
 
@@ -136,6 +133,7 @@ nm_status nm_mapping_parse_factor_terms(const nm_ynode *n, const nm_workload *wl
             t->dim = nm_workload_dim(wl, name);
             t->op = '=';
             t->offset = 0;
+            t->residual = 0;
             if (t->dim < 0 && !nm_workload_unit_dim(wl, name))
                 return nm_mapping_unknown_dim(nm_ymap_key(n, i), 0, name, wl, err);
             if ((st = nm_yget_pos(nm_ymap_val(n, i), "a factor", &t->value, err)) != NM_OK)
@@ -166,24 +164,54 @@ nm_status nm_mapping_parse_factor_terms(const nm_ynode *n, const nm_workload *wl
             break;
         char tok[NM_NAME_MAX + 24];
         size_t len = strcspn(s, " ,\t");
+        /* "P=8,7": a comma followed by a number is the residual, not a separator. */
+        size_t rlen = 0;
+        if (s[len] == ',' && isdigit((unsigned char)s[len + 1])) {
+            rlen = 1 + strspn(s + len + 1, "0123456789");
+            if (s[len + rlen] && !strchr(" ,\t", s[len + rlen]))
+                rlen = 0;
+        }
         if (len >= sizeof tok)
             return nm_yerror(err, n, "factor token too long");
         memcpy(tok, s, len);
         tok[len] = '\0';
         size_t off = (size_t)(s - start);
-        s += len;
         if (*count >= NM_MAX_FACTOR_TERMS)
             return nm_yerror_at(err, n, off, "too many factors");
-        if ((st = factor_token(n, off, tok, wl, allow_bounds, &out[*count], err)) != NM_OK)
+        nm_factor_term *t = &out[*count];
+        if ((st = factor_token(n, off, tok, wl, allow_bounds, t, err)) != NM_OK)
             return st;
+        t->residual = 0;
+        if (rlen) {
+            char *end;
+            errno = 0;
+            long long r = strtoll(s + len + 1, &end, 10);
+            if (t->op != '=')
+                return nm_yerror_at(err, n, off, "a residual ('%.*s') needs an exact factor "
+                                    "(NAME=END,RESIDUAL)", (int)(len + rlen), s);
+            if (errno == ERANGE || r < 1 || r > t->value)
+                return nm_yerror_at(err, n, off + len + 1, "residual %lld of %s must be between "
+                                    "1 and the factor %lld", r, tok, (long long)t->value);
+            t->residual = r == t->value ? 0 : r;
+            len += rlen;
+        }
+        /* A loop with a residual may overshoot the bound (its last instance
+         * is cut short); a perfect one may not. */
+        if (t->dim >= 0 && t->value > wl->bound[t->dim] && !t->residual)
+            return nm_yerror_at(err, n, off, "factor %s=%lld is larger than the problem's "
+                                "%s = %lld", wl->dim[t->dim], (long long)t->value,
+                                wl->dim[t->dim], (long long)wl->bound[t->dim]);
+        s += len;
         if (out[*count].dim >= 0) /* stand-in dimensions of size 1 are dropped */
             (*count)++;
     }
     return NM_OK;
 }
 
+/* Factors into factor[]; residuals into residual[], or an error when residual
+ * is NULL (spatial loops: every instance runs the full factor). */
 static nm_status parse_factors(const nm_ynode *n, const nm_workload *wl, int64_t *factor,
-                               nm_error *err)
+                               int64_t *residual, nm_error *err)
 {
     nm_factor_term t[NM_MAX_FACTOR_TERMS];
     int count;
@@ -197,8 +225,24 @@ static nm_status parse_factors(const nm_ynode *n, const nm_workload *wl, int64_t
                                 wl->dim[t[i].dim]);
         seen |= 1u << t[i].dim;
         factor[t[i].dim] = t[i].value;
+        if (t[i].residual && !residual)
+            return nm_yerror_at(err, n, t[i].offset, "spatial factors take no residual: "
+                                "residuals ('%s=%lld,%lld') are supported on temporal loops",
+                                wl->dim[t[i].dim], (long long)t[i].value,
+                                (long long)t[i].residual);
+        if (residual)
+            residual[t[i].dim] = t[i].residual;
     }
     return NM_OK;
+}
+
+int nm_mapping_imperfect(const nm_mapping *m, int ndims)
+{
+    for (int s = 0; s < m->nlevels; s++)
+        for (int d = 0; d < ndims; d++)
+            if (m->level[s].tresidual[d] && m->level[s].tresidual[d] != m->level[s].tfactor[d])
+                return 1;
+    return 0;
 }
 
 nm_status nm_mapping_parse_dims(const nm_ynode *n, const nm_workload *wl, int8_t *out, int *count,
@@ -361,7 +405,8 @@ nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *a
                 return st;
             int64_t *factor = spatial ? lm->sfactor : lm->tfactor;
             int8_t *order = spatial ? lm->sorder : lm->torder;
-            if ((x = nm_ymap_get(e, "factors")) && (st = parse_factors(x, wl, factor, err)) != NM_OK)
+            if ((x = nm_ymap_get(e, "factors")) &&
+                (st = parse_factors(x, wl, factor, spatial ? NULL : lm->tresidual, err)) != NM_OK)
                 return st;
             if ((x = nm_ymap_get(e, "permutation")) &&
                 (st = parse_permutation(x, wl, order, err)) != NM_OK)

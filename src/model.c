@@ -46,25 +46,55 @@ static int invalid(nm_stats *out, nm_invalid_kind kind, int level, int index, ch
     return 0;
 }
 
-/* Factors must multiply to the bounds; checked first, since the nest's
- * extents are products of factors.  Products stop growing past the bound,
- * so nothing overflows whatever the factors. */
+/* Factors must compose to the bounds; checked first, since the nest's
+ * extents are products of factors.  With residuals the rule is Timeloop's
+ * (mapping/parser.cpp), outermost loop first:
+ *     ((((r3-1)*f2 + (r2-1))*f1 + (r1-1))*f0 + r0 = bound
+ * which is the plain product when every residual equals its factor.  A
+ * residual must not sit under a spatial loop of its own dimension (only
+ * the last instance would run it there).  Values stop growing past the
+ * bound, so nothing overflows whatever the factors. */
 static int check_factors(const nm_model *mdl, const nm_mapping *m, nm_stats *out)
 {
     const nm_arch *arch = mdl->arch;
     const nm_workload *wl = mdl->wl;
     for (int d = 0; d < wl->ndims; d++) {
-        uint64_t p = 1, bound = (uint64_t)wl->bound[d];
-        for (int s = 0; s < arch->nlevels && p <= bound; s++) {
-            uint64_t t = (uint64_t)m->level[s].tfactor[d], f = (uint64_t)m->level[s].sfactor[d];
-            if (t == 0 || f == 0 || t > bound / f || p > bound / (t * f)) {
-                p = bound + 1; /* more than the bound: no need for the exact value */
+        uint64_t p = 0, bound = (uint64_t)wl->bound[d]; /* p: the last index so far */
+        int spatial_above = -1;
+        for (int s = arch->nlevels - 1; s >= 0 && p < bound; s--) {
+            const nm_level_map *lm = &m->level[s];
+            uint64_t t = (uint64_t)lm->tfactor[d], f = (uint64_t)lm->sfactor[d];
+            uint64_t r = (uint64_t)nm_level_residual(lm, d);
+            if (t == 0 || f == 0 || r == 0 || r > t || r > bound || f > bound ||
+                (p && p > bound / t)) {
+                p = bound;
                 break;
             }
-            p *= t * f;
+            if (r != t && spatial_above >= 0)
+                return invalid(out, NM_INV_RESIDUAL, s, d, 0, (uint64_t)spatial_above, 0);
+            p = p * t + (r - 1);
+            if (p >= bound || (p && p > bound / f)) {
+                p = bound;
+                break;
+            }
+            p = p * f + (f - 1);
+            if (f > 1)
+                spatial_above = s;
         }
-        if (p != bound)
-            return invalid(out, NM_INV_FACTORS, -1, d, 0, p, bound);
+        if (p >= bound || p + 1 != bound) {
+            /* report the plain product, as users think of it */
+            uint64_t q = 1;
+            for (int s = 0; s < arch->nlevels && q <= bound; s++) {
+                uint64_t t = (uint64_t)m->level[s].tfactor[d], f = (uint64_t)m->level[s].sfactor[d];
+                q = (t == 0 || f == 0 || t > bound / f || q > bound / (t * f)) ? bound + 1
+                                                                               : q * t * f;
+            }
+            int residual = 0;
+            for (int s = 0; s < arch->nlevels; s++)
+                residual |= nm_level_residual(&m->level[s], d) != m->level[s].tfactor[d];
+            return invalid(out, NM_INV_FACTORS, -1, d, residual && p < bound ? 'r' : 0,
+                           p >= bound ? q : p + 1, bound);
+        }
     }
     return 1;
 }
@@ -246,7 +276,7 @@ void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *
     nm_nest_result nr;
     nm_nest_build(&nest, m, arch, wl);
     nm_nest_shape(&nest, wl, &nr);
-    uint64_t computes = nr.temporal_steps * nr.arith_x * nr.arith_y;
+    uint64_t computes = nr.steps * nr.arith_x * nr.arith_y;
     double e = (double)computes * arch->arith.e_compute;
     for (int s = 0; s < arch->nlevels; s++) {
         const nm_level *L = &arch->level[s];
@@ -278,7 +308,7 @@ void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *
                 innermost &= !((m->level[t].keep >> ds) & 1u);
             if (!innermost)
                 continue;
-            uint64_t steps = nr.temporal_steps;
+            uint64_t steps = nr.steps;
             double ce;
             if (wl->ds[ds].read_write) {
                 /* partition: what this instance holds over the run */
@@ -339,8 +369,10 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
 
     uint64_t arith_used = nr.arith_x * nr.arith_y;
     out->arith_utilized = arith_used;
-    out->computes = nr.temporal_steps * arith_used;
-    out->compute_cycles = nr.temporal_steps; /* computes / units in use */
+    out->computes = nr.steps * arith_used; /* the layer's operations */
+    /* computes / units in use; with residuals Timeloop counts partial tiles
+     * as full ones here (arithmetic.cpp), and so does utilization */
+    out->compute_cycles = nr.temporal_steps;
     out->compute_energy = (double)out->computes * arch->arith.e_compute;
 
     uint64_t cycles = out->compute_cycles;
@@ -446,8 +478,19 @@ void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_wo
         snprintf(buf, size, "valid");
         return;
     case NM_INV_FACTORS:
-        snprintf(buf, size, "the factors of dimension %s multiply to %llu, but the problem has "
-                 "%s = %llu", wl->dim[inv->index], got, wl->dim[inv->index], lim);
+        if (inv->axis == 'r')
+            snprintf(buf, size, "the factors of dimension %s, with their residuals, cover "
+                     "%llu (((r2-1)*f1 + (r1-1))*f0 + r0, outermost first), but the problem "
+                     "has %s = %llu", wl->dim[inv->index], got, wl->dim[inv->index], lim);
+        else
+            snprintf(buf, size, "the factors of dimension %s multiply to %llu, but the problem "
+                     "has %s = %llu", wl->dim[inv->index], got, wl->dim[inv->index], lim);
+        return;
+    case NM_INV_RESIDUAL:
+        snprintf(buf, size, "the residual of %s at level %s lies under the spatial %s loop of "
+                 "level %s, where only the last instance would run it; put the residual at or "
+                 "above that level", wl->dim[inv->index], lname, wl->dim[inv->index],
+                 arch->level[got].name);
         return;
     case NM_INV_NO_FANOUT:
         snprintf(buf, size, "couldn't map level %s: it has no spatial fan-out, but the mapping "

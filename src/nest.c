@@ -34,7 +34,7 @@
 
 void nm_nest_build(nm_nest *nest, const nm_mapping *m, const nm_arch *arch, const nm_workload *wl)
 {
-    int n = 0;
+    int n = 0, imperfect = 0;
     nest->nlevels = arch->nlevels;
     for (int s = 0; s < arch->nlevels; s++) {
         const nm_level_map *lm = &m->level[s];
@@ -43,7 +43,7 @@ void nm_nest_build(nm_nest *nest, const nm_mapping *m, const nm_arch *arch, cons
             for (int i = 0; i < wl->ndims; i++) {
                 int d = lm->sorder[i];
                 if (lm->sfactor[d] > 1)
-                    nest->loop[n++] = (nm_loop){lm->sfactor[d], (int8_t)d,
+                    nest->loop[n++] = (nm_loop){lm->sfactor[d], lm->sfactor[d], (int8_t)d,
                                                 (int8_t)(i < lm->split ? NM_SPACE_X : NM_SPACE_Y),
                                                 (int8_t)s};
             }
@@ -52,15 +52,18 @@ void nm_nest_build(nm_nest *nest, const nm_mapping *m, const nm_arch *arch, cons
         for (int i = 0; i < wl->ndims; i++) {
             int d = lm->torder[i];
             if (lm->tfactor[d] > 1) {
-                nest->loop[n++] = (nm_loop){lm->tfactor[d], (int8_t)d, NM_TIME, (int8_t)s};
+                int64_t r = nm_level_residual(lm, d);
+                nest->loop[n++] = (nm_loop){lm->tfactor[d], r, (int8_t)d, NM_TIME, (int8_t)s};
+                imperfect |= r != lm->tfactor[d];
                 temporal++;
             }
         }
         if (!temporal) /* every level keeps a boundary loop */
-            nest->loop[n++] = (nm_loop){1, (int8_t)(wl->ndims - 1), NM_TIME, (int8_t)s};
+            nest->loop[n++] = (nm_loop){1, 1, (int8_t)(wl->ndims - 1), NM_TIME, (int8_t)s};
         nest->boundary[s] = n - 1;
     }
     nest->nloops = n;
+    nest->imperfect = imperfect;
 }
 
 /* Extent along each axis of data space ds of the box spanned when every
@@ -79,16 +82,40 @@ static uint64_t box_extent(const nm_dataspace *ds, const int64_t *span, int64_t 
     return vol;
 }
 
+/* Dimensions with a loop above each loop that can be on a non-last
+ * iteration (trip count 2 or more in its last instance): busy[l]. */
+static void busy_above(const nm_nest *nest, uint32_t *busy)
+{
+    uint32_t b = 0;
+    for (int l = nest->nloops - 1; l >= 0; l--) {
+        busy[l] = b;
+        if (nest->loop[l].residual >= 2)
+            b |= 1u << nest->loop[l].dim;
+    }
+}
+
 void nm_nest_shape(const nm_nest *nest, const nm_workload *wl, nm_nest_result *out)
 {
-    int64_t span[NM_MAX_DIMS];
-    for (int d = 0; d < wl->ndims; d++)
-        span[d] = 1;
+    /* span: extent of each dimension below the current loop; res: the same
+     * in the last instance of every loop above (residuals applied).  A tile
+     * is the largest working set its level ever holds: full extents, except
+     * along dimensions whose loops above are always on their last iteration
+     * (Timeloop: padded tiles inside, the true tensor at the top). */
+    int64_t span[NM_MAX_DIMS], res[NM_MAX_DIMS], ext[NM_MAX_DIMS];
+    uint64_t spatial[NM_MAX_DIMS];
+    uint32_t busy[NM_MAX_LOOPS];
+    if (nest->imperfect)
+        busy_above(nest, busy);
+    for (int d = 0; d < wl->ndims; d++) {
+        span[d] = res[d] = 1;
+        spatial[d] = 1;
+    }
     memset(out, 0, sizeof *out);
     out->temporal_steps = 1;
     out->arith_x = out->arith_y = 1;
     for (int l = 0; l < nest->nloops; l++) {
         const nm_loop *lp = &nest->loop[l];
+        res[lp->dim] += (lp->residual - 1) * span[lp->dim];
         span[lp->dim] *= lp->end;
         if (lp->space == NM_TIME)
             out->temporal_steps *= (uint64_t)lp->end;
@@ -96,18 +123,35 @@ void nm_nest_shape(const nm_nest *nest, const nm_workload *wl, nm_nest_result *o
             out->arith_x *= (uint64_t)lp->end;
         else
             out->arith_y *= (uint64_t)lp->end;
+        if (lp->space != NM_TIME)
+            spatial[lp->dim] *= (uint64_t)lp->end;
         int s = lp->level;
         int is_master = lp->space != NM_TIME &&
                         (l + 1 == nest->nloops || nest->loop[l + 1].space == NM_TIME);
         if (l == nest->boundary[s] || is_master) {
+            const int64_t *e = span;
+            if (nest->imperfect) {
+                for (int d = 0; d < wl->ndims; d++)
+                    ext[d] = (busy[l] >> d) & 1u ? span[d] : res[d];
+                e = ext;
+            }
             for (int ds = 0; ds < wl->nds; ds++) {
-                uint64_t vol = box_extent(&wl->ds[ds], span, NULL);
+                uint64_t vol = box_extent(&wl->ds[ds], e, NULL);
                 if (l == nest->boundary[s])
                     out->tile[s][ds].size = vol;
                 else
                     out->tile[s][ds].inner_size = vol;
             }
         }
+    }
+    /* Steps actually run per arithmetic instance: residuals never sit under
+     * a spatial loop of their dimension, so every instance in use runs the
+     * same number, bound / spatial factor along each dimension. */
+    out->steps = out->temporal_steps;
+    if (nest->imperfect) {
+        out->steps = 1;
+        for (int d = 0; d < wl->ndims; d++)
+            out->steps *= (uint64_t)wl->bound[d] / spatial[d];
     }
     /* Spatial instances in use: the product of the spatial loops outside each
      * level's boundary. */
@@ -136,8 +180,8 @@ enum { D_EMPTY, D_FULL, D_DIFF };
 
 typedef struct delta {
     int8_t kind;
-    int64_t a[R]; /* corner of the current box */
-    int64_t b[R]; /* corner of the box subtracted (D_DIFF) */
+    int64_t a[R], aext[R]; /* corner and extent of the current box */
+    int64_t b[R], bext[R]; /* the box subtracted (D_DIFF) */
 } delta;
 
 typedef struct box {
@@ -147,14 +191,14 @@ typedef struct box {
 /* The pieces of a delta, cut the same way for every delta so that two equal
  * deltas give equal lists: slab below then slab above the subtracted box,
  * axis by axis. */
-static int pieces(const delta *d, const int64_t *ext, int nr, box *out)
+static int pieces(const delta *d, int nr, box *out)
 {
     if (d->kind == D_EMPTY)
         return 0;
     box a = {{0}, {0}};
     for (int r = 0; r < nr; r++) {
         a.lo[r] = d->a[r];
-        a.hi[r] = d->a[r] + ext[r];
+        a.hi[r] = d->a[r] + d->aext[r];
     }
     if (d->kind == D_FULL) {
         out[0] = a;
@@ -163,7 +207,7 @@ static int pieces(const delta *d, const int64_t *ext, int nr, box *out)
     box b = {{0}, {0}};
     for (int r = 0; r < nr; r++) {
         b.lo[r] = d->b[r];
-        b.hi[r] = d->b[r] + ext[r];
+        b.hi[r] = d->b[r] + d->bext[r];
     }
     for (int r = 0; r < nr; r++) {
         if (b.hi[r] <= a.lo[r] || a.hi[r] <= b.lo[r]) {
@@ -197,11 +241,10 @@ static int box_equal_shifted(const box *x, const box *y, const int64_t *o, int n
 }
 
 /* Finds o with cur == prev + o (as lists of pieces); returns 0 if none. */
-static int shift_between(const delta *cur, const delta *prev, const int64_t *ext, int nr,
-                         int64_t *o)
+static int shift_between(const delta *cur, const delta *prev, int nr, int64_t *o)
 {
     box x[2 * R + 1], y[2 * R + 1];
-    int nx = pieces(cur, ext, nr, x), ny = pieces(prev, ext, nr, y);
+    int nx = pieces(cur, nr, x), ny = pieces(prev, nr, y);
     if (nx != ny || nx == 0)
         return 0;
     for (int j = 0; j < ny; j++) {
@@ -304,7 +347,13 @@ struct nm_nest_ws {
     int64_t *keys2;  /* cap x R: scratch for counting distinct wide keys */
     uint64_t *code;  /* cap: keys packed for counting */
     uint8_t *reused; /* cap */
+    int walk_always; /* walk perfect nests too (nm_nest_ws_walk) */
 };
+
+void nm_nest_ws_walk(nm_nest_ws *ws, int on)
+{
+    ws->walk_always = on;
+}
 
 nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
 {
@@ -699,8 +748,9 @@ static const struct reuse *links_for(nm_nest_ws *ws, const struct fanctx *fc, in
         for (int r = 0; r < ws->nr; r++) {
             prev.b[r] = -ws->jump[ptau][r];
             cur.a[r] = ws->jump[tau][r];
+            prev.aext[r] = prev.bext[r] = cur.aext[r] = cur.bext[r] = ws->ext[r];
         }
-        found = shift_between(&cur, &prev, ws->ext, ws->nr, o);
+        found = shift_between(&cur, &prev, ws->nr, o);
     }
     const struct reuse *ru = NULL;
     if (found) {
@@ -803,6 +853,213 @@ static sums rest(nm_nest_ws *ws, const struct fanctx *fc, int j, dstate *st)
     return out;
 }
 
+/* ---- imperfect nests: the calls walked one by one ----
+ *
+ * With residuals the child's tile changes shape when every outer loop of a
+ * dimension is on its last iteration, and Timeloop's schedule changes with
+ * it (nest-analysis.cpp, ComputeTemporalWorkingSet): a loop whose dimension
+ * has a residual further in also runs its last iteration (and, when it has a
+ * residual itself, its second-to-last), so that the partial tiles are seen.
+ * The walk follows that schedule call by call, with Timeloop's rule for
+ * keeping the previous tile (SaveAndSubtractIfSameStride): the overlap is
+ * kept while the tile's translation -- the rounded move of its centre --
+ * repeats or is zero.  On a perfect nest it gives the same sums as the
+ * memoized recursion above (the test suite checks this on the corpus). */
+
+typedef struct wbox {
+    int64_t lo[R], ext[R];
+} wbox;
+
+typedef struct walker {
+    nm_nest_ws *ws;
+    const struct fanctx *fc;
+    int ds;
+    const int *q;                 /* branching loops above the child, q[1] innermost */
+    int accumulating;             /* q[1] sits right above the child's boundary */
+    int64_t span[NM_MAX_DIMS];    /* the child's extents ... */
+    int64_t res[NM_MAX_DIMS];     /* ... and in the last instance of the loops above */
+    uint32_t below[NM_MAX_LOOPS]; /* dims with a residual loop inside each loop */
+    int64_t pos[NM_MAX_DIMS];     /* the child's corner */
+    int have_prev, have_pdelta, moving;
+    wbox prev;
+    int64_t trans[R];             /* translation of the last move (valid when moving) */
+    delta pdelta;
+    sums sum;
+} walker;
+
+/* x/2 rounded half away from zero, as C's round() does. */
+static int64_t half_round(int64_t x)
+{
+    return x >= 0 ? (x + 1) / 2 : -((-x + 1) / 2);
+}
+
+static void walk_call(walker *w, uint32_t last, double weight)
+{
+    nm_nest_ws *ws = w->ws;
+    int nr = ws->nr;
+    const int64_t(*coef)[R] = ws->coef[w->ds];
+    wbox cur;
+    uint64_t vol = 1;
+    for (int r = 0; r < nr; r++) {
+        cur.lo[r] = 0;
+        cur.ext[r] = 1;
+    }
+    for (int d = 0; d < ws->wl->ndims; d++) {
+        int64_t e = (last >> d) & 1u ? w->res[d] : w->span[d];
+        for (int r = 0; r < nr; r++) {
+            cur.lo[r] += coef[d][r] * w->pos[d];
+            cur.ext[r] += coef[d][r] * (e - 1);
+        }
+    }
+    for (int r = 0; r < nr; r++)
+        vol *= (uint64_t)cur.ext[r];
+    delta dl;
+    memset(&dl, 0, sizeof dl);
+    memcpy(dl.a, cur.lo, sizeof dl.a);
+    memcpy(dl.aext, cur.ext, sizeof dl.aext);
+    dl.kind = D_FULL;
+    uint64_t size = vol;
+    if (!ws->always_full && w->have_prev) {
+        int64_t t[R];
+        int zero = 1, same = 1;
+        for (int r = 0; r < nr; r++) {
+            t[r] = half_round(2 * (cur.lo[r] - w->prev.lo[r]) + cur.ext[r] - w->prev.ext[r]);
+            zero &= t[r] == 0;
+            same &= t[r] == w->trans[r];
+        }
+        int keep = 1;
+        if (!zero) {
+            if (!w->moving) {
+                w->moving = 1;
+                memcpy(w->trans, t, sizeof t);
+            } else if (!same) {
+                keep = 0;
+                w->moving = 0;
+            }
+        }
+        if (keep) {
+            uint64_t inter = 1;
+            for (int r = 0; r < nr; r++) {
+                int64_t lo = cur.lo[r] > w->prev.lo[r] ? cur.lo[r] : w->prev.lo[r];
+                int64_t hi1 = cur.lo[r] + cur.ext[r], hi2 = w->prev.lo[r] + w->prev.ext[r];
+                int64_t hi = hi1 < hi2 ? hi1 : hi2;
+                inter *= hi > lo ? (uint64_t)(hi - lo) : 0;
+            }
+            size = vol - inter;
+            dl.kind = size == 0 ? D_EMPTY : D_DIFF;
+            memcpy(dl.b, w->prev.lo, sizeof dl.b);
+            memcpy(dl.bext, w->prev.ext, sizeof dl.bext);
+        }
+    }
+    if (!ws->always_full) {
+        w->prev = cur;
+        w->have_prev = 1;
+    }
+    double sz = (double)size;
+    if (ws->F <= 1) {
+        w->sum.acc += weight * sz;
+        w->sum.wacc += weight * sz;
+        return;
+    }
+    double acc = (double)ws->groups0 * sz, wacc = (double)ws->F * sz, link = 0.0;
+    int64_t o[R];
+    if (size > 0 && ws->links && !ws->nolink && w->have_pdelta &&
+        shift_between(&dl, &w->pdelta, nr, o)) {
+        const struct reuse *ru = reuse_for(ws, w->fc->inner, w->fc->master, o);
+        if (ru->nreused && ru->groups < ws->groups0) {
+            acc = (double)ru->groups * sz;
+            wacc = (double)(ws->F - ru->nreused) * sz;
+            link = (double)ru->nreused * sz;
+        }
+    }
+    if (ws->links) {
+        w->pdelta = dl;
+        w->have_pdelta = 1;
+    }
+    w->sum.acc += weight * acc;
+    w->sum.wacc += weight * wacc;
+    w->sum.link += weight * link;
+}
+
+/* Loop q[j] and everything inside it; last: the dimensions whose loops
+ * above are all on their last iteration. */
+static void walk(walker *w, int j, uint32_t last, double weight)
+{
+    if (j == 0) {
+        walk_call(w, last, weight);
+        return;
+    }
+    const nm_loop *lp = &w->ws->nest->loop[w->q[j]];
+    int d = lp->dim;
+    int is_last = (int)((last >> d) & 1u);
+    int64_t n = is_last ? lp->residual : lp->end;
+    int run_last = is_last && ((w->below[w->q[j]] >> d) & 1u);
+    int second = run_last && lp->residual != lp->end;
+    /* The iterations run (index, epochs they stand for) and, when this loop
+     * collects the child's deltas, the weight each delta is counted with:
+     * a run whose delta Timeloop discards counts the first steady step again. */
+    int64_t idx[4], mult[4];
+    double count[4];
+    int ne = 0;
+    idx[ne] = 0, mult[ne] = 1, count[ne++] = 1;
+    if (!run_last) {
+        if (n >= 2)
+            idx[ne] = 1, mult[ne] = n - 1, count[ne++] = (double)(n - 1);
+    } else if (!second) {
+        if (n >= 3)
+            idx[ne] = 1, mult[ne] = n - 2, count[ne++] = (double)(n - 1);
+        if (n >= 2)
+            idx[ne] = n - 1, mult[ne] = 1, count[ne++] = n >= 3 ? 0.0 : 1.0;
+    } else {
+        if (n >= 4)
+            idx[ne] = 1, mult[ne] = n - 3, count[ne++] = (double)(n - 2);
+        if (n >= 3)
+            idx[ne] = n - 2, mult[ne] = 1, count[ne++] = n >= 4 ? 0.0 : 1.0;
+        if (n >= 2)
+            idx[ne] = n - 1, mult[ne] = 1, count[ne++] = 1;
+    }
+    int64_t vs = w->ws->vs[w->q[j]], saved = w->pos[d];
+    for (int e = 0; e < ne; e++) {
+        w->pos[d] = saved + idx[e] * vs;
+        uint32_t inner = last & ~(1u << d);
+        if (is_last && idx[e] == n - 1)
+            inner |= 1u << d;
+        double wt = j == 1 && w->accumulating ? weight * count[e] : weight * (double)mult[e];
+        walk(w, j - 1, inner, wt);
+    }
+    w->pos[d] = saved;
+}
+
+/* The sums of level_accesses for an imperfect nest: data space ds, child
+ * boundary b, branching loops q[1..k] above it. */
+static sums walk_level(nm_nest_ws *ws, const struct fanctx *fc, int ds, int b, const int *q,
+                       int k)
+{
+    const nm_nest *nest = ws->nest;
+    walker wk, *w = &wk;
+    memset(w, 0, sizeof *w);
+    w->ws = ws;
+    w->fc = fc;
+    w->ds = ds;
+    w->q = q;
+    w->accumulating = k >= 1 && q[1] == b + 1;
+    for (int d = 0; d < ws->wl->ndims; d++)
+        w->span[d] = w->res[d] = 1;
+    uint32_t seen = 0;
+    for (int l = 0; l < nest->nloops; l++) {
+        const nm_loop *lp = &nest->loop[l];
+        w->below[l] = seen;
+        if (lp->residual != lp->end)
+            seen |= 1u << lp->dim;
+        if (l <= b) {
+            w->res[lp->dim] += (lp->residual - 1) * w->span[lp->dim];
+            w->span[lp->dim] *= lp->end;
+        }
+    }
+    walk(w, k, ~0u, 1.0);
+    return w->sum;
+}
+
 /* Accesses that storage level s receives from below, per data space. */
 static void level_accesses(nm_nest_ws *ws, int s, nm_nest_result *out)
 {
@@ -816,7 +1073,7 @@ static void level_accesses(nm_nest_ws *ws, int s, nm_nest_result *out)
     int spatial = master >= inner;
     if (!spatial && b < 0) { /* innermost level, no fan-out: operands read by the MACs */
         for (int ds = 0; ds < wl->nds; ds++) {
-            out->tile[s][ds].accesses = out->tile[s][ds].weighted = (double)out->temporal_steps;
+            out->tile[s][ds].accesses = out->tile[s][ds].weighted = (double)out->steps;
             out->tile[s][ds].link = 0.0;
         }
         return;
@@ -902,10 +1159,15 @@ static void level_accesses(nm_nest_ws *ws, int s, nm_nest_result *out)
         if (spatial)
             prepare_fanout(ws, ds, inner, master);
         struct fanctx fc = {inner, master};
-        dstate st = {0, -1, 0};
-        sums first = one_call(ws, &fc, -1, &st);
-        sums more = rest(ws, &fc, k, &st);
-        sums sum = {first.acc + more.acc, first.wacc + more.wacc, first.link + more.link};
+        sums sum;
+        if (nest->imperfect || ws->walk_always) {
+            sum = walk_level(ws, &fc, ds, b, q, k);
+        } else {
+            dstate st = {0, -1, 0};
+            sums first = one_call(ws, &fc, -1, &st);
+            sums more = rest(ws, &fc, k, &st);
+            sum = (sums){first.acc + more.acc, first.wacc + more.wacc, first.link + more.link};
+        }
         out->tile[s][ds].accesses = sum.acc;
         out->tile[s][ds].weighted = sum.wacc;
         out->tile[s][ds].link = sum.link;

@@ -296,8 +296,11 @@ void nm_report_loopnest(FILE *f, const nm_arch *arch, const nm_workload *wl, con
                 const nm_loop *lp = &nest->loop[l];
                 if ((pass == 0) != (lp->space == NM_TIME) || lp->end < 2)
                     continue;
-                fprintf(f, "|%*sfor %s in [0:%lld)%s\n", 1 + 2 * depth, "", wl->dim[lp->dim],
-                        (long long)lp->end,
+                char res[32] = "";
+                if (lp->residual != lp->end)
+                    snprintf(res, sizeof res, ",%lld", (long long)lp->residual);
+                fprintf(f, "|%*sfor %s in [0:%lld%s)%s\n", 1 + 2 * depth, "", wl->dim[lp->dim],
+                        (long long)lp->end, res,
                         lp->space == NM_SPACE_X ? " (Spatial-X)"
                         : lp->space == NM_SPACE_Y ? " (Spatial-Y)" : "");
                 depth++;
@@ -319,10 +322,15 @@ static void dim_list(FILE *f, const nm_workload *wl, const int8_t *order, int n)
         fprintf(f, "%s%s", i && !single ? " " : "", wl->dim[order[i]]);
 }
 
-static void factor_list(FILE *f, const nm_workload *wl, const int64_t *factor)
+/* "C=2 P=8,7 ...": a residual, when there is one, follows its factor. */
+static void factor_list(FILE *f, const nm_workload *wl, const int64_t *factor,
+                        const int64_t *residual)
 {
-    for (int d = 0; d < wl->ndims; d++)
+    for (int d = 0; d < wl->ndims; d++) {
         fprintf(f, "%s%s=%lld", d ? " " : "", wl->dim[d], (long long)factor[d]);
+        if (residual && residual[d] && residual[d] != factor[d])
+            fprintf(f, ",%lld", (long long)residual[d]);
+    }
 }
 
 static void ds_names(FILE *f, const nm_workload *wl, uint32_t mask)
@@ -347,7 +355,7 @@ void nm_report_mapping_yaml(FILE *f, const nm_arch *arch, const nm_workload *wl,
         const nm_level *L = &arch->level[l];
         const nm_level_map *lm = &m->level[l];
         fprintf(f, "- target: %s\n  type: temporal\n  factors: ", L->name);
-        factor_list(f, wl, lm->tfactor);
+        factor_list(f, wl, lm->tfactor, lm->tresidual);
         fputs("\n  permutation: ", f);
         dim_list(f, wl, lm->torder, wl->ndims);
         fputc('\n', f);
@@ -358,7 +366,7 @@ void nm_report_mapping_yaml(FILE *f, const nm_arch *arch, const nm_workload *wl,
         }
         if (L->fanoutX * L->fanoutY > 1) {
             fprintf(f, "- target: %s\n  type: spatial\n  factors: ", L->name);
-            factor_list(f, wl, lm->sfactor);
+            factor_list(f, wl, lm->sfactor, NULL);
             fputs("\n  permutation: ", f);
             dim_list(f, wl, lm->sorder, wl->ndims);
             fprintf(f, "\n  split: %d\n", lm->split);
@@ -398,6 +406,8 @@ static const char *reject_name(int kind)
         return "arithmetic_fanout";
     case NM_INV_INSTANCES:
         return "instances";
+    case NM_INV_RESIDUAL:
+        return "residual_under_spatial";
     case NM_REJECT_CONSTRAINT:
         return "constraints";
     }

@@ -577,6 +577,47 @@ START_TEST(corpus_complete)
     /* The corpus README promises hundreds of cases; a near-empty scan means
      * a broken path, not a pass. */
     ck_assert_int_ge(ncases, 300);
+    int imperfect = 0;
+    for (int i = 0; i < ncases; i++)
+        imperfect += !strncmp(cases[i].name, "imperfect/", 10);
+    ck_assert_msg(imperfect >= 80, "only %d imperfect/ cases found", imperfect);
+}
+END_TEST
+
+/* The two analyses of the nest -- the memoized recursion that serves
+ * perfect nests and the call-by-call walk of Timeloop's schedule that serves
+ * imperfect ones -- give the same numbers on every perfect case. */
+START_TEST(walk_matches_recursion)
+{
+    const struct kase *k = &cases[_i];
+    nm_spec spec;
+    nm_error err;
+    load_case(k, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &spec);
+    nm_model mdl;
+    ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, &spec.wl, &err), NM_OK);
+    static nm_stats a, b;
+    int va = nm_model_eval(&mdl, &spec.map, &a, NULL);
+    nm_nest_ws_walk(mdl.ws, 1);
+    int vb = nm_model_eval(&mdl, &spec.map, &b, NULL);
+    ck_assert_int_eq(va, vb);
+    if (va) {
+        for (int s = 0; s < spec.arch.nlevels; s++) {
+            for (int ds = 0; ds < spec.wl.nds; ds++) {
+                const nm_ds_stats *x = &a.level[s].ds[ds], *y = &b.level[s].ds[ds];
+                ck_assert_msg(x->reads == y->reads && x->fills == y->fills &&
+                              x->updates == y->updates,
+                              "%s: %s %s: recursion r/f/u %llu/%llu/%llu, walk %llu/%llu/%llu",
+                              k->name, spec.arch.level[s].name, spec.wl.ds[ds].name,
+                              (unsigned long long)x->reads, (unsigned long long)x->fills,
+                              (unsigned long long)x->updates, (unsigned long long)y->reads,
+                              (unsigned long long)y->fills, (unsigned long long)y->updates);
+            }
+        }
+        ck_assert_msg(a.energy == b.energy && a.cycles == b.cycles, "%s: energy %g/%g",
+                      k->name, a.energy, b.energy);
+    }
+    nm_model_fini(&mdl);
+    nm_spec_fini(&spec);
 }
 END_TEST
 
@@ -595,12 +636,14 @@ int main(void)
     scan("named");
     scan("random");
     scan("v04");
+    scan("imperfect");
     printf("conformance corpus: %s (%d cases)\n", corpus, ncases);
     Suite *s = suite_create("conformance");
     TCase *tc = tcase_create("timeloop");
     tcase_add_test(tc, corpus_complete);
     tcase_add_loop_test(tc, conformance_case, 0, ncases);
     tcase_add_loop_test(tc, timeloop_layout, 0, ncases);
+    tcase_add_loop_test(tc, walk_matches_recursion, 0, ncases);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     TCase *be = tcase_create("builtin_energy");

@@ -18,6 +18,8 @@
 
 typedef struct nm_level_map {
     int64_t tfactor[NM_MAX_DIMS]; /* temporal factor per dimension */
+    int64_t tresidual[NM_MAX_DIMS]; /* iterations of the loop's last instance (Timeloop's
+                                     * "P=8,7"); 0: the factor itself (perfect) */
     int8_t torder[NM_MAX_DIMS];   /* dims, innermost first */
     int64_t sfactor[NM_MAX_DIMS]; /* spatial factor per dimension */
     int8_t sorder[NM_MAX_DIMS];
@@ -32,6 +34,15 @@ typedef struct nm_mapping {
     int nlevels;
     nm_level_map level[NM_MAX_LEVELS]; /* same indexing as nm_arch (0 = innermost) */
 } nm_mapping;
+
+/* Iterations of dimension d's loops at level s in their last instance. */
+static inline int64_t nm_level_residual(const nm_level_map *lm, int d)
+{
+    return lm->tresidual[d] ? lm->tresidual[d] : lm->tfactor[d];
+}
+
+/* Whether any loop of m has a residual (imperfect factorization). */
+int nm_mapping_imperfect(const nm_mapping *m, int ndims);
 
 /* Sets *m to the trivial mapping (all factors 1, natural order, keep all). */
 void nm_mapping_init(nm_mapping *m, const nm_arch *arch, const nm_workload *wl);
@@ -48,11 +59,13 @@ typedef struct nm_factor_term {
     int dim;
     char op;        /* '=', '<' (at most) or '>' (at least) */
     int64_t value;
+    int64_t residual; /* "P=8,7": 7; 0 when none is written */
     size_t offset;  /* of the token within the factors string, for errors */
 } nm_factor_term;
 
 /* Parses `factors:` ("R=3 P=16", "C1 M8", or a {P: 16} map) into terms;
- * "P<=4" and "P>=2" only when allow_bounds. */
+ * "P<=4" and "P>=2" only when allow_bounds.  "P=8,7" gives a residual: the
+ * last instance of the loop runs 7 iterations instead of 8. */
 nm_status nm_mapping_parse_factor_terms(const nm_ynode *n, const nm_workload *wl,
                                         int allow_bounds, nm_factor_term *out, int *count,
                                         nm_error *err);

@@ -35,6 +35,8 @@ enum { NM_TIME = 0, NM_SPACE_X = 1, NM_SPACE_Y = 2 };
 
 typedef struct nm_loop {
     int64_t end;    /* trip count (> 1, except a level's placeholder loop) */
+    int64_t residual; /* trip count of the last instance: when every outer loop of
+                       * the same dimension is on its last iteration (== end: perfect) */
     int8_t dim;     /* problem dimension */
     int8_t space;   /* NM_TIME, NM_SPACE_X or NM_SPACE_Y */
     int8_t level;   /* storage level that owns the loop */
@@ -46,6 +48,7 @@ typedef struct nm_nest {
     int nlevels;
     int boundary[NM_MAX_LEVELS];    /* index of each storage level's outermost loop */
     int first[NM_MAX_LEVELS];       /* index of each storage level's innermost loop */
+    int imperfect;                  /* some loop has residual != end */
 } nm_nest;
 
 /* Builds the nest of mapping m.  Never fails: caps are checked at parse time. */
@@ -67,7 +70,10 @@ typedef struct nm_nest_result {
     nm_tile tile[NM_MAX_LEVELS][NM_MAX_DS];
     uint64_t replication[NM_MAX_LEVELS]; /* spatial instances of each level in use */
     uint64_t xexp[NM_MAX_LEVELS], yexp[NM_MAX_LEVELS]; /* ... along X and Y */
-    uint64_t temporal_steps;             /* compute steps per arithmetic instance */
+    uint64_t temporal_steps;             /* compute steps per arithmetic instance, counting
+                                          * partial tiles as full ones (cycles) */
+    uint64_t steps;                      /* compute steps each instance in use runs: the
+                                          * same, less the steps partial tiles leave out */
     uint64_t arith_x, arith_y;           /* arithmetic instances in use along X and Y */
 } nm_nest_result;
 
@@ -78,6 +84,11 @@ typedef struct nm_nest_ws nm_nest_ws;
  * nm_nest_ws_free. */
 nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl);
 void nm_nest_ws_free(nm_nest_ws *ws);
+
+/* Imperfect nests are analysed by walking Timeloop's schedule call by call;
+ * perfect ones by a memoized recursion over the same calls.  With on != 0
+ * the walk serves perfect nests too: the tests compare the two. */
+void nm_nest_ws_walk(nm_nest_ws *ws, int on);
 
 /* Spatial extent and working-set sizes that need no analysis: fills
  * replication, xexp, yexp, temporal_steps, arith_x, arith_y, and every

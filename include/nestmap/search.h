@@ -101,7 +101,7 @@ typedef struct nm_found {
     uint64_t index;  /* candidate number in merge order */
 } nm_found;
 
-enum { NM_REJECT_CONSTRAINT = NM_INV_INSTANCES + 1, NM_REJECT_KINDS };
+enum { NM_REJECT_CONSTRAINT = NM_INV_RESIDUAL + 1, NM_REJECT_KINDS };
 
 typedef struct nm_search_result {
     int found;
