@@ -305,6 +305,19 @@ typedef struct memo {
     sums s;
 } memo;
 
+/* Memo of the walk of imperfect nests: a sub-walk's entry state (with its
+ * loop and last-iteration mask) and the sums and state it leaves. */
+#define WALK_KEY (2 + 4 + 7 * R)
+#define WALK_MEMO 2048 /* a power of two */
+typedef struct walkmemo {
+    uint64_t hash;
+    uint32_t gen;
+    int nkey;
+    int64_t key[WALK_KEY];
+    int64_t out[WALK_KEY];
+    sums s;
+} walkmemo;
+
 struct reuse {
     int64_t o[R];
     uint64_t nreused, groups;
@@ -348,6 +361,7 @@ struct nm_nest_ws {
     uint64_t *code;  /* cap: keys packed for counting */
     uint8_t *reused; /* cap */
     int walk_always; /* walk perfect nests too (nm_nest_ws_walk) */
+    struct walkmemo *wmemo; /* WALK_MEMO entries */
 };
 
 void nm_nest_ws_walk(nm_nest_ws *ws, int on)
@@ -373,7 +387,8 @@ nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
     ws->keys2 = nm_calloc(cap, R * sizeof(int64_t));
     ws->code = nm_calloc(cap, sizeof(uint64_t));
     ws->reused = nm_calloc(cap, 1);
-    if (!ws->keys || !ws->keys2 || !ws->code || !ws->reused) {
+    ws->wmemo = nm_calloc(WALK_MEMO, sizeof *ws->wmemo);
+    if (!ws->keys || !ws->keys2 || !ws->code || !ws->reused || !ws->wmemo) {
         nm_nest_ws_free(ws);
         return NULL;
     }
@@ -388,6 +403,7 @@ void nm_nest_ws_free(nm_nest_ws *ws)
     nm_free(ws->keys2);
     nm_free(ws->code);
     nm_free(ws->reused);
+    nm_free(ws->wmemo);
     nm_free(ws);
 }
 
@@ -870,21 +886,28 @@ typedef struct wbox {
     int64_t lo[R], ext[R];
 } wbox;
 
+/* What the calls so far leave behind for the next: the previous tile, the
+ * translation it moved by (when moving), and the previous delta (links). */
+typedef struct wstate {
+    int have_prev, moving, have_pdelta;
+    wbox prev;
+    int64_t trans[R];
+    delta pdelta;
+} wstate;
+
 typedef struct walker {
     nm_nest_ws *ws;
     const struct fanctx *fc;
-    int ds;
+    int ds, nr;
     const int *q;                 /* branching loops above the child, q[1] innermost */
     int accumulating;             /* q[1] sits right above the child's boundary */
+    uint32_t relevant;            /* dims with a residual loop somewhere */
     int64_t span[NM_MAX_DIMS];    /* the child's extents ... */
     int64_t res[NM_MAX_DIMS];     /* ... and in the last instance of the loops above */
     uint32_t below[NM_MAX_LOOPS]; /* dims with a residual loop inside each loop */
-    int64_t pos[NM_MAX_DIMS];     /* the child's corner */
-    int have_prev, have_pdelta, moving;
-    wbox prev;
-    int64_t trans[R];             /* translation of the last move (valid when moving) */
-    delta pdelta;
-    sums sum;
+    int64_t pos[NM_MAX_DIMS];     /* the child's corner, per dimension */
+    int64_t base[R];              /* ... and along each axis of the data space */
+    wstate st;
 } walker;
 
 /* x/2 rounded half away from zero, as C's round() does. */
@@ -893,23 +916,23 @@ static int64_t half_round(int64_t x)
     return x >= 0 ? (x + 1) / 2 : -((-x + 1) / 2);
 }
 
-static void walk_call(walker *w, uint32_t last, double weight)
+/* One call of the child's boundary loop, weight 1. */
+static sums walk_call(walker *w, uint32_t last)
 {
     nm_nest_ws *ws = w->ws;
-    int nr = ws->nr;
+    wstate *st = &w->st;
+    int nr = w->nr;
     const int64_t(*coef)[R] = ws->coef[w->ds];
     wbox cur;
     uint64_t vol = 1;
     for (int r = 0; r < nr; r++) {
-        cur.lo[r] = 0;
+        cur.lo[r] = w->base[r];
         cur.ext[r] = 1;
     }
     for (int d = 0; d < ws->wl->ndims; d++) {
         int64_t e = (last >> d) & 1u ? w->res[d] : w->span[d];
-        for (int r = 0; r < nr; r++) {
-            cur.lo[r] += coef[d][r] * w->pos[d];
+        for (int r = 0; r < nr; r++)
             cur.ext[r] += coef[d][r] * (e - 1);
-        }
     }
     for (int r = 0; r < nr; r++)
         vol *= (uint64_t)cur.ext[r];
@@ -919,85 +942,169 @@ static void walk_call(walker *w, uint32_t last, double weight)
     memcpy(dl.aext, cur.ext, sizeof dl.aext);
     dl.kind = D_FULL;
     uint64_t size = vol;
-    if (!ws->always_full && w->have_prev) {
+    if (!ws->always_full && st->have_prev) {
         int64_t t[R];
         int zero = 1, same = 1;
         for (int r = 0; r < nr; r++) {
-            t[r] = half_round(2 * (cur.lo[r] - w->prev.lo[r]) + cur.ext[r] - w->prev.ext[r]);
+            t[r] = half_round(2 * (cur.lo[r] - st->prev.lo[r]) + cur.ext[r] - st->prev.ext[r]);
             zero &= t[r] == 0;
-            same &= t[r] == w->trans[r];
+            same &= t[r] == st->trans[r];
         }
         int keep = 1;
         if (!zero) {
-            if (!w->moving) {
-                w->moving = 1;
-                memcpy(w->trans, t, sizeof t);
+            if (!st->moving) {
+                st->moving = 1;
+                memcpy(st->trans, t, sizeof t);
             } else if (!same) {
                 keep = 0;
-                w->moving = 0;
+                st->moving = 0;
             }
         }
         if (keep) {
             uint64_t inter = 1;
             for (int r = 0; r < nr; r++) {
-                int64_t lo = cur.lo[r] > w->prev.lo[r] ? cur.lo[r] : w->prev.lo[r];
-                int64_t hi1 = cur.lo[r] + cur.ext[r], hi2 = w->prev.lo[r] + w->prev.ext[r];
+                int64_t lo = cur.lo[r] > st->prev.lo[r] ? cur.lo[r] : st->prev.lo[r];
+                int64_t hi1 = cur.lo[r] + cur.ext[r], hi2 = st->prev.lo[r] + st->prev.ext[r];
                 int64_t hi = hi1 < hi2 ? hi1 : hi2;
                 inter *= hi > lo ? (uint64_t)(hi - lo) : 0;
             }
             size = vol - inter;
             dl.kind = size == 0 ? D_EMPTY : D_DIFF;
-            memcpy(dl.b, w->prev.lo, sizeof dl.b);
-            memcpy(dl.bext, w->prev.ext, sizeof dl.bext);
+            memcpy(dl.b, st->prev.lo, sizeof dl.b);
+            memcpy(dl.bext, st->prev.ext, sizeof dl.bext);
         }
     }
     if (!ws->always_full) {
-        w->prev = cur;
-        w->have_prev = 1;
+        st->prev = cur;
+        st->have_prev = 1;
     }
     double sz = (double)size;
-    if (ws->F <= 1) {
-        w->sum.acc += weight * sz;
-        w->sum.wacc += weight * sz;
-        return;
-    }
-    double acc = (double)ws->groups0 * sz, wacc = (double)ws->F * sz, link = 0.0;
+    if (ws->F <= 1)
+        return (sums){sz, sz, 0.0};
+    sums out = {(double)ws->groups0 * sz, (double)ws->F * sz, 0.0};
     int64_t o[R];
-    if (size > 0 && ws->links && !ws->nolink && w->have_pdelta &&
-        shift_between(&dl, &w->pdelta, nr, o)) {
+    if (size > 0 && ws->links && !ws->nolink && st->have_pdelta &&
+        shift_between(&dl, &st->pdelta, nr, o)) {
         const struct reuse *ru = reuse_for(ws, w->fc->inner, w->fc->master, o);
-        if (ru->nreused && ru->groups < ws->groups0) {
-            acc = (double)ru->groups * sz;
-            wacc = (double)(ws->F - ru->nreused) * sz;
-            link = (double)ru->nreused * sz;
-        }
+        if (ru->nreused && ru->groups < ws->groups0)
+            out = (sums){(double)ru->groups * sz, (double)(ws->F - ru->nreused) * sz,
+                         (double)ru->nreused * sz};
     }
     if (ws->links) {
-        w->pdelta = dl;
-        w->have_pdelta = 1;
+        st->pdelta = dl;
+        st->have_pdelta = 1;
     }
-    w->sum.acc += weight * acc;
-    w->sum.wacc += weight * wacc;
-    w->sum.link += weight * link;
+    return out;
 }
 
-/* Loop q[j] and everything inside it; last: the dimensions whose loops
- * above are all on their last iteration. */
-static void walk(walker *w, int j, uint32_t last, double weight)
+/* The state as integers relative to the current corner (so that sub-walks
+ * that differ only by where they start compare equal); returns the count. */
+static int pack_state(const walker *w, int64_t *k)
 {
-    if (j == 0) {
-        walk_call(w, last, weight);
-        return;
+    const wstate *st = &w->st;
+    int nr = w->nr, n = 0;
+    k[n++] = st->have_prev | st->moving << 1 | st->have_pdelta << 2 |
+             (int64_t)(st->have_pdelta ? st->pdelta.kind : 0) << 3;
+    if (st->have_prev) {
+        for (int r = 0; r < nr; r++) {
+            k[n++] = st->prev.lo[r] - w->base[r];
+            k[n++] = st->prev.ext[r];
+        }
     }
-    const nm_loop *lp = &w->ws->nest->loop[w->q[j]];
+    if (st->moving)
+        for (int r = 0; r < nr; r++)
+            k[n++] = st->trans[r];
+    if (st->have_pdelta && st->pdelta.kind != D_EMPTY) {
+        for (int r = 0; r < nr; r++) {
+            k[n++] = st->pdelta.a[r] - w->base[r];
+            k[n++] = st->pdelta.aext[r];
+            if (st->pdelta.kind == D_DIFF) {
+                k[n++] = st->pdelta.b[r] - w->base[r];
+                k[n++] = st->pdelta.bext[r];
+            }
+        }
+    }
+    return n;
+}
+
+static void unpack_state(walker *w, const int64_t *k)
+{
+    wstate *st = &w->st;
+    int nr = w->nr, n = 0;
+    memset(st, 0, sizeof *st);
+    st->have_prev = (int)(k[n] & 1);
+    st->moving = (int)(k[n] >> 1 & 1);
+    st->have_pdelta = (int)(k[n] >> 2 & 1);
+    st->pdelta.kind = (int8_t)(k[n++] >> 3);
+    if (st->have_prev) {
+        for (int r = 0; r < nr; r++) {
+            st->prev.lo[r] = k[n++] + w->base[r];
+            st->prev.ext[r] = k[n++];
+        }
+    }
+    if (st->moving)
+        for (int r = 0; r < nr; r++)
+            st->trans[r] = k[n++];
+    if (st->have_pdelta && st->pdelta.kind != D_EMPTY) {
+        for (int r = 0; r < nr; r++) {
+            st->pdelta.a[r] = k[n++] + w->base[r];
+            st->pdelta.aext[r] = k[n++];
+            if (st->pdelta.kind == D_DIFF) {
+                st->pdelta.b[r] = k[n++] + w->base[r];
+                st->pdelta.bext[r] = k[n++];
+            }
+        }
+    }
+}
+
+static uint64_t hash_ints(const int64_t *k, int n)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint64_t)k[i]) * UINT64_C(0x100000001b3);
+    return h ^ h >> 29;
+}
+
+/* Loop q[j] and everything inside it, weight 1; last: the dimensions whose
+ * loops above are all on their last iteration.  What follows depends only
+ * on (j, last, the state relative to the corner), so the result and the
+ * state it leaves are memoized on that. */
+static sums walk(walker *w, int j, uint32_t last)
+{
+    if (j == 0)
+        return walk_call(w, last);
+    nm_nest_ws *ws = w->ws;
+    int64_t key[WALK_KEY];
+    int cached = j >= 2; /* the innermost loop's few calls cost less than a lookup */
+    int nk = 0;
+    uint64_t h = 0;
+    size_t slot = 0;
+    if (cached) {
+        key[0] = j;
+        key[1] = last & w->relevant;
+        nk = 2 + pack_state(w, key + 2);
+        h = hash_ints(key, nk);
+        slot = (size_t)(h & (WALK_MEMO - 1));
+    }
+    for (size_t probe = 0; cached && probe < 8; probe++) {
+        walkmemo *m = &ws->wmemo[(slot + probe) & (WALK_MEMO - 1)];
+        if (m->gen != ws->gen)
+            break;
+        if (m->hash == h && m->nkey == nk && !memcmp(m->key, key, (size_t)nk * sizeof *key)) {
+            unpack_state(w, m->out);
+            return m->s;
+        }
+    }
+
+    const nm_loop *lp = &ws->nest->loop[w->q[j]];
     int d = lp->dim;
     int is_last = (int)((last >> d) & 1u);
     int64_t n = is_last ? lp->residual : lp->end;
     int run_last = is_last && ((w->below[w->q[j]] >> d) & 1u);
     int second = run_last && lp->residual != lp->end;
-    /* The iterations run (index, epochs they stand for) and, when this loop
-     * collects the child's deltas, the weight each delta is counted with:
-     * a run whose delta Timeloop discards counts the first steady step again. */
+    /* The iterations Timeloop runs (index, epochs they stand for) and, when
+     * this loop collects the child's deltas, the weight each delta counts
+     * with: a run whose delta it discards counts the first steady step again. */
     int64_t idx[4], mult[4];
     double count[4];
     int ne = 0;
@@ -1018,16 +1125,39 @@ static void walk(walker *w, int j, uint32_t last, double weight)
         if (n >= 2)
             idx[ne] = n - 1, mult[ne] = 1, count[ne++] = 1;
     }
-    int64_t vs = w->ws->vs[w->q[j]], saved = w->pos[d];
+    int64_t vs = ws->vs[w->q[j]], saved = w->pos[d];
+    int64_t sbase[R];
+    memcpy(sbase, w->base, sizeof sbase);
+    sums out = {0, 0, 0};
     for (int e = 0; e < ne; e++) {
         w->pos[d] = saved + idx[e] * vs;
+        for (int r = 0; r < w->nr; r++)
+            w->base[r] = sbase[r] + ws->coef[w->ds][d][r] * idx[e] * vs;
         uint32_t inner = last & ~(1u << d);
         if (is_last && idx[e] == n - 1)
             inner |= 1u << d;
-        double wt = j == 1 && w->accumulating ? weight * count[e] : weight * (double)mult[e];
-        walk(w, j - 1, inner, wt);
+        double wt = j == 1 && w->accumulating ? count[e] : (double)mult[e];
+        sums c = walk(w, j - 1, inner);
+        out.acc += wt * c.acc;
+        out.wacc += wt * c.wacc;
+        out.link += wt * c.link;
     }
     w->pos[d] = saved;
+    memcpy(w->base, sbase, sizeof sbase);
+
+    for (size_t probe = 0; cached && probe < 8; probe++) { /* a full neighbourhood: not cached */
+        walkmemo *m = &ws->wmemo[(slot + probe) & (WALK_MEMO - 1)];
+        if (m->gen != ws->gen) {
+            m->gen = ws->gen;
+            m->hash = h;
+            m->nkey = nk;
+            memcpy(m->key, key, (size_t)nk * sizeof *key);
+            pack_state(w, m->out);
+            m->s = out;
+            break;
+        }
+    }
+    return out;
 }
 
 /* The sums of level_accesses for an imperfect nest: data space ds, child
@@ -1041,6 +1171,7 @@ static sums walk_level(nm_nest_ws *ws, const struct fanctx *fc, int ds, int b, c
     w->ws = ws;
     w->fc = fc;
     w->ds = ds;
+    w->nr = ws->wl->ds[ds].nranks;
     w->q = q;
     w->accumulating = k >= 1 && q[1] == b + 1;
     for (int d = 0; d < ws->wl->ndims; d++)
@@ -1056,8 +1187,8 @@ static sums walk_level(nm_nest_ws *ws, const struct fanctx *fc, int ds, int b, c
             w->span[lp->dim] *= lp->end;
         }
     }
-    walk(w, k, ~0u, 1.0);
-    return w->sum;
+    w->relevant = seen;
+    return walk(w, k, ~0u);
 }
 
 /* Accesses that storage level s receives from below, per data space. */
@@ -1154,6 +1285,7 @@ static void level_accesses(nm_nest_ws *ws, int s, nm_nest_result *out)
         ws->ndiffs = -1;
         if (++ws->gen == 0) { /* generation wrapped: clear for real */
             memset(ws->memo, 0, sizeof ws->memo);
+            memset(ws->wmemo, 0, WALK_MEMO * sizeof *ws->wmemo);
             ws->gen = 1;
         }
         if (spatial)
