@@ -267,9 +267,10 @@ static nm_status apply_source(nm_mapspace *ms, const nm_ynode *src, nm_error *er
 
 /* ---- building the space ---- */
 
-static void factorize(int64_t n, nm_dim_space *ds)
+/* Prime factorization of n: the number of distinct primes. */
+static int prime_factors(int64_t n, int64_t *prime, int *exp)
 {
-    ds->nprimes = 0;
+    int np = 0;
     for (int64_t p = 2; p * p <= n; p++) {
         if (n % p)
             continue;
@@ -278,12 +279,59 @@ static void factorize(int64_t n, nm_dim_space *ds)
             n /= p;
             e++;
         }
-        ds->prime[ds->nprimes] = p;
-        ds->exp[ds->nprimes++] = e;
+        if (np < NM_MAX_PRIMES) {
+            prime[np] = p;
+            exp[np] = e;
+        }
+        np++;
     }
     if (n > 1) {
-        ds->prime[ds->nprimes] = n;
-        ds->exp[ds->nprimes++] = 1;
+        if (np < NM_MAX_PRIMES) {
+            prime[np] = n;
+            exp[np] = 1;
+        }
+        np++;
+    }
+    return np;
+}
+
+static void factorize(int64_t n, nm_dim_space *ds)
+{
+    ds->nprimes = prime_factors(n, ds->prime, ds->exp);
+}
+
+/* Factorizations of n over m free slots (0 when past 2^64 or when n has
+ * too many primes). */
+static uint64_t ways(int64_t n, int m)
+{
+    int64_t prime[NM_MAX_PRIMES];
+    int exp[NM_MAX_PRIMES];
+    int np = prime_factors(n, prime, exp);
+    if (np > NM_MAX_PRIMES || m < 1)
+        return 0;
+    uint64_t count = 1;
+    for (int p = 0; p < np; p++) {
+        uint64_t c = compositions(exp[p], m);
+        if (!c || c > UINT64_MAX / count)
+            return 0;
+        count *= c;
+    }
+    return count;
+}
+
+/* Spreads the primes' exponents over the free slots by composition id. */
+static void spread(const int64_t *prime, const int *exp, int np, const int8_t *free, int nfree,
+                   uint64_t id, int64_t *f)
+{
+    for (int p = 0; p < np; p++) {
+        uint64_t c = compositions(exp[p], nfree);
+        uint64_t idx = c ? id % c : 0;
+        id = c ? id / c : 0;
+        int part[NM_MAX_SLOTS];
+        unrank_composition(exp[p], nfree, idx, part);
+        for (int i = 0; i < nfree; i++)
+            for (int k = 0; k < part[i]; k++)
+                f[free[i]] *= prime[p];
     }
 }
 
@@ -361,6 +409,7 @@ nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_worklo
                                  (long long)wl->bound[d], ds->nfree);
             ds->count *= c;
         }
+        ds->perfect = ds->count;
         ms->log_factor += log10((double)ds->count);
     }
 
@@ -395,21 +444,94 @@ nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_worklo
 
 /* ---- decoding ---- */
 
-void nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f)
+int nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f, int64_t *r)
 {
     const nm_dim_space *ds = &ms->dim[d];
-    for (int s = 0; s < ms->nslots; s++)
+    int64_t fixed = 1;
+    for (int s = 0; s < ms->nslots; s++) {
         f[s] = ds->fixed[s] ? ds->fixed[s] : 1;
-    for (int p = 0; p < ds->nprimes; p++) {
-        uint64_t c = compositions(ds->exp[p], ds->nfree);
-        uint64_t idx = c ? id % c : 0;
-        id = c ? id / c : 0;
-        int part[NM_MAX_SLOTS];
-        unrank_composition(ds->exp[p], ds->nfree, idx, part);
-        for (int i = 0; i < ds->nfree; i++)
-            for (int k = 0; k < part[i]; k++)
-                f[ds->free[i]] *= ds->prime[p];
+        fixed *= f[s];
     }
+    if (id < ds->perfect || !ds->npad) {
+        spread(ds->prime, ds->exp, ds->nprimes, ds->free, ds->nfree, id, f);
+        if (r)
+            memcpy(r, f, (size_t)ms->nslots * sizeof *r);
+        return 1;
+    }
+    /* A perfect factorization of the padded bound ... */
+    uint64_t k = id - ds->perfect;
+    int pad = 1;
+    while (pad < ds->npad && k >= ds->pad_cum[pad])
+        pad++;
+    k -= ds->pad_cum[pad - 1];
+    int64_t bound = ms->wl->bound[d];
+    int64_t prime[NM_MAX_PRIMES];
+    int exp[NM_MAX_PRIMES];
+    int np = prime_factors((bound + pad) / fixed, prime, exp);
+    spread(prime, exp, np, ds->free, ds->nfree, k, f);
+    /* ... read as residuals: the last instance of each loop runs the digit of
+     * bound-1 in the mixed radix of the factors (innermost first), plus one. */
+    int64_t digit[NM_MAX_SLOTS], rest = bound - 1;
+    int64_t rr[NM_MAX_SLOTS];
+    for (int s = 0; s < ms->nslots; s++) {
+        digit[s] = rest % f[s];
+        rest /= f[s];
+        rr[s] = digit[s] + 1;
+    }
+    /* The outermost loops are always on their last instance: one that runs a
+     * single iteration there runs one always (factor 1), and the outermost
+     * that runs more runs just those (no padding at the top). */
+    for (int s = ms->nslots - 1; s >= 0; s--) {
+        if (f[s] == 1)
+            continue;
+        f[s] = rr[s];
+        if (rr[s] > 1)
+            break;
+    }
+    int ok = 1;
+    for (int s = 0; s < ms->nslots; s++) {
+        if (rr[s] != f[s] && (ms->slot[s].spatial || ds->fixed[s]))
+            ok = 0;
+        if (ds->fixed[s] && f[s] != ds->fixed[s])
+            ok = 0;
+    }
+    if (r)
+        memcpy(r, rr, (size_t)ms->nslots * sizeof *r);
+    return ok;
+}
+
+nm_status nm_mapspace_enable_imperfect(nm_mapspace *ms, nm_error *err)
+{
+    if (ms->imperfect)
+        return NM_OK;
+    ms->imperfect = 1;
+    ms->log_factor = 0;
+    for (int d = 0; d < ms->wl->ndims; d++) {
+        nm_dim_space *ds = &ms->dim[d];
+        int64_t bound = ms->wl->bound[d], fixed = 1;
+        for (int s = 0; s < ms->nslots; s++)
+            if (ds->fixed[s])
+                fixed *= ds->fixed[s];
+        ds->perfect = ds->count;
+        ds->npad = 0;
+        ds->pad_cum[0] = 0;
+        int maxpad = bound - 1 < NM_MAX_PAD ? (int)(bound - 1) : NM_MAX_PAD;
+        uint64_t total = ds->count;
+        for (int p = 1; p <= maxpad && ds->nfree > 0; p++) {
+            uint64_t c = (bound + p) % fixed ? 0 : ways((bound + p) / fixed, ds->nfree);
+            if (c > UINT64_MAX - total)
+                return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0,
+                                    "%s = %lld has more than 2^64 imperfect factorizations; fix "
+                                    "some of its factors with constraints", ms->wl->dim[d],
+                                    (long long)bound);
+            total += c;
+            ds->pad_cum[p] = ds->pad_cum[p - 1] + c;
+            ds->npad = p;
+        }
+        ds->count = total;
+        ms->log_factor += log10((double)ds->count);
+    }
+    return NM_OK;
 }
 
 int nm_mapspace_decode(const nm_mapspace *ms, const nm_point *pt, nm_mapping *m, int *why_dim,
@@ -421,14 +543,19 @@ int nm_mapspace_decode(const nm_mapspace *ms, const nm_point *pt, nm_mapping *m,
     int ok = 1;
     *why_dim = *why_level = -1;
     for (int d = 0; d < wl->ndims; d++) {
-        int64_t f[NM_MAX_SLOTS];
-        nm_mapspace_factors(ms, d, pt->fid[d], f);
+        int64_t f[NM_MAX_SLOTS], r[NM_MAX_SLOTS];
+        if (!nm_mapspace_factors(ms, d, pt->fid[d], f, r) && ok) {
+            ok = 0;
+            *why_dim = d;
+        }
         for (int s = 0; s < ms->nslots; s++) {
             const nm_slot *sl = &ms->slot[s];
-            if (sl->spatial)
+            if (sl->spatial) {
                 m->level[sl->level].sfactor[d] = f[s];
-            else
+            } else {
                 m->level[sl->level].tfactor[d] = f[s];
+                m->level[sl->level].tresidual[d] = r[s] != f[s] ? r[s] : 0;
+            }
             const nm_dim_space *ds = &ms->dim[d];
             if (ok && ((ds->hi[s] && f[s] > ds->hi[s]) || f[s] < ds->lo[s])) {
                 ok = 0;
@@ -480,11 +607,16 @@ void nm_mapspace_random_perm(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt)
 void nm_mapspace_random(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt)
 {
     memset(pt, 0, sizeof *pt);
+    /* With residuals, half the points stay perfect: the enlarged space
+     * holds many times more imperfect factorizations than perfect ones, and
+     * a search given --imperfect should lose little of what it finds
+     * without. */
+    int perfect = ms->imperfect && (nm_pcg32_next(rng) & 1u);
     for (int d = 0; d < ms->wl->ndims; d++) {
         const nm_dim_space *ds = &ms->dim[d];
         /* Uniform over the factorizations: an independent uniform composition
          * per prime, i.e. a uniform ID (counts fit in 64 bits; see init). */
-        pt->fid[d] = nm_pcg32_bounded64(rng, ds->count);
+        pt->fid[d] = nm_pcg32_bounded64(rng, perfect ? ds->perfect : ds->count);
     }
     nm_mapspace_random_perm(ms, rng, pt);
     for (int l = 0; l < ms->arch->nlevels; l++)

@@ -160,6 +160,8 @@ static void map_layer(struct job *jb, int i)
         return;
     }
     r->status = nm_mapspace_init(ms, jb->arch, &jb->net->layer[i].wl, jb->c1, jb->c2, &r->err);
+    if (r->status == NM_OK && jb->o.imperfect)
+        r->status = nm_mapspace_enable_imperfect(ms, &r->err);
     if (r->status == NM_OK)
         r->status = nm_search_run(ms, &jb->o, &r->res, &r->err);
     nm_free(ms);

@@ -103,9 +103,26 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
     if (!spec->constraints)
         spec->constraints = nm_ymap_get(root, "constraints");
     spec->constraints2 = nm_ymap_get(root, "mapspace_constraints");
-    if (!spec->constraints2) {
-        const nm_ynode *msp = nm_ymap_get(root, "mapspace");
-        spec->constraints2 = msp ? nm_ymap_get(msp, "constraints") : NULL;
+    const nm_ynode *msp = nm_ymap_get(root, "mapspace");
+    if (msp && msp->kind == NM_Y_MAP) {
+        static const char *const keys[] = {"constraints", "template", NULL};
+        if ((st = nm_ycheck_keys(msp, keys, "mapspace", err)) != NM_OK)
+            return st;
+        if (!spec->constraints2)
+            spec->constraints2 = nm_ymap_get(msp, "constraints");
+        /* Timeloop's templates: uber (perfect factors, the default) and ruby
+         * (residual factors too). */
+        const nm_ynode *t = nm_ymap_get(msp, "template");
+        const char *name;
+        if (t) {
+            if ((st = nm_yget_str(t, "template", &name, err)) != NM_OK)
+                return st;
+            if (!strcmp(name, "ruby"))
+                spec->imperfect = 1;
+            else if (strcmp(name, "uber"))
+                return nm_yerror(err, t, "unknown mapspace template '%s' (uber: perfect factors; "
+                                 "ruby: residual factors too)", name);
+        }
     }
     return NM_OK;
 }

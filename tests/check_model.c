@@ -426,6 +426,90 @@ START_TEST(invalid_factors_and_fanout)
 }
 END_TEST
 
+/* Residual factors: P = 16 as MainMemory P=3 over Buffer P=6,4
+ * ((3-1)*6 + 4 = 16), R = 3 innermost.  The MACs run the 48 true steps;
+ * cycles count the partial tile as full (3 x 6 x 3 = 54, Timeloop's
+ * convention); the Buffer's tiles are padded (inputs 6+3-1 = 8, outputs 6)
+ * while MainMemory holds the true tensors.  Inputs: Timeloop extrapolates
+ * the last tile's fetch from the first steady step (8 + 6 + 6 = 20 where 18
+ * are distinct); the corpus confirms that for read-only data.  For outputs
+ * the same rule would send 18 updates of 16 outputs and read back 2 partial
+ * sums never written -- Timeloop's numbers are inconsistent there, so the
+ * true count holds: 16 updates, no reads. */
+static const char imperfect_map[] =
+    "- {target: MainMemory, type: temporal, factors: R=1 P=3, permutation: RP}\n"
+    "- {target: Buffer, type: temporal, factors: \"R=3 P=6,4\", permutation: RP}\n";
+
+START_TEST(imperfect_outputs_exact)
+{
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 1, "", conv1d, imperfect_map));
+    ck_assert(r.valid);
+    ck_assert_uint_eq(r.st.computes, 48);
+    ck_assert_uint_eq(r.st.cycles, 54);
+    ck_assert_double_eq_tol(r.st.utilization, 48.0 / 54.0, 1e-12);
+    COUNTS(ds(&r, "Buffer", "Weights"), 48, 3, 0);
+    COUNTS(ds(&r, "Buffer", "Inputs"), 48, 20, 0);
+    COUNTS(ds(&r, "Buffer", "Outputs"), 32, 0, 48);
+    COUNTS(ds(&r, "MainMemory", "Weights"), 3, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "Inputs"), 20, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "Outputs"), 0, 0, 16);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Inputs")->utilized_capacity, 8);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Outputs")->utilized_capacity, 6);
+    ck_assert_uint_eq(ds(&r, "MainMemory", "Inputs")->utilized_capacity, 18);
+    done(&r);
+}
+END_TEST
+
+/* What residuals may not do, and how the model and the parser say so. */
+START_TEST(imperfect_rules)
+{
+    char text[8192], why[512];
+    struct run r;
+    /* ((3-1)*5 + 4) = 14, not 16 */
+    static const char short_cover[] =
+        "- {target: MainMemory, type: temporal, factors: R=1 P=3}\n"
+        "- {target: Buffer, type: temporal, factors: \"R=3 P=5,4\"}\n";
+    run(&r, design(text, sizeof text, 1, "", conv1d, short_cover));
+    ck_assert(!r.valid);
+    ck_assert_int_eq(r.st.invalid.kind, NM_INV_FACTORS);
+    nm_invalid_describe(&r.st.invalid, &r.spec.arch, &r.spec.wl, why, sizeof why);
+    ck_assert_msg(strstr(why, "cover 14") && strstr(why, "P = 16"), "%s", why);
+    done(&r);
+    /* P = ((0*4 + 3)*5 + 0) + 1 = 16 with the residual under the spatial P:
+     * only the last PE would run it. */
+    static const char under_spatial[] =
+        "- {target: MainMemory, type: spatial, factors: R=1 P=4}\n"
+        "- {target: Buffer, type: temporal, factors: \"R=3 P=5,1\"}\n";
+    run(&r, design(text, sizeof text, 4, "", conv1d, under_spatial));
+    ck_assert(!r.valid);
+    ck_assert_int_eq(r.st.invalid.kind, NM_INV_RESIDUAL);
+    nm_invalid_describe(&r.st.invalid, &r.spec.arch, &r.spec.wl, why, sizeof why);
+    ck_assert_msg(strstr(why, "under the spatial P loop of level MainMemory"), "%s", why);
+    done(&r);
+    /* Parse errors: a residual on a spatial loop, one above its factor. */
+    static const char *const bad[] = {
+        "- {target: MainMemory, type: spatial, factors: \"R=1 P=4,3\"}\n",
+        "- {target: Buffer, type: temporal, factors: \"R=3 P=4,5\"}\n",
+        "- {target: Buffer, type: temporal, factors: \"R=3 P=20\"}\n"};
+    static const char *const says[] = {"spatial factors take no residual",
+                                       "must be between 1 and the factor",
+                                       "larger than the problem's P = 16"};
+    for (int i = 0; i < 3; i++) {
+        nm_spec spec;
+        nm_error err;
+        nm_error_clear(&err);
+        ck_assert_int_ne(nm_spec_load_string(&spec, "t.yaml", design(text, sizeof text, 4, "",
+                                                                     conv1d, bad[i]),
+                                             NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING,
+                                             &err), NM_OK);
+        ck_assert_msg(strstr(err.msg, says[i]), "%s", err.msg);
+        nm_spec_fini(&spec);
+    }
+}
+END_TEST
+
 /* The model allocates nothing per evaluation and gives the same answer
  * every time (state is reset between evaluations). */
 START_TEST(repeatable)
@@ -520,6 +604,8 @@ static Suite *suite(void)
     tcase_add_test(tc, invalid_capacity);
     tcase_add_test(tc, invalid_factors_and_fanout);
     tcase_add_test(tc, repeatable);
+    tcase_add_test(tc, imperfect_outputs_exact);
+    tcase_add_test(tc, imperfect_rules);
     tcase_add_test(tc, v04_parallel_and_area);
     suite_add_tcase(s, tc);
     return s;

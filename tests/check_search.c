@@ -10,6 +10,7 @@
 #include "nestmap/alloc.h"
 #include "nestmap/mapspace.h"
 #include "nestmap/model.h"
+#include "nestmap/report.h"
 #include "nestmap/search.h"
 #include "nestmap/spec.h"
 #include "testutil.h"
@@ -77,6 +78,69 @@ START_TEST(sizes_by_hand)
     ck_assert_int_eq(e.ms.nbypass, 6);
     ck_assert_double_eq_tol(pow(10.0, e.ms.log_bypass), 64.0, 1e-6);
     ck_assert_uint_eq(nm_mapspace_outer_count(&e.ms), 945 * 64);
+    unload(&e);
+}
+END_TEST
+
+/* Residual factors enlarge each dimension by the perfect factorizations of
+ * its padded bounds: R = 3 pads to 4 (2^2: C(4,2) = 6 ways over 3 loops) and
+ * 5 (3 ways), so 3 + 9 = 12; P = 16 pads to 17..31, whose ways over 3 loops
+ * sum to 169 (17: 3, 18: 18, 19: 3, 20: 18, 21: 9, 22: 9, 23: 3, 24: 30,
+ * 25: 6, 26: 9, 27: 10, 28: 18, 29: 3, 30: 27, 31: 3), so 184.  Every point
+ * decodes to factors that cover the bounds, and a mapping with residuals
+ * survives map.yaml (written, read back, evaluated: the same numbers). */
+START_TEST(imperfect_space)
+{
+    struct env e;
+    load(&e, "search/conv1d_3level.yaml", NULL);
+    nm_error err;
+    ck_assert_int_eq(nm_mapspace_enable_imperfect(&e.ms, &err), NM_OK);
+    ck_assert_uint_eq(e.ms.dim[1].perfect, 3);
+    ck_assert_uint_eq(e.ms.dim[1].count, 12);
+    ck_assert_uint_eq(e.ms.dim[2].perfect, 15);
+    ck_assert_uint_eq(e.ms.dim[2].count, 184);
+    nm_model mdl;
+    ck_assert_int_eq(nm_model_init(&mdl, &e.spec.arch, &e.spec.wl, &err), NM_OK);
+    static nm_stats st, st2;
+    nm_pcg32 rng;
+    nm_pcg32_seed(&rng, 7, 0);
+    int with_residual = 0, roundtrips = 0;
+    for (int i = 0; i < 4000; i++) {
+        nm_point pt;
+        nm_mapping m;
+        int wd, wl;
+        nm_mapspace_random(&e.ms, &rng, &pt);
+        if (!nm_mapspace_decode(&e.ms, &pt, &m, &wd, &wl))
+            continue;
+        int valid = nm_model_eval(&mdl, &m, &st, NULL);
+        ck_assert_int_ne(st.invalid.kind, NM_INV_FACTORS);
+        if (!nm_mapping_imperfect(&m, e.spec.wl.ndims))
+            continue;
+        with_residual++;
+        if (!valid || roundtrips >= 50)
+            continue;
+        ck_assert_uint_eq(st.computes, 32 * 3 * 16);
+        char *yaml = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&yaml, &len);
+        nm_report_mapping_yaml(f, &e.spec.arch, &e.spec.wl, &m);
+        fclose(f);
+        nm_ydoc doc;
+        nm_ydoc_init(&doc);
+        ck_assert_int_eq(nm_ydoc_load_string(&doc, "map.yaml", yaml, len, &err), NM_OK);
+        nm_mapping back;
+        ck_assert_msg(nm_mapping_parse(&back, nm_ymap_get(doc.root, "mapping"), &e.spec.arch,
+                                       &e.spec.wl, &err) == NM_OK, "%s\n%s", err.msg, yaml);
+        ck_assert(nm_model_eval(&mdl, &back, &st2, NULL));
+        ck_assert_double_eq(st.energy, st2.energy);
+        ck_assert_uint_eq(st.cycles, st2.cycles);
+        roundtrips++;
+        nm_ydoc_fini(&doc);
+        free(yaml);
+    }
+    ck_assert_int_gt(with_residual, 500);
+    ck_assert_int_eq(roundtrips, 50);
+    nm_model_fini(&mdl);
     unload(&e);
 }
 END_TEST
@@ -551,6 +615,7 @@ static Suite *suite(void)
     Suite *s = suite_create("search");
     TCase *tc = tcase_create("mapspace");
     tcase_add_test(tc, sizes_by_hand);
+    tcase_add_test(tc, imperfect_space);
     tcase_add_test(tc, constraint_forms);
     tcase_add_test(tc, unsatisfiable_constraints_located);
     tcase_add_test(tc, utilization_constraint);

@@ -117,6 +117,22 @@ grep '"energy_pj"' "$tmp/map/stats.json" | tail -1 >"$tmp/e1"
 grep '"energy_pj"' "$tmp/model.json" | tail -1 >"$tmp/e2"
 if cmp -s "$tmp/e1" "$tmp/e2" && [ -s "$tmp/e1" ]; then ok "map.yaml re-evaluates to the same energy"
 else bad "map.yaml gives $(cat "$tmp/e2"), search said $(cat "$tmp/e1")"; fi
+# Residual factors: --imperfect or mapspace: {template: ruby} enlarge the
+# space; the search's map.yaml re-evaluates to the same numbers.
+expect 0 "mapspace --imperfect" -- "$bin" mapspace -q --imperfect "$d3"
+has "$tmp/out" "P  *= 16  *184 ways over 3 free loops (15 perfect, 169 with residuals)" "mapspace --imperfect counts residual factorizations"
+printf 'mapspace: {template: ruby}\n' >"$tmp/ruby.yaml"
+expect 0 "mapspace with template: ruby" -- "$bin" mapspace -q "$d3" "$tmp/ruby.yaml"
+has "$tmp/out" "169 with residuals" "template: ruby enables residual factors"
+printf 'mapspace: {template: rubby}\n' >"$tmp/ruby.yaml"
+expect 2 "unknown mapspace template" -- "$bin" mapspace -q "$d3" "$tmp/ruby.yaml"
+has "$tmp/err" "unknown mapspace template 'rubby'" "unknown template is named"
+expect 0 "map --imperfect" -- "$bin" map -q --imperfect --threads 2 --victory 0 --max-evals 20000 -o "$tmp/mapi" "$d3"
+grep '"energy_pj"' "$tmp/mapi/stats.json" | tail -1 >"$tmp/ei1"
+"$bin" model -q --json "$d3" "$tmp/mapi/map.yaml" >"$tmp/model.json" 2>"$tmp/err"
+grep '"energy_pj"' "$tmp/model.json" | tail -1 >"$tmp/ei2"
+if cmp -s "$tmp/ei1" "$tmp/ei2" && [ -s "$tmp/ei1" ]; then ok "imperfect map.yaml re-evaluates to the same energy"
+else bad "imperfect map.yaml gives $(cat "$tmp/ei2"), search said $(cat "$tmp/ei1")"; fi
 expect 0 "map --algorithm optimal" -- "$bin" map -q --algorithm optimal --json "$d3"
 has "$tmp/out" '"proven_optimal": true' "optimal proves the optimum"
 expect 2 "map with an unknown algorithm" -- "$bin" map --algorithm greedy "$d3"

@@ -29,6 +29,7 @@
 
 #define NM_MAX_SLOTS (2 * NM_MAX_LEVELS)
 #define NM_MAX_PRIMES 16
+#define NM_MAX_PAD 64 /* imperfect factorization: how far a bound may be padded */
 
 /* A factor slot: the temporal loop of a level or the spatial loop of its fan-out. */
 typedef struct nm_slot {
@@ -47,6 +48,13 @@ typedef struct nm_dim_space {
     int64_t prime[NM_MAX_PRIMES];
     int exp[NM_MAX_PRIMES];        /* of the bound left after the fixed factors */
     uint64_t count;                /* factorizations of this dimension (init refuses > 2^64) */
+    /* With imperfect factorization (nm_mapspace_enable_imperfect): IDs from
+     * `perfect` on are the perfect factorizations of the padded bounds
+     * bound+1 .. bound+npad, each read as residuals (the last instance of a
+     * loop runs only what is left); pad_cum[p] counts those up to bound+p. */
+    uint64_t perfect;
+    int npad;
+    uint64_t pad_cum[NM_MAX_PAD + 1];
 } nm_dim_space;
 
 typedef struct nm_level_space {
@@ -75,6 +83,7 @@ typedef struct nm_mapspace {
     int8_t bypass_level[64], bypass_ds[64];
     /* log10 of each sub-space's size (the product may pass 2^64) */
     double log_factor, log_perm, log_split, log_bypass;
+    int imperfect;                 /* residual factors in the space (template: ruby) */
 } nm_mapspace;
 
 /* One point: an ID per sub-space component. */
@@ -91,8 +100,22 @@ typedef struct nm_point {
 nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_workload *wl,
                            const nm_ynode *constraints, const nm_ynode *more, nm_error *err);
 
-/* Writes the factors of dimension d for factorization id into f[slot]. */
-void nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f);
+/* Enlarges the factor space with residual factors (Timeloop's `ruby`
+ * template): tiles need not divide the bound; the last tile along a
+ * dimension is partial.  Every perfect factorization of bound+p (p = 1 ..
+ * NM_MAX_PAD, less than the bound) becomes a point, read as the loops that
+ * cover the bound with those tile sizes: the residuals are the digits of
+ * bound-1 in the mixed radix of the factors, and the outermost loop runs
+ * only the tiles needed.  Fixed factors stay perfect; a point that would put
+ * a residual on a spatial loop or a fixed factor decodes as breaking a
+ * constraint.  Call after nm_mapspace_init. */
+nm_status nm_mapspace_enable_imperfect(nm_mapspace *ms, nm_error *err);
+
+/* Writes the factors of dimension d for factorization id into f[slot] and,
+ * when r is not NULL, the iterations of each slot's last instance into
+ * r[slot] (equal to f without residuals).  Returns 0 when the residuals
+ * break a rule (a spatial or fixed slot with a residual). */
+int nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f, int64_t *r);
 
 /* Decodes a point into a mapping.  Returns 0 (mapping still filled) when the
  * point breaks a constraint that decoding cannot enforce (a <= or >= bound,
@@ -100,7 +123,8 @@ void nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f);
 int nm_mapspace_decode(const nm_mapspace *ms, const nm_point *pt, nm_mapping *m, int *why_dim,
                        int *why_level);
 
-/* Draws a uniform random point. */
+/* Draws a uniform random point (with residual factors enabled: a uniform
+ * perfect point or, as often, a uniform point of the whole space). */
 void nm_mapspace_random(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt);
 
 /* Draws a uniform random order for each level (the other components kept). */

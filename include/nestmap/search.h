@@ -73,6 +73,8 @@ typedef struct nm_search_opts {
                            * victory and timeout count (1..NM_MAX_LANES; default 128) */
     uint64_t max_perms;   /* hybrid: orders tried per factorization */
     int topk;             /* how many of the best to keep */
+    int imperfect;        /* nm_network_map: search residual factors too
+                           * (nm_mapspace_enable_imperfect on each layer's space) */
     volatile sig_atomic_t *stop; /* set (e.g. by SIGINT) to end the search; may be NULL */
     void (*progress)(void *ctx, const nm_search_progress *p); /* after each round; may be NULL */
     void *progress_ctx;

@@ -31,6 +31,7 @@ typedef struct nm_spec {
     const nm_ynode *mapper;        /* `mapper:` or NULL */
     const nm_ynode *constraints;   /* architecture_constraints (or constraints) or NULL */
     const nm_ynode *constraints2;  /* mapspace_constraints or NULL */
+    int imperfect;                 /* mapspace: {template: ruby}: residual factors searched */
 } nm_spec;
 
 /* Loads and merges files[0..n), then parses the sections named in `need`

@@ -97,6 +97,7 @@ int nm_cli_write_tables(const char *dir, const char *timeloop, const nm_spec *sp
 typedef struct nm_cli_search {
     const char *algorithm, *metric;
     const char *count[NM_CLI_SEARCH_COUNTS];
+    int imperfect;
 } nm_cli_search;
 struct nm_search_opts;
 #define NM_CLI_SEARCH_USAGE \
@@ -112,7 +113,9 @@ struct nm_search_opts;
     "  --lanes N         independent lanes of the random strategies (default 128);\n" \
     "                    the search ends when every lane has\n" \
     "  --time-limit S    stop after S seconds of wall time\n" \
-    "  --top K           keep the K best\n"
+    "  --top K           keep the K best\n" \
+    "  --imperfect       search residual factors too: tiles that do not divide the\n" \
+    "                    bound (as mapspace: {template: ruby})\n"
 int nm_cli_search_take(int *argc, char **argv, nm_cli_search *s);
 int nm_cli_search_apply(const nm_cli_search *s, const nm_cli_opts *co, const char *cmd,
                         struct nm_search_opts *o);

@@ -26,6 +26,8 @@ static const char usage[] =
     "  --sample N   also evaluate N random mappings: valid fraction and the\n"
     "               distribution of energy, cycles and EDP\n"
     "  --seed S     seed for the sampling (default 0)\n"
+    "  --imperfect  residual factors too: tiles that need not divide the bound\n"
+    "               (as mapspace: {template: ruby})\n"
     "  --builtin-energy\n"
     "               ignore the ERT/ART: estimate every energy and area from the\n"
     "               component classes (see nestmap energy)\n"
@@ -103,6 +105,7 @@ int nm_cmd_mapspace(int argc, char **argv)
 {
     int missing = 0;
     const char *sample = nm_cli_take(&argc, argv, "--sample", &missing);
+    int imperfect = nm_cli_take_flag(&argc, argv, "--imperfect");
     if (missing) {
         fprintf(stderr, "nestmap mapspace: --sample needs a number\n");
         return 2;
@@ -118,6 +121,7 @@ int nm_cmd_mapspace(int argc, char **argv)
     nm_spec spec;
     if ((rc = nm_cli_load(&o, NM_NEED_ARCH | NM_NEED_PROBLEM, &spec)) != 0)
         return rc;
+    spec.imperfect |= imperfect;
     nm_mapspace *ms = nm_cli_mapspace(&spec, &rc);
     if (!ms) {
         nm_spec_fini(&spec);
@@ -125,11 +129,18 @@ int nm_cmd_mapspace(int argc, char **argv)
     }
     char buf[64];
     printf("mapspace of %s on %d storage levels\n\n", spec.wl.name, spec.arch.nlevels);
-    printf("factorizations (each bound split over its free loops):\n");
-    for (int d = 0; d < spec.wl.ndims; d++)
-        printf("  %-6s = %-8lld %llu ways over %d free loops\n", spec.wl.dim[d],
+    printf("factorizations (each bound split over its free loops%s):\n",
+           ms->imperfect ? "; with residuals: tiles that need not divide it" : "");
+    for (int d = 0; d < spec.wl.ndims; d++) {
+        printf("  %-6s = %-8lld %llu ways over %d free loops", spec.wl.dim[d],
                (long long)spec.wl.bound[d], (unsigned long long)ms->dim[d].count,
                ms->dim[d].nfree);
+        if (ms->imperfect)
+            printf(" (%llu perfect, %llu with residuals)",
+                   (unsigned long long)ms->dim[d].perfect,
+                   (unsigned long long)(ms->dim[d].count - ms->dim[d].perfect));
+        putchar('\n');
+    }
     printf("loop orders (free loops per level):\n");
     for (int l = spec.arch.nlevels - 1; l >= 0; l--) {
         const nm_level_space *ls = &ms->level[l];

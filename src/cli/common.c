@@ -270,6 +270,8 @@ nm_mapspace *nm_cli_mapspace(const nm_spec *spec, int *rc)
     }
     nm_status st = nm_mapspace_init(ms, &spec->arch, &spec->wl, spec->constraints,
                                     spec->constraints2, &err);
+    if (st == NM_OK && spec->imperfect)
+        st = nm_mapspace_enable_imperfect(ms, &err);
     if (st != NM_OK) {
         nm_cli_error(&err);
         nm_free(ms);

@@ -18,6 +18,7 @@ int nm_cli_search_take(int *argc, char **argv, nm_cli_search *s)
     int missing = 0;
     s->algorithm = nm_cli_take(argc, argv, "--algorithm", &missing);
     s->metric = nm_cli_take(argc, argv, "--metric", &missing);
+    s->imperfect = nm_cli_take_flag(argc, argv, "--imperfect");
     for (int i = 0; i < NM_CLI_SEARCH_COUNTS; i++)
         s->count[i] = nm_cli_take(argc, argv, count_names[i], &missing);
     return !missing;
@@ -117,6 +118,8 @@ int nm_cli_search_setup(int argc, char **argv, const char *cmd, const char *usag
         nm_spec_fini(spec);
         return 2;
     }
+    spec->imperfect |= flags.imperfect;
+    o->imperfect = spec->imperfect;
     return -1;
 }
 
