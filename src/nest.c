@@ -361,6 +361,8 @@ struct nm_nest_ws {
     uint64_t *code;  /* cap: keys packed for counting */
     uint8_t *reused; /* cap */
     int walk_always; /* walk perfect nests too (nm_nest_ws_walk) */
+    uint32_t residual_below[NM_MAX_LOOPS]; /* dims with a residual loop inside each loop */
+    uint32_t residual_dims;                /* dims with a residual loop anywhere */
     struct walkmemo *wmemo; /* WALK_MEMO entries */
 };
 
@@ -901,12 +903,9 @@ typedef struct walker {
     int ds, nr;
     const int *q;                 /* branching loops above the child, q[1] innermost */
     int accumulating;             /* q[1] sits right above the child's boundary */
-    uint32_t relevant;            /* dims with a residual loop somewhere */
-    int64_t span[NM_MAX_DIMS];    /* the child's extents ... */
-    int64_t res[NM_MAX_DIMS];     /* ... and in the last instance of the loops above */
-    uint32_t below[NM_MAX_LOOPS]; /* dims with a residual loop inside each loop */
-    int64_t pos[NM_MAX_DIMS];     /* the child's corner, per dimension */
-    int64_t base[R];              /* ... and along each axis of the data space */
+    const int64_t *span;          /* the child's extents per dimension ... */
+    const int64_t *res;           /* ... and in the last instance of the loops above */
+    int64_t base[R];              /* the child's corner along each axis of the data space */
     wstate st;
 } walker;
 
@@ -1081,7 +1080,7 @@ static sums walk(walker *w, int j, uint32_t last)
     size_t slot = 0;
     if (cached) {
         key[0] = j;
-        key[1] = last & w->relevant;
+        key[1] = last & ws->residual_dims;
         nk = 2 + pack_state(w, key + 2);
         h = hash_ints(key, nk);
         slot = (size_t)(h & (WALK_MEMO - 1));
@@ -1100,7 +1099,7 @@ static sums walk(walker *w, int j, uint32_t last)
     int d = lp->dim;
     int is_last = (int)((last >> d) & 1u);
     int64_t n = is_last ? lp->residual : lp->end;
-    int run_last = is_last && ((w->below[w->q[j]] >> d) & 1u);
+    int run_last = is_last && ((ws->residual_below[w->q[j]] >> d) & 1u);
     int second = run_last && lp->residual != lp->end;
     /* The iterations Timeloop runs (index, epochs they stand for) and, when
      * this loop collects the child's deltas, the weight each delta counts
@@ -1125,12 +1124,11 @@ static sums walk(walker *w, int j, uint32_t last)
         if (n >= 2)
             idx[ne] = n - 1, mult[ne] = 1, count[ne++] = 1;
     }
-    int64_t vs = ws->vs[w->q[j]], saved = w->pos[d];
+    int64_t vs = ws->vs[w->q[j]];
     int64_t sbase[R];
     memcpy(sbase, w->base, sizeof sbase);
     sums out = {0, 0, 0};
     for (int e = 0; e < ne; e++) {
-        w->pos[d] = saved + idx[e] * vs;
         for (int r = 0; r < w->nr; r++)
             w->base[r] = sbase[r] + ws->coef[w->ds][d][r] * idx[e] * vs;
         uint32_t inner = last & ~(1u << d);
@@ -1142,7 +1140,6 @@ static sums walk(walker *w, int j, uint32_t last)
         out.wacc += wt * c.wacc;
         out.link += wt * c.link;
     }
-    w->pos[d] = saved;
     memcpy(w->base, sbase, sizeof sbase);
 
     for (size_t probe = 0; cached && probe < 8; probe++) { /* a full neighbourhood: not cached */
@@ -1161,11 +1158,11 @@ static sums walk(walker *w, int j, uint32_t last)
 }
 
 /* The sums of level_accesses for an imperfect nest: data space ds, child
- * boundary b, branching loops q[1..k] above it. */
-static sums walk_level(nm_nest_ws *ws, const struct fanctx *fc, int ds, int b, const int *q,
-                       int k)
+ * boundary b with extents span (res in the last instance of the loops
+ * above), branching loops q[1..k] above it. */
+static sums walk_level(nm_nest_ws *ws, const struct fanctx *fc, int ds, int b,
+                       const int64_t *span, const int64_t *res, const int *q, int k)
 {
-    const nm_nest *nest = ws->nest;
     walker wk, *w = &wk;
     memset(w, 0, sizeof *w);
     w->ws = ws;
@@ -1180,20 +1177,8 @@ static sums walk_level(nm_nest_ws *ws, const struct fanctx *fc, int ds, int b, c
      * counts the last run's own delta, the true count (see check_model's
      * imperfect_outputs_exact). */
     w->accumulating = k >= 1 && q[1] == b + 1 && !ws->wl->ds[ds].read_write;
-    for (int d = 0; d < ws->wl->ndims; d++)
-        w->span[d] = w->res[d] = 1;
-    uint32_t seen = 0;
-    for (int l = 0; l < nest->nloops; l++) {
-        const nm_loop *lp = &nest->loop[l];
-        w->below[l] = seen;
-        if (lp->residual != lp->end)
-            seen |= 1u << lp->dim;
-        if (l <= b) {
-            w->res[lp->dim] += (lp->residual - 1) * w->span[lp->dim];
-            w->span[lp->dim] *= lp->end;
-        }
-    }
-    w->relevant = seen;
+    w->span = span;
+    w->res = res;
     return walk(w, k, ~0u);
 }
 
@@ -1238,11 +1223,16 @@ static void level_accesses(nm_nest_ws *ws, int s, nm_nest_result *out)
         int64_t fy = (int64_t)ws->F / fx;
         ws->vsize = ws->arch->level[s].fanoutY > fy ? ws->arch->level[s].fanoutY : fy;
     }
-    int64_t span[NM_MAX_DIMS];
+    /* The child's extents, and in the last instance of the loops above. */
+    int64_t span[NM_MAX_DIMS], res[NM_MAX_DIMS];
     for (int d = 0; d < wl->ndims; d++)
-        span[d] = 1;
-    for (int l = 0; l <= b; l++)
-        span[nest->loop[l].dim] *= nest->loop[l].end;
+        span[d] = res[d] = 1;
+    for (int l = 0; l <= b; l++) {
+        const nm_loop *lp = &nest->loop[l];
+        res[lp->dim] += (lp->residual - 1) * span[lp->dim];
+        span[lp->dim] *= lp->end;
+    }
+    int walking = nest->imperfect || ws->walk_always;
     uint32_t no_reuse = b >= 0 ? ws->map->level[nest->loop[b].level].no_temporal_reuse : 0;
 
     for (int ds = 0; ds < wl->nds; ds++) {
@@ -1252,11 +1242,12 @@ static void level_accesses(nm_nest_ws *ws, int s, nm_nest_result *out)
         ws->always_full = b < 0 || ((no_reuse >> ds) & 1u);
         ws->nolink = (int)((lm->no_link >> ds) & 1u);
         ws->nomc = (int)((lm->no_multicast >> ds) & 1u);
-        /* Jumps: J_j = step of q_j minus the steps of q_1..q_{j-1}. */
+        /* Jumps: J_j = step of q_j minus the steps of q_1..q_{j-1} (the
+         * recursion's; the walk moves tiles itself). */
         int64_t acc[R] = {0};
         memset(ws->jump[0], 0, sizeof ws->jump[0]);
         ws->jid[0] = 0;
-        for (int j = 1; j <= k; j++) {
+        for (int j = 1; j <= k && !walking; j++) {
             int64_t t[R];
             step_vector(ws, ds, q[j], t);
             ws->n[j] = nest->loop[q[j]].end;
@@ -1298,8 +1289,8 @@ static void level_accesses(nm_nest_ws *ws, int s, nm_nest_result *out)
             prepare_fanout(ws, ds, inner, master);
         struct fanctx fc = {inner, master};
         sums sum;
-        if (nest->imperfect || ws->walk_always) {
-            sum = walk_level(ws, &fc, ds, b, q, k);
+        if (walking) {
+            sum = walk_level(ws, &fc, ds, b, span, res, q, k);
         } else {
             dstate st = {0, -1, 0};
             sums first = one_call(ws, &fc, -1, &st);
@@ -1322,10 +1313,16 @@ void nm_nest_analyze(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
     int64_t span[NM_MAX_DIMS];
     for (int d = 0; d < wl->ndims; d++)
         span[d] = 1;
+    uint32_t seen = 0; /* dims with a residual loop inside the current one */
     for (int l = 0; l < nest->nloops; l++) {
-        ws->vs[l] = span[nest->loop[l].dim];
-        span[nest->loop[l].dim] *= nest->loop[l].end;
+        const nm_loop *lp = &nest->loop[l];
+        ws->vs[l] = span[lp->dim];
+        span[lp->dim] *= lp->end;
+        ws->residual_below[l] = seen;
+        if (lp->residual != lp->end)
+            seen |= 1u << lp->dim;
     }
+    ws->residual_dims = seen;
     for (int s = 0; s < nest->nlevels; s++)
         level_accesses(ws, s, out);
 }
