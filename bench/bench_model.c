@@ -9,19 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench.h"
 #include "nestmap/model.h"
 #include "nestmap/spec.h"
-
-/* CPU time of this process: the machine is shared, so wall time would
- * charge us for other tenants' work. */
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -67,10 +58,8 @@ static int bench(const char *label, const char *path, double target)
     }
     qsort(rate, ROUNDS, sizeof *rate, cmp_double);
     double med = rate[ROUNDS / 2];
-    char verdict[64] = "no target";
-    if (target > 0)
-        snprintf(verdict, sizeof verdict, "target %.0f: %s", target,
-                 med >= target ? "met" : "NOT met");
+    char verdict[64];
+    bench_verdict(verdict, sizeof verdict, med, target);
     printf("%-14s %9.0f evaluations/s/core (median of %d rounds; range %.0f-%.0f; %s)  "
            "energy %.6g pJ\n",
            label, med, ROUNDS, rate[0], rate[ROUNDS - 1], verdict, checksum / (double)total);

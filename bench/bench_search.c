@@ -9,19 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench.h"
 #include "nestmap/alloc.h"
 #include "nestmap/mapspace.h"
 #include "nestmap/search.h"
 #include "nestmap/spec.h"
-
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int bench(const char *label, const char *path, const char *alg, double target)
 {
@@ -54,10 +47,8 @@ static int bench(const char *label, const char *path, const char *alg, double ta
     }
     double t = cpu_now() - t0;
     double valid_rate = (double)res.valid / t;
-    char verdict[64] = "no target";
-    if (target > 0)
-        snprintf(verdict, sizeof verdict, "target %.0f: %s", target,
-                 valid_rate >= target ? "met" : "NOT met");
+    char verdict[64];
+    bench_verdict(verdict, sizeof verdict, valid_rate, target);
     printf("%-14s %-8s %9.0f candidates/s/core, %9.0f valid mappings evaluated/s/core "
            "(%llu of %llu valid; %s); best EDP %.4g J*cycle\n",
            label, alg, (double)res.proposed / t, valid_rate, (unsigned long long)res.valid,
