@@ -231,14 +231,23 @@ static void load_case(const struct kase *k, unsigned need, nm_spec *spec)
     ck_assert_msg(st == NM_OK, "%s: %s:%d:%d: %s", k->name, err.file, err.line, err.col, err.msg);
 }
 
+/* Loads a case with its mapping (and `extra` need bits) and readies a model
+ * of it. */
+static void open_case(const struct kase *k, unsigned extra, nm_spec *spec, nm_model *mdl)
+{
+    nm_error err;
+    load_case(k, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | extra, spec);
+    ck_assert_msg(nm_model_init(mdl, &spec->arch, &spec->wl, &err) == NM_OK, "%s: %s", k->name,
+                  err.msg);
+}
+
 START_TEST(conformance_case)
 {
     const struct kase *k = &cases[_i];
     nm_spec spec;
     nm_error err;
-    load_case(k, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &spec);
     nm_model mdl;
-    ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, &spec.wl, &err), NM_OK);
+    open_case(k, 0, &spec, &mdl);
     static nm_stats stats;
     nm_model_eval(&mdl, &spec.map, &stats, NULL);
 
@@ -360,9 +369,8 @@ START_TEST(timeloop_layout)
         return;
     }
     nm_spec spec;
-    load_case(k, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &spec);
     nm_model mdl;
-    ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, &spec.wl, &err), NM_OK);
+    open_case(k, 0, &spec, &mdl);
     static nm_stats st;
     ck_assert(nm_model_eval(&mdl, &spec.map, &st, NULL));
     char *text = NULL;
@@ -552,10 +560,8 @@ START_TEST(builtin_ranking)
             ck_assert_int_eq(nm_yget_num(nm_ymap_get(sum, "energy_uj"), "energy", &want[n], &err),
                              NM_OK);
             nm_spec spec;
-            load_case(k, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_BUILTIN_ENERGY,
-                      &spec);
             nm_model mdl;
-            ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, &spec.wl, &err), NM_OK);
+            open_case(k, NM_BUILTIN_ENERGY, &spec, &mdl);
             static nm_stats st;
             ck_assert_int_eq(nm_model_eval(&mdl, &spec.map, &st, NULL), 1);
             got[n++] = st.energy;
@@ -591,10 +597,8 @@ START_TEST(walk_matches_recursion)
 {
     const struct kase *k = &cases[_i];
     nm_spec spec;
-    nm_error err;
-    load_case(k, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &spec);
     nm_model mdl;
-    ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, &spec.wl, &err), NM_OK);
+    open_case(k, 0, &spec, &mdl);
     static nm_stats a, b;
     int va = nm_model_eval(&mdl, &spec.map, &a, NULL);
     nm_nest_ws_walk(mdl.ws, 1);
