@@ -447,11 +447,8 @@ nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_worklo
 int nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f, int64_t *r)
 {
     const nm_dim_space *ds = &ms->dim[d];
-    int64_t fixed = 1;
-    for (int s = 0; s < ms->nslots; s++) {
+    for (int s = 0; s < ms->nslots; s++)
         f[s] = ds->fixed[s] ? ds->fixed[s] : 1;
-        fixed *= f[s];
-    }
     if (id < ds->perfect || !ds->npad) {
         spread(ds->prime, ds->exp, ds->nprimes, ds->free, ds->nfree, id, f);
         if (r)
@@ -464,7 +461,9 @@ int nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f, i
     while (pad < ds->npad && k >= ds->pad_cum[pad])
         pad++;
     k -= ds->pad_cum[pad - 1];
-    int64_t bound = ms->wl->bound[d];
+    int64_t bound = ms->wl->bound[d], fixed = 1;
+    for (int s = 0; s < ms->nslots; s++)
+        fixed *= f[s];
     int64_t prime[NM_MAX_PRIMES];
     int exp[NM_MAX_PRIMES];
     int np = prime_factors((bound + pad) / fixed, prime, exp);
