@@ -241,3 +241,26 @@ void nm_network_results_fini(const nm_network *net, nm_layer_result *out)
         if (net->layer[i].same_as == i)
             nm_search_result_fini(&out[i].res);
 }
+
+void nm_network_totals(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
+                       nm_network_total *t)
+{
+    memset(t, 0, sizeof *t);
+    for (int i = 0; i < net->nlayers; i++) {
+        const nm_layer_result *lr = &out[net->layer[i].same_as];
+        if (lr->status != NM_OK || !lr->res.found) {
+            t->failed++;
+            continue;
+        }
+        double k = (double)net->layer[i].repeat;
+        const nm_stats *st = &lr->res.best_stats;
+        t->mapped++;
+        t->macs += k * (double)nm_workload_ops(&net->layer[i].wl);
+        t->energy += k * st->energy;
+        t->cycles += k * (double)st->cycles;
+        t->busy += k * st->utilization * (double)st->cycles;
+        for (int l = 0; l < arch->nlevels; l++)
+            t->level[l] += k * st->level[l].energy;
+        t->level[arch->nlevels] += k * st->compute_energy;
+    }
+}

@@ -719,41 +719,11 @@ void nm_report_energy_compare(FILE *f, const nm_arch *given, const nm_arch *buil
 #define WHY_MAX (NM_ERROR_FILE_MAX + NM_ERROR_MSG_MAX + 64)
 
 /* Totals over the layers that have a mapping, repeats counted. */
-struct net_total {
-    int mapped, failed;
-    double macs, energy, cycles, busy; /* busy: utilization x cycles */
-    double level[NM_MAX_LEVELS + 1];   /* pJ by level; last: arithmetic */
-};
-
 static const nm_search_result *layer_result(const nm_network *net, const nm_layer_result *out,
                                             int i, const nm_layer_result **lr)
 {
     *lr = &out[net->layer[i].same_as];
     return (*lr)->status == NM_OK && (*lr)->res.found ? &(*lr)->res : NULL;
-}
-
-static void net_totals(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
-                       struct net_total *t)
-{
-    memset(t, 0, sizeof *t);
-    for (int i = 0; i < net->nlayers; i++) {
-        const nm_layer_result *lr;
-        const nm_search_result *r = layer_result(net, out, i, &lr);
-        if (!r) {
-            t->failed++;
-            continue;
-        }
-        double k = (double)net->layer[i].repeat;
-        const nm_stats *st = &r->best_stats;
-        t->mapped++;
-        t->macs += k * (double)nm_workload_ops(&net->layer[i].wl);
-        t->energy += k * st->energy;
-        t->cycles += k * (double)st->cycles;
-        t->busy += k * st->utilization * (double)st->cycles;
-        for (int l = 0; l < arch->nlevels; l++)
-            t->level[l] += k * st->level[l].energy;
-        t->level[arch->nlevels] += k * st->compute_energy;
-    }
 }
 
 /* Why layer i has no mapping, in a few words. */
@@ -783,8 +753,8 @@ static void layer_failure(char *buf, size_t size, const nm_arch *arch, const nm_
 static void network_text(FILE *f, const nm_arch *arch, const nm_network *net,
                          const nm_layer_result *out, const nm_search_opts *o)
 {
-    struct net_total t;
-    net_totals(arch, net, out, &t);
+    nm_network_total t;
+    nm_network_totals(arch, net, out, &t);
     fprintf(f, "network %s: %d layers (%d distinct), %.4g MACs; %s search, %s", net->name,
             net->nlayers, net->ndistinct, nm_network_macs(net), o->algorithm,
             nm_metric_name(o->metric[0]));
@@ -843,8 +813,8 @@ static void level_object(FILE *f, int indent, const nm_arch *arch, const double 
 static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
                          const nm_layer_result *out, const nm_search_opts *o)
 {
-    struct net_total t;
-    net_totals(arch, net, out, &t);
+    nm_network_total t;
+    nm_network_totals(arch, net, out, &t);
     fputs("{\n", f);
     kstr(f, 2, "network", net->name, 0);
     kstr(f, 2, "algorithm", o->algorithm, 0);

@@ -76,4 +76,15 @@ nm_status nm_network_map_report(const nm_network *net, const nm_arch *arch,
 
 void nm_network_results_fini(const nm_network *net, nm_layer_result *out);
 
+/* A network's totals over its mapped layers, repeats counted (layers run one
+ * after another). */
+typedef struct nm_network_total {
+    int mapped, failed;                /* layers with and without a mapping */
+    double macs, energy, cycles;       /* energy in pJ */
+    double busy;                       /* utilization x cycles, summed */
+    double level[NM_MAX_LEVELS + 1];   /* pJ by level; last: arithmetic */
+} nm_network_total;
+void nm_network_totals(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
+                       nm_network_total *t);
+
 #endif

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "nestmap/report.h"
+#include "nestmap/roofline.h"
 #include "nestmap/spec.h"
 
 static const char usage[] =
@@ -31,34 +32,12 @@ int nm_cmd_bound(int argc, char **argv)
     const nm_arch *arch = &spec.arch;
     const nm_workload *wl = &spec.wl;
     const nm_level *top = &arch->level[arch->nlevels - 1];
-    double macs = (double)nm_workload_ops(wl);
     double bytes_per_word = top->word_bits / 8.0;
-    double words_in = 0, words_out = 0;
-    for (int ds = 0; ds < wl->nds; ds++) {
-        double n = (double)nm_workload_ds_size(wl, ds);
-        if (wl->ds[ds].read_write)
-            words_out += n;
-        else
-            words_in += n;
-    }
-    double bytes = (words_in + words_out) * bytes_per_word;
-    double compute_cycles = ceil(macs / (double)arch->arith.instances);
-    /* Outermost-level bandwidth in words per cycle (per instance x instances). */
-    double mem_cycles = NAN;
-    const char *bw_note = "no read/write/shared bandwidth given for the outermost level";
-    double inst = (double)top->instances;
-    if (top->has_shared_bw) {
-        mem_cycles = (words_in + words_out) / (top->shared_bw * inst);
-        bw_note = "shared bandwidth";
-    } else if (top->has_read_bw || top->has_write_bw) {
-        double r = top->has_read_bw ? words_in / (top->read_bw * inst) : 0.0;
-        double w = top->has_write_bw ? words_out / (top->write_bw * inst) : 0.0;
-        mem_cycles = r > w ? r : w;
-        bw_note = "read and write bandwidth";
-    }
-    double bound = isnan(mem_cycles) ? compute_cycles : fmax(compute_cycles, ceil(mem_cycles));
-    const char *binding = isnan(mem_cycles) ? "compute (memory unbounded)"
-                          : compute_cycles >= mem_cycles ? "compute" : "memory bandwidth";
+    nm_roofline r;
+    nm_roofline_of(&r, arch, wl);
+    double macs = r.macs, bytes = r.bytes, compute_cycles = r.compute_cycles;
+    double mem_cycles = r.mem_cycles, bound = r.bound_cycles;
+    const char *bw_note = r.bw_note, *binding = nm_roofline_binding_name(r.binding);
     if (o.json) {
         printf("{\n \"macs\": %.17g,\n \"tensors\": [", macs);
         for (int ds = 0; ds < wl->nds; ds++) {

@@ -1,0 +1,37 @@
+/* roofline.h — the roofline bound of a workload on a design, before any
+ * mapping: the arithmetic units' peak and the outermost level's bandwidth,
+ * with every tensor moved once to or from the outermost level (the least any
+ * mapping can move).  `nestmap bound` prints it; searches and sweeps report
+ * how far their results are from it.
+ */
+#ifndef NESTMAP_ROOFLINE_H
+#define NESTMAP_ROOFLINE_H
+
+#include "nestmap/arch.h"
+#include "nestmap/workload.h"
+
+typedef enum nm_roof_binding {
+    NM_ROOF_COMPUTE_ONLY, /* the outermost level gives no bandwidth */
+    NM_ROOF_COMPUTE,      /* compute-bound */
+    NM_ROOF_MEMORY        /* bound by the outermost level's bandwidth */
+} nm_roof_binding;
+
+typedef struct nm_roofline {
+    double macs;           /* multiply-accumulates */
+    double words_in;       /* words of the read-only tensors */
+    double words_out;      /* words of the outputs */
+    double bytes;          /* (words_in + words_out) at the outermost level's word width */
+    double compute_cycles; /* ceil(macs / arithmetic units) */
+    double mem_cycles;     /* traffic / outermost bandwidth (not rounded); NaN when unknown */
+    double bound_cycles;   /* the larger of the two, rounded up */
+    nm_roof_binding binding;
+    const char *bw_note;   /* which bandwidth was used, in words */
+} nm_roofline;
+
+/* Fills *r for wl on arch. */
+void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl);
+
+/* "compute", "memory bandwidth" or "compute (memory unbounded)". */
+const char *nm_roofline_binding_name(nm_roof_binding b);
+
+#endif

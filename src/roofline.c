@@ -1,0 +1,49 @@
+/* roofline.c — the roofline bound of a workload on a design; see roofline.h. */
+#include <config.h>
+
+#include <math.h>
+
+#include "nestmap/roofline.h"
+
+void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
+{
+    const nm_level *top = &arch->level[arch->nlevels - 1];
+    r->macs = (double)nm_workload_ops(wl);
+    r->words_in = r->words_out = 0;
+    for (int ds = 0; ds < wl->nds; ds++) {
+        double n = (double)nm_workload_ds_size(wl, ds);
+        if (wl->ds[ds].read_write)
+            r->words_out += n;
+        else
+            r->words_in += n;
+    }
+    r->bytes = (r->words_in + r->words_out) * (top->word_bits / 8.0);
+    r->compute_cycles = ceil(r->macs / (double)arch->arith.instances);
+    /* Outermost-level bandwidth in words per cycle (per instance x instances). */
+    double inst = (double)top->instances;
+    r->mem_cycles = NAN;
+    r->bw_note = "no read/write/shared bandwidth given for the outermost level";
+    if (top->has_shared_bw) {
+        r->mem_cycles = (r->words_in + r->words_out) / (top->shared_bw * inst);
+        r->bw_note = "shared bandwidth";
+    } else if (top->has_read_bw || top->has_write_bw) {
+        double rd = top->has_read_bw ? r->words_in / (top->read_bw * inst) : 0.0;
+        double wr = top->has_write_bw ? r->words_out / (top->write_bw * inst) : 0.0;
+        r->mem_cycles = rd > wr ? rd : wr;
+        r->bw_note = "read and write bandwidth";
+    }
+    if (isnan(r->mem_cycles)) {
+        r->bound_cycles = r->compute_cycles;
+        r->binding = NM_ROOF_COMPUTE_ONLY;
+    } else {
+        r->bound_cycles = fmax(r->compute_cycles, ceil(r->mem_cycles));
+        r->binding = r->compute_cycles >= r->mem_cycles ? NM_ROOF_COMPUTE : NM_ROOF_MEMORY;
+    }
+}
+
+const char *nm_roofline_binding_name(nm_roof_binding b)
+{
+    return b == NM_ROOF_COMPUTE_ONLY ? "compute (memory unbounded)"
+           : b == NM_ROOF_COMPUTE   ? "compute"
+                                    : "memory bandwidth";
+}
