@@ -109,6 +109,17 @@ static int in_list(const char *k, const char *const *list)
     return 0;
 }
 
+int nm_arch_attr_known(const char *key, const char **suggest)
+{
+    if (in_list(key, model_attrs) || in_list(key, estimation_attrs))
+        return 1;
+    size_t nmodel = 0;
+    while (model_attrs[nmodel])
+        nmodel++;
+    *suggest = nm_text_suggest(key, model_attrs, nmodel);
+    return 0;
+}
+
 static nm_status check_attrs(const nm_ynode *attrs, const char *comp, nm_ydoc *doc, nm_error *err)
 {
     size_t nmodel = 0;

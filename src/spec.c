@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "nestmap/energy.h"
+#include "nestmap/override.h"
 #include "nestmap/spec.h"
 #include "nestmap/text.h"
 
@@ -130,6 +131,12 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
 nm_status nm_spec_load(nm_spec *spec, const char *const *files, size_t n, unsigned need,
                        nm_error *err)
 {
+    return nm_spec_load_set(spec, files, n, NULL, 0, need, err);
+}
+
+nm_status nm_spec_load_set(nm_spec *spec, const char *const *files, size_t n,
+                           const nm_override *ov, size_t nov, unsigned need, nm_error *err)
+{
     memset(spec, 0, sizeof *spec);
     nm_ydoc_init(&spec->doc);
     for (size_t i = 0; i < n; i++) {
@@ -139,6 +146,9 @@ nm_status nm_spec_load(nm_spec *spec, const char *const *files, size_t n, unsign
     }
     if (!spec->doc.root)
         return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "no input files");
+    nm_status st = nm_override_apply(&spec->doc, ov, nov, err);
+    if (st != NM_OK)
+        return st;
     return parse(spec, need, err);
 }
 

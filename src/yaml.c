@@ -541,6 +541,63 @@ void nm_yemit_flow(FILE *f, const nm_ynode *node)
     }
 }
 
+nm_ynode *nm_ydoc_scalar(nm_ydoc *doc, const nm_ynode *at, const char *where, const char *text)
+{
+    nm_error ignored;
+    if (ensure_arena(doc, &ignored) != NM_OK)
+        return NULL;
+    nm_ynode *n = nm_arena_alloc(doc->arena, sizeof *n);
+    char *s = n ? nm_arena_strndup(doc->arena, text, strlen(text)) : NULL;
+    if (!s)
+        return NULL;
+    n->kind = NM_Y_SCALAR;
+    n->str = s;
+    n->len = strlen(s);
+    if (at) {
+        n->file = at->file;
+        n->line = at->line;
+        n->col = at->col;
+    } else {
+        n->file = nm_arena_strndup(doc->arena, where, strlen(where));
+        if (!n->file)
+            return NULL;
+    }
+    return n;
+}
+
+nm_ynode *nm_ydoc_map(nm_ydoc *doc, const nm_ynode *at)
+{
+    nm_ynode *n = nm_ydoc_scalar(doc, at, at ? NULL : "", "");
+    if (n) {
+        n->kind = NM_Y_MAP;
+        n->items = NULL;
+    }
+    return n;
+}
+
+nm_status nm_ymap_set(nm_ydoc *doc, nm_ynode *map, const char *key, nm_ynode *value)
+{
+    nm_ynode **items = nm_arena_alloc(doc->arena, (2 * (map->n + 1) + 1) * sizeof *items);
+    if (!items)
+        return NM_ERR_NOMEM;
+    if (map->n)
+        memcpy(items, map->items, 2 * map->n * sizeof *items);
+    size_t j;
+    for (j = 0; j < map->n; j++)
+        if (nm_text_key_equal(items[2 * j]->str, key))
+            break;
+    if (j == map->n) {
+        nm_ynode *k = nm_ydoc_scalar(doc, value, NULL, key);
+        if (!k)
+            return NM_ERR_NOMEM;
+        items[2 * j] = k;
+        map->n++;
+    }
+    items[2 * j + 1] = value;
+    map->items = items;
+    return NM_OK;
+}
+
 const nm_ynode *nm_ymap_get(const nm_ynode *map, const char *key)
 {
     if (!map || map->kind != NM_Y_MAP)

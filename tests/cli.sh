@@ -249,6 +249,27 @@ for design in "$src"/arch/*/*.yaml; do
     has "$tmp/out" "^total  *[0-9]" "arch $name: every layer mapped"
 done
 
+# --set changes the design before it is parsed; fan-outs resize the array
+# and everything inside it; mistakes are errors that name the option.
+eyeriss="$src/arch/eyeriss/eyeriss.yaml"
+expect 0 "energy --set a depth with a binary suffix" -- "$bin" energy --set GlobalBuffer.depth=64Ki "$eyeriss"
+has "$tmp/out" "GlobalBuffer" "--set: the design still loads"
+expect 0 "energy --set column.meshX=16 --set PE.meshY=16" -- "$bin" energy --set column.meshX=16 --set PE.meshY=16 "$eyeriss"
+has "$tmp/out" "^MAC  *intmac  *256 " "--set resizes eyeriss to 16x16 PEs"
+expect 0 "energy --set MAC.meshX=128 on tpu_v1" -- "$bin" energy --set MAC.meshX=128 "$src/arch/systolic/tpu_v1.yaml"
+has "$tmp/out" "^WeightReg  *regfile  *32768 " "--set on a subtree that shares its name with a component resizes the subtree"
+expect 0 "energy --set DRAM.type=HBM2" -- "$bin" energy --set DRAM.type=HBM2 "$eyeriss"
+has "$tmp/out" "HBM2" "--set DRAM.type changes the DRAM's energy source"
+expect 2 "--set unknown component" -- "$bin" energy --set GlobalBufer.depth=3 "$eyeriss"
+has "$tmp/err" "^--set GlobalBufer.depth=3: error: .*did you mean 'GlobalBuffer'" "--set: unknown component suggests the closest"
+expect 2 "--set unknown attribute" -- "$bin" energy --set GlobalBuffer.dpth=3 "$eyeriss"
+has "$tmp/err" "did you mean 'depth'" "--set: unknown attribute suggests the closest"
+expect 2 "--set bad value" -- "$bin" energy --set GlobalBuffer.depth=-3 "$eyeriss"
+has "$tmp/err" "^--set GlobalBuffer.depth=-3: error: attribute 'depth' must be a positive integer" "--set: a bad value is located at the option"
+expect 2 "--set without a value" -- "$bin" energy --set GlobalBuffer.depth "$eyeriss"
+expect 2 "--set instances on a 2-D array" -- "$bin" energy --set PE.instances=512 "$src/arch/simple/weight_stationary.yaml"
+has "$tmp/err" "give PE.meshX and PE.meshY" "--set instances on a 2-D array says which to give"
+
 # A depthwise layer alone on a design whose constraints name M.
 printf 'problem:\n  depthwise: {C: 32, P: 28, Q: 28, R: 3, S: 3}\n' >"$tmp/dw_alone.yaml"
 expect 0 "map a depthwise layer on a design written for convolutions" -- "$bin" map -q --threads 2 "$src/arch/eyeriss/eyeriss.yaml" "$tmp/dw_alone.yaml"

@@ -99,4 +99,8 @@ int nm_arch_level(const nm_arch *arch, const char *name);
  * NULL when none is close. */
 const char *nm_arch_suggest_level(const nm_arch *arch, const char *name);
 
+/* Whether key is an attribute nestmap reads or accepts on a component; when
+ * not, *suggest is the closest one the model reads, or NULL. */
+int nm_arch_attr_known(const char *key, const char **suggest);
+
 #endif

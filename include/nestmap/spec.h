@@ -41,6 +41,13 @@ typedef struct nm_spec {
 nm_status nm_spec_load(nm_spec *spec, const char *const *files, size_t n, unsigned need,
                        nm_error *err);
 
+/* Same, with the design changed by ov[0..nov) before it is parsed (see
+ * override.h). */
+struct nm_override;
+nm_status nm_spec_load_set(nm_spec *spec, const char *const *files, size_t n,
+                           const struct nm_override *ov, size_t nov, unsigned need,
+                           nm_error *err);
+
 /* Same from one string (tests). */
 nm_status nm_spec_load_string(nm_spec *spec, const char *name, const char *text, unsigned need,
                               nm_error *err);

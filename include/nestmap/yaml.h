@@ -70,6 +70,18 @@ nm_status nm_ydoc_warn(nm_ydoc *doc, const nm_ynode *at, const char *fmt, ...)
 /* Mapping access.  Return NULL when absent or when map is not a mapping. */
 const nm_ynode *nm_ymap_get(const nm_ynode *map, const char *key);
 
+/* Building and changing a document (for --set and sweeps).  A new scalar in
+ * doc's arena with the text given, located at `at` (file "where", line 0
+ * when at is NULL); NULL when out of memory. */
+nm_ynode *nm_ydoc_scalar(nm_ydoc *doc, const nm_ynode *at, const char *where, const char *text);
+/* An empty mapping located at `at`; NULL when out of memory. */
+nm_ynode *nm_ydoc_map(nm_ydoc *doc, const nm_ynode *at);
+/* Sets key (a new scalar located at `value`) to value in map: the pair is
+ * replaced when the key is there, else appended.  The pair list is copied,
+ * so a mapping shared through an alias elsewhere keeps its old pairs only
+ * when it was not this one.  Returns NM_ERR_NOMEM on failure. */
+nm_status nm_ymap_set(nm_ydoc *doc, nm_ynode *map, const char *key, nm_ynode *value);
+
 /* Writes node to f as one line of flow-style YAML ({k: v, ...}, [a, b]);
  * scalars stay plain when they can, else are double-quoted. */
 void nm_yemit_flow(FILE *f, const nm_ynode *node);

@@ -9,8 +9,15 @@
 
 #include "nestmap/error.h"
 #include "nestmap/model.h"
+#include "nestmap/override.h"
 #include "nestmap/spec.h"
 #include "nestmap/yaml.h"
+
+#define NM_CLI_MAX_SETS 64
+#define NM_CLI_SET_USAGE \
+    "  --set C.A=V       change attribute A of component or subtree C of the design\n" \
+    "                    (repeatable; e.g. GlobalBuffer.depth=64Ki, DRAM.type=HBM2,\n" \
+    "                    PE.meshX=16 resizes the PE array)\n"
 
 typedef struct nm_cli_opts {
     const char *outdir; /* -o DIR */
@@ -22,6 +29,8 @@ typedef struct nm_cli_opts {
     int have_seed;
     char **files;       /* positional arguments */
     int nfiles;
+    nm_override sets[NM_CLI_MAX_SETS]; /* --set C.A=V, in order */
+    int nsets;
 } nm_cli_opts;
 
 typedef struct nm_command {

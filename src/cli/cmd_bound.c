@@ -19,6 +19,7 @@ static const char usage[] =
     "least any mapping can move), arithmetic intensity, and the cycles that the\n"
     "arithmetic units and the outermost level's bandwidth each impose.\n\n"
     "options:\n"
+    NM_CLI_SET_USAGE
     "  --json       the same as JSON\n"
     "  -q, --quiet  no warnings\n";
 

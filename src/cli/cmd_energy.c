@@ -22,6 +22,7 @@ static const char usage[] =
     "Built-in energies follow the component's depth, width, operand widths and\n"
     "technology (7 to 130 nm); their sources are cited in src/estimate.c.\n\n"
     "options:\n"
+    NM_CLI_SET_USAGE
     "  --json       the table as JSON\n"
     "  --ert        the table as an ERT/ART in Timeloop's v0.4 form\n"
     "  --builtin-energy\n"

@@ -22,6 +22,7 @@ static const char usage[] =
     "constraints (architecture_constraints, mapspace_constraints), with the\n"
     "settings of `mapper:`, and prints the best mapping and its stats.\n\n"
     "options (each overrides `mapper:`):\n"
+    NM_CLI_SET_USAGE
     NM_CLI_SEARCH_USAGE
     "  -o DIR            write map.yaml, stats.txt, stats.json, pareto.csv, top.csv\n"
     "                    and the energy and area tables in use (ERT.yaml, ART.yaml)\n"

@@ -23,6 +23,7 @@ static const char usage[] =
     "(factorizations, loop orders, X/Y splits, keep/bypass) and the whole, before\n"
     "and after removing orders and splits that give the same loop nest.\n\n"
     "options:\n"
+    NM_CLI_SET_USAGE
     "  --sample N   also evaluate N random mappings: valid fraction and the\n"
     "               distribution of energy, cycles and EDP\n"
     "  --seed S     seed for the sampling (default 0)\n"

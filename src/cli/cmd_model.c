@@ -17,6 +17,7 @@ static const char usage[] =
     "ERT/ART for energies) and prints per-level accesses, energy and cycles, as\n"
     "Timeloop's timeloop-model does.\n\n"
     "options:\n"
+    NM_CLI_SET_USAGE
     "  -o DIR       also write stats.txt, stats.json, map.txt and the energy and\n"
     "               area tables in use (ERT.yaml, ART.yaml) to DIR\n"
     "  --timeloop-names\n"

@@ -22,6 +22,7 @@ static const char usage[] =
     "and the energy per MAC of each level.  A layer that no mapping fits is\n"
     "reported and the rest still run.\n\n"
     "options (each overrides `mapper:`):\n"
+    NM_CLI_SET_USAGE
     NM_CLI_SEARCH_USAGE
     "  -o DIR            write layers.csv, network.json and LAYER/map.yaml\n"
     "  --json            print the results as JSON\n"

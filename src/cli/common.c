@@ -48,6 +48,25 @@ int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *
                 return 2;
             }
             o->outdir = v;
+        } else if (!strcmp(a, "--set") || !strncmp(a, "--set=", 6)) {
+            const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v) {
+                fprintf(stderr, "nestmap: --set needs COMPONENT.ATTRIBUTE=VALUE\n");
+                *done = 1;
+                return 2;
+            }
+            if (o->nsets >= NM_CLI_MAX_SETS) {
+                fprintf(stderr, "nestmap: at most %d --set options\n", NM_CLI_MAX_SETS);
+                *done = 1;
+                return 2;
+            }
+            nm_error err;
+            nm_error_clear(&err);
+            if (nm_override_parse(&o->sets[o->nsets++], v, NULL, &err) != NM_OK) {
+                nm_cli_error(&err);
+                *done = 1;
+                return 2;
+            }
         } else if (!strcmp(a, "--threads") || !strcmp(a, "--seed")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "nestmap: %s needs a number\n", a);
@@ -249,7 +268,8 @@ int nm_cli_load(const nm_cli_opts *o, unsigned need, nm_spec *spec)
     nm_error_clear(&err);
     if (o->builtin_energy)
         need |= NM_BUILTIN_ENERGY;
-    nm_status st = nm_spec_load(spec, (const char *const *)o->files, (size_t)o->nfiles, need, &err);
+    nm_status st = nm_spec_load_set(spec, (const char *const *)o->files, (size_t)o->nfiles,
+                                    o->sets, (size_t)o->nsets, need, &err);
     nm_cli_warnings(&spec->doc, o->quiet, 0);
     if (st == NM_OK)
         return 0;
