@@ -35,9 +35,7 @@ static int is_fanout(const char *attr)
            nm_text_key_equal(attr, "instances");
 }
 
-/* "64Ki" -> 65536; other text is copied as it is.  0 when a suffixed count
- * overflows. */
-static int expand_suffix(const char *v, char *out, size_t size)
+int nm_override_expand(const char *v, char *out, size_t size)
 {
     static const char *const suf[] = {"Ki", "Mi", "Gi", "Ti"};
     char *end;
@@ -87,7 +85,7 @@ nm_status nm_override_parse(nm_override *ov, const char *text, const nm_ynode *a
                     "meshX, meshY, instances, read_bandwidth, write_bandwidth, "
                     "shared_bandwidth, type, technology, ...)", ov->attribute);
     }
-    if (!expand_suffix(eq + 1, ov->value, sizeof ov->value))
+    if (!nm_override_expand(eq + 1, ov->value, sizeof ov->value))
         return fail(err, ov, "count '%s' is too large", eq + 1);
     return NM_OK;
 }

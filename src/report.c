@@ -875,7 +875,7 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
 }
 
 /* A CSV field, quoted (RFC 4180) when it holds a comma, quote or newline. */
-static void csv_field(FILE *f, const char *s)
+void nm_report_csv_field(FILE *f, const char *s)
 {
     if (!strpbrk(s, ",\"\n\r")) {
         fputs(s, f);
@@ -900,9 +900,9 @@ static void network_csv(FILE *f, const nm_arch *arch, const nm_network *net,
         const nm_layer_result *lr;
         const nm_search_result *r = layer_result(net, out, i, &lr);
         double macs = (double)nm_workload_ops(&ly->wl);
-        csv_field(f, ly->name);
+        nm_report_csv_field(f, ly->name);
         fputc(',', f);
-        csv_field(f, net->layer[ly->same_as].name);
+        nm_report_csv_field(f, net->layer[ly->same_as].name);
         fprintf(f, ",%lld,%.0f,", (long long)ly->repeat, macs);
         if (r) {
             const nm_stats *st = &r->best_stats;
@@ -912,7 +912,7 @@ static void network_csv(FILE *f, const nm_arch *arch, const nm_network *net,
             char why[WHY_MAX];
             layer_failure(why, sizeof why, arch, lr);
             fputs("0,,,,,", f);
-            csv_field(f, why);
+            nm_report_csv_field(f, why);
             fputc('\n', f);
         }
     }

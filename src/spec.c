@@ -12,6 +12,7 @@
 static const char *const used_keys[] = {
     "architecture", "problem", "mapping", "ERT", "ART", "mapper", "mapspace_constraints",
     "architecture_constraints", "constraints", "mapspace", "network", "compound_components",
+    "sweep",
     NULL};
 
 /* Keys that Timeloop's front end writes into parsed-processed-input.yaml and

@@ -29,7 +29,7 @@ has() {
 
 expect 0 "--help" -- "$bin" --help
 has "$tmp/out" "model" "--help lists the model command"
-has "$tmp/out" "not yet implemented" "--help says which commands are not implemented yet"
+has "$tmp/out" "sweep " "--help lists the sweep command"
 expect 0 "--version" -- "$bin" --version
 has "$tmp/out" "^nestmap [0-9]" "--version prints the version"
 expect 2 "no arguments" -- "$bin"
@@ -40,11 +40,10 @@ has "$tmp/out" "usage: nestmap model" "model --help shows usage"
 expect 2 "model without files" -- "$bin" model
 expect 2 "unknown option" -- "$bin" model --frobnicate "$data/good/conv1d_1level.yaml"
 
-for cmd in sweep; do
-    expect 2 "$cmd is not yet implemented" -- "$bin" $cmd "$data/good/conv1d_1level.yaml"
-    has "$tmp/err" "not yet implemented" "$cmd says so"
-    expect 0 "$cmd --help" -- "$bin" $cmd --help
-done
+expect 0 "sweep --help" -- "$bin" sweep --help
+has "$tmp/out" "usage: nestmap sweep" "sweep --help shows usage"
+expect 2 "sweep on a file without 'sweep'" -- "$bin" sweep "$data/good/conv1d_1level.yaml"
+has "$tmp/err" "no 'sweep' in the input files" "sweep says what is missing"
 
 expect 0 "model on a good input" -- "$bin" model "$data/good/conv1d_1level.yaml"
 has "$tmp/out" "Summary" "model prints a summary"

@@ -43,6 +43,10 @@ typedef struct nm_override {
 nm_status nm_override_parse(nm_override *ov, const char *text, const nm_ynode *at,
                             nm_error *err);
 
+/* Expands a binary suffix ("64Ki" -> "65536") into out; other text is
+ * copied as it is.  0 when a suffixed count overflows 64 bits. */
+int nm_override_expand(const char *text, char *out, size_t size);
+
 /* Applies ov[0..n) in order to the `architecture:` of doc (an error when
  * there is none).  Unknown components get a "did you mean". */
 nm_status nm_override_apply(nm_ydoc *doc, const nm_override *ov, size_t n, nm_error *err);

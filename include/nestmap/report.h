@@ -75,6 +75,10 @@ void nm_report_network(FILE *f, const nm_arch *arch, const struct nm_network *ne
                        const struct nm_layer_result *out, const struct nm_search_opts *o,
                        int format);
 
+/* Writes a CSV field, quoted (RFC 4180) when it holds a comma, quote or
+ * line break. */
+void nm_report_csv_field(FILE *f, const char *s);
+
 /* Writes a JSON string literal (quotes and escapes). */
 void nm_report_json_string(FILE *f, const char *s);
 

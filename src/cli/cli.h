@@ -145,6 +145,9 @@ void nm_cli_release_sigint(void);
  * when status is NM_OK, else the exit code. */
 int nm_cli_search_end(nm_status status, int tty, const nm_error *err);
 
+/* Wall-clock seconds from an arbitrary origin (monotonic). */
+double nm_cli_wall(void);
+
 /* Subcommands. */
 int nm_cmd_model(int argc, char **argv);
 int nm_cmd_map(int argc, char **argv);
@@ -152,6 +155,7 @@ int nm_cmd_mapspace(int argc, char **argv);
 int nm_cmd_energy(int argc, char **argv);
 int nm_cmd_bound(int argc, char **argv);
 int nm_cmd_network(int argc, char **argv);
+int nm_cmd_sweep(int argc, char **argv);
 int nm_cmd_unimplemented(int argc, char **argv);
 
 extern const nm_command nm_commands[];

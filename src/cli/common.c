@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -218,6 +219,13 @@ void nm_cli_warnings(const nm_ydoc *doc, int quiet, size_t first)
         else
             fprintf(stderr, "nestmap: warning: %s\n", w->msg);
     }
+}
+
+double nm_cli_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 int nm_cli_mkdir(const char *dir)

@@ -16,7 +16,7 @@ const nm_command nm_commands[] = {
     {"mapspace", nm_cmd_mapspace, "size of the mapspace; with --sample N, a census"},
     {"bound", nm_cmd_bound, "roofline bound of a workload on a design"},
     {"network", nm_cmd_network, "map every layer of a network"},
-    {"sweep", nm_cmd_unimplemented, "design-space sweep with a Pareto front"},
+    {"sweep", nm_cmd_sweep, "design-space sweep with a Pareto front"},
     {NULL, NULL, NULL},
 };
 

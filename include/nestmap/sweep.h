@@ -1,0 +1,95 @@
+/* sweep.h — design-space sweeps: a design, the workloads to map on it, and
+ * the attributes to vary, read from a `sweep:` key; the points they span;
+ * each point's summary; the Pareto front over energy, delay and area.
+ *
+ *   sweep:
+ *     design: arch/eyeriss/eyeriss.yaml          # paths relative to this file
+ *     workloads: [workloads/networks/mobilenet_v1.yaml]   # networks or layers
+ *     vary:
+ *       - set: GlobalBuffer.depth
+ *         values: {from: 4096, to: 262144, times: 2}   # or a list, or {from, to, step}
+ *       - set: DRAM.type
+ *         values: [LPDDR4, HBM2]
+ *     mode: grid            # or random, with samples: N and seed: S
+ *     objective: edp        # what each point's search optimizes
+ *
+ * Grid points are numbered with the first axis varying slowest.  A random
+ * sweep draws `samples` distinct grid points (PCG32 from `seed`) and keeps
+ * them in grid order.  Each point sets every axis (see override.h) and maps
+ * every workload; the CLI runs it (cmd_sweep.c).
+ */
+#ifndef NESTMAP_SWEEP_H
+#define NESTMAP_SWEEP_H
+
+#include <stdint.h>
+
+#include "nestmap/limits.h"
+#include "nestmap/override.h"
+#include "nestmap/yaml.h"
+
+#define NM_SWEEP_MAX_AXES 16
+#define NM_SWEEP_MAX_VALUES 4096
+#define NM_SWEEP_MAX_POINTS 10000000
+#define NM_SWEEP_MAX_WORKLOADS 64
+#define NM_SWEEP_PATH_MAX 4096
+
+typedef struct nm_sweep_axis {
+    char label[2 * NM_NAME_MAX];  /* COMPONENT.ATTRIBUTE, the CSV column */
+    const nm_ynode *set;          /* the `set:` node */
+    const nm_ynode *values_node;  /* the `values:` node */
+    int nvalues;
+    char (*value)[NM_OVERRIDE_VALUE_MAX]; /* as text, suffixes expanded; owned */
+    const nm_ynode **at;          /* where each value was written; owned */
+} nm_sweep_axis;
+
+typedef struct nm_sweep {
+    const nm_ynode *node;         /* the `sweep:` node */
+    char design[NM_SWEEP_PATH_MAX];
+    int nworkloads;
+    char (*workload)[NM_SWEEP_PATH_MAX]; /* owned */
+    const nm_ynode **workload_node;      /* owned */
+    int naxes;
+    nm_sweep_axis axis[NM_SWEEP_MAX_AXES];
+    int random;                   /* mode: random */
+    uint64_t samples, seed;
+    char objective[16];           /* a metric name (search.h), "edp" by default */
+    uint64_t npoints;
+    uint64_t *grid_index;         /* random: the grid index of each point; owned */
+} nm_sweep;
+
+/* Parses `sweep:` (paths relative to the file it is written in).  Checks
+ * the form of every entry: an empty range, `times` of 1 or less, a step of
+ * 0 are located errors; whether a value fits the design is the caller's to
+ * check (nm_sweep_override and a load). */
+nm_status nm_sweep_parse(nm_sweep *sw, const nm_ynode *node, nm_error *err);
+void nm_sweep_fini(nm_sweep *sw);
+
+/* The value index on each axis of point p (idx has naxes entries). */
+void nm_sweep_point(const nm_sweep *sw, uint64_t p, int *idx);
+
+/* The override that sets axis a to its v-th value. */
+nm_status nm_sweep_override(const nm_sweep *sw, int a, int v, nm_override *ov, nm_error *err);
+
+/* What a point came to. */
+typedef enum nm_sweep_status {
+    NM_SWEEP_OK,        /* every layer mapped */
+    NM_SWEEP_UNMAPPED,  /* some layer has no valid mapping */
+    NM_SWEEP_INVALID    /* the point's design cannot be built or constrained */
+} nm_sweep_status;
+
+typedef struct nm_sweep_summary {
+    nm_sweep_status status;
+    char reason[320];
+    double energy_pj, cycles, seconds, area_um2, macs, busy, bound_cycles;
+    int nlevels;                       /* storage levels, plus the arithmetic last */
+    double level_pj[NM_MAX_LEVELS + 1];
+} nm_sweep_summary;
+
+const char *nm_sweep_status_name(nm_sweep_status s);
+
+/* Marks on_front[i] for the points of s[0..n) on the Pareto front of
+ * energy x seconds x area (all minimized; only points with status OK;
+ * points with identical figures are all on it). */
+void nm_sweep_pareto(const nm_sweep_summary *s, uint64_t n, unsigned char *on_front);
+
+#endif

@@ -1,0 +1,827 @@
+/* sweep_out.c — the files of a sweep directory: points.csv written row by
+ * row (each synced before the next point counts as done), the resume
+ * fingerprint, and at the end pareto.csv, sweep.json and the gnuplot plots,
+ * all made from points.csv so that a resumed sweep ends as an uninterrupted
+ * one does. */
+#include <config.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sweep_cli.h"
+#include "nestmap/alloc.h"
+#include "nestmap/report.h"
+
+/* ---- CSV rows back into fields ---- */
+
+enum { MAX_FIELDS = 2 * NM_SWEEP_MAX_AXES + NM_MAX_LEVELS + 32 };
+
+typedef struct row {
+    char *line;                 /* the row as written, with its '\n' (owned) */
+    char *buf;                  /* the fields' text (owned) */
+    const char *f[MAX_FIELDS];
+    int n;
+} row;
+
+/* Splits one RFC 4180 line (no line break inside a field, as sweep writes). */
+static int split_row(row *r, const char *line)
+{
+    size_t len = strlen(line);
+    r->line = strdup(line);
+    r->buf = malloc(len + 1);
+    if (!r->line || !r->buf)
+        return 0;
+    char *o = r->buf;
+    const char *p = line;
+    r->n = 0;
+    for (;;) {
+        if (r->n >= MAX_FIELDS)
+            return 0;
+        r->f[r->n++] = o;
+        if (*p == '"') {
+            for (p++; *p && !(*p == '"' && p[1] != '"'); p++) {
+                if (*p == '"')
+                    p++;
+                *o++ = *p;
+            }
+            if (*p == '"')
+                p++;
+        } else {
+            while (*p && *p != ',' && *p != '\n' && *p != '\r')
+                *o++ = *p++;
+        }
+        *o++ = '\0';
+        if (*p != ',')
+            break;
+        p++;
+    }
+    return 1;
+}
+
+static void row_free(row *r)
+{
+    free(r->line);
+    free(r->buf);
+}
+
+/* ---- the directory ---- */
+
+static int path_of(char *out, size_t size, const char *dir, const char *name)
+{
+    int n = snprintf(out, size, "%s/%s", dir, name);
+    return n > 0 && (size_t)n < size;
+}
+
+static int sync_close(FILE *f, const char *path)
+{
+    int ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
+    if (fclose(f) != 0)
+        ok = 0;
+    if (!ok)
+        fprintf(stderr, "nestmap: cannot write '%s': %s\n", path, strerror(errno));
+    return ok;
+}
+
+/* Reads a whole file (NULL when absent). */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0, got;
+    do {
+        if (n + 4096 + 1 > cap) {
+            cap = (cap + 4096) * 2;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = nb;
+        }
+        got = fread(buf + n, 1, 4096, f);
+        n += got;
+    } while (got > 0);
+    fclose(f);
+    buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+int sweep_dir_open(sweep_dir *d, const char *dir, int resume, uint64_t key, const char *header)
+{
+    memset(d, 0, sizeof *d);
+    d->dir = dir;
+    if (!nm_cli_mkdir(dir))
+        return 2;
+    char pts[4096], kp[4096], want[64];
+    if (!path_of(pts, sizeof pts, dir, "points.csv") || !path_of(kp, sizeof kp, dir, "sweep.key")) {
+        fprintf(stderr, "nestmap sweep: directory name too long\n");
+        return 2;
+    }
+    snprintf(want, sizeof want, "nestmap sweep inputs %016llx\n", (unsigned long long)key);
+    size_t len = 0, klen = 0;
+    char *old = slurp(pts, &len);
+    char *oldkey = slurp(kp, &klen);
+    int rc = 2;
+    if (old && !resume) {
+        fprintf(stderr, "nestmap sweep: '%s' already holds a sweep: --resume continues it; "
+                "give another directory (or remove this one) to start over\n", dir);
+        goto done;
+    }
+    if (resume && old && (!oldkey || strcmp(oldkey, want))) {
+        fprintf(stderr, "nestmap sweep: the sweep in '%s' was run with other inputs or options "
+                "(%s); it cannot be resumed with these: give another directory\n", dir,
+                oldkey ? "its sweep.key differs" : "it has no sweep.key");
+        goto done;
+    }
+    if (!old || strncmp(old, header, strlen(header))) {
+        if (old) {
+            fprintf(stderr, "nestmap sweep: '%s' has points.csv with other columns; it cannot "
+                    "be resumed\n", pts);
+            goto done;
+        }
+        /* A new sweep: the fingerprint first, then the header. */
+        FILE *f = fopen(kp, "w");
+        if (!f || fputs(want, f) == EOF || !sync_close(f, kp))
+            goto done;
+        f = fopen(pts, "w");
+        if (!f || fputs(header, f) == EOF || !sync_close(f, pts))
+            goto done;
+        len = strlen(header);
+    } else {
+        /* Keep the whole rows, numbered 0, 1, ... in order; cut the rest
+         * (a row cut short by a crash). */
+        size_t keep = strlen(header);
+        const char *p = old + keep;
+        for (;;) {
+            const char *nl = strchr(p, '\n');
+            char *end;
+            if (!nl)
+                break;
+            unsigned long long k = strtoull(p, &end, 10);
+            if (end == p || *end != ',' || k != d->done)
+                break;
+            d->done++;
+            p = nl + 1;
+        }
+        keep = (size_t)(p - old);
+        if (keep < len && truncate(pts, (off_t)keep) != 0) {
+            fprintf(stderr, "nestmap sweep: cannot cut the partial row of '%s': %s\n", pts,
+                    strerror(errno));
+            goto done;
+        }
+    }
+    d->points = fopen(pts, "a");
+    if (!d->points) {
+        fprintf(stderr, "nestmap: cannot open '%s': %s\n", pts, strerror(errno));
+        goto done;
+    }
+    rc = 0;
+done:
+    free(old);
+    free(oldkey);
+    return rc;
+}
+
+int sweep_dir_add(sweep_dir *d, const sweep_run *run, const point_out *out)
+{
+    char sub[4096], path[4400];
+    snprintf(sub, sizeof sub, "%s/points/%llu", d->dir, (unsigned long long)out->point);
+    if (!nm_cli_mkdir(sub))
+        return 0;
+    for (int w = 0; w < run->sw.nworkloads; w++) {
+        if (!out->layers[w])
+            continue;
+        snprintf(path, sizeof path, "%s/%s.layers.csv", sub, run->wl_name[w]);
+        FILE *f = fopen(path, "w");
+        if (!f || fputs(out->layers[w], f) == EOF || !sync_close(f, path)) {
+            if (f == NULL)
+                fprintf(stderr, "nestmap: cannot write '%s': %s\n", path, strerror(errno));
+            return 0;
+        }
+    }
+    if (fputs(out->row, d->points) == EOF || fflush(d->points) != 0 ||
+        fsync(fileno(d->points)) != 0) {
+        fprintf(stderr, "nestmap: cannot write %s/points.csv: %s\n", d->dir, strerror(errno));
+        return 0;
+    }
+    d->done++;
+    return 1;
+}
+
+void sweep_dir_close(sweep_dir *d)
+{
+    if (d->points)
+        fclose(d->points);
+    d->points = NULL;
+}
+
+/* ---- the end: the rows read back ---- */
+
+typedef struct table {
+    row *r;
+    uint64_t n;
+    int c_energy, c_cycles, c_seconds, c_area, c_status; /* column indices */
+    int nvals;                                           /* numeric columns after the axes */
+} table;
+
+static void table_free(table *t)
+{
+    for (uint64_t i = 0; i < t->n; i++)
+        row_free(&t->r[i]);
+    nm_free(t->r);
+    t->r = NULL;
+    t->n = 0;
+}
+
+/* The rows of text (header excluded) into t; 0 when one does not parse. */
+static int table_read(table *t, const sweep_run *run, char *const *lines, uint64_t n)
+{
+    memset(t, 0, sizeof *t);
+    t->r = nm_calloc(n ? n : 1, sizeof *t->r);
+    if (!t->r)
+        return 0;
+    int base = 1 + run->sw.naxes;
+    t->c_energy = base;
+    t->c_cycles = base + 1;
+    t->c_seconds = base + 2;
+    t->c_area = base + 4;
+    t->nvals = 10 + run->nlevels;
+    t->c_status = base + t->nvals;
+    for (uint64_t i = 0; i < n; i++) {
+        if (!split_row(&t->r[i], lines[i]) || t->r[i].n != t->c_status + 2) {
+            t->n = i + 1;
+            return 0;
+        }
+        t->n = i + 1;
+    }
+    return 1;
+}
+
+static int is_ok(const table *t, uint64_t i)
+{
+    return !strcmp(t->r[i].f[t->c_status], "ok");
+}
+
+static double val(const table *t, uint64_t i, int c)
+{
+    return strtod(t->r[i].f[c], NULL);
+}
+
+static void json_value(FILE *f, const char *s)
+{
+    char *end;
+    if (!*s) {
+        fputs("null", f);
+        return;
+    }
+    strtod(s, &end);
+    if (*end == '\0' && (isdigit((unsigned char)s[0]) || s[0] == '-'))
+        fputs(s, f);
+    else
+        nm_report_json_string(f, s);
+}
+
+static int write_json(FILE *f, const sweep_run *run, const table *t, const unsigned char *front,
+                      double wall, uint64_t computed, int ranks)
+{
+    const nm_sweep *sw = &run->sw;
+    fputs("{\n  \"design\": ", f);
+    nm_report_json_string(f, sw->design);
+    fputs(",\n  \"workloads\": [", f);
+    for (int w = 0; w < sw->nworkloads; w++) {
+        fputs(w ? ", " : "", f);
+        nm_report_json_string(f, sw->workload[w]);
+    }
+    fprintf(f, "],\n  \"objective\": \"%s\",\n  \"mode\": \"%s\",\n", sw->objective,
+            sw->random ? "random" : "grid");
+    if (sw->random)
+        fprintf(f, "  \"samples\": %llu,\n  \"seed\": %llu,\n",
+                (unsigned long long)sw->samples, (unsigned long long)sw->seed);
+    fputs("  \"vary\": [", f);
+    for (int a = 0; a < sw->naxes; a++) {
+        fputs(a ? ",\n    {\"set\": " : "\n    {\"set\": ", f);
+        nm_report_json_string(f, sw->axis[a].label);
+        fputs(", \"values\": [", f);
+        for (int v = 0; v < sw->axis[a].nvalues; v++) {
+            fputs(v ? ", " : "", f);
+            json_value(f, sw->axis[a].value[v]);
+        }
+        fputs("]}", f);
+    }
+    fputs("\n  ],\n  \"points\": [", f);
+    const row *hdr = &t->r[t->n]; /* the header, kept after the rows */
+    for (uint64_t i = 0; i < t->n; i++) {
+        const row *r = &t->r[i];
+        fprintf(f, "%s\n    {\"point\": %s", i ? "," : "", r->f[0]);
+        fputs(", \"set\": {", f);
+        for (int a = 0; a < sw->naxes; a++) {
+            fputs(a ? ", " : "", f);
+            nm_report_json_string(f, sw->axis[a].label);
+            fputs(": ", f);
+            json_value(f, r->f[1 + a]);
+        }
+        fputs("}", f);
+        for (int c = 1 + sw->naxes; c < t->c_status; c++) {
+            if (!strncmp(hdr->f[c], "energy_uj.", 10))
+                continue;
+            fputs(", ", f);
+            nm_report_json_string(f, hdr->f[c]);
+            fputs(": ", f);
+            json_value(f, r->f[c]);
+        }
+        fputs(", \"energy_uj_by_level\": {", f);
+        int first = 1;
+        for (int c = 1 + sw->naxes; c < t->c_status; c++) {
+            if (strncmp(hdr->f[c], "energy_uj.", 10))
+                continue;
+            fputs(first ? "" : ", ", f);
+            first = 0;
+            nm_report_json_string(f, hdr->f[c] + 10);
+            fputs(": ", f);
+            json_value(f, r->f[c]);
+        }
+        fprintf(f, "}, \"status\": \"%s\", \"pareto\": %s, \"reason\": ", r->f[t->c_status],
+                front[i] ? "true" : "false");
+        nm_report_json_string(f, r->f[t->c_status + 1]);
+        fputs("}", f);
+    }
+    fputs("\n  ],\n  \"pareto\": [", f);
+    int first = 1;
+    for (uint64_t i = 0; i < t->n; i++)
+        if (front[i]) {
+            fprintf(f, "%s%s", first ? "" : ", ", t->r[i].f[0]);
+            first = 0;
+        }
+    fprintf(f, "],\n  \"run\": {\"wall_seconds\": %.6f, \"points_run\": %llu, "
+            "\"points_per_second\": %.6g, \"ranks\": %d, \"threads\": %d}\n}\n",
+            wall, (unsigned long long)computed, wall > 0 ? (double)computed / wall : 0.0, ranks,
+            run->co.threads ? run->co.threads : 1);
+    return 1;
+}
+
+/* ---- plots ---- */
+
+/* A label as a file name. */
+static void file_name(char *out, size_t size, const char *label)
+{
+    size_t n = 0;
+    for (; *label && n + 1 < size; label++)
+        out[n++] = isalnum((unsigned char)*label) || strchr("-_.", *label) ? *label : '_';
+    out[n] = '\0';
+}
+
+/* gnuplot single-quoted string: quotes doubled. */
+static void gp_string(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputc('\'', f);
+        fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+static int numeric_axis(const nm_sweep_axis *ax, int *geometric)
+{
+    double lo = INFINITY, hi = 0;
+    for (int v = 0; v < ax->nvalues; v++) {
+        char *end;
+        double x = strtod(ax->value[v], &end);
+        if (end == ax->value[v] || *end)
+            return 0;
+        lo = fmin(lo, x);
+        hi = fmax(hi, x);
+    }
+    *geometric = lo > 0 && hi / lo >= 16;
+    return 1;
+}
+
+static const char gp_terminals[] =
+    "do for [k = 1:2] {\n"
+    "  if (k == 1) { set terminal pngcairo size 1100,450 font ',10'; set output base.'.png' }\n"
+    "  else { set terminal svg size 1100,450 font ',10' dynamic; set output base.'.svg' }\n";
+
+/* One plot per varied attribute: energy and seconds against it, a line
+ * for each combination of the other attributes' values. */
+static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int a)
+{
+    const nm_sweep *sw = &run->sw;
+    const nm_sweep_axis *ax = &sw->axis[a];
+    char name[2 * NM_NAME_MAX], path[4400];
+    file_name(name, sizeof name, ax->label);
+    snprintf(path, sizeof path, "%s/%s.dat", pdir, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return 0;
+    int geometric = 0, numeric = numeric_axis(ax, &geometric);
+    /* Groups: the other axes' value indices, in order of first appearance. */
+    uint64_t ngroups = 0;
+    uint64_t *gkey = nm_calloc(t->n ? t->n : 1, sizeof *gkey);
+    char (*gtitle)[256] = nm_calloc(t->n ? t->n : 1, sizeof *gtitle);
+    if (!gkey || !gtitle) {
+        nm_free(gkey);
+        nm_free(gtitle);
+        fclose(f);
+        return 0;
+    }
+    int idx[NM_SWEEP_MAX_AXES];
+    for (uint64_t i = 0; i < t->n; i++) {
+        nm_sweep_point(sw, strtoull(t->r[i].f[0], NULL, 10), idx);
+        uint64_t k = 0;
+        for (int b = 0; b < sw->naxes; b++)
+            if (b != a)
+                k = k * (uint64_t)sw->axis[b].nvalues + (uint64_t)idx[b];
+        uint64_t g;
+        for (g = 0; g < ngroups && gkey[g] != k; g++)
+            ;
+        if (g < ngroups)
+            continue;
+        gkey[ngroups] = k;
+        size_t n = 0;
+        gtitle[ngroups][0] = '\0';
+        for (int b = 0; b < sw->naxes; b++)
+            if (b != a && n < sizeof gtitle[0])
+                n += (size_t)snprintf(gtitle[ngroups] + n, sizeof gtitle[0] - n, "%s%s=%s",
+                                      n ? ", " : "", sw->axis[b].label, t->r[i].f[1 + b]);
+        ngroups++;
+    }
+    fprintf(f, "# nestmap sweep: energy and time against %s, one block per line of the plot\n"
+            "# value\tx\tenergy_uj\tseconds\n", ax->label);
+    for (uint64_t g = 0; g < ngroups; g++) {
+        fprintf(f, "%s# %s\n", g ? "\n\n" : "", gtitle[g][0] ? gtitle[g] : ax->label);
+        for (uint64_t i = 0; i < t->n; i++) {
+            nm_sweep_point(sw, strtoull(t->r[i].f[0], NULL, 10), idx);
+            uint64_t k = 0;
+            for (int b = 0; b < sw->naxes; b++)
+                if (b != a)
+                    k = k * (uint64_t)sw->axis[b].nvalues + (uint64_t)idx[b];
+            if (k != gkey[g] || !is_ok(t, i))
+                continue;
+            fprintf(f, "\"%s\"\t%s\t%s\t%s\n", t->r[i].f[1 + a],
+                    numeric ? t->r[i].f[1 + a] : "", t->r[i].f[t->c_energy],
+                    t->r[i].f[t->c_seconds]);
+        }
+    }
+    if (fclose(f) != 0) {
+        nm_free(gkey);
+        nm_free(gtitle);
+        return 0;
+    }
+    snprintf(path, sizeof path, "%s/%s.gp", pdir, name);
+    f = fopen(path, "w");
+    if (!f) {
+        nm_free(gkey);
+        nm_free(gtitle);
+        return 0;
+    }
+    fprintf(f, "# nestmap sweep: energy and time against %s.\n"
+            "# Data in %s.dat (a block per line); restyle freely, then run: gnuplot %s.gp\n",
+            ax->label, name, name);
+    fprintf(f, "base = '%s'\nset datafile separator '\\t'\nset grid\nset key outside bottom "
+            "center horizontal\n", name);
+    if (numeric && geometric)
+        fputs("set logscale x 2\n", f);
+    fprintf(f, "%s", gp_terminals);
+    fputs("  set multiplot layout 1,2 title ", f);
+    char title[512];
+    snprintf(title, sizeof title, "%s: %d point%s", ax->label, (int)t->n, t->n == 1 ? "" : "s");
+    gp_string(f, title);
+    fputs("\n  set xlabel ", f);
+    gp_string(f, ax->label);
+    fputc('\n', f);
+    for (int y = 0; y < 2; y++) {
+        fprintf(f, "  set ylabel '%s'\n  plot ", y ? "time (s)" : "energy (uJ)");
+        for (uint64_t g = 0; g < ngroups; g++) {
+            if (g)
+                fputs(", \\\n       ", f);
+            fprintf(f, "base.'.dat' index %llu using ", (unsigned long long)g);
+            if (numeric)
+                fprintf(f, "2:%d", 3 + y);
+            else
+                fprintf(f, "0:%d:xtic(1)", 3 + y);
+            fputs(" with linespoints pt 7 title ", f);
+            gp_string(f, gtitle[g][0] ? gtitle[g] : ax->label);
+        }
+        fputc('\n', f);
+    }
+    fputs("  unset multiplot\n}\n", f);
+    nm_free(gkey);
+    nm_free(gtitle);
+    return fclose(f) == 0;
+}
+
+/* Every point that mapped: seconds against energy, colored by area, the
+ * Pareto front marked. */
+static int plot_pareto(const char *pdir, const table *t, const unsigned char *front)
+{
+    char path[4400];
+    snprintf(path, sizeof path, "%s/pareto.dat", pdir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return 0;
+    fputs("# nestmap sweep: every point that mapped; block 1 the Pareto front by time\n"
+          "# point\tseconds\tenergy_uj\tarea_mm2\n", f);
+    for (uint64_t i = 0; i < t->n; i++)
+        if (is_ok(t, i))
+            fprintf(f, "%s\t%s\t%s\t%s\n", t->r[i].f[0], t->r[i].f[t->c_seconds],
+                    t->r[i].f[t->c_energy], t->r[i].f[t->c_area]);
+    fputs("\n\n", f);
+    /* The front in order of time (insertion sort: fronts are short). */
+    uint64_t *ord = nm_calloc(t->n ? t->n : 1, sizeof *ord), m = 0;
+    if (!ord) {
+        fclose(f);
+        return 0;
+    }
+    for (uint64_t i = 0; i < t->n; i++) {
+        if (!front[i])
+            continue;
+        uint64_t j = m++;
+        while (j > 0 && val(t, ord[j - 1], t->c_seconds) > val(t, i, t->c_seconds)) {
+            ord[j] = ord[j - 1];
+            j--;
+        }
+        ord[j] = i;
+    }
+    for (uint64_t k = 0; k < m; k++)
+        fprintf(f, "%s\t%s\t%s\t%s\n", t->r[ord[k]].f[0], t->r[ord[k]].f[t->c_seconds],
+                t->r[ord[k]].f[t->c_energy], t->r[ord[k]].f[t->c_area]);
+    nm_free(ord);
+    if (fclose(f) != 0)
+        return 0;
+    snprintf(path, sizeof path, "%s/pareto.gp", pdir);
+    f = fopen(path, "w");
+    if (!f)
+        return 0;
+    fputs("# nestmap sweep: energy against time of every point that mapped, colored by\n"
+          "# area; the energy x time x area front circled.  Data in pareto.dat.\n"
+          "base = 'pareto'\nset datafile separator '\\t'\nset grid\n"
+          "set xlabel 'time (s)'\nset ylabel 'energy (uJ)'\nset cblabel 'area (mm^2)'\n"
+          "set palette rgb 33,13,10\nset key top right\n", f);
+    fputs(gp_terminals, f);
+    fputs("  plot base.'.dat' index 0 using 2:3:4 with points pt 7 ps 1.2 lc palette "
+          "title 'points', \\\n"
+          "       base.'.dat' index 1 using 2:3 with linespoints pt 6 ps 2.2 lw 1.5 "
+          "lc rgb 'black' title 'Pareto front (energy x time x area)'\n}\n", f);
+    return fclose(f) == 0;
+}
+
+/* gnuplot on PATH? */
+static int have_gnuplot(void)
+{
+    const char *path = getenv("PATH");
+    char buf[4096];
+    while (path && *path) {
+        size_t n = strcspn(path, ":");
+        snprintf(buf, sizeof buf, "%.*s/gnuplot", (int)n, path);
+        if (n && access(buf, X_OK) == 0)
+            return 1;
+        path += n + (path[n] == ':');
+    }
+    return 0;
+}
+
+/* Runs gnuplot on each script in pdir (its log in gnuplot.log). */
+static int render(const char *pdir, char names[][2 * NM_NAME_MAX], int n)
+{
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            return 0;
+        if (pid == 0) {
+            char script[2 * NM_NAME_MAX + 8];
+            snprintf(script, sizeof script, "%s.gp", names[i]);
+            int fd = -1;
+            if (chdir(pdir) == 0)
+                fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_APPEND, 0666);
+            if (fd >= 0) {
+                dup2(fd, STDERR_FILENO);
+                dup2(fd, STDOUT_FILENO);
+                execlp("gnuplot", "gnuplot", script, (char *)NULL);
+            }
+            _exit(127);
+        }
+        int status;
+        if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "nestmap sweep: gnuplot failed on %s/%s.gp (see %s/gnuplot.log)\n",
+                    pdir, names[i], pdir);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int write_plots(const char *dir, const sweep_run *run, const table *t,
+                       const unsigned char *front)
+{
+    char pdir[4096];
+    snprintf(pdir, sizeof pdir, "%s/plots", dir);
+    if (!nm_cli_mkdir(pdir))
+        return 0;
+    char names[NM_SWEEP_MAX_AXES + 1][2 * NM_NAME_MAX];
+    int n = 0;
+    for (int a = 0; a < run->sw.naxes; a++) {
+        if (!plot_axis(pdir, run, t, a)) {
+            fprintf(stderr, "nestmap: cannot write the plots in '%s'\n", pdir);
+            return 0;
+        }
+        file_name(names[n++], sizeof names[0], run->sw.axis[a].label);
+    }
+    if (!plot_pareto(pdir, t, front)) {
+        fprintf(stderr, "nestmap: cannot write the plots in '%s'\n", pdir);
+        return 0;
+    }
+    snprintf(names[n++], sizeof names[0], "pareto");
+    if (!have_gnuplot()) {
+        if (!run->co.quiet)
+            fprintf(stderr, "nestmap sweep: gnuplot is not installed: the plots are left as "
+                    "scripts in %s (Debian: apt-get install gnuplot-nox)\n", pdir);
+        return 1;
+    }
+    char log[4200];
+    snprintf(log, sizeof log, "%s/gnuplot.log", pdir);
+    unlink(log);
+    return render(pdir, names, n);
+}
+
+/* Writes name in dir through a temporary file renamed into place. */
+static FILE *open_tmp(const char *dir, const char *name, char *tmp, char *final, size_t size)
+{
+    snprintf(final, size, "%s/%s", dir, name);
+    snprintf(tmp, size, "%s/.%s.tmp", dir, name);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        fprintf(stderr, "nestmap: cannot write '%s': %s\n", tmp, strerror(errno));
+    return f;
+}
+
+static int close_tmp(FILE *f, const char *tmp, const char *final)
+{
+    if (!sync_close(f, tmp))
+        return 0;
+    if (rename(tmp, final) != 0) {
+        fprintf(stderr, "nestmap: cannot write '%s': %s\n", final, strerror(errno));
+        return 0;
+    }
+    return 1;
+}
+
+/* points.csv's lines: lines[0] the header, then one per row. */
+static char **read_lines(const char *path, uint64_t *n, char **text)
+{
+    size_t len;
+    *text = slurp(path, &len);
+    if (!*text)
+        return NULL;
+    uint64_t count = 0;
+    for (size_t i = 0; i < len; i++)
+        count += (*text)[i] == '\n';
+    char **lines = nm_calloc(count + 1, sizeof *lines);
+    if (!lines)
+        return NULL;
+    char *p = *text;
+    for (uint64_t k = 0; k < count; k++) {
+        lines[k] = p;
+        char *nl = strchr(p, '\n');
+        p = nl + 1;
+    }
+    *n = count;
+    return lines;
+}
+
+int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t computed,
+                     int ranks)
+{
+    char path[4200], tmp[4200], final[4200];
+    snprintf(path, sizeof path, "%s/points.csv", d->dir);
+    fflush(d->points);
+    char *text = NULL;
+    uint64_t nl = 0;
+    char **lines = read_lines(path, &nl, &text);
+    if (!lines || nl == 0) {
+        fprintf(stderr, "nestmap: cannot read '%s'\n", path);
+        free(text);
+        nm_free(lines);
+        return 0;
+    }
+    /* Each line on its own, with its '\n'. */
+    char **own = nm_calloc(nl, sizeof *own);
+    for (uint64_t k = 0; own && k < nl; k++) {
+        const char *end = strchr(lines[k], '\n');
+        own[k] = strndup(lines[k], (size_t)(end - lines[k]) + 1);
+    }
+    table t;
+    int ok = own && table_read(&t, run, own + 1, nl - 1);
+    row hdr;
+    memset(&hdr, 0, sizeof hdr);
+    if (ok && !(ok = split_row(&hdr, own[0])))
+        fprintf(stderr, "nestmap: out of memory\n");
+    unsigned char *front = ok ? nm_calloc(t.n ? t.n : 1, 1) : NULL;
+    nm_sweep_summary *s = ok ? nm_calloc(t.n ? t.n : 1, sizeof *s) : NULL;
+    if (ok && (!front || !s)) {
+        fprintf(stderr, "nestmap: out of memory\n");
+        ok = 0;
+    }
+    if (!ok && own)
+        fprintf(stderr, "nestmap: '%s' does not read back as this sweep's rows\n", path);
+    if (ok) {
+        /* The table keeps the header after its rows (for sweep.json). */
+        row *grown = realloc(t.r, (t.n + 1) * sizeof *t.r);
+        if (grown) {
+            t.r = grown;
+            t.r[t.n] = hdr;
+            memset(&hdr, 0, sizeof hdr);
+        } else {
+            ok = 0;
+        }
+    }
+    if (ok) {
+        d->failed = 0;
+        for (uint64_t i = 0; i < t.n; i++) {
+            s[i].status = is_ok(&t, i) ? NM_SWEEP_OK : NM_SWEEP_UNMAPPED;
+            d->failed += s[i].status != NM_SWEEP_OK;
+            s[i].energy_pj = val(&t, i, t.c_energy);
+            s[i].seconds = val(&t, i, t.c_seconds);
+            s[i].area_um2 = val(&t, i, t.c_area);
+        }
+        nm_sweep_pareto(s, t.n, front);
+        FILE *f = open_tmp(d->dir, "pareto.csv", tmp, final, sizeof tmp);
+        ok = f != NULL;
+        if (ok) {
+            fputs(own[0], f);
+            for (uint64_t i = 0; i < t.n; i++)
+                if (front[i])
+                    fputs(t.r[i].line, f);
+            ok = close_tmp(f, tmp, final);
+        }
+        if (ok && (f = open_tmp(d->dir, "sweep.json", tmp, final, sizeof tmp)) != NULL) {
+            write_json(f, run, &t, front, wall, computed, ranks);
+            ok = close_tmp(f, tmp, final);
+        } else {
+            ok = 0;
+        }
+        if (ok)
+            ok = write_plots(d->dir, run, &t, front);
+        if (ok && run->co.json) {
+            snprintf(path, sizeof path, "%s/sweep.json", d->dir);
+            size_t len;
+            char *js = slurp(path, &len);
+            if (js)
+                fputs(js, stdout);
+            free(js);
+        }
+        t.n++; /* the header too */
+        table_free(&t);
+    }
+    row_free(&hdr);
+    for (uint64_t k = 0; own && k < nl; k++)
+        free(own[k]);
+    nm_free(own);
+    nm_free(front);
+    nm_free(s);
+    nm_free(lines);
+    free(text);
+    return ok;
+}
+
+void sweep_print(FILE *f, const sweep_run *run, char *const *rows, uint64_t n)
+{
+    table t;
+    if (!table_read(&t, run, rows, n)) {
+        table_free(&t);
+        return;
+    }
+    fprintf(f, "%-6s", "point");
+    for (int a = 0; a < run->sw.naxes; a++)
+        fprintf(f, " %18s", run->sw.axis[a].label);
+    fprintf(f, " %14s %14s %12s %10s %7s  %s\n", "energy (uJ)", "cycles", "EDP (J*s)",
+            "area mm2", "x bound", "status");
+    for (uint64_t i = 0; i < t.n; i++) {
+        const row *r = &t.r[i];
+        fprintf(f, "%-6s", r->f[0]);
+        for (int a = 0; a < run->sw.naxes; a++)
+            fprintf(f, " %18s", r->f[1 + a]);
+        if (r->f[t.c_energy][0])
+            fprintf(f, " %14.6g %14.0f %12.4g %10.4g %7.2f", val(&t, i, t.c_energy),
+                    val(&t, i, t.c_cycles), val(&t, i, t.c_energy + 3), val(&t, i, t.c_area),
+                    val(&t, i, t.c_energy + 9));
+        else
+            fprintf(f, " %14s %14s %12s %10s %7s", "-", "-", "-", "-", "-");
+        fprintf(f, "  %s%s%s\n", r->f[t.c_status], r->f[t.c_status + 1][0] ? ": " : "",
+                r->f[t.c_status + 1]);
+    }
+    table_free(&t);
+}

@@ -1,0 +1,107 @@
+#!/bin/sh
+# sweep.sh — nestmap sweep as a design study uses it: each point equals the
+# same design run alone with network --set; a sweep killed with SIGKILL (and
+# a row cut short, as by a power loss) resumes to byte-identical files;
+# under mpirun (when built --with-mpi) 2 and 3 ranks write what one process
+# writes; bad sweep files are located errors that write nothing.
+bin=${NESTMAP_BIN:-./nestmap}
+src=${NESTMAP_SRCDIR:-.}
+data="$src/tests/data/sweep"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/nestmap-sweep.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok   - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+same() { if cmp -s "$1" "$2"; then ok "$3"; else bad "$3"; diff "$1" "$2" | head -5; fi; }
+
+# A 3 x 2 grid, written out.
+"$bin" sweep -q --threads 2 -o "$tmp/a" "$data/buffer_dram.yaml" 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 0 ]; then ok "sweep runs (exit 0)"; else bad "sweep: exit $rc"; cat "$tmp/err"; fi
+rows=$(($(wc -l <"$tmp/a/points.csv") - 1))
+if [ "$rows" -eq 6 ]; then ok "points.csv has a row per point"; else bad "points.csv has $rows rows"; fi
+head -1 "$tmp/a/points.csv" | grep -q '^point,GlobalBuffer.depth,DRAM.type,energy_uj,cycles,seconds,edp,area_mm2,.*,status,reason$' &&
+    ok "points.csv columns: the varied attributes, then energy_uj, cycles, seconds, edp, area_mm2 ... status" ||
+    bad "points.csv header: $(head -1 "$tmp/a/points.csv")"
+for f in pareto.csv sweep.json plots/GlobalBuffer.depth.gp plots/GlobalBuffer.depth.dat plots/pareto.gp plots/pareto.dat; do
+    if [ -s "$tmp/a/$f" ]; then ok "sweep writes $f"; else bad "sweep writes $f"; fi
+done
+if command -v gnuplot >/dev/null; then
+    for f in GlobalBuffer.depth DRAM.type pareto; do
+        if [ -s "$tmp/a/plots/$f.png" ] && [ -s "$tmp/a/plots/$f.svg" ]; then ok "gnuplot renders $f"; else bad "gnuplot renders $f"; fi
+    done
+fi
+grep -q '"wall_seconds"' "$tmp/a/sweep.json" && ok "wall-clock figures are in sweep.json" || bad "sweep.json has no wall time"
+if grep -q -i 'second' "$tmp/a/pareto.csv" && ! grep -q -i 'wall' "$tmp/a/points.csv" "$tmp/a/pareto.csv"; then
+    ok "no wall-clock figure in points.csv or pareto.csv"; else bad "wall-clock in the CSVs"; fi
+
+# Every point equals the design run alone with network --set: the same
+# per-layer results, byte for byte, and the same total cycles.
+tail -n +2 "$tmp/a/points.csv" | while IFS=, read -r p depth dram energy cycles rest; do
+    "$bin" network -q --threads 2 --set "GlobalBuffer.depth=$depth" --set "DRAM.type=$dram" \
+        -o "$tmp/alone$p" "$src/arch/eyeriss/eyeriss.yaml" "$src/tests/data/network/small_net.yaml" >"$tmp/alone$p.txt"
+    if cmp -s "$tmp/alone$p/layers.csv" "$tmp/a/points/$p/small_net.layers.csv"; then
+        echo "ok   - point $p ($depth, $dram) equals network --set"
+    else
+        echo "FAIL - point $p ($depth, $dram) differs from network --set"
+    fi
+    total=$(awk '/^total/ {print $4}' "$tmp/alone$p.txt")
+    if [ "$total" = "$cycles" ]; then echo "ok   - point $p: cycles $cycles as network --set"; else echo "FAIL - point $p: cycles $cycles, network --set $total"; fi
+done >"$tmp/alone.log"
+cat "$tmp/alone.log"
+pass=$((pass + $(grep -c '^ok' "$tmp/alone.log")))
+fail=$((fail + $(grep -c '^FAIL' "$tmp/alone.log")))
+
+# Without -o: a table on stdout.
+"$bin" sweep -q --threads 2 "$data/buffer_dram.yaml" >"$tmp/table" 2>&1 &&
+    grep -q "^5 .*HBM2 .* ok" "$tmp/table" && ok "sweep without -o prints the points" || { bad "sweep without -o"; cat "$tmp/table"; }
+
+# SIGKILL mid-run, then --resume: the same files as an uninterrupted run.
+"$bin" sweep -q --threads 1 -o "$tmp/whole" "$data/slow_2x2.yaml" || bad "uninterrupted slow sweep"
+"$bin" sweep -q --threads 1 -o "$tmp/killed" "$data/slow_2x2.yaml" &
+pid=$!
+n=0
+while [ "$(cat "$tmp/killed/points.csv" 2>/dev/null | wc -l)" -lt 2 ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n + 1)); done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+done_rows=$(($(wc -l <"$tmp/killed/points.csv") - 1))
+if [ "$done_rows" -ge 1 ] && [ "$done_rows" -lt 4 ]; then ok "killed with SIGKILL after $done_rows of 4 points"; else bad "the kill came after $done_rows points (the test wants 1 to 3)"; fi
+printf '3,40' >>"$tmp/killed/points.csv"   # a row cut short, as by a power loss
+"$bin" sweep -q --threads 1 --resume -o "$tmp/killed" "$data/slow_2x2.yaml" 2>"$tmp/err" && ok "--resume ends (exit 0)" || { bad "--resume"; cat "$tmp/err"; }
+same "$tmp/whole/points.csv" "$tmp/killed/points.csv" "resumed points.csv is byte-identical"
+same "$tmp/whole/pareto.csv" "$tmp/killed/pareto.csv" "resumed pareto.csv is byte-identical"
+"$bin" sweep -q -o "$tmp/killed" "$data/slow_2x2.yaml" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q -- "--resume continues it" "$tmp/err" && ok "a second run into the same directory needs --resume" || bad "rerun into a sweep directory"
+"$bin" sweep -q --resume --metric energy -o "$tmp/killed" "$data/slow_2x2.yaml" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "other inputs or options" "$tmp/err" && ok "--resume with other options is refused" || bad "--resume with other options"
+
+# Bad sweep files: located errors, exit 2, nothing written.
+check_bad() {
+    "$bin" sweep -q -o "$tmp/bad_$1" "$data/$1.yaml" 2>"$tmp/err"
+    rc=$?
+    if [ $rc -eq 2 ] && grep -q "^$data/$1.yaml:[0-9]*:[0-9]*: error: .*$2" "$tmp/err" && [ ! -e "$tmp/bad_$1" ]; then
+        ok "$1: located error, exit 2, nothing written"
+    else
+        bad "$1: exit $rc"; cat "$tmp/err"; ls "$tmp/bad_$1" 2>/dev/null
+    fi
+}
+check_bad bad_component "did you mean 'GlobalBuffer'"
+check_bad bad_empty "is empty"
+check_bad bad_times "times must be greater than 1"
+check_bad bad_constraint "PE.meshY=1 breaks a constraint"
+check_bad bad_value "must be a positive integer"
+
+# MPI: 2 and 3 ranks write what one process writes.
+if [ -n "$NESTMAP_MPIRUN" ]; then
+    for np in 2 3; do
+        $NESTMAP_MPIRUN --allow-run-as-root --oversubscribe -np $np "$bin" sweep -q --threads 1 \
+            -o "$tmp/mpi$np" "$data/buffer_dram.yaml" 2>"$tmp/err" || { bad "mpirun -np $np"; cat "$tmp/err"; }
+        same "$tmp/a/points.csv" "$tmp/mpi$np/points.csv" "mpirun -np $np: points.csv as one process's"
+        same "$tmp/a/pareto.csv" "$tmp/mpi$np/pareto.csv" "mpirun -np $np: pareto.csv as one process's"
+        if diff -r "$tmp/a/points" "$tmp/mpi$np/points" >/dev/null; then ok "mpirun -np $np: per-point files as one process's"; else bad "mpirun -np $np: per-point files"; fi
+    done
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
