@@ -57,6 +57,24 @@ fail=$((fail + $(grep -c '^FAIL' "$tmp/alone.log")))
 "$bin" sweep -q --threads 2 "$data/buffer_dram.yaml" >"$tmp/table" 2>&1 &&
     grep -q "^5 .*HBM2 .* ok" "$tmp/table" && ok "sweep without -o prints the points" || { bad "sweep without -o"; cat "$tmp/table"; }
 
+# A random sweep: `samples` distinct grid points, the same for the same seed.
+abs=$(cd "$src" && pwd)
+cat >"$tmp/random.yaml" <<EOR
+sweep:
+  design: $abs/arch/eyeriss/eyeriss.yaml
+  workloads: [$abs/tests/data/network/small_net.yaml]
+  vary:
+    - {set: GlobalBuffer.depth, values: {from: 4096, to: 16384, step: 4096}}
+    - {set: column.meshX, values: [8, 14, 16]}
+  mode: random
+  samples: 3
+  seed: 7
+EOR
+"$bin" sweep -q --threads 2 -o "$tmp/r1" "$tmp/random.yaml" && "$bin" sweep -q -o "$tmp/r2" "$tmp/random.yaml" || bad "random sweep"
+[ "$(($(wc -l <"$tmp/r1/points.csv") - 1))" -eq 3 ] && ok "random sweep: 3 samples" || bad "random sweep: rows"
+same "$tmp/r1/points.csv" "$tmp/r2/points.csv" "random sweep: same seed, same points (2 threads or 1)"
+[ "$(cut -d, -f2,3 "$tmp/r1/points.csv" | sort -u | wc -l)" -eq 4 ] && ok "random sweep: distinct points" || bad "random sweep: repeated points"
+
 # SIGKILL mid-run, then --resume: the same files as an uninterrupted run.
 "$bin" sweep -q --threads 1 -o "$tmp/whole" "$data/slow_2x2.yaml" || bad "uninterrupted slow sweep"
 "$bin" sweep -q --threads 1 -o "$tmp/killed" "$data/slow_2x2.yaml" &

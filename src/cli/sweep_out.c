@@ -412,8 +412,20 @@ static int numeric_axis(const nm_sweep_axis *ax, int *geometric)
 
 static const char gp_terminals[] =
     "do for [k = 1:2] {\n"
-    "  if (k == 1) { set terminal pngcairo size 1100,450 font ',10'; set output base.'.png' }\n"
-    "  else { set terminal svg size 1100,450 font ',10' dynamic; set output base.'.svg' }\n";
+    "  if (k == 1) { set terminal pngcairo noenhanced size 1100,450 font ',10'; set output base.'.png' }\n"
+    "  else { set terminal svg noenhanced size 1100,450 font ',10' dynamic; set output base.'.svg' }\n";
+
+/* Row i's line in the plot of axis a: its values on the other axes. */
+static uint64_t group_key(const nm_sweep *sw, const table *t, uint64_t i, int a)
+{
+    int idx[NM_SWEEP_MAX_AXES];
+    nm_sweep_point(sw, strtoull(t->r[i].f[0], NULL, 10), idx);
+    uint64_t k = 0;
+    for (int b = 0; b < sw->naxes; b++)
+        if (b != a)
+            k = k * (uint64_t)sw->axis[b].nvalues + (uint64_t)idx[b];
+    return k;
+}
 
 /* One plot per varied attribute: energy and seconds against it, a line
  * for each combination of the other attributes' values. */
@@ -438,14 +450,8 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
         fclose(f);
         return 0;
     }
-    int idx[NM_SWEEP_MAX_AXES];
     for (uint64_t i = 0; i < t->n; i++) {
-        nm_sweep_point(sw, strtoull(t->r[i].f[0], NULL, 10), idx);
-        uint64_t k = 0;
-        for (int b = 0; b < sw->naxes; b++)
-            if (b != a)
-                k = k * (uint64_t)sw->axis[b].nvalues + (uint64_t)idx[b];
-        uint64_t g;
+        uint64_t k = group_key(sw, t, i, a), g;
         for (g = 0; g < ngroups && gkey[g] != k; g++)
             ;
         if (g < ngroups)
@@ -464,12 +470,7 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
     for (uint64_t g = 0; g < ngroups; g++) {
         fprintf(f, "%s# %s\n", g ? "\n\n" : "", gtitle[g][0] ? gtitle[g] : ax->label);
         for (uint64_t i = 0; i < t->n; i++) {
-            nm_sweep_point(sw, strtoull(t->r[i].f[0], NULL, 10), idx);
-            uint64_t k = 0;
-            for (int b = 0; b < sw->naxes; b++)
-                if (b != a)
-                    k = k * (uint64_t)sw->axis[b].nvalues + (uint64_t)idx[b];
-            if (k != gkey[g] || !is_ok(t, i))
+            if (group_key(sw, t, i, a) != gkey[g] || !is_ok(t, i))
                 continue;
             fprintf(f, "\"%s\"\t%s\t%s\t%s\n", t->r[i].f[1 + a],
                     numeric ? t->r[i].f[1 + a] : "", t->r[i].f[t->c_energy],
@@ -567,15 +568,16 @@ static int plot_pareto(const char *pdir, const table *t, const unsigned char *fr
     if (!f)
         return 0;
     fputs("# nestmap sweep: energy against time of every point that mapped, colored by\n"
-          "# area; the energy x time x area front circled.  Data in pareto.dat.\n"
+          "# area; the energy x time x area front circled (not joined: a point can\n"
+          "# be on it by its area alone).  Data in pareto.dat.\n"
           "base = 'pareto'\nset datafile separator '\\t'\nset grid\n"
           "set xlabel 'time (s)'\nset ylabel 'energy (uJ)'\nset cblabel 'area (mm^2)'\n"
           "set palette rgb 33,13,10\nset key top right\n", f);
     fputs(gp_terminals, f);
     fputs("  plot base.'.dat' index 0 using 2:3:4 with points pt 7 ps 1.2 lc palette "
           "title 'points', \\\n"
-          "       base.'.dat' index 1 using 2:3 with linespoints pt 6 ps 2.2 lw 1.5 "
-          "lc rgb 'black' title 'Pareto front (energy x time x area)'\n}\n", f);
+          "       base.'.dat' index 1 using 2:3 with points pt 6 ps 2.2 lw 1.5 "
+          "lc rgb 'black' title 'on the energy x time x area front'\n}\n", f);
     return fclose(f) == 0;
 }
 
