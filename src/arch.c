@@ -117,6 +117,12 @@ int nm_arch_attr_known(const char *key, const char **suggest)
     while (model_attrs[nmodel])
         nmodel++;
     *suggest = nm_text_suggest(key, model_attrs, nmodel);
+    if (!*suggest) {
+        size_t nest = 0;
+        while (estimation_attrs[nest])
+            nest++;
+        *suggest = nm_text_suggest(key, estimation_attrs, nest);
+    }
     return 0;
 }
 

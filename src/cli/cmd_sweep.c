@@ -43,6 +43,7 @@ static const char usage[] =
     "    objective: edp                          # what each point's search optimizes\n\n"
     "options (each overrides `mapper:`):\n"
     NM_CLI_SET_USAGE
+    "                    (--set holds at every point; vary: then sets each point's values)\n"
     NM_CLI_SEARCH_USAGE
     "  -o DIR            write DIR/points.csv (a row per point as it ends, synced),\n"
     "                    pareto.csv (energy x delay x area front), sweep.json,\n"
@@ -258,17 +259,20 @@ int sweep_point(const sweep_run *run, uint64_t p, point_out *out)
     memset(out, 0, sizeof *out);
     out->point = p;
     int idx[NM_SWEEP_MAX_AXES];
-    nm_override ov[NM_SWEEP_MAX_AXES];
+    /* The command line's --set first, then the point's values. */
+    nm_override ov[NM_CLI_MAX_SETS + NM_SWEEP_MAX_AXES];
+    int nov = run->co.nsets;
+    memcpy(ov, run->co.sets, (size_t)nov * sizeof *ov);
     nm_sweep_point(&run->sw, p, idx);
     nm_error err;
     nm_error_clear(&err);
     nm_sweep_summary s;
     memset(&s, 0, sizeof s);
     for (int a = 0; a < run->sw.naxes; a++)
-        if (nm_sweep_override(&run->sw, a, idx[a], &ov[a], &err) != NM_OK)
+        if (nm_sweep_override(&run->sw, a, idx[a], &ov[nov++], &err) != NM_OK)
             return 2; /* checked before the sweep began */
     for (int w = 0; w < run->sw.nworkloads; w++) {
-        nm_status st = map_workload(run, w, ov, run->sw.naxes, &s, &out->layers[w], &err);
+        nm_status st = map_workload(run, w, ov, nov, &s, &out->layers[w], &err);
         if (st == NM_ERR_NOMEM) {
             sweep_point_free(out);
             return 2;
@@ -339,15 +343,17 @@ static int check_values(sweep_run *run)
     for (int a = -1; a < run->sw.naxes; a++) {
         int nv = a < 0 ? 1 : run->sw.axis[a].nvalues;
         for (int v = 0; v < nv; v++) {
-            nm_override ov;
-            if (a >= 0 && nm_sweep_override(&run->sw, a, v, &ov, &err) != NM_OK) {
+            nm_override ov[NM_CLI_MAX_SETS + 1];
+            int nov = run->co.nsets;
+            memcpy(ov, run->co.sets, (size_t)nov * sizeof *ov);
+            if (a >= 0 && nm_sweep_override(&run->sw, a, v, &ov[nov++], &err) != NM_OK) {
                 nm_cli_error(&err);
                 return 2;
             }
             for (int w = 0; w < run->sw.nworkloads; w++) {
                 nm_spec spec;
                 nm_network net;
-                nm_status st = load(run, w, &ov, a >= 0, &spec, &net, &err);
+                nm_status st = load(run, w, ov, nov, &spec, &net, &err);
                 if (st == NM_OK && a < 0 && w == 0) {
                     /* The columns: the design's levels, outermost first. */
                     run->nlevels = spec.arch.nlevels + 1;
@@ -521,11 +527,6 @@ static int sweep_main(int argc, char **argv, int rank, int ranks)
     if (done)
         goto out;
     rc = 2;
-    if (run->co.nsets) {
-        fprintf(stderr, "nestmap sweep: --set is not taken here: a sweep's points set the "
-                "design (vary: in the sweep file)\n");
-        goto out;
-    }
     if (resume && !run->co.outdir) {
         fprintf(stderr, "nestmap sweep: --resume needs -o DIR (the sweep to continue)\n");
         goto out;
