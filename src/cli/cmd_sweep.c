@@ -548,8 +548,7 @@ static int sweep_main(int argc, char **argv, int rank, int ranks)
     if (st != NM_OK) {
         nm_cli_error(&err);
         rc = nm_status_exit_code(st);
-        nm_ydoc_fini(&doc);
-        goto out;
+        goto fini;
     }
     run->extra = run->co.files;
     run->nextra = run->co.nfiles;
