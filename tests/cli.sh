@@ -3,16 +3,9 @@
 # errors with a caret, JSON, output files, and no crash on any malformed input.
 # Prints one line per check and a closing "N passed, M failed".
 
-bin=${NESTMAP_BIN:-./nestmap}
-src=${NESTMAP_SRCDIR:-.}
+name=cli
+. "${NESTMAP_SRCDIR:-.}/tests/harness.sh"
 data="$src/tests/data"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/nestmap-cli.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
 
 # expect CODE DESCRIPTION -- COMMAND...: runs the command, checks its exit code.
 expect() {
@@ -273,5 +266,4 @@ has "$tmp/err" "give PE.meshX and PE.meshY" "--set instances on a 2-D array says
 printf 'problem:\n  depthwise: {C: 32, P: 28, Q: 28, R: 3, S: 3}\n' >"$tmp/dw_alone.yaml"
 expect 0 "map a depthwise layer on a design written for convolutions" -- "$bin" map -q --threads 2 "$src/arch/eyeriss/eyeriss.yaml" "$tmp/dw_alone.yaml"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

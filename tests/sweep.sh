@@ -4,15 +4,9 @@
 # a row cut short, as by a power loss) resumes to byte-identical files;
 # under mpirun (when built --with-mpi) 2 and 3 ranks write what one process
 # writes; bad sweep files are located errors that write nothing.
-bin=${NESTMAP_BIN:-./nestmap}
-src=${NESTMAP_SRCDIR:-.}
+name=sweep
+. "${NESTMAP_SRCDIR:-.}/tests/harness.sh"
 data="$src/tests/data/sweep"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/nestmap-sweep.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok   - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
 same() { if cmp -s "$1" "$2"; then ok "$3"; else bad "$3"; diff "$1" "$2" | head -5; fi; }
 
 # A 3 x 2 grid, written out.
@@ -121,5 +115,4 @@ if [ -n "$NESTMAP_MPIRUN" ]; then
     done
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

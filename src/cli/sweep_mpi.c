@@ -88,7 +88,6 @@ typedef struct collector {
     point_out *pending; /* by point - first */
     uint64_t first, next, total;
     int tty;
-    double t0;
     int failed;
 } collector;
 
@@ -156,7 +155,6 @@ int sweep_mpi_run(const sweep_run *run, sweep_dir *d, char **rows, uint64_t firs
     c.first = c.next = first;
     c.total = total;
     c.tty = tty;
-    c.t0 = nm_cli_wall();
     if (rank == 0 && !(c.pending = nm_calloc(total > first ? total - first : 1, sizeof *c.pending)))
         MPI_Abort(MPI_COMM_WORLD, 2);
     /* Sends in flight (workers). */

@@ -234,7 +234,6 @@ typedef struct table {
     row *r;
     uint64_t n;
     int c_energy, c_cycles, c_seconds, c_area, c_status; /* column indices */
-    int nvals;                                           /* numeric columns after the axes */
 } table;
 
 static void table_free(table *t)
@@ -258,8 +257,7 @@ static int table_read(table *t, const sweep_run *run, char *const *lines, uint64
     t->c_cycles = base + 1;
     t->c_seconds = base + 2;
     t->c_area = base + 4;
-    t->nvals = 10 + run->nlevels;
-    t->c_status = base + t->nvals;
+    t->c_status = base + 10 + run->nlevels; /* after the figures (format_row) */
     for (uint64_t i = 0; i < n; i++) {
         if (!split_row(&t->r[i], lines[i]) || t->r[i].n != t->c_status + 2) {
             t->n = i + 1;
@@ -294,7 +292,7 @@ static void json_value(FILE *f, const char *s)
         nm_report_json_string(f, s);
 }
 
-static int write_json(FILE *f, const sweep_run *run, const table *t, const unsigned char *front,
+static void write_json(FILE *f, const sweep_run *run, const table *t, const unsigned char *front,
                       double wall, uint64_t computed, int ranks)
 {
     const nm_sweep *sw = &run->sw;
@@ -369,7 +367,6 @@ static int write_json(FILE *f, const sweep_run *run, const table *t, const unsig
             "\"points_per_second\": %.6g, \"ranks\": %d, \"threads\": %d}\n}\n",
             wall, (unsigned long long)computed, wall > 0 ? (double)computed / wall : 0.0, ranks,
             run->co.threads ? run->co.threads : 1);
-    return 1;
 }
 
 /* ---- plots ---- */
@@ -681,25 +678,30 @@ static int close_tmp(FILE *f, const char *tmp, const char *final)
     return 1;
 }
 
-/* points.csv's lines: lines[0] the header, then one per row. */
-static char **read_lines(const char *path, uint64_t *n, char **text)
+/* points.csv's lines, each with its '\n' (heap): [0] the header, then
+ * one per row.  NULL when the file cannot be read. */
+static char **read_lines(const char *path, uint64_t *n)
 {
     size_t len;
-    *text = slurp(path, &len);
-    if (!*text)
+    char *text = slurp(path, &len);
+    if (!text)
         return NULL;
     uint64_t count = 0;
     for (size_t i = 0; i < len; i++)
-        count += (*text)[i] == '\n';
+        count += text[i] == '\n';
     char **lines = nm_calloc(count + 1, sizeof *lines);
-    if (!lines)
-        return NULL;
-    char *p = *text;
-    for (uint64_t k = 0; k < count; k++) {
-        lines[k] = p;
-        char *nl = strchr(p, '\n');
+    const char *p = text;
+    for (uint64_t k = 0; lines && k < count; k++) {
+        const char *nl = strchr(p, '\n');
+        if (!(lines[k] = strndup(p, (size_t)(nl - p) + 1))) {
+            while (k > 0)
+                free(lines[--k]);
+            nm_free(lines);
+            lines = NULL;
+        }
         p = nl + 1;
     }
+    free(text);
     *n = count;
     return lines;
 }
@@ -710,24 +712,19 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
     char path[4200], tmp[4200], final[4200];
     snprintf(path, sizeof path, "%s/points.csv", d->dir);
     fflush(d->points);
-    char *text = NULL;
     uint64_t nl = 0;
-    char **lines = read_lines(path, &nl, &text);
-    if (!lines || nl == 0) {
+    char **own = read_lines(path, &nl);
+    if (!own || nl == 0) {
         fprintf(stderr, "nestmap: cannot read '%s'\n", path);
-        free(text);
-        nm_free(lines);
+        nm_free(own);
         return 0;
     }
-    /* Each line on its own, with its '\n'. */
-    char **own = nm_calloc(nl, sizeof *own);
-    for (uint64_t k = 0; own && k < nl; k++) {
-        const char *end = strchr(lines[k], '\n');
-        own[k] = strndup(lines[k], (size_t)(end - lines[k]) + 1);
-    }
     table t;
-    int ok = own && table_read(&t, run, own + 1, nl - 1);
+    int ok = table_read(&t, run, own + 1, nl - 1);
+    if (!ok)
+        fprintf(stderr, "nestmap: '%s' does not read back as this sweep's rows\n", path);
     row hdr;
+    int hdr_in = 0; /* hdr moved to the table's end */
     memset(&hdr, 0, sizeof hdr);
     if (ok && !(ok = split_row(&hdr, own[0])))
         fprintf(stderr, "nestmap: out of memory\n");
@@ -737,8 +734,6 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
         fprintf(stderr, "nestmap: out of memory\n");
         ok = 0;
     }
-    if (!ok && own)
-        fprintf(stderr, "nestmap: '%s' does not read back as this sweep's rows\n", path);
     if (ok) {
         /* The table keeps the header after its rows (for sweep.json). */
         row *grown = realloc(t.r, (t.n + 1) * sizeof *t.r);
@@ -746,6 +741,7 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
             t.r = grown;
             t.r[t.n] = hdr;
             memset(&hdr, 0, sizeof hdr);
+            hdr_in = 1;
         } else {
             ok = 0;
         }
@@ -777,25 +773,17 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
         }
         if (ok)
             ok = write_plots(d->dir, run, &t, front);
-        if (ok && run->co.json) {
-            snprintf(path, sizeof path, "%s/sweep.json", d->dir);
-            size_t len;
-            char *js = slurp(path, &len);
-            if (js)
-                fputs(js, stdout);
-            free(js);
-        }
-        t.n++; /* the header too */
-        table_free(&t);
+        if (ok && run->co.json)
+            write_json(stdout, run, &t, front, wall, computed, ranks);
     }
+    t.n += (uint64_t)hdr_in; /* the header too */
+    table_free(&t);
     row_free(&hdr);
-    for (uint64_t k = 0; own && k < nl; k++)
+    for (uint64_t k = 0; k < nl; k++)
         free(own[k]);
     nm_free(own);
     nm_free(front);
     nm_free(s);
-    nm_free(lines);
-    free(text);
     return ok;
 }
 
