@@ -14,6 +14,7 @@
 #include "nestmap/yaml.h"
 
 #define NM_CLI_MAX_SETS 64
+#define NM_CLI_MAX_SETS_TEXT "64"
 #define NM_CLI_SET_USAGE \
     "  --set C.A=V       change attribute A of component or subtree C of the design\n" \
     "                    (repeatable; e.g. GlobalBuffer.depth=64Ki, DRAM.type=HBM2,\n" \
@@ -39,10 +40,25 @@ typedef struct nm_command {
     const char *summary; /* one line for `nestmap --help` */
 } nm_command;
 
-/* Parses the common flags of a subcommand.  Returns 0 to go on, or an exit
- * code (0 after --help, 2 after a usage error or when no file is named)
- * with *done set. */
-int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *done);
+/* The common options a command honours (nm_cli_parse's `accept`); -q and
+ * --help are always accepted.  Any other option is a usage error, so a
+ * script never has an option silently ignored. */
+enum {
+    NM_OPT_OUT = 1u << 0,     /* -o DIR */
+    NM_OPT_JSON = 1u << 1,    /* --json */
+    NM_OPT_THREADS = 1u << 2, /* --threads N */
+    NM_OPT_SEED = 1u << 3,    /* --seed S */
+    NM_OPT_SET = 1u << 4,     /* --set C.A=V */
+    NM_OPT_BUILTIN = 1u << 5, /* --builtin-energy */
+    NM_OPT_SEARCH = NM_OPT_OUT | NM_OPT_JSON | NM_OPT_THREADS | NM_OPT_SEED | NM_OPT_SET |
+                    NM_OPT_BUILTIN /* map, network, sweep */
+};
+
+/* Parses the common flags of a subcommand (`cmd`, its `usage`, the options
+ * in `accept`).  Returns 0 to go on, or an exit code (0 after --help, 2
+ * after a usage error or when no file is named) with *done set. */
+int nm_cli_parse(int argc, char **argv, const char *cmd, const char *usage, unsigned accept,
+                 nm_cli_opts *o, int *done);
 
 /* Removes "NAME VALUE" or "NAME=VALUE" from argv (updating *argc) and
  * returns VALUE, or NULL when absent.  Sets *missing when NAME has no value. */
@@ -66,8 +82,8 @@ int nm_cli_load(const nm_cli_opts *o, unsigned need, struct nm_spec *spec);
 
 /* nm_cli_parse, then nm_cli_load: returns -1 to go on, or the exit code to
  * return. */
-int nm_cli_begin(int argc, char **argv, const char *usage, unsigned need, nm_cli_opts *o,
-                 struct nm_spec *spec);
+int nm_cli_begin(int argc, char **argv, const char *cmd, const char *usage, unsigned accept,
+                 unsigned need, nm_cli_opts *o, struct nm_spec *spec);
 
 /* Builds the constrained mapspace of a loaded spec (heap; free with
  * nm_free).  Prints the error and returns NULL on failure, setting *rc. */

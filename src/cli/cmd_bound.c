@@ -27,7 +27,7 @@ int nm_cmd_bound(int argc, char **argv)
 {
     nm_cli_opts o;
     nm_spec spec;
-    int rc = nm_cli_begin(argc, argv, usage, NM_NEED_ARCH | NM_NEED_PROBLEM, &o, &spec);
+    int rc = nm_cli_begin(argc, argv, "bound", usage, NM_OPT_SET | NM_OPT_JSON, NM_NEED_ARCH | NM_NEED_PROBLEM, &o, &spec);
     if (rc >= 0)
         return rc;
     const nm_arch *arch = &spec.arch;

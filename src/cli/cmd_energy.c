@@ -38,7 +38,8 @@ int nm_cmd_energy(int argc, char **argv)
     int compare = nm_cli_take_flag(&argc, argv, "--compare");
     nm_cli_opts o;
     nm_spec spec;
-    int rc = nm_cli_begin(argc, argv, usage, NM_NEED_ARCH, &o, &spec);
+    int rc = nm_cli_begin(argc, argv, "energy", usage,
+                          NM_OPT_SET | NM_OPT_JSON | NM_OPT_BUILTIN, NM_NEED_ARCH, &o, &spec);
     if (rc >= 0)
         return rc;
     if (!compare) {

@@ -15,6 +15,7 @@
 #include "nestmap/alloc.h"
 #include "nestmap/mapspace.h"
 #include "nestmap/model.h"
+#include "nestmap/report.h"
 #include "nestmap/spec.h"
 
 static const char usage[] =
@@ -32,6 +33,7 @@ static const char usage[] =
     "  --builtin-energy\n"
     "               ignore the ERT/ART: estimate every energy and area from the\n"
     "               component classes (see nestmap energy)\n"
+    "  --json       the sizes (and the census) as JSON\n"
     "  -q, --quiet  no warnings\n";
 
 /* "1234" when it fits, else "10^7.3". */
@@ -43,17 +45,41 @@ static void size_text(double log10v, char *buf, size_t n)
         snprintf(buf, n, "10^%.1f", log10v);
 }
 
-static void census(const nm_spec *spec, const nm_mapspace *ms, uint64_t n, uint64_t seed)
+/* What --sample N found. */
+typedef struct census_result {
+    uint64_t n, seed, valid, bad_constraint, over_capacity, over_fanout;
+    double q[3][5]; /* energy (uJ), cycles, EDP (J*cycle): min, 10 %, median, 90 %, max */
+} census_result;
+
+static const char *const census_names[3] = {"energy_uj", "cycles", "edp_j_cycles"};
+
+static int census(const nm_spec *spec, const nm_mapspace *ms, uint64_t n, uint64_t seed,
+                  census_result *r)
 {
+    memset(r, 0, sizeof *r);
+    r->n = n;
+    r->seed = seed;
     nm_model mdl;
     nm_error err;
-    if (nm_model_init(&mdl, &spec->arch, &spec->wl, &err) != NM_OK)
-        return;
-    double *e = nm_calloc(n ? n : 1, sizeof *e), *c = nm_calloc(n ? n : 1, sizeof *c);
-    double *edp = nm_calloc(n ? n : 1, sizeof *edp);
+    nm_error_clear(&err);
+    if (nm_model_init(&mdl, &spec->arch, &spec->wl, &err) != NM_OK) {
+        nm_cli_error(&err);
+        return 0;
+    }
+    double *col[3];
+    for (int k = 0; k < 3; k++)
+        col[k] = nm_calloc(n ? n : 1, sizeof *col[k]);
+    if (!col[0] || !col[1] || !col[2]) {
+        fprintf(stderr, "nestmap mapspace: out of memory for %llu samples\n",
+                (unsigned long long)n);
+        for (int k = 0; k < 3; k++)
+            nm_free(col[k]);
+        nm_model_fini(&mdl);
+        return 0;
+    }
     static nm_stats st;
-    uint64_t valid = 0, bad_constraint = 0, invalid[16] = {0};
-    for (uint64_t i = 0; e && c && edp && i < n; i++) {
+    uint64_t invalid[16] = {0};
+    for (uint64_t i = 0; i < n; i++) {
         nm_pcg32 rng;
         nm_pcg32_seed(&rng, seed, i);
         nm_point pt;
@@ -61,45 +87,110 @@ static void census(const nm_spec *spec, const nm_mapspace *ms, uint64_t n, uint6
         nm_mapping m;
         int wd, wl;
         if (!nm_mapspace_decode(ms, &pt, &m, &wd, &wl)) {
-            bad_constraint++;
+            r->bad_constraint++;
             continue;
         }
         if (!nm_model_eval(&mdl, &m, &st, NULL)) {
             invalid[st.invalid.kind & 15]++;
             continue;
         }
-        e[valid] = st.energy;
-        c[valid] = (double)st.cycles;
-        edp[valid] = st.energy * 1e-12 * (double)st.cycles;
-        valid++;
+        col[0][r->valid] = st.energy / 1e6;
+        col[1][r->valid] = (double)st.cycles;
+        col[2][r->valid] = st.energy * 1e-12 * (double)st.cycles;
+        r->valid++;
     }
+    r->over_capacity = invalid[NM_INV_CAPACITY] + invalid[NM_INV_MIN_UTIL];
+    r->over_fanout = invalid[NM_INV_ARITH] + invalid[NM_INV_INSTANCES];
+    for (int k = 0; r->valid && k < 3; k++) {
+        gsl_sort(col[k], 1, r->valid);
+        r->q[k][0] = col[k][0];
+        r->q[k][1] = gsl_stats_quantile_from_sorted_data(col[k], 1, r->valid, 0.1);
+        r->q[k][2] = gsl_stats_median_from_sorted_data(col[k], 1, r->valid);
+        r->q[k][3] = gsl_stats_quantile_from_sorted_data(col[k], 1, r->valid, 0.9);
+        r->q[k][4] = col[k][r->valid - 1];
+    }
+    for (int k = 0; k < 3; k++)
+        nm_free(col[k]);
+    nm_model_fini(&mdl);
+    return 1;
+}
+
+static void census_text(const census_result *r)
+{
     printf("\ncensus of %llu random mappings (seed %llu): %llu valid (%.1f %%), %llu break "
            "constraints, %llu exceed a capacity, %llu exceed a fan-out\n",
-           (unsigned long long)n, (unsigned long long)seed, (unsigned long long)valid,
-           n ? 100.0 * (double)valid / (double)n : 0.0, (unsigned long long)bad_constraint,
-           (unsigned long long)(invalid[NM_INV_CAPACITY] + invalid[NM_INV_MIN_UTIL]),
-           (unsigned long long)(invalid[NM_INV_ARITH] + invalid[NM_INV_INSTANCES]));
-    if (valid) {
-        struct { const char *name; double *v; } col[] = {
-            {"energy (uJ)", e}, {"cycles", c}, {"EDP (J*cycle)", edp}};
-        for (uint64_t i = 0; i < valid; i++)
-            e[i] /= 1e6;
-        printf("  %-14s %12s %12s %12s %12s %12s\n", "", "min", "10%", "median", "90%", "max");
-        for (int k = 0; k < 3; k++) {
-            gsl_sort(col[k].v, 1, valid);
-            printf("  %-14s %12.4g %12.4g %12.4g %12.4g %12.4g\n", col[k].name, col[k].v[0],
-                   gsl_stats_quantile_from_sorted_data(col[k].v, 1, valid, 0.1),
-                   gsl_stats_median_from_sorted_data(col[k].v, 1, valid),
-                   gsl_stats_quantile_from_sorted_data(col[k].v, 1, valid, 0.9),
-                   col[k].v[valid - 1]);
-        }
-        printf("  the best of these is %.1fx better in EDP than the median\n",
-               gsl_stats_median_from_sorted_data(edp, 1, valid) / edp[0]);
+           (unsigned long long)r->n, (unsigned long long)r->seed, (unsigned long long)r->valid,
+           r->n ? 100.0 * (double)r->valid / (double)r->n : 0.0,
+           (unsigned long long)r->bad_constraint, (unsigned long long)r->over_capacity,
+           (unsigned long long)r->over_fanout);
+    if (!r->valid)
+        return;
+    static const char *const label[3] = {"energy (uJ)", "cycles", "EDP (J*cycle)"};
+    printf("  %-14s %12s %12s %12s %12s %12s\n", "", "min", "10%", "median", "90%", "max");
+    for (int k = 0; k < 3; k++)
+        printf("  %-14s %12.4g %12.4g %12.4g %12.4g %12.4g\n", label[k], r->q[k][0], r->q[k][1],
+               r->q[k][2], r->q[k][3], r->q[k][4]);
+    printf("  the best of these is %.1fx better in EDP than the median\n", r->q[2][2] / r->q[2][0]);
+}
+
+/* A sub-space's size in JSON: the exact count while a double holds it,
+ * and its log10 always. */
+static void size_json(const char *name, double log10v, int last)
+{
+    printf("  \"%s\": {\"log10\": %.17g, \"size\": ", name, log10v);
+    if (log10v < 15.0)
+        printf("%.0f", round(pow(10.0, log10v)));
+    else
+        printf("null");
+    printf("}%s\n", last ? "" : ",");
+}
+
+static void print_json(const nm_spec *spec, const nm_mapspace *ms, double pruned, int exact,
+                       const census_result *c)
+{
+    printf("{\n  \"workload\": ");
+    nm_report_json_string(stdout, spec->wl.name);
+    printf(",\n  \"storage_levels\": %d,\n  \"imperfect\": %s,\n  \"dimensions\": [",
+           spec->arch.nlevels, ms->imperfect ? "true" : "false");
+    for (int d = 0; d < spec->wl.ndims; d++) {
+        printf("%s\n    {\"name\": ", d ? "," : "");
+        nm_report_json_string(stdout, spec->wl.dim[d]);
+        printf(", \"bound\": %lld, \"factorizations\": %llu, \"perfect\": %llu, "
+               "\"free_loops\": %d}", (long long)spec->wl.bound[d],
+               (unsigned long long)ms->dim[d].count,
+               (unsigned long long)(ms->imperfect ? ms->dim[d].perfect : ms->dim[d].count),
+               ms->dim[d].nfree);
     }
-    nm_free(e);
-    nm_free(c);
-    nm_free(edp);
-    nm_model_fini(&mdl);
+    printf("\n  ],\n  \"levels\": [");
+    for (int l = spec->arch.nlevels - 1; l >= 0; l--) {
+        const nm_level_space *ls = &ms->level[l];
+        printf("%s\n    {\"name\": ", l == spec->arch.nlevels - 1 ? "" : ",");
+        nm_report_json_string(stdout, spec->arch.level[l].name);
+        printf(", \"free_loops\": %d, \"fixed_innermost\": %d, \"log10_orders\": %.17g}",
+               ls->nfree, ls->nprefix, lgamma(ls->nfree + 1) / log(10.0));
+    }
+    printf("\n  ],\n  \"free_bypass_choices\": %d,\n", ms->nbypass);
+    size_json("factorization", ms->log_factor, 0);
+    size_json("permutation", ms->log_perm, 0);
+    size_json("split", ms->log_split, 0);
+    size_json("bypass", ms->log_bypass, 0);
+    size_json("total", ms->log_factor + ms->log_perm + ms->log_split + ms->log_bypass, 0);
+    size_json("after_pruning", pruned, 0);
+    printf("  \"after_pruning_exact\": %s,\n  \"census\": ", exact ? "true" : "false");
+    if (!c) {
+        printf("null\n}\n");
+        return;
+    }
+    printf("{\n    \"samples\": %llu,\n    \"seed\": %llu,\n    \"valid\": %llu,\n"
+           "    \"break_constraints\": %llu,\n    \"exceed_capacity\": %llu,\n"
+           "    \"exceed_fanout\": %llu", (unsigned long long)c->n, (unsigned long long)c->seed,
+           (unsigned long long)c->valid, (unsigned long long)c->bad_constraint,
+           (unsigned long long)c->over_capacity, (unsigned long long)c->over_fanout);
+    for (int k = 0; c->valid && k < 3; k++)
+        printf(",\n    \"%s\": {\"min\": %.17g, \"p10\": %.17g, \"median\": %.17g, "
+               "\"p90\": %.17g, \"max\": %.17g}", census_names[k], c->q[k][0], c->q[k][1],
+               c->q[k][2], c->q[k][3], c->q[k][4]);
+    printf("\n  }\n}\n");
 }
 
 int nm_cmd_mapspace(int argc, char **argv)
@@ -113,7 +204,8 @@ int nm_cmd_mapspace(int argc, char **argv)
     }
     nm_cli_opts o;
     int done;
-    int rc = nm_cli_parse(argc, argv, usage, &o, &done);
+    int rc = nm_cli_parse(argc, argv, "mapspace", usage,
+                          NM_OPT_SET | NM_OPT_SEED | NM_OPT_JSON | NM_OPT_BUILTIN, &o, &done);
     if (done)
         return rc;
     uint64_t nsample = 0;
@@ -127,6 +219,22 @@ int nm_cmd_mapspace(int argc, char **argv)
     if (!ms) {
         nm_spec_fini(&spec);
         return rc;
+    }
+    nm_pcg32 rng;
+    nm_pcg32_seed(&rng, o.seed, 1);
+    int exact;
+    double pruned = nm_mapspace_pruned_log10(ms, 2000000, &rng, &exact);
+    census_result cr;
+    if (nsample && !census(&spec, ms, nsample, o.seed, &cr)) {
+        nm_free(ms);
+        nm_spec_fini(&spec);
+        return 2;
+    }
+    if (o.json) {
+        print_json(&spec, ms, pruned, exact, nsample ? &cr : NULL);
+        nm_free(ms);
+        nm_spec_fini(&spec);
+        return 0;
     }
     char buf[64];
     printf("mapspace of %s on %d storage levels\n\n", spec.wl.name, spec.arch.nlevels);
@@ -161,15 +269,11 @@ int nm_cmd_mapspace(int argc, char **argv)
     double total = ms->log_factor + ms->log_perm + ms->log_split + ms->log_bypass;
     size_text(total, buf, sizeof buf);
     printf("%-16s %s\n", "total", buf);
-    nm_pcg32 rng;
-    nm_pcg32_seed(&rng, o.seed, 1);
-    int exact;
-    double pruned = nm_mapspace_pruned_log10(ms, 2000000, &rng, &exact);
     size_text(pruned, buf, sizeof buf);
     printf("%-16s %s (%s; orders of loops of factor 1 and splits that move only them "
            "removed)\n", "after pruning", buf, exact ? "exact" : "estimated from 2,000,000 samples");
     if (nsample)
-        census(&spec, ms, nsample, o.seed);
+        census_text(&cr);
     nm_free(ms);
     nm_spec_fini(&spec);
     return 0;

@@ -52,7 +52,9 @@ int nm_cmd_model(int argc, char **argv)
     int tl_names = nm_cli_take_flag(&argc, argv, "--timeloop-names");
     nm_cli_opts o;
     nm_spec spec;
-    int rc = nm_cli_begin(argc, argv, usage, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &o, &spec);
+    int rc = nm_cli_begin(argc, argv, "model", usage,
+                          NM_OPT_SET | NM_OPT_OUT | NM_OPT_JSON | NM_OPT_BUILTIN,
+                          NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &o, &spec);
     if (rc >= 0)
         return rc;
     nm_error err;

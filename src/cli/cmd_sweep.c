@@ -523,7 +523,7 @@ static int sweep_main(int argc, char **argv, int rank, int ranks)
         goto out;
     }
     int done;
-    rc = nm_cli_parse(argc, argv, usage, &run->co, &done);
+    rc = nm_cli_parse(argc, argv, "sweep", usage, NM_OPT_SEARCH, &run->co, &done);
     if (done)
         goto out;
     rc = 2;

@@ -16,7 +16,46 @@
 #include "nestmap/mapspace.h"
 #include "nestmap/spec.h"
 
-int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *done)
+/* The common option `a` names, or 0 when it is none of them. */
+static unsigned common_option(const char *a)
+{
+    if (!strcmp(a, "--json"))
+        return NM_OPT_JSON;
+    if (!strcmp(a, "--builtin-energy"))
+        return NM_OPT_BUILTIN;
+    if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strncmp(a, "--output=", 9))
+        return NM_OPT_OUT;
+    if (!strcmp(a, "--set") || !strncmp(a, "--set=", 6))
+        return NM_OPT_SET;
+    if (!strcmp(a, "--threads") || !strncmp(a, "--threads=", 10))
+        return NM_OPT_THREADS;
+    if (!strcmp(a, "--seed") || !strncmp(a, "--seed=", 7))
+        return NM_OPT_SEED;
+    return 0;
+}
+
+/* The value of option argv[*i]: after '=' in the same word, else the next
+ * word (advancing *i); NULL when there is none. */
+static const char *option_value(int argc, char **argv, int *i)
+{
+    const char *eq = strchr(argv[*i], '=');
+    if (eq && argv[*i][1] == '-')
+        return eq + 1;
+    return *i + 1 < argc ? argv[++*i] : NULL;
+}
+
+static int usage_error(const char *cmd, const char *usage, int *done, const char *fmt,
+                       const char *arg)
+{
+    fprintf(stderr, "nestmap %s: ", cmd);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n\n%s", usage);
+    *done = 1;
+    return 2;
+}
+
+int nm_cli_parse(int argc, char **argv, const char *cmd, const char *usage, unsigned accept,
+                 nm_cli_opts *o, int *done)
 {
     memset(o, 0, sizeof *o);
     *done = 0;
@@ -30,37 +69,42 @@ int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *
         }
         if (!strcmp(a, "--")) {
             only_files = 1;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            continue;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage, stdout);
             *done = 1;
             return 0;
-        } else if (!strcmp(a, "--json")) {
-            o->json = 1;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+        }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = 1;
-        } else if (!strcmp(a, "--builtin-energy")) {
+            continue;
+        }
+        unsigned opt = common_option(a);
+        if (!opt)
+            return usage_error(cmd, usage, done, "unknown option '%s'", a);
+        if (!(accept & opt)) {
+            char name[32];
+            snprintf(name, sizeof name, "%.*s", (int)strcspn(a, "="), a);
+            return usage_error(cmd, usage, done, "'%s' is not an option of this command", name);
+        }
+        if (opt == NM_OPT_JSON) {
+            o->json = 1;
+            continue;
+        }
+        if (opt == NM_OPT_BUILTIN) {
             o->builtin_energy = 1;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strncmp(a, "--output=", 9)) {
-            const char *v = a[1] == 'o' ? (i + 1 < argc ? argv[++i] : NULL)
-                            : a[8] == '=' ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v) {
-                fprintf(stderr, "nestmap: %s needs a directory\n", a);
-                *done = 1;
-                return 2;
-            }
+            continue;
+        }
+        const char *v = option_value(argc, argv, &i);
+        if (!v)
+            return usage_error(cmd, usage, done, "%s needs a value", a);
+        if (opt == NM_OPT_OUT) {
             o->outdir = v;
-        } else if (!strcmp(a, "--set") || !strncmp(a, "--set=", 6)) {
-            const char *v = a[5] == '=' ? a + 6 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v) {
-                fprintf(stderr, "nestmap: --set needs COMPONENT.ATTRIBUTE=VALUE\n");
-                *done = 1;
-                return 2;
-            }
-            if (o->nsets >= NM_CLI_MAX_SETS) {
-                fprintf(stderr, "nestmap: at most %d --set options\n", NM_CLI_MAX_SETS);
-                *done = 1;
-                return 2;
-            }
+        } else if (opt == NM_OPT_SET) {
+            if (o->nsets >= NM_CLI_MAX_SETS)
+                return usage_error(cmd, usage, done, "at most %s --set options",
+                                   NM_CLI_MAX_SETS_TEXT);
             nm_error err;
             nm_error_clear(&err);
             if (nm_override_parse(&o->sets[o->nsets++], v, NULL, &err) != NM_OK) {
@@ -68,35 +112,27 @@ int nm_cli_parse(int argc, char **argv, const char *usage, nm_cli_opts *o, int *
                 *done = 1;
                 return 2;
             }
-        } else if (!strcmp(a, "--threads") || !strcmp(a, "--seed")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "nestmap: %s needs a number\n", a);
-                *done = 1;
-                return 2;
-            }
+        } else {
             char *end;
             errno = 0;
-            unsigned long long v = strtoull(argv[++i], &end, 10);
-            if (*end || end == argv[i] || errno || argv[i][0] == '-') {
-                fprintf(stderr, "nestmap: %s needs a non-negative number (got '%s')\n", a, argv[i]);
+            unsigned long long n = strtoull(v, &end, 10);
+            if (*end || end == v || errno || v[0] == '-') {
+                fprintf(stderr, "nestmap %s: %s needs a non-negative number (got '%s')\n", cmd,
+                        a, v);
                 *done = 1;
                 return 2;
             }
-            if (a[2] == 't') {
-                if (v < 1 || v > 1024) {
-                    fprintf(stderr, "nestmap: --threads must be 1 to 1024\n");
+            if (opt == NM_OPT_THREADS) {
+                if (n < 1 || n > 1024) {
+                    fprintf(stderr, "nestmap %s: --threads must be 1 to 1024\n", cmd);
                     *done = 1;
                     return 2;
                 }
-                o->threads = (int)v;
+                o->threads = (int)n;
             } else {
-                o->seed = v;
+                o->seed = n;
                 o->have_seed = 1;
             }
-        } else {
-            fprintf(stderr, "nestmap: unknown option '%s'\n\n%s", a, usage);
-            *done = 1;
-            return 2;
         }
     }
     if (o->nfiles == 0) { /* every command reads input files */
@@ -380,11 +416,11 @@ int nm_cli_write_tables(const char *dir, const char *timeloop, const nm_spec *sp
     return 1;
 }
 
-int nm_cli_begin(int argc, char **argv, const char *usage, unsigned need, nm_cli_opts *o,
-                 nm_spec *spec)
+int nm_cli_begin(int argc, char **argv, const char *cmd, const char *usage, unsigned accept,
+                 unsigned need, nm_cli_opts *o, nm_spec *spec)
 {
     int done;
-    int rc = nm_cli_parse(argc, argv, usage, o, &done);
+    int rc = nm_cli_parse(argc, argv, cmd, usage, accept, o, &done);
     if (done)
         return rc;
     if ((rc = nm_cli_load(o, need, spec)) != 0)

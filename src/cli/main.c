@@ -29,7 +29,7 @@ static void usage(FILE *f)
     for (const nm_command *c = nm_commands; c->name; c++)
         fprintf(f, "  %-10s %s%s\n", c->name, c->summary,
                 c->run == nm_cmd_unimplemented ? " (not yet implemented)" : "");
-    fprintf(f, "\ncommon options:\n"
+    fprintf(f, "\ncommon options (each command's --help lists those it takes):\n"
                "  -o DIR        write results to files in DIR\n"
                "  --json        machine-readable stats on stdout\n"
                "  --threads N   worker threads\n"

@@ -102,7 +102,7 @@ int nm_cli_search_setup(int argc, char **argv, const char *cmd, const char *usag
         fprintf(stderr, "nestmap %s: an option is missing its value\n\n%s", cmd, usage);
         return 2;
     }
-    int rc = nm_cli_begin(argc, argv, usage, need, co, spec);
+    int rc = nm_cli_begin(argc, argv, cmd, usage, NM_OPT_SEARCH, need, co, spec);
     if (rc >= 0)
         return rc;
     nm_error err;

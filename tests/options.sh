@@ -1,0 +1,75 @@
+#!/bin/sh
+# options.sh — every command accepts exactly the options it honours: an
+# unknown option, or a common option the command would ignore, is a usage
+# error (exit 2) that names it and shows the command's options; every option
+# a command accepts is in its --help.  Prints one line per check and a
+# closing "N passed, M failed".
+
+name=options
+. "${NESTMAP_SRCDIR:-.}/tests/harness.sh"
+data="$src/tests/data"
+one="$data/good/conv1d_1level.yaml"
+net="$data/network/design.yaml $data/network/small_net.yaml"
+swp="$data/sweep/buffer_dram.yaml"
+
+# The common options, each with a value where it takes one.
+all_common="--output=$tmp/o --json --threads=1 --seed=1 --set=X.depth=1 --builtin-energy"
+
+# command | input | the common options it honours (the rest must be refused)
+cat >"$tmp/table" <<EOF
+model|$one|-o --json --set --builtin-energy
+map|$one|-o --json --threads --seed --set --builtin-energy
+mapspace|$one|--json --seed --set --builtin-energy
+energy|$one|--json --set --builtin-energy
+bound|$one|--json --set
+network|$net|-o --json --threads --seed --set --builtin-energy
+sweep|$swp|-o --json --threads --seed --set --builtin-energy
+EOF
+
+while IFS='|' read -r cmd input honours; do
+    "$bin" "$cmd" --help >"$tmp/help" 2>&1
+    for opt in $honours; do
+        if grep -q -e "^ *$opt\([ ,]\|\$\)" -e "^ *-[a-z], $opt" "$tmp/help"; then
+            ok "$cmd --help lists $opt"
+        else
+            bad "$cmd --help does not list $opt"
+        fi
+    done
+    for word in $all_common; do
+        opt=${word%%=*}
+    [ "$opt" = --output ] && opt=-o
+        case " $honours " in *" $opt "*) continue ;; esac
+        # shellcheck disable=SC2086 # $input may name several files
+        "$bin" "$cmd" "$word" $input >"$tmp/out" 2>"$tmp/err"
+        rc=$?
+        if [ "$rc" -eq 2 ] && grep -q "nestmap $cmd: '${word%%=*}' is not an option of this command" "$tmp/err" &&
+            grep -q "usage: nestmap $cmd" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+            ok "$cmd refuses $opt (exit 2, named, usage shown)"
+        else
+            bad "$cmd $opt: exit $rc"
+            head -3 "$tmp/err"
+        fi
+    done
+    # shellcheck disable=SC2086
+    "$bin" "$cmd" --frobnicate $input >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" -eq 2 ] && grep -q "nestmap $cmd: unknown option '--frobnicate'" "$tmp/err"; then
+        ok "$cmd: an unknown option is a usage error"
+    else
+        bad "$cmd --frobnicate: exit $rc"
+    fi
+    # shellcheck disable=SC2086
+    "$bin" "$cmd" -q --json=1 $input >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" -eq 2 ]; then ok "$cmd: a flag given a value is a usage error"; else bad "$cmd --json=1: exit $rc"; fi
+done <"$tmp/table"
+
+# A value where one is needed.
+"$bin" map --threads >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "needs a value" "$tmp/err"; then ok "--threads without a value"; else bad "--threads without a value: exit $rc"; fi
+"$bin" map -q --threads=2 --seed=3 --max-evals 200 --victory 0 "$one" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ]; then ok "--threads=N and --seed=S forms"; else bad "--threads=N: exit $rc"; cat "$tmp/err"; fi
+
+finish
