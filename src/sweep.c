@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nestmap/alloc.h"
+#include "nestmap/path.h"
 #include "nestmap/pcg32.h"
 #include "nestmap/search.h"
 #include "nestmap/sweep.h"
@@ -34,6 +36,11 @@ static nm_status resolve(char *out, const nm_ynode *at, const char *what, nm_err
         n = snprintf(out, NM_SWEEP_PATH_MAX, "%.*s/%s", (int)(slash - at->file), at->file, p);
     if (n < 0 || n >= NM_SWEEP_PATH_MAX)
         return nm_yerror(err, at, "path '%s' is too long", p);
+    /* Not beside the sweep file: a shipped design or workload by name. */
+    char found[NM_PATH_MAX];
+    if (access(out, F_OK) != 0 && nm_path_find(p, found, sizeof found) &&
+        strlen(found) < NM_SWEEP_PATH_MAX)
+        snprintf(out, NM_SWEEP_PATH_MAX, "%s", found);
     return NM_OK;
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <yaml.h>
 
@@ -442,9 +443,18 @@ nm_status nm_ydoc_load_string(nm_ydoc *doc, const char *name, const char *text, 
 
 nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err)
 {
-    FILE *f = fopen(path, "rb");
+    int from_stdin = !strcmp(path, "-");
+    FILE *f = from_stdin ? stdin : fopen(path, "rb");
     if (!f)
         return nm_error_set(err, NM_ERR_IO, path, 0, 0, "cannot open: %s", strerror(errno));
+    if (from_stdin)
+        path = "<stdin>";
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        return nm_error_set(err, NM_ERR_IO, path, 0, 0,
+                            "is a directory; name a YAML file in it");
+    }
     size_t cap = 4096, len = 0;
     char *buf = nm_malloc(cap);
     if (!buf) {
@@ -455,7 +465,8 @@ nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err)
         if (len == cap) {
             if (cap >= MAX_FILE_BYTES) {
                 nm_free(buf);
-                fclose(f);
+                if (!from_stdin)
+                    fclose(f);
                 return nm_error_set(err, NM_ERR_INPUT, path, 0, 0,
                                     "file is larger than %u MiB; not an input file?",
                                     MAX_FILE_BYTES >> 20);
@@ -463,7 +474,8 @@ nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err)
             char *nb = nm_realloc_array(buf, cap * 2, 1);
             if (!nb) {
                 nm_free(buf);
-                fclose(f);
+                if (!from_stdin)
+                    fclose(f);
                 return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
             }
             buf = nb;
@@ -475,10 +487,12 @@ nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err)
             break;
     }
     int bad = ferror(f);
-    fclose(f);
+    int saved = errno;
+    if (!from_stdin)
+        fclose(f);
     if (bad) {
         nm_free(buf);
-        return nm_error_set(err, NM_ERR_IO, path, 0, 0, "read error");
+        return nm_error_set(err, NM_ERR_IO, path, 0, 0, "read error: %s", strerror(saved));
     }
     nm_status st = nm_ydoc_load_string(doc, path, buf, len, err);
     nm_free(buf);

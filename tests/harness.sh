@@ -4,6 +4,9 @@
 # `finish`.
 bin=${NESTMAP_BIN:-./nestmap}
 src=${NESTMAP_SRCDIR:-.}
+# Absolute, so that a test may change directory.
+bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+src=$(cd "$src" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/nestmap-$name.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT
 pass=0

@@ -72,4 +72,32 @@ if [ "$rc" -eq 2 ] && grep -q "needs a value" "$tmp/err"; then ok "--threads wit
 rc=$?
 if [ "$rc" -eq 0 ]; then ok "--threads=N and --seed=S forms"; else bad "--threads=N: exit $rc"; cat "$tmp/err"; fi
 
+# Inputs: '-' is standard input (once), a directory is named as one, a
+# shipped design or workload is found by name.
+"$bin" model -q --json - <"$one" >"$tmp/stdin.json" 2>"$tmp/err"
+rc=$?
+"$bin" model -q --json "$one" >"$tmp/file.json" 2>/dev/null
+if [ "$rc" -eq 0 ] && cmp -s "$tmp/stdin.json" "$tmp/file.json"; then ok "'-' reads standard input"; else bad "'-': exit $rc"; cat "$tmp/err"; fi
+printf 'problem: {gemm: {M: 4, N: 4, K: 0}}\n' | "$bin" bound "$src/arch/simple/weight_stationary.yaml" - >"$tmp/out" 2>"$tmp/err"
+if grep -q "^<stdin>:1:" "$tmp/err"; then ok "an error in standard input is located at <stdin>:LINE:COL"; else bad "stdin error:"; cat "$tmp/err"; fi
+"$bin" model - - <"$one" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "standard input) is named 2 times" "$tmp/err"; then ok "'-' twice is refused"; else bad "'-' twice: exit $rc"; fi
+"$bin" bound "$src/arch" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "arch: error: is a directory" "$tmp/err"; then ok "a directory says so"; else bad "directory: exit $rc"; cat "$tmp/err"; fi
+(cd "$src" && "$bin" bound -q eyeriss/eyeriss resnet50_conv1) >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "^multiply-accumulates *118013952" "$tmp/out"; then ok "designs and layers by name"; else bad "by name: exit $rc"; cat "$tmp/err"; fi
+(cd "$tmp" && NESTMAP_PATH="/nonexistent:$src" "$bin" bound -q simba/simba resnet50_conv1) >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ]; then ok "NESTMAP_PATH is searched, in order"; else bad "NESTMAP_PATH: exit $rc"; cat "$tmp/err"; fi
+(cd "$tmp" && NESTMAP_PATH="/nonexistent" "$bin" bound eyeriss/eyeris resnet50_conv1) >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "eyeriss/eyeris: error: no such file, nor a design or workload of that name under ., /nonexistent," "$tmp/err"; then
+    ok "an unknown name says where it looked"
+else
+    bad "unknown name: exit $rc"; cat "$tmp/err"
+fi
+
 finish

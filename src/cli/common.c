@@ -14,6 +14,7 @@
 #include "nestmap/report.h"
 #include "nestmap/alloc.h"
 #include "nestmap/mapspace.h"
+#include "nestmap/path.h"
 #include "nestmap/spec.h"
 
 /* The common option `a` names, or 0 when it is none of them. */
@@ -312,8 +313,43 @@ int nm_cli_load(const nm_cli_opts *o, unsigned need, nm_spec *spec)
     nm_error_clear(&err);
     if (o->builtin_energy)
         need |= NM_BUILTIN_ENERGY;
-    nm_status st = nm_spec_load_set(spec, (const char *const *)o->files, (size_t)o->nfiles,
-                                    o->sets, (size_t)o->nsets, need, &err);
+    char(*paths)[NM_PATH_MAX] = nm_calloc((size_t)o->nfiles, sizeof *paths);
+    const char **files = nm_calloc((size_t)o->nfiles, sizeof *files);
+    if (!paths || !files) {
+        nm_free(paths);
+        nm_free(files);
+        memset(spec, 0, sizeof *spec);
+        fprintf(stderr, "nestmap: out of memory\n");
+        return 2;
+    }
+    int stdin_uses = 0;
+    for (int i = 0; i < o->nfiles; i++) {
+        files[i] = paths[i];
+        stdin_uses += !strcmp(o->files[i], "-");
+        /* An absolute path is not searched for: the loader says why it fails. */
+        if (!nm_path_find(o->files[i], paths[i], NM_PATH_MAX) && o->files[i][0] != '/') {
+            char roots[4096];
+            nm_path_roots(roots, sizeof roots);
+            fprintf(stderr, "%s: error: no such file, nor a design or workload of that name "
+                    "under %s\n", o->files[i], roots);
+            nm_free(paths);
+            nm_free(files);
+            memset(spec, 0, sizeof *spec);
+            return 2;
+        }
+    }
+    if (stdin_uses > 1) {
+        fprintf(stderr, "nestmap: '-' (standard input) is named %d times; it can be read once\n",
+                stdin_uses);
+        nm_free(paths);
+        nm_free(files);
+        memset(spec, 0, sizeof *spec);
+        return 2;
+    }
+    nm_status st = nm_spec_load_set(spec, files, (size_t)o->nfiles, o->sets, (size_t)o->nsets,
+                                    need, &err);
+    nm_free(paths);
+    nm_free(files);
     nm_cli_warnings(&spec->doc, o->quiet, 0);
     if (st == NM_OK)
         return 0;
