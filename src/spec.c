@@ -156,9 +156,24 @@ nm_status nm_spec_load_set(nm_spec *spec, const char *const *files, size_t n,
 nm_status nm_spec_load_string(nm_spec *spec, const char *name, const char *text, unsigned need,
                               nm_error *err)
 {
+    size_t len = strlen(text);
+    return nm_spec_load_strings(spec, 1, &name, &text, &len, NULL, 0, need, err);
+}
+
+nm_status nm_spec_load_strings(nm_spec *spec, size_t n, const char *const *names,
+                               const char *const *texts, const size_t *lens,
+                               const nm_override *ov, size_t nov, unsigned need, nm_error *err)
+{
     memset(spec, 0, sizeof *spec);
     nm_ydoc_init(&spec->doc);
-    nm_status st = nm_ydoc_load_string(&spec->doc, name, text, strlen(text), err);
+    for (size_t i = 0; i < n; i++) {
+        nm_status st = nm_ydoc_load_string(&spec->doc, names[i], texts[i], lens[i], err);
+        if (st != NM_OK)
+            return st;
+    }
+    if (!spec->doc.root)
+        return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "no input");
+    nm_status st = nm_override_apply(&spec->doc, ov, nov, err);
     if (st != NM_OK)
         return st;
     return parse(spec, need, err);

@@ -52,6 +52,14 @@ nm_status nm_spec_load_set(nm_spec *spec, const char *const *files, size_t n,
 nm_status nm_spec_load_string(nm_spec *spec, const char *name, const char *text, unsigned need,
                               nm_error *err);
 
+/* Same from n texts held in memory (texts[i] has lens[i] bytes, named
+ * names[i] in messages), merged in order as files are, with the overrides
+ * ov[0..nov) applied. */
+nm_status nm_spec_load_strings(nm_spec *spec, size_t n, const char *const *names,
+                               const char *const *texts, const size_t *lens,
+                               const struct nm_override *ov, size_t nov, unsigned need,
+                               nm_error *err);
+
 /* Releases the spec; safe on a zeroed or half-loaded one. */
 void nm_spec_fini(nm_spec *spec);
 
