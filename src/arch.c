@@ -8,6 +8,7 @@
  * size = size / multiple_buffering. */
 #include <config.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -183,6 +184,18 @@ static nm_status get_num(const nm_ynode *attrs, const char *key, double *out, in
     return st;
 }
 
+/* A bandwidth in words per cycle: positive and finite when given. */
+static nm_status get_bw(const nm_ynode *attrs, const char *key, double *out, int *found,
+                        nm_error *err)
+{
+    nm_status st = get_num(attrs, key, out, found, err);
+    if (st == NM_OK && *found && !(*out > 0.0 && isfinite(*out)))
+        return nm_yerror(err, nm_ymap_get(attrs, key),
+                         "attribute '%s' must be a positive number of words per cycle (got %g); "
+                         "leave it out for no limit", key, *out);
+    return st;
+}
+
 /* First of several synonyms that is present. */
 static nm_status get_u32_any(const nm_ynode *attrs, const char *const *keys, int *out,
                              int *found, nm_error *err)
@@ -309,25 +322,25 @@ static nm_status parse_storage(nm_level *L, const nm_ynode *attrs, nm_error *err
     if ((st = get_num(attrs, "min_utilization", &d, &found, err)) != NM_OK)
         return st;
     L->min_utilization = found ? d : 0.0;
-    if ((st = get_num(attrs, "bandwidth", &d, &found, err)) != NM_OK)
+    if ((st = get_bw(attrs, "bandwidth", &d, &found, err)) != NM_OK)
         return st;
     if (found) { /* Timeloop: deprecated, split evenly between reads and writes */
         L->has_read_bw = L->has_write_bw = 1;
         L->read_bw = L->write_bw = d / 2;
     }
-    if ((st = get_num(attrs, "read_bandwidth", &d, &found, err)) != NM_OK)
+    if ((st = get_bw(attrs, "read_bandwidth", &d, &found, err)) != NM_OK)
         return st;
     if (found) {
         L->has_read_bw = 1;
         L->read_bw = d;
     }
-    if ((st = get_num(attrs, "write_bandwidth", &d, &found, err)) != NM_OK)
+    if ((st = get_bw(attrs, "write_bandwidth", &d, &found, err)) != NM_OK)
         return st;
     if (found) {
         L->has_write_bw = 1;
         L->write_bw = d;
     }
-    if ((st = get_num(attrs, "shared_bandwidth", &d, &found, err)) != NM_OK)
+    if ((st = get_bw(attrs, "shared_bandwidth", &d, &found, err)) != NM_OK)
         return st;
     if (found) {
         L->has_shared_bw = 1;

@@ -407,7 +407,10 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
         if (L->has_shared_bw && L->shared_bw < need_r + need_w)
             slow = fmin(slow, L->shared_bw / (need_r + need_w));
         ls->throttling = slow;
-        ls->cycles = (uint64_t)ceil((double)out->compute_cycles / slow);
+        /* Saturates rather than wrap: a bandwidth of 1e-12 words per cycle
+         * is legal and slows past 2^64 cycles. */
+        double c = ceil((double)out->compute_cycles / slow);
+        ls->cycles = c < 18446744073709549568.0 ? (uint64_t)c : UINT64_MAX;
         if (ls->cycles > cycles)
             cycles = ls->cycles;
     }
