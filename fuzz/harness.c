@@ -81,7 +81,7 @@ static void exercise(nm_spec *spec)
     static nm_nest nest;
     if (spec->has_mapping) {
         nm_model_eval(&mdl, &spec->map, &st, &nest);
-        nm_report_json(sink, &spec->arch, &spec->wl, &st);
+        nm_report_json(sink, &spec->arch, &spec->wl, &st, &spec->map);
         nm_report_text(sink, &spec->arch, &spec->wl, &st);
     }
     nm_mapspace *ms = nm_calloc(1, sizeof *ms);

@@ -2,6 +2,8 @@
 #include <config.h>
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nestmap/energy.h"
@@ -26,13 +28,14 @@ void nm_report_json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* Doubles at full precision; integral values without an exponent. */
+/* Doubles at full precision (JSON numbers; null when not finite).  Counts
+ * go through kint instead, so that a reader sees them as integers. */
 static void num(FILE *f, double v)
 {
-    if (v == floor(v) && fabs(v) < 1e15)
-        fprintf(f, "%.1f", v);
-    else
+    if (isfinite(v))
         fprintf(f, "%.17g", v);
+    else
+        fputs("null", f);
 }
 
 static void key(FILE *f, int indent, const char *k)
@@ -46,6 +49,14 @@ static void knum(FILE *f, int indent, const char *k, double v, int last)
 {
     key(f, indent, k);
     num(f, v);
+    fputs(last ? "\n" : ",\n", f);
+}
+
+/* A count, exact. */
+static void kint(FILE *f, int indent, const char *k, uint64_t v, int last)
+{
+    key(f, indent, k);
+    fprintf(f, "%llu", (unsigned long long)v);
     fputs(last ? "\n" : ",\n", f);
 }
 
@@ -81,40 +92,51 @@ static void compose_text(FILE *f, const char *name, const char *cls, const char 
     }
 }
 
-static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st);
+static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st,
+                      const nm_mapping *m);
+static void mapping_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                         const nm_mapping *m);
 
-void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st)
+void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st,
+                    const nm_mapping *m)
 {
-    json_body(f, arch, wl, st);
+    json_body(f, arch, wl, st, m);
     fputs("\n}\n", f);
 }
 
-static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st)
+static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st,
+                      const nm_mapping *m)
 {
+    if (m) {
+        fputs("{\n", f);
+        key(f, 1, "mapping");
+        mapping_json(f, arch, wl, m);
+        fputs(",\n", f);
+    } else {
+        fputs("{\n", f);
+    }
     if (st->invalid.kind != NM_VALID) {
         char reason[512];
         nm_invalid_describe(&st->invalid, arch, wl, reason, sizeof reason);
-        fputs("{\n", f);
         key(f, 1, "valid");
         fputs("false,\n", f);
         key(f, 1, "reason");
         nm_report_json_string(f, reason);
         return;
     }
-    fputs("{\n", f);
     key(f, 1, "valid");
     fputs("true,\n", f);
     key(f, 1, "levels");
     fputs("[\n  {\n", f);
     const nm_arith *A = &arch->arith;
     kstr(f, 3, "name", A->name, 0);
-    knum(f, 3, "instances", (double)A->instances, 0);
-    knum(f, 3, "cycles", (double)st->compute_cycles, 0);
-    knum(f, 3, "computes", (double)st->computes, 0);
-    knum(f, 3, "utilized_instances", (double)st->arith_utilized, 0);
-    knum(f, 3, "word_bits", A->word_bits, 0);
-    knum(f, 3, "energy_pj", st->compute_energy, 0);
-    knum(f, 3, "area_um2", st->compute_area, 0);
+    kint(f, 3, "instances", (uint64_t)A->instances, 0);
+    kint(f, 3, "cycles", (uint64_t)st->compute_cycles, 0);
+    kint(f, 3, "computes", (uint64_t)st->computes, 0);
+    kint(f, 3, "utilized_instances", (uint64_t)st->arith_utilized, 0);
+    kint(f, 3, "word_bits", (uint64_t)(A->word_bits), 0);
+    knum(f, 3, "energy_pj", st->compute_energy, 0);;
+    knum(f, 3, "area_um2", st->compute_area, 0);;
     key(f, 3, "dataspaces");
     fputs("{}\n  }", f);
     for (int s = 0; s < arch->nlevels; s++) {
@@ -124,17 +146,17 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
             continue;
         fputs(",\n  {\n", f);
         kstr(f, 3, "name", L->name, 0);
-        knum(f, 3, "instances", (double)L->instances, 0);
-        knum(f, 3, "cycles", (double)ls->cycles, 0);
+        kint(f, 3, "instances", (uint64_t)L->instances, 0);
+        kint(f, 3, "cycles", (uint64_t)ls->cycles, 0);
         if (L->has_size)
-            knum(f, 3, "size", (double)L->size, 0);
-        knum(f, 3, "word_bits", L->word_bits, 0);
-        knum(f, 3, "block_size", L->block_size, 0);
-        knum(f, 3, "vector_access_energy_pj", L->vector_access_energy, 0);
-        knum(f, 3, "leakage_pj", ls->leakage, 0);
-        knum(f, 3, "bandwidth_throttling", ls->throttling, 0);
-        knum(f, 3, "energy_pj", ls->energy, 0);
-        knum(f, 3, "area_um2", ls->area, 0);
+            kint(f, 3, "size", (uint64_t)L->size, 0);
+        kint(f, 3, "word_bits", (uint64_t)(L->word_bits), 0);
+        kint(f, 3, "block_size", (uint64_t)(L->block_size), 0);
+        knum(f, 3, "vector_access_energy_pj", L->vector_access_energy, 0);;
+        knum(f, 3, "leakage_pj", ls->leakage, 0);;
+        knum(f, 3, "bandwidth_throttling", ls->throttling, 0);;
+        knum(f, 3, "energy_pj", ls->energy, 0);;
+        knum(f, 3, "area_um2", ls->area, 0);;
         key(f, 3, "dataspaces");
         fputs("{", f);
         int first = 1;
@@ -146,17 +168,17 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
             first = 0;
             key(f, 4, wl->ds[ds].name);
             fputs("{\n", f);
-            knum(f, 5, "partition_size", (double)d->partition_size, 0);
-            knum(f, 5, "utilized_capacity", (double)d->utilized_capacity, 0);
-            knum(f, 5, "utilized_instances", (double)d->utilized_instances, 0);
-            knum(f, 5, "utilized_clusters", (double)d->utilized_clusters, 0);
-            knum(f, 5, "reads", (double)d->reads, 0);
-            knum(f, 5, "fills", (double)d->fills, 0);
-            knum(f, 5, "updates", (double)d->updates, 0);
-            knum(f, 5, "temporal_reductions", (double)d->temporal_reductions, 0);
-            knum(f, 5, "address_generations", (double)d->address_generations, 0);
-            knum(f, 5, "energy_per_instance_pj", d->energy_per_instance, 0);
-            knum(f, 5, "energy_pj", d->energy, 1);
+            kint(f, 5, "partition_size", (uint64_t)d->partition_size, 0);
+            kint(f, 5, "utilized_capacity", (uint64_t)d->utilized_capacity, 0);
+            kint(f, 5, "utilized_instances", (uint64_t)d->utilized_instances, 0);
+            kint(f, 5, "utilized_clusters", (uint64_t)d->utilized_clusters, 0);
+            kint(f, 5, "reads", (uint64_t)d->reads, 0);
+            kint(f, 5, "fills", (uint64_t)d->fills, 0);
+            kint(f, 5, "updates", (uint64_t)d->updates, 0);
+            kint(f, 5, "temporal_reductions", (uint64_t)d->temporal_reductions, 0);
+            kint(f, 5, "address_generations", (uint64_t)d->address_generations, 0);
+            knum(f, 5, "energy_per_instance_pj", d->energy_per_instance, 0);;
+            knum(f, 5, "energy_pj", d->energy, 1);;
             fputs("    }", f);
         }
         fputs(first ? "}\n  }" : "\n   }\n  }", f);
@@ -164,15 +186,15 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
     fputs("\n ],\n", f);
     key(f, 1, "summary");
     fputs("{\n", f);
-    knum(f, 2, "cycles", (double)st->cycles, 0);
-    knum(f, 2, "computes", (double)st->computes, 0);
-    knum(f, 2, "utilization_pct", st->utilization * 100.0, 0);
-    knum(f, 2, "energy_pj", st->energy, 0);
-    knum(f, 2, "energy_uj", st->energy / 1e6, 0);
-    knum(f, 2, "gflops", st->total_ops / (double)st->cycles, 0);
-    knum(f, 2, "edp_j_cycles", st->energy * 1e-12 * (double)st->cycles, 0);
-    knum(f, 2, "last_level_accesses", (double)st->last_level_accesses, 0);
-    knum(f, 2, "area_mm2", st->area / 1e6, 0);
+    kint(f, 2, "cycles", (uint64_t)st->cycles, 0);
+    kint(f, 2, "computes", (uint64_t)st->computes, 0);
+    knum(f, 2, "utilization_pct", st->utilization * 100.0, 0);;
+    knum(f, 2, "energy_pj", st->energy, 0);;
+    knum(f, 2, "energy_uj", st->energy / 1e6, 0);;
+    knum(f, 2, "gflops", st->total_ops / (double)st->cycles, 0);;
+    knum(f, 2, "edp_j_cycles", st->energy * 1e-12 * (double)st->cycles, 0);;
+    kint(f, 2, "last_level_accesses", (uint64_t)st->last_level_accesses, 0);
+    knum(f, 2, "area_mm2", st->area / 1e6, 0);;
     key(f, 2, "fj_per_compute");
     fputs("{\n", f);
     double c = (double)st->computes;
@@ -389,6 +411,104 @@ void nm_report_mapping_yaml(FILE *f, const nm_arch *arch, const nm_workload *wl,
     }
 }
 
+/* Text that a FILE-writing helper produces, as a JSON string. */
+static void json_text(FILE *f, void (*write)(FILE *, const nm_workload *, const void *),
+                      const nm_workload *wl, const void *arg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        fputs("null", f);
+        return;
+    }
+    write(mem, wl, arg);
+    fclose(mem);
+    nm_report_json_string(f, buf);
+    free(buf);
+}
+
+static void write_tfactors(FILE *f, const nm_workload *wl, const void *lm)
+{
+    factor_list(f, wl, ((const nm_level_map *)lm)->tfactor, ((const nm_level_map *)lm)->tresidual);
+}
+static void write_sfactors(FILE *f, const nm_workload *wl, const void *lm)
+{
+    factor_list(f, wl, ((const nm_level_map *)lm)->sfactor, NULL);
+}
+static void write_torder(FILE *f, const nm_workload *wl, const void *lm)
+{
+    dim_list(f, wl, ((const nm_level_map *)lm)->torder, wl->ndims);
+}
+static void write_sorder(FILE *f, const nm_workload *wl, const void *lm)
+{
+    dim_list(f, wl, ((const nm_level_map *)lm)->sorder, wl->ndims);
+}
+
+static void ds_json(FILE *f, const nm_workload *wl, uint32_t mask)
+{
+    int first = 1;
+    fputc('[', f);
+    for (int d = 0; d < wl->nds; d++) {
+        if (!((mask >> d) & 1u))
+            continue;
+        fputs(first ? "" : ", ", f);
+        nm_report_json_string(f, wl->ds[d].name);
+        first = 0;
+    }
+    fputc(']', f);
+}
+
+/* The mapping as map.yaml writes it (nm_report_mapping_yaml): one object
+ * per directive, outermost level first, the same keys and values. */
+static void mapping_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                         const nm_mapping *m)
+{
+    uint32_t all = (1u << wl->nds) - 1u;
+    fputs("[", f);
+    for (int l = arch->nlevels - 1; l >= 0; l--) {
+        const nm_level *L = &arch->level[l];
+        const nm_level_map *lm = &m->level[l];
+        fputs(l == arch->nlevels - 1 ? "\n  {\"target\": " : ",\n  {\"target\": ", f);
+        nm_report_json_string(f, L->name);
+        fputs(", \"type\": \"temporal\", \"factors\": ", f);
+        json_text(f, write_tfactors, wl, lm);
+        fputs(", \"permutation\": ", f);
+        json_text(f, write_torder, wl, lm);
+        if (lm->no_temporal_reuse) {
+            fputs(", \"no_temporal_reuse\": ", f);
+            ds_json(f, wl, lm->no_temporal_reuse);
+        }
+        fputs("}", f);
+        if (L->fanoutX * L->fanoutY > 1) {
+            fputs(",\n  {\"target\": ", f);
+            nm_report_json_string(f, L->name);
+            fputs(", \"type\": \"spatial\", \"factors\": ", f);
+            json_text(f, write_sfactors, wl, lm);
+            fputs(", \"permutation\": ", f);
+            json_text(f, write_sorder, wl, lm);
+            fprintf(f, ", \"split\": %d", lm->split);
+            if (lm->no_link) {
+                fputs(", \"no_link_transfer\": ", f);
+                ds_json(f, wl, lm->no_link);
+            }
+            if (lm->no_multicast) {
+                fputs(", \"no_multicast_no_reduction\": ", f);
+                ds_json(f, wl, lm->no_multicast);
+            }
+            fputs("}", f);
+        }
+        fputs(",\n  {\"target\": ", f);
+        nm_report_json_string(f, L->name);
+        fputs(", \"type\": \"bypass\", \"keep\": ", f);
+        ds_json(f, wl, lm->keep & all);
+        fputs(", \"bypass\": ", f);
+        ds_json(f, wl, ~lm->keep & all);
+        fputs("}", f);
+    }
+    fputs("\n ]", f);
+}
+
 static const char *reject_name(int kind)
 {
     switch (kind) {
@@ -418,7 +538,7 @@ void nm_report_search_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
                            const nm_search_result *res, const nm_search_opts *o)
 {
     if (res->found) {
-        json_body(f, arch, wl, &res->best_stats);
+        json_body(f, arch, wl, &res->best_stats, &res->best.map);
     } else {
         fputs("{\n", f);
         key(f, 1, "valid");
@@ -438,12 +558,12 @@ void nm_report_search_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
         nm_report_json_string(f, nm_metric_name(o->metric[i]));
     }
     fputs("],\n", f);
-    knum(f, 2, "seed", (double)o->seed, 0);
-    knum(f, 2, "threads", res->threads, 0);
-    knum(f, 2, "proposed", (double)res->proposed, 0);
-    knum(f, 2, "evaluated", (double)res->evaluated, 0);
-    knum(f, 2, "valid", (double)res->valid, 0);
-    knum(f, 2, "pruned", (double)res->pruned, 0);
+    kint(f, 2, "seed", (uint64_t)o->seed, 0);
+    kint(f, 2, "threads", (uint64_t)res->threads, 0);
+    kint(f, 2, "proposed", (uint64_t)res->proposed, 0);
+    kint(f, 2, "evaluated", (uint64_t)res->evaluated, 0);
+    kint(f, 2, "valid", (uint64_t)res->valid, 0);
+    kint(f, 2, "pruned", (uint64_t)res->pruned, 0);
     key(f, 2, "invalid");
     fputs("{", f);
     int first = 1;
@@ -453,11 +573,11 @@ void nm_report_search_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
         fputs(first ? "\n" : ",\n", f);
         first = 0;
         key(f, 3, reject_name(k));
-        num(f, (double)res->invalid[k]);
+        fprintf(f, "%llu", (unsigned long long)res->invalid[k]);
     }
     fputs(first ? "},\n" : "\n  },\n", f);
-    knum(f, 2, "evaluations_per_second", res->evals_per_second, 0);
-    knum(f, 2, "wall_seconds", res->seconds, 0);
+    knum(f, 2, "evaluations_per_second", res->evals_per_second, 0);;
+    knum(f, 2, "wall_seconds", res->seconds, 0);;
     kstr(f, 2, "stopped_by", res->stopped_by, 0);
     key(f, 2, "proven_optimal");
     fputs(res->proven_optimal ? "true" : "false", f);
@@ -580,13 +700,13 @@ void nm_report_energy(FILE *f, const nm_arch *arch, int format)
             kstr(f, 3, "class", L->cls, 0);
             if (L->subclass[0])
                 kstr(f, 3, "subclass", L->subclass, 0);
-            knum(f, 3, "instances", (double)L->instances, 0);
-            knum(f, 3, "bits_per_access", (double)L->word_bits * L->block_size * L->cluster_size, 0);
-            knum(f, 3, "read_pj", L->e_read, 0);
-            knum(f, 3, "write_pj", L->e_fill, 0);
-            knum(f, 3, "update_pj", L->e_update, 0);
-            knum(f, 3, "leak_pj_per_cycle", L->e_leak, 0);
-            knum(f, 3, "area_um2", L->area, 0);
+            kint(f, 3, "instances", (uint64_t)L->instances, 0);
+            knum(f, 3, "bits_per_access", (double)L->word_bits * L->block_size * L->cluster_size, 0);;
+            knum(f, 3, "read_pj", L->e_read, 0);;
+            knum(f, 3, "write_pj", L->e_fill, 0);;
+            knum(f, 3, "update_pj", L->e_update, 0);;
+            knum(f, 3, "leak_pj_per_cycle", L->e_leak, 0);;
+            knum(f, 3, "area_um2", L->area, 0);;
             if (L->compose)
                 kstr(f, 3, "composition", L->compose, 0);
             key(f, 3, "source");
@@ -596,9 +716,9 @@ void nm_report_energy(FILE *f, const nm_arch *arch, int format)
         fputs(first ? "  {\n" : ",\n  {\n", f);
         kstr(f, 3, "name", A->name, 0);
         kstr(f, 3, "class", A->cls, 0);
-        knum(f, 3, "instances", (double)A->instances, 0);
-        knum(f, 3, "compute_pj", A->e_compute, 0);
-        knum(f, 3, "area_um2", A->area, 0);
+        kint(f, 3, "instances", (uint64_t)A->instances, 0);
+        knum(f, 3, "compute_pj", A->e_compute, 0);;
+        knum(f, 3, "area_um2", A->area, 0);;
         if (A->compose)
             kstr(f, 3, "composition", A->compose, 0);
         key(f, 3, "source");
@@ -656,9 +776,9 @@ static void compare_row(FILE *f, int json, int *first, const char *comp, const c
         kstr(f, 3, "component", comp, 0);
         kstr(f, 3, "class", cls, 0);
         kstr(f, 3, "action", action, 0);
-        knum(f, 3, "given_pj", given, 0);
+        knum(f, 3, "given_pj", given, 0);;
         kstr(f, 3, "given_source", src, 0);
-        knum(f, 3, "builtin_pj", builtin, 0);
+        knum(f, 3, "builtin_pj", builtin, 0);;
         key(f, 3, "ratio");
         if (ratio < 0)
             fputs("null", f);
@@ -705,8 +825,8 @@ void nm_report_energy_compare(FILE *f, const nm_arch *given, const nm_arch *buil
                 &within, &rows);
     if (json) {
         fputs(first ? " ],\n" : "\n ],\n", f);
-        knum(f, 1, "rows_within_1_5x", within, 0);
-        knum(f, 1, "rows", rows, 1);
+        kint(f, 1, "rows_within_1_5x", (uint64_t)within, 0);
+        kint(f, 1, "row_count", (uint64_t)rows, 1);
         fputs("}\n", f);
         return;
     }
@@ -818,7 +938,7 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
     fputs("{\n", f);
     kstr(f, 2, "network", net->name, 0);
     kstr(f, 2, "algorithm", o->algorithm, 0);
-    knum(f, 2, "seed", (double)o->seed, 0);
+    kint(f, 2, "seed", (uint64_t)o->seed, 0);
     key(f, 2, "layers");
     fputs("[\n", f);
     for (int i = 0; i < net->nlayers; i++) {
@@ -828,8 +948,8 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
         fputs("    {\n", f);
         kstr(f, 6, "name", ly->name, 0);
         kstr(f, 6, "same_as", net->layer[ly->same_as].name, 0);
-        knum(f, 6, "repeat", (double)ly->repeat, 0);
-        knum(f, 6, "macs", (double)nm_workload_ops(&ly->wl), 0);
+        kint(f, 6, "repeat", (uint64_t)ly->repeat, 0);
+        kint(f, 6, "macs", (uint64_t)nm_workload_ops(&ly->wl), 0);
         key(f, 6, "valid");
         fputs(r ? "true" : "false", f);
         if (!r) {
@@ -842,9 +962,9 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
         } else {
             const nm_stats *st = &r->best_stats;
             fputs(",\n", f);
-            knum(f, 6, "energy_pj", st->energy, 0);
-            knum(f, 6, "cycles", (double)st->cycles, 0);
-            knum(f, 6, "utilization_pct", 100.0 * st->utilization, 0);
+            knum(f, 6, "energy_pj", st->energy, 0);;
+            kint(f, 6, "cycles", (uint64_t)st->cycles, 0);
+            knum(f, 6, "utilization_pct", 100.0 * st->utilization, 0);;
             double pj[NM_MAX_LEVELS + 1];
             for (int l = 0; l < arch->nlevels; l++)
                 pj[l] = st->level[l].energy;
@@ -858,16 +978,16 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
     fputs("  ],\n", f);
     key(f, 2, "summary");
     fputs("{\n", f);
-    knum(f, 4, "layers_mapped", t.mapped, 0);
-    knum(f, 4, "layers_failed", t.failed, 0);
-    knum(f, 4, "macs", t.macs, 0);
-    knum(f, 4, "energy_pj", t.energy, 0);
-    knum(f, 4, "cycles", t.cycles, 0);
-    knum(f, 4, "utilization_pct", t.cycles > 0 ? 100.0 * t.busy / t.cycles : 0.0, 0);
-    knum(f, 4, "pj_per_mac", t.macs > 0 ? t.energy / t.macs : 0.0, 0);
+    kint(f, 4, "layers_mapped", (uint64_t)t.mapped, 0);
+    kint(f, 4, "layers_failed", (uint64_t)t.failed, 0);
+    kint(f, 4, "macs", (uint64_t)t.macs, 0);
+    knum(f, 4, "energy_pj", t.energy, 0);;
+    kint(f, 4, "cycles", (uint64_t)t.cycles, 0);
+    knum(f, 4, "utilization_pct", t.cycles > 0 ? 100.0 * t.busy / t.cycles : 0.0, 0);;
+    knum(f, 4, "pj_per_mac", t.macs > 0 ? t.energy / t.macs : 0.0, 0);;
     if (arch->clock_given) {
-        knum(f, 4, "clock_hz", 1.0 / arch->cycle_seconds, 0);
-        knum(f, 4, "seconds", t.cycles * arch->cycle_seconds, 0);
+        knum(f, 4, "clock_hz", 1.0 / arch->cycle_seconds, 0);;
+        knum(f, 4, "seconds", t.cycles * arch->cycle_seconds, 0);;
     }
     key(f, 4, "pj_per_mac_by_level");
     level_object(f, 4, arch, t.level, t.macs);

@@ -256,7 +256,7 @@ START_TEST(conformance_case)
     size_t len = 0;
     FILE *mem = open_memstream(&json, &len);
     ck_assert_ptr_nonnull(mem);
-    nm_report_json(mem, &spec.arch, &spec.wl, &stats);
+    nm_report_json(mem, &spec.arch, &spec.wl, &stats, NULL);
     fclose(mem);
     nm_ydoc got, want;
     nm_ydoc_init(&got);

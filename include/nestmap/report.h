@@ -12,8 +12,10 @@
 
 /* Machine-readable stats (the corpus's expected.json fields): levels
  * innermost first, per-instance counts, energies at full precision.  For an
- * invalid mapping: {"valid": false, "reason": ...}. */
-void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st);
+ * invalid mapping: {"valid": false, "reason": ...}.  With m (may be NULL),
+ * first "mapping": the mapping in map.yaml's structure, a list of directives. */
+void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st,
+                    const nm_mapping *m);
 
 /* Human-readable stats per level and data space, then a summary. */
 void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st);

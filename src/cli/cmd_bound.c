@@ -40,17 +40,17 @@ int nm_cmd_bound(int argc, char **argv)
     double mem_cycles = r.mem_cycles, bound = r.bound_cycles;
     const char *bw_note = r.bw_note, *binding = nm_roofline_binding_name(r.binding);
     if (o.json) {
-        printf("{\n \"macs\": %.17g,\n \"tensors\": [", macs);
+        printf("{\n \"macs\": %llu,\n \"tensors\": [", (unsigned long long)nm_workload_ops(wl));
         for (int ds = 0; ds < wl->nds; ds++) {
             printf("%s\n  {\"name\": ", ds ? "," : "");
             nm_report_json_string(stdout, wl->ds[ds].name);
-            printf(", \"words\": %.17g, \"bytes\": %.17g, \"output\": %s}",
-                   (double)nm_workload_ds_size(wl, ds),
+            printf(", \"words\": %llu, \"bytes\": %.17g, \"output\": %s}",
+                   (unsigned long long)nm_workload_ds_size(wl, ds),
                    (double)nm_workload_ds_size(wl, ds) * bytes_per_word,
                    wl->ds[ds].read_write ? "true" : "false");
         }
         printf("\n ],\n \"min_bytes\": %.17g,\n \"arithmetic_intensity_macs_per_byte\": %.17g,\n"
-               " \"compute_cycles\": %.17g,\n \"memory_cycles\": ",
+               " \"compute_cycles\": %.0f,\n \"memory_cycles\": ",
                bytes, macs / bytes, compute_cycles);
         if (isnan(mem_cycles))
             printf("null");

@@ -41,7 +41,7 @@ static int write_file(const char *dir, const char *name, int kind, const nm_spec
     if (kind == 0)
         nm_report_text(f, &spec->arch, &spec->wl, st);
     else if (kind == 1)
-        nm_report_json(f, &spec->arch, &spec->wl, st);
+        nm_report_json(f, &spec->arch, &spec->wl, st, &spec->map);
     else
         nm_report_loopnest(f, &spec->arch, &spec->wl, nest, &spec->map, st);
     return nm_cli_close_out(f, path);
@@ -91,7 +91,7 @@ int nm_cmd_model(int argc, char **argv)
     static nm_nest nest;
     int valid = nm_model_eval(&mdl, &spec.map, &st, &nest);
     if (o.json) {
-        nm_report_json(stdout, &spec.arch, &spec.wl, &st);
+        nm_report_json(stdout, &spec.arch, &spec.wl, &st, &spec.map);
     } else if (valid) {
         nm_report_loopnest(stdout, &spec.arch, &spec.wl, &nest, &spec.map, &st);
         fputc('\n', stdout);

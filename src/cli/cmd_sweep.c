@@ -2,9 +2,11 @@
  * `sweep:` key (sweep.h), checks every varied value against the design
  * before anything is written, then maps every workload at every point, one
  * point after another (or over MPI ranks), and writes as each point ends. */
+#define _XOPEN_SOURCE 700 /* nftw, mkdtemp */
 #include <config.h>
 
 #include <math.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -502,6 +504,15 @@ static void base_name(char *out, const char *path)
     out[n] = '\0';
 }
 
+/* nftw's callback that removes what it visits (children first). */
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
 static int sweep_main(int argc, char **argv, int rank, int ranks)
 {
     /* The options as given, for the resume fingerprint (parsing takes
@@ -560,6 +571,19 @@ static int sweep_main(int argc, char **argv, int rank, int ranks)
     }
     if ((rc = check_values(run)) != 0)
         goto fini;
+    /* --json without -o: sweep.json is built from the files of a sweep
+     * directory, so a temporary one stands in (removed at the end). */
+    char tmpdir[4096] = "";
+    if (run->co.json && !run->co.outdir && rank == 0) {
+        const char *t = getenv("TMPDIR");
+        snprintf(tmpdir, sizeof tmpdir, "%s/nestmap-sweep.XXXXXX", t && *t ? t : "/tmp");
+        if (!mkdtemp(tmpdir)) {
+            perror(tmpdir);
+            rc = 2;
+            goto fini;
+        }
+        run->co.outdir = tmpdir;
+    }
     run->stop = nm_cli_catch_sigint();
     int tty = rank == 0 && isatty(STDERR_FILENO) && !run->co.quiet;
     char *header = sweep_header(run);
@@ -619,6 +643,8 @@ released:
     nm_cli_release_sigint();
     if (run->co.outdir && rank == 0)
         sweep_dir_close(&d);
+    if (tmpdir[0])
+        nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     for (uint64_t p = 0; rows && p < run->sw.npoints; p++)
         free(rows[p]);
     nm_free(rows);

@@ -1,0 +1,90 @@
+#!/bin/sh
+# json.sh — every command's --json output (and the JSON files -o writes)
+# validates against doc/nestmap.schema.json, with counts as strict
+# integers; the mapping in map's and model's JSON re-evaluates to the same
+# numbers.  Needs python3 with jsonschema (Debian: python3-jsonschema).
+# Prints one line per check and a closing "N passed, M failed".
+
+name=json
+. "${NESTMAP_SRCDIR:-.}/tests/harness.sh"
+data="$src/tests/data"
+schema="$src/doc/nestmap.schema.json"
+one="$data/good/conv1d_1level.yaml"
+
+py=
+for p in python3 /usr/bin/python3; do
+    if "$p" -c 'import jsonschema' 2>/dev/null; then py=$p; break; fi
+done
+if [ -z "$py" ]; then
+    echo "FAIL - python3 with jsonschema is needed (apt-get install python3-jsonschema)"
+    exit 1
+fi
+
+# valid DEF FILE DESCRIPTION
+valid() {
+    if "$py" "$src/tests/validate_json.py" "$schema" "$1" "$2" >"$tmp/why" 2>&1; then
+        ok "$3 validates against \$defs/$1"
+    else
+        bad "$3 does not validate against \$defs/$1:"; cat "$tmp/why"
+    fi
+}
+
+# run DEF DESCRIPTION -- COMMAND...: the command's stdout validates.
+run() {
+    def=$1; what=$2; shift 3
+    "$@" >"$tmp/out.json" 2>"$tmp/err"
+    valid "$def" "$tmp/out.json" "$what"
+}
+
+"$py" -c 'import json, sys, jsonschema; jsonschema.Draft202012Validator.check_schema(json.load(open(sys.argv[1])))' "$schema" &&
+    ok "the schema is a valid Draft 2020-12 schema" || bad "the schema itself is invalid"
+
+run model "model --json" -- "$bin" model -q --json "$one"
+run map "map --json" -- "$bin" map -q --json --max-evals 500 "$one"
+run map "map --json --algorithm optimal" -- "$bin" map -q --json --algorithm optimal --time-limit 5 "$one"
+run mapspace "mapspace --json" -- "$bin" mapspace -q --json "$one"
+run mapspace "mapspace --json --sample" -- "$bin" mapspace -q --json --sample 200 "$one"
+run energy "energy --json" -- "$bin" energy -q --json "$src/arch/eyeriss/eyeriss.yaml"
+run energy_compare "energy --compare --json" -- "$bin" energy -q --compare --json "$src/arch/eyeriss/eyeriss.yaml"
+run bound "bound --json (no bandwidth)" -- "$bin" bound -q --json "$one"
+run bound "bound --json (with bandwidth)" -- "$bin" bound -q --json "$src/arch/simba/simba.yaml" "$src/workloads/layers/resnet50_conv1.yaml"
+run network "network --json" -- "$bin" network -q --json --max-evals 2000 "$data/network/design.yaml" "$data/network/small_net.yaml"
+run sweep "sweep --json" -- "$bin" sweep -q --json --max-evals 300 "$data/sweep/buffer_dram.yaml"
+
+# An invalid mapping (exit 1) still prints JSON of the schema's form.
+sed 's/factors: R=3 P=16/factors: R=3 P=8/' "$one" >"$tmp/short.yaml"
+"$bin" model -q --json "$tmp/short.yaml" >"$tmp/inv.json" 2>/dev/null
+valid model "$tmp/inv.json" "model --json of a mapping that does not cover the layer"
+
+# Files -o writes.
+"$bin" map -q --max-evals 500 -o "$tmp/m" "$one" >/dev/null 2>&1
+valid map "$tmp/m/stats.json" "map -o: stats.json"
+"$bin" network -q --max-evals 2000 -o "$tmp/n" "$data/network/design.yaml" "$data/network/small_net.yaml" >/dev/null 2>&1
+valid network "$tmp/n/network.json" "network -o: network.json"
+
+# Counts are printed as integers, not as 2.0.
+"$bin" map -q --json --threads 2 --max-evals 500 "$one" >"$tmp/t.json" 2>/dev/null
+if grep -q '"threads": 2,' "$tmp/t.json" && ! grep -q '"cycles": [0-9]*\.0[,}]' "$tmp/t.json"; then
+    ok "threads and cycles are JSON integers"
+else
+    bad "integers printed as floats:"; grep -n '"threads"\|"cycles"' "$tmp/t.json" | head -3
+fi
+
+# The mapping in map's JSON is the one map.yaml holds: rebuilt as YAML and
+# evaluated, it gives the same energy.
+"$py" - "$tmp/t.json" "$tmp/from_json.yaml" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+with open(sys.argv[2], "w") as f:
+    f.write("mapping:\n")
+    for m in d["mapping"]:
+        f.write("- " + json.dumps(m) + "\n")
+PY
+sed '/^mapping:/,$d' "$one" >"$tmp/base.yaml"
+sed -n '/^ERT:/,$p' "$one" >>"$tmp/base.yaml"
+"$bin" model -q --json "$tmp/base.yaml" "$tmp/from_json.yaml" >"$tmp/re.json" 2>"$tmp/err"
+e1=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["energy_pj"])' "$tmp/t.json")
+e2=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["energy_pj"])' "$tmp/re.json" 2>/dev/null)
+if [ -n "$e1" ] && [ "$e1" = "$e2" ]; then ok "map --json's mapping re-evaluates to its energy ($e1 pJ)"; else bad "re-evaluated '$e2' vs '$e1'"; cat "$tmp/err"; fi
+
+finish
