@@ -515,6 +515,12 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
 {
     const char *cls = "";
     nm_status st;
+    /* Mappings and constraints name levels: a name must be unique. */
+    for (int l = 0; l < fl->nstore; l++)
+        if (!strcmp(fl->store[l].name, base))
+            return nm_yerror(err, name_node ? name_node : comp,
+                             "a second component named '%s': mappings and constraints "
+                             "name levels, so each name must be unique", base);
     if (!cls_node)
         return nm_yerror(err, comp, "component '%s' has no 'class'", base);
     if ((st = nm_yget_str(cls_node, "class", &cls, err)) != NM_OK)
