@@ -72,6 +72,16 @@ if [ "$rc" -eq 2 ] && grep -q "needs a value" "$tmp/err"; then ok "--threads wit
 rc=$?
 if [ "$rc" -eq 0 ]; then ok "--threads=N and --seed=S forms"; else bad "--threads=N: exit $rc"; cat "$tmp/err"; fi
 
+# -q keeps what a failure message refers to.
+sed 's/depth: 64/depth: 2/' "$one" >"$tmp/tiny.yaml"
+"$bin" map -q --max-evals 100 "$tmp/tiny.yaml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "see the counts by reason above" "$tmp/err" && grep -q "100 capacity (Buffer 100)" "$tmp/err"; then
+    ok "map -q still shows the counts its failure refers to"
+else
+    bad "map -q failure: exit $rc"; cat "$tmp/err"
+fi
+
 # Inputs: '-' is standard input (once), a directory is named as one, a
 # shipped design or workload is found by name.
 "$bin" model -q --json - <"$one" >"$tmp/stdin.json" 2>"$tmp/err"

@@ -128,7 +128,9 @@ int nm_cmd_map(int argc, char **argv)
         nm_free(ms);
         goto out;
     }
-    if (!co.quiet)
+    /* -q hides the search summary, except when the failure below points
+     * at its counts. */
+    if (!co.quiet || !res.found)
         nm_report_search_text(stderr, &spec.arch, &res, &o);
     if (co.json) {
         nm_report_search_json(stdout, &spec.arch, &spec.wl, &res, &o);
