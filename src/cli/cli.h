@@ -136,7 +136,7 @@ struct nm_search_opts;
     "                    beat its best (Timeloop's victory_condition, per thread)\n" \
     "  --timeout N       end a lane after N invalid candidates in a row\n" \
     "  --lanes N         independent lanes of the random strategies (default 128);\n" \
-    "                    the search ends when every lane has\n" \
+    "                    the search ends when every lane has ended\n" \
     "  --time-limit S    stop after S seconds of wall time\n" \
     "  --top K           keep the K best\n" \
     "  --imperfect       search residual factors too: tiles that do not divide the\n" \

@@ -20,8 +20,8 @@ static const char usage[] =
     "arithmetic units and the outermost level's bandwidth each impose.\n\n"
     "options:\n"
     NM_CLI_SET_USAGE
-    "  --json       the same as JSON\n"
-    "  -q, --quiet  no warnings\n";
+    "  --json            the same as JSON\n"
+    "  -q, --quiet       no warnings\n";
 
 int nm_cmd_bound(int argc, char **argv)
 {

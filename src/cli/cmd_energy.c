@@ -23,14 +23,14 @@ static const char usage[] =
     "technology (7 to 130 nm); their sources are cited in src/estimate.c.\n\n"
     "options:\n"
     NM_CLI_SET_USAGE
-    "  --json       the table as JSON\n"
-    "  --ert        the table as an ERT/ART in Timeloop's v0.4 form\n"
+    "  --json            the table as JSON\n"
+    "  --ert             the table as an ERT/ART in Timeloop's v0.4 form\n"
     "  --builtin-energy\n"
-    "               ignore the input's ERT/ART: every number from the built-in\n"
-    "               classes\n"
-    "  --compare    the input's ERT beside the built-in estimate, per action,\n"
-    "               with their ratio\n"
-    "  -q, --quiet  no warnings\n";
+    "                    ignore the input's ERT/ART: every number from the built-in\n"
+    "                    classes\n"
+    "  --compare         the input's ERT beside the built-in estimate, per action,\n"
+    "                    with their ratio\n"
+    "  -q, --quiet       no warnings\n";
 
 int nm_cmd_energy(int argc, char **argv)
 {

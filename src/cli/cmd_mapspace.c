@@ -25,16 +25,16 @@ static const char usage[] =
     "and after removing orders and splits that give the same loop nest.\n\n"
     "options:\n"
     NM_CLI_SET_USAGE
-    "  --sample N   also evaluate N random mappings: valid fraction and the\n"
-    "               distribution of energy, cycles and EDP\n"
-    "  --seed S     seed for the sampling (default 0)\n"
-    "  --imperfect  residual factors too: tiles that need not divide the bound\n"
-    "               (as mapspace: {template: ruby})\n"
+    "  --sample N        also evaluate N random mappings: valid fraction and the\n"
+    "                    distribution of energy, cycles and EDP\n"
+    "  --seed S          seed for the sampling (default 0)\n"
+    "  --imperfect       residual factors too: tiles that need not divide the bound\n"
+    "                    (as mapspace: {template: ruby})\n"
     "  --builtin-energy\n"
-    "               ignore the ERT/ART: estimate every energy and area from the\n"
-    "               component classes (see nestmap energy)\n"
-    "  --json       the sizes (and the census) as JSON\n"
-    "  -q, --quiet  no warnings\n";
+    "                    ignore the ERT/ART: estimate every energy and area from the\n"
+    "                    component classes (see nestmap energy)\n"
+    "  --json            the sizes (and the census) as JSON\n"
+    "  -q, --quiet       no warnings\n";
 
 /* "1234" when it fits, else "10^7.3". */
 static void size_text(double log10v, char *buf, size_t n)

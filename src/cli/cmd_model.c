@@ -18,17 +18,17 @@ static const char usage[] =
     "Timeloop's timeloop-model does.\n\n"
     "options:\n"
     NM_CLI_SET_USAGE
-    "  -o DIR       also write stats.txt, stats.json, map.txt and the energy and\n"
-    "               area tables in use (ERT.yaml, ART.yaml) to DIR\n"
+    "  -o DIR            also write stats.txt, stats.json, map.txt and the energy and\n"
+    "                    area tables in use (ERT.yaml, ART.yaml) to DIR\n"
     "  --timeloop-names\n"
-    "               with -o, name the files as Timeloop does\n"
-    "               (timeloop-model.stats.txt in Timeloop's layout,\n"
-    "               timeloop-model.map.txt, timeloop-model.ERT.yaml, .ART.yaml)\n"
-    "  --json       print the stats as JSON on stdout\n"
+    "                    with -o, name the files as Timeloop does\n"
+    "                    (timeloop-model.stats.txt in Timeloop's layout,\n"
+    "                    timeloop-model.map.txt, timeloop-model.ERT.yaml, .ART.yaml)\n"
+    "  --json            print the stats as JSON on stdout\n"
     "  --builtin-energy\n"
-    "               ignore the ERT/ART: estimate every energy and area from the\n"
-    "               component classes (see nestmap energy)\n"
-    "  -q, --quiet  no warnings\n\n"
+    "                    ignore the ERT/ART: estimate every energy and area from the\n"
+    "                    component classes (see nestmap energy)\n"
+    "  -q, --quiet       no warnings\n\n"
     "exit status: 0 valid mapping, 1 invalid mapping, 2 bad input\n";
 
 static int write_file(const char *dir, const char *name, int kind, const nm_spec *spec,
