@@ -8,10 +8,10 @@
 void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
 {
     const nm_level *top = &arch->level[arch->nlevels - 1];
-    r->macs = (double)nm_workload_ops(wl);
+    r->macs = (double)nm_workload_macs(wl);
     r->words_in = r->words_out = 0;
     for (int ds = 0; ds < wl->nds; ds++) {
-        double n = (double)nm_workload_ds_size(wl, ds);
+        double n = (double)nm_workload_words(wl, ds);
         if (wl->ds[ds].read_write)
             r->words_out += n;
         else

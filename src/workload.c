@@ -37,25 +37,82 @@ int nm_workload_ds(const nm_workload *wl, const char *name)
     return -1;
 }
 
+char *nm_count_text(nm_count v, char *buf, size_t size)
+{
+    char tmp[48];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + (int)(v % 10));
+        v /= 10;
+    } while (v && n < sizeof tmp);
+    size_t i = 0;
+    for (; i < n && i + 1 < size; i++)
+        buf[i] = tmp[n - 1 - i];
+    if (size)
+        buf[i < size ? i : size - 1] = '\0';
+    return buf;
+}
+
+/* a * b, saturating at NM_COUNT_LIMIT (counts never reach it after parse). */
+static nm_count mul_count(nm_count a, nm_count b)
+{
+    if (b && a > NM_COUNT_LIMIT / b)
+        return NM_COUNT_LIMIT;
+    return a * b;
+}
+
+nm_count nm_workload_macs(const nm_workload *wl)
+{
+    nm_count ops = 1;
+    for (int d = 0; d < wl->ndims; d++)
+        ops = mul_count(ops, (nm_count)wl->bound[d]);
+    return ops;
+}
+
+/* The extent of rank r of data space ds (coefficients may be negative),
+ * NM_COUNT_LIMIT when it passes that. */
+__extension__ typedef __int128 signed_count;
+
+static nm_count rank_extent(const nm_workload *wl, const nm_dataspace *s, int r)
+{
+    signed_count extent = 1;
+    const signed_count limit = (signed_count)NM_COUNT_LIMIT;
+    for (int t = 0; t < s->rank[r].nterms; t++) {
+        extent += (signed_count)s->rank[r].term[t].coef * (wl->bound[s->rank[r].term[t].dim] - 1);
+        if (extent >= limit || extent <= -limit)
+            return NM_COUNT_LIMIT;
+    }
+    return extent > 0 ? (nm_count)extent : 1;
+}
+
+nm_count nm_workload_words(const nm_workload *wl, int ds)
+{
+    nm_count size = 1;
+    const nm_dataspace *s = &wl->ds[ds];
+    for (int r = 0; r < s->nranks; r++) {
+        size = mul_count(size, rank_extent(wl, s, r));
+    }
+    return size;
+}
+
+int nm_workload_fits64(const nm_workload *wl)
+{
+    if (nm_workload_macs(wl) > UINT64_MAX)
+        return 0;
+    for (int ds = 0; ds < wl->nds; ds++)
+        if (nm_workload_words(wl, ds) > UINT64_MAX)
+            return 0;
+    return 1;
+}
+
 uint64_t nm_workload_ops(const nm_workload *wl)
 {
-    uint64_t ops = 1;
-    for (int d = 0; d < wl->ndims; d++)
-        ops *= (uint64_t)wl->bound[d];
-    return ops;
+    return (uint64_t)nm_workload_macs(wl);
 }
 
 uint64_t nm_workload_ds_size(const nm_workload *wl, int ds)
 {
-    uint64_t size = 1;
-    const nm_dataspace *s = &wl->ds[ds];
-    for (int r = 0; r < s->nranks; r++) {
-        int64_t extent = 1;
-        for (int t = 0; t < s->rank[r].nterms; t++)
-            extent += s->rank[r].term[t].coef * (wl->bound[s->rank[r].term[t].dim] - 1);
-        size *= (uint64_t)extent;
-    }
-    return size;
+    return (uint64_t)nm_workload_words(wl, ds);
 }
 
 static nm_status copy_name(char *dst, const nm_ynode *n, const char *what, nm_error *err)
@@ -326,19 +383,21 @@ nm_status nm_workload_parse(nm_workload *wl, const nm_ynode *problem, nm_ydoc *d
         return st;
     int handled = 0;
     st = nm_workload_shorthand(wl, problem, &handled, err);
-    if (handled)
-        return st;
-    st = parse_timeloop(wl, problem, doc, err);
+    if (!handled) {
+        if ((st = parse_timeloop(wl, problem, doc, err)) != NM_OK)
+            return st;
+        if (!wl->name[0])
+            strcpy(wl->name, "problem");
+    }
     if (st != NM_OK)
         return st;
-    if (!wl->name[0])
-        strcpy(wl->name, "problem");
-    /* Products must stay within 64 bits for the counts to be exact. */
-    uint64_t ops = 1;
-    for (int d = 0; d < wl->ndims; d++) {
-        if ((uint64_t)wl->bound[d] > UINT64_MAX / ops)
-            return nm_yerror(err, problem, "the problem has more than 2^64 operations");
-        ops *= (uint64_t)wl->bound[d];
-    }
+    /* Every count exact, or refused: 128 bits hold them up to ~1e36. */
+    if (nm_workload_macs(wl) >= NM_COUNT_LIMIT)
+        return nm_yerror(err, problem, "the problem has more than 2^120 (about 1.3e36) "
+                         "multiply-accumulates: nestmap cannot count them exactly");
+    for (int ds = 0; ds < wl->nds; ds++)
+        if (nm_workload_words(wl, ds) >= NM_COUNT_LIMIT)
+            return nm_yerror(err, problem, "data space '%s' has more than 2^120 elements: "
+                             "nestmap cannot count them exactly", wl->ds[ds].name);
     return NM_OK;
 }

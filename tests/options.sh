@@ -82,6 +82,42 @@ else
     bad "map -q failure: exit $rc"; cat "$tmp/err"
 fi
 
+# Counts are exact or refused: a 10^30-MAC GEMM is counted to the last
+# digit by bound (text and JSON), refused by the 64-bit cost model with a
+# message, and a layer past 2^120 MACs is refused as input.
+ws="$src/arch/simple/weight_stationary.yaml"
+printf 'problem:\n  gemm: {M: 10000000000, N: 10000000000, K: 10000000000}\n' >"$tmp/e30.yaml"
+"$bin" bound -q "$ws" "$tmp/e30.yaml" >"$tmp/out" 2>"$tmp/err"
+if grep -q "^multiply-accumulates   1000000000000000000000000000000$" "$tmp/out" &&
+    grep -q "^least traffic          600000000000000000000 bytes" "$tmp/out" &&
+    grep -q "^compute bound          3906250000000000000000000000 cycles (256 units)" "$tmp/out"; then
+    ok "bound counts 10^30 MACs exactly"
+else
+    bad "bound at 10^30 MACs:"; cat "$tmp/out" "$tmp/err"
+fi
+"$bin" bound -q --json "$ws" "$tmp/e30.yaml" >"$tmp/out" 2>&1
+if grep -q '"macs": 1000000000000000000000000000000,' "$tmp/out" && grep -q '"compute_cycles": 3906250000000000000000000000,' "$tmp/out"; then
+    ok "bound --json carries the exact 10^30 count"
+else
+    bad "bound --json at 10^30:"; head -4 "$tmp/out"
+fi
+sed 's/instance: {R: 3, P: 16}/instance: {R: 3, P: 9000000000000000000}/' "$one" >"$tmp/e19.yaml"
+"$bin" map -q --max-evals 10 "$tmp/e19.yaml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "conv1d has 27000000000000000000 multiply-accumulates; the cost model counts accesses in 64 bits" "$tmp/err"; then
+    ok "the 64-bit model refuses what it cannot count (exit 2)"
+else
+    bad "map at 10^30: exit $rc"; cat "$tmp/err"
+fi
+printf 'problem:\n  gemm: {M: 10000000000000, N: 10000000000000, K: 10000000000000}\n' >"$tmp/e36.yaml"
+"$bin" bound -q "$ws" "$tmp/e36.yaml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "more than 2^120 (about 1.3e36) multiply-accumulates" "$tmp/err"; then
+    ok "a layer past 2^120 MACs is refused, located"
+else
+    bad "10^36: exit $rc"; cat "$tmp/out" "$tmp/err"
+fi
+
 # Inputs: '-' is standard input (once), a directory is named as one, a
 # shipped design or workload is found by name.
 "$bin" model -q --json - <"$one" >"$tmp/stdin.json" 2>"$tmp/err"

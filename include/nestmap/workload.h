@@ -58,10 +58,26 @@ int nm_workload_unit_dim(const nm_workload *wl, const char *name);
 int nm_workload_dim(const nm_workload *wl, const char *name);
 int nm_workload_ds(const nm_workload *wl, const char *name);
 
-/* Number of multiply-accumulates: the product of all bounds. */
-uint64_t nm_workload_ops(const nm_workload *wl);
+/* A count that 64 bits cannot always hold: a layer's MACs and tensor sizes
+ * are exact up to NM_COUNT_LIMIT (nm_workload_parse refuses larger ones). */
+__extension__ typedef unsigned __int128 nm_count;
+#define NM_COUNT_LIMIT ((nm_count)1 << 120) /* about 1.3e36 */
 
-/* Number of distinct elements of data space ds over the whole problem. */
+/* Writes v in decimal to buf[size]; returns buf. */
+char *nm_count_text(nm_count v, char *buf, size_t size);
+
+/* Number of multiply-accumulates, the product of all bounds: exact. */
+nm_count nm_workload_macs(const nm_workload *wl);
+
+/* Number of distinct elements of data space ds over the whole problem: exact. */
+nm_count nm_workload_words(const nm_workload *wl, int ds);
+
+/* Whether every count of the layer fits the cost model's 64 bits (the
+ * model refuses a layer that does not; `bound` takes any). */
+int nm_workload_fits64(const nm_workload *wl);
+
+/* The same in 64 bits, for a layer that fits (nm_workload_fits64). */
+uint64_t nm_workload_ops(const nm_workload *wl);
 uint64_t nm_workload_ds_size(const nm_workload *wl, int ds);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 #include "nestmap/report.h"
@@ -23,6 +24,18 @@ static const char usage[] =
     "  --json            the same as JSON\n"
     "  -q, --quiet       no warnings\n";
 
+/* words x bits/8 bytes, exactly (an eighth of a byte written as .125). */
+static char *bytes_text(nm_count words, int bits, char *buf, size_t size)
+{
+    nm_count b = words * (nm_count)bits;
+    nm_count_text(b / 8, buf, size);
+    if (b % 8) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, size - n, ".%03d", (int)(b % 8) * 125);
+    }
+    return buf;
+}
+
 int nm_cmd_bound(int argc, char **argv)
 {
     nm_cli_opts o;
@@ -33,25 +46,41 @@ int nm_cmd_bound(int argc, char **argv)
     const nm_arch *arch = &spec.arch;
     const nm_workload *wl = &spec.wl;
     const nm_level *top = &arch->level[arch->nlevels - 1];
-    double bytes_per_word = top->word_bits / 8.0;
     nm_roofline r;
     nm_roofline_of(&r, arch, wl);
     double macs = r.macs, bytes = r.bytes, compute_cycles = r.compute_cycles;
     double mem_cycles = r.mem_cycles, bound = r.bound_cycles;
     const char *bw_note = r.bw_note, *binding = nm_roofline_binding_name(r.binding);
+    /* The counts exactly (128 bits): a layer may pass 2^64 MACs. */
+    char mac_text[48], words[NM_MAX_DS][48], byte_text[NM_MAX_DS][56], total_text[56];
+    nm_count total_words = 0;
+    nm_count_text(nm_workload_macs(wl), mac_text, sizeof mac_text);
+    for (int ds = 0; ds < wl->nds; ds++) {
+        nm_count w = nm_workload_words(wl, ds);
+        total_words += w;
+        nm_count_text(w, words[ds], sizeof words[ds]);
+        bytes_text(w, top->word_bits, byte_text[ds], sizeof byte_text[ds]);
+    }
+    bytes_text(total_words, top->word_bits, total_text, sizeof total_text);
+    nm_count units = (nm_count)arch->arith.instances;
+    char cc_text[48];
+    nm_count_text((nm_workload_macs(wl) + units - 1) / units, cc_text, sizeof cc_text);
+    char bound_text[64];
+    if (compute_cycles >= mem_cycles || isnan(mem_cycles))
+        snprintf(bound_text, sizeof bound_text, "%s", cc_text);
+    else
+        snprintf(bound_text, sizeof bound_text, "%.0f", bound);
     if (o.json) {
-        printf("{\n \"macs\": %llu,\n \"tensors\": [", (unsigned long long)nm_workload_ops(wl));
+        printf("{\n \"macs\": %s,\n \"tensors\": [", mac_text);
         for (int ds = 0; ds < wl->nds; ds++) {
             printf("%s\n  {\"name\": ", ds ? "," : "");
             nm_report_json_string(stdout, wl->ds[ds].name);
-            printf(", \"words\": %llu, \"bytes\": %.17g, \"output\": %s}",
-                   (unsigned long long)nm_workload_ds_size(wl, ds),
-                   (double)nm_workload_ds_size(wl, ds) * bytes_per_word,
+            printf(", \"words\": %s, \"bytes\": %s, \"output\": %s}", words[ds], byte_text[ds],
                    wl->ds[ds].read_write ? "true" : "false");
         }
-        printf("\n ],\n \"min_bytes\": %.17g,\n \"arithmetic_intensity_macs_per_byte\": %.17g,\n"
-               " \"compute_cycles\": %.0f,\n \"memory_cycles\": ",
-               bytes, macs / bytes, compute_cycles);
+        printf("\n ],\n \"min_bytes\": %s,\n \"arithmetic_intensity_macs_per_byte\": %.17g,\n"
+               " \"compute_cycles\": %s,\n \"memory_cycles\": ",
+               total_text, macs / bytes, cc_text);
         if (isnan(mem_cycles))
             printf("null");
         else
@@ -62,23 +91,21 @@ int nm_cmd_bound(int argc, char **argv)
     } else {
         printf("%s on %s .. %s (%lld %s units)\n\n", wl->name, top->name, arch->level[0].name,
                (long long)arch->arith.instances, arch->arith.name);
-        printf("multiply-accumulates   %.0f\n", macs);
+        printf("multiply-accumulates   %s\n", mac_text);
         for (int ds = 0; ds < wl->nds; ds++)
-            printf("%-22s %.0f words, %.0f bytes%s\n", wl->ds[ds].name,
-                   (double)nm_workload_ds_size(wl, ds),
-                   (double)nm_workload_ds_size(wl, ds) * bytes_per_word,
+            printf("%-22s %s words, %s bytes%s\n", wl->ds[ds].name, words[ds], byte_text[ds],
                    wl->ds[ds].read_write ? " (output)" : "");
-        printf("least traffic          %.0f bytes (each tensor once, %g-bit words at %s)\n", bytes,
-               top->word_bits * 1.0, top->name);
+        printf("least traffic          %s bytes (each tensor once, %d-bit words at %s)\n",
+               total_text, top->word_bits, top->name);
         printf("arithmetic intensity   %.3f MACs/byte\n", macs / bytes);
-        printf("compute bound          %.0f cycles (%lld units)\n", compute_cycles,
+        printf("compute bound          %s cycles (%lld units)\n", cc_text,
                (long long)arch->arith.instances);
         if (isnan(mem_cycles))
             printf("memory bound           unknown (%s)\n", bw_note);
         else
             printf("memory bound           %.0f cycles (%s of %s)\n", ceil(mem_cycles), bw_note,
                    top->name);
-        printf("roofline bound         %.0f cycles: bound by %s\n", bound, binding);
+        printf("roofline bound         %s cycles: bound by %s\n", bound_text, binding);
     }
     nm_spec_fini(&spec);
     return 0;
