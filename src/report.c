@@ -639,14 +639,15 @@ void nm_report_found_csv(FILE *f, const nm_search_result *res, const nm_search_o
     fputs("rank,energy_pj,cycles,edp_j_cycles,last_level_accesses", f);
     for (int i = 0; i < o->nmetrics; i++)
         fprintf(f, ",objective_%s", nm_metric_name(o->metric[i]));
-    fputs(",candidate\n", f);
+    fputs(",candidate,map\n", f);
     for (int i = 0; i < n; i++) {
         const nm_found *x = &list[i];
         fprintf(f, "%d,%.17g,%llu,%.17g,%llu", i + 1, x->energy, (unsigned long long)x->cycles,
                 x->energy * 1e-12 * (double)x->cycles, (unsigned long long)x->lla);
         for (int k = 0; k < o->nmetrics; k++)
             fprintf(f, ",%.17g", x->score[k]);
-        fprintf(f, ",%llu\n", (unsigned long long)x->index);
+        fprintf(f, ",%llu,%s/%d.map.yaml\n", (unsigned long long)x->index,
+                which ? "top" : "pareto", i + 1);
     }
 }
 

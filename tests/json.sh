@@ -87,4 +87,24 @@ e1=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["e
 e2=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["energy_pj"])' "$tmp/re.json" 2>/dev/null)
 if [ -n "$e1" ] && [ "$e1" = "$e2" ]; then ok "map --json's mapping re-evaluates to its energy ($e1 pJ)"; else bad "re-evaluated '$e2' vs '$e1'"; cat "$tmp/err"; fi
 
+# Every row of pareto.csv and top.csv names its mapping, which nestmap
+# model re-evaluates to the row's energy and cycles.
+"$bin" map -q --max-evals 3000 -o "$tmp/pt" "$src/arch/eyeriss/eyeriss.yaml" "$src/workloads/layers/resnet50_conv1.yaml" >/dev/null 2>&1
+for csv in pareto top; do
+    rows=0; same=0
+    while IFS=, read -r rank energy cycles rest; do
+        [ "$rank" = rank ] && continue
+        map=${rest##*,}
+        rows=$((rows + 1))
+        "$bin" model -q --json "$src/arch/eyeriss/eyeriss.yaml" "$src/workloads/layers/resnet50_conv1.yaml" "$tmp/pt/$map" >"$tmp/re.json" 2>/dev/null
+        "$py" -c 'import json, sys; d = json.load(open(sys.argv[1]))["summary"]; sys.exit(not (d["energy_pj"] == float(sys.argv[2]) and d["cycles"] == int(sys.argv[3])))' \
+            "$tmp/re.json" "$energy" "$cycles" && same=$((same + 1))
+    done <"$tmp/pt/$csv.csv"
+    if [ "$rows" -gt 1 ] && [ "$same" -eq "$rows" ]; then
+        ok "$csv.csv: all $rows mappings re-evaluate to their rows"
+    else
+        bad "$csv.csv: $same of $rows mappings re-evaluate to their rows"
+    fi
+done
+
 finish

@@ -25,6 +25,7 @@ static const char usage[] =
     NM_CLI_SET_USAGE
     NM_CLI_SEARCH_USAGE
     "  -o DIR            write map.yaml, stats.txt, stats.json, pareto.csv, top.csv\n"
+    "                    (each row's mapping in pareto/RANK.map.yaml, top/RANK.map.yaml)\n"
     "                    and the energy and area tables in use (ERT.yaml, ART.yaml)\n"
     "  --timeloop-names  with -o, also write Timeloop's files: timeloop-mapper.stats.txt\n"
     "                    (Timeloop's layout), .map.txt, .map.yaml, .ERT.yaml, .ART.yaml\n"
@@ -87,6 +88,31 @@ static int write_outputs(const char *dir, const nm_spec *spec, const nm_search_r
         }
         if (!nm_cli_close_out(f, path))
             return 0;
+    }
+    /* Every mapping of the Pareto front and the top K as a map.yaml of its
+     * own (pareto/RANK.map.yaml, top/RANK.map.yaml: the CSVs' `map`
+     * column), so each can be re-evaluated with nestmap model. */
+    for (int which = 0; which < 2; which++) {
+        const nm_found *list = which ? res->top : res->pareto;
+        int n = which ? res->ntop : res->npareto;
+        char sub[4096];
+        snprintf(sub, sizeof sub, "%s/%s", dir, which ? "top" : "pareto");
+        if (n && !nm_cli_mkdir(sub))
+            return 0;
+        for (int k = 0; k < n; k++) {
+            char name[32], path[4200];
+            snprintf(name, sizeof name, "%d.map.yaml", k + 1);
+            FILE *f = nm_cli_open_out(sub, name, path, sizeof path);
+            if (!f)
+                return 0;
+            fprintf(f, "# %s mapping %d of nestmap map (%s, %s, seed %llu): %.17g pJ, %llu "
+                    "cycles.\n", which ? "Top-K" : "Pareto-front", k + 1, o->algorithm,
+                    nm_metric_name(o->metric[0]), (unsigned long long)o->seed, list[k].energy,
+                    (unsigned long long)list[k].cycles);
+            nm_report_mapping_yaml(f, &spec->arch, &spec->wl, &list[k].map);
+            if (!nm_cli_close_out(f, path))
+                return 0;
+        }
     }
     if (!nm_cli_write_tables(dir, tl_names ? "timeloop-mapper" : NULL, spec,
                              res->found ? &res->best_stats : NULL, &nest, &res->best.map))
