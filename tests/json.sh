@@ -29,11 +29,17 @@ valid() {
     fi
 }
 
-# run DEF DESCRIPTION -- COMMAND...: the command's stdout validates.
+# run DEF DESCRIPTION -- COMMAND...: the command's stdout validates and
+# carries the inputs' warnings as an array.
 run() {
     def=$1; what=$2; shift 3
     "$@" >"$tmp/out.json" 2>"$tmp/err"
     valid "$def" "$tmp/out.json" "$what"
+    if "$py" -c 'import json, sys; sys.exit(not isinstance(json.load(open(sys.argv[1])).get("warnings"), list))' "$tmp/out.json" 2>/dev/null; then
+        ok "$what: warnings as an array"
+    else
+        bad "$what: no warnings array"
+    fi
 }
 
 "$py" -c 'import json, sys, jsonschema; jsonschema.Draft202012Validator.check_schema(json.load(open(sys.argv[1])))' "$schema" &&
@@ -50,6 +56,15 @@ run bound "bound --json (no bandwidth)" -- "$bin" bound -q --json "$one"
 run bound "bound --json (with bandwidth)" -- "$bin" bound -q --json "$src/arch/simba/simba.yaml" "$src/workloads/layers/resnet50_conv1.yaml"
 run network "network --json" -- "$bin" network -q --json --max-evals 2000 "$data/network/design.yaml" "$data/network/small_net.yaml"
 run sweep "sweep --json" -- "$bin" sweep -q --json --max-evals 300 "$data/sweep/buffer_dram.yaml"
+
+# A warning reaches the JSON, -q or not, located.
+sed 's/instance: {R: 3, P: 16}/instance: {R: 3, P: 16, Q: 4}/' "$one" >"$tmp/warn.yaml"
+"$bin" model -q --json "$tmp/warn.yaml" >"$tmp/w.json" 2>"$tmp/err"
+if "$py" -c 'import json, sys; w = json.load(open(sys.argv[1]))["warnings"]; sys.exit(not (len(w) == 1 and w[0]["line"] == 22 and "instance key '"'Q'"'" in w[0]["message"]))' "$tmp/w.json" && [ ! -s "$tmp/err" ]; then
+    ok "model -q --json: the warning is in the JSON (line 22), not on stderr"
+else
+    bad "warning in JSON:"; cat "$tmp/w.json" "$tmp/err" | tail -8
+fi
 
 # An invalid mapping (exit 1) still prints JSON of the schema's form.
 sed 's/factors: R=3 P=16/factors: R=3 P=8/' "$one" >"$tmp/short.yaml"

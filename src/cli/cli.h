@@ -95,6 +95,20 @@ void nm_cli_error(const nm_error *err);
 /* Prints the document's warnings from the first-th on, unless quiet. */
 void nm_cli_warnings(const nm_ydoc *doc, int quiet, size_t first);
 
+/* --json output: the command writes its JSON object to the stream that
+ * nm_cli_json_begin returns (stdout when it cannot buffer); nm_cli_json_end
+ * adds "warnings": the document's warnings as an array of {file, line,
+ * col, message} (there whether or not -q hid them on stderr) as the
+ * object's last key, and prints it on stdout.  Returns 0 after a write
+ * error. */
+typedef struct nm_cli_json {
+    FILE *f;
+    char *buf;
+    size_t len;
+} nm_cli_json;
+FILE *nm_cli_json_begin(nm_cli_json *js);
+int nm_cli_json_end(nm_cli_json *js, const nm_ydoc *doc);
+
 /* Creates DIR and its parents if needed; prints an error and returns 0 on failure. */
 int nm_cli_mkdir(const char *dir);
 

@@ -71,23 +71,27 @@ int nm_cmd_bound(int argc, char **argv)
     else
         snprintf(bound_text, sizeof bound_text, "%.0f", bound);
     if (o.json) {
-        printf("{\n \"macs\": %s,\n \"tensors\": [", mac_text);
+        nm_cli_json js;
+        FILE *out = nm_cli_json_begin(&js);
+        fprintf(out, "{\n \"macs\": %s,\n \"tensors\": [", mac_text);
         for (int ds = 0; ds < wl->nds; ds++) {
-            printf("%s\n  {\"name\": ", ds ? "," : "");
-            nm_report_json_string(stdout, wl->ds[ds].name);
-            printf(", \"words\": %s, \"bytes\": %s, \"output\": %s}", words[ds], byte_text[ds],
+            fprintf(out, "%s\n  {\"name\": ", ds ? "," : "");
+            nm_report_json_string(out, wl->ds[ds].name);
+            fprintf(out, ", \"words\": %s, \"bytes\": %s, \"output\": %s}", words[ds], byte_text[ds],
                    wl->ds[ds].read_write ? "true" : "false");
         }
-        printf("\n ],\n \"min_bytes\": %s,\n \"arithmetic_intensity_macs_per_byte\": %.17g,\n"
+        fprintf(out, "\n ],\n \"min_bytes\": %s,\n \"arithmetic_intensity_macs_per_byte\": %.17g,\n"
                " \"compute_cycles\": %s,\n \"memory_cycles\": ",
                total_text, macs / bytes, cc_text);
         if (isnan(mem_cycles))
-            printf("null");
+            fprintf(out, "null");
         else
-            printf("%.17g", mem_cycles);
-        printf(",\n \"bound_cycles\": %.17g,\n \"bound_by\": ", bound);
-        nm_report_json_string(stdout, binding);
-        printf("\n}\n");
+            fprintf(out, "%.17g", mem_cycles);
+        fprintf(out, ",\n \"bound_cycles\": %.17g,\n \"bound_by\": ", bound);
+        nm_report_json_string(out, binding);
+        fprintf(out, "\n}\n");
+        if (!nm_cli_json_end(&js, &spec.doc))
+            rc = 2;
     } else {
         printf("%s on %s .. %s (%lld %s units)\n\n", wl->name, top->name, arch->level[0].name,
                (long long)arch->arith.instances, arch->arith.name);
@@ -108,5 +112,5 @@ int nm_cmd_bound(int argc, char **argv)
         printf("roofline bound         %s cycles: bound by %s\n", bound_text, binding);
     }
     nm_spec_fini(&spec);
-    return 0;
+    return rc < 0 ? 0 : rc;
 }

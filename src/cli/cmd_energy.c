@@ -42,21 +42,30 @@ int nm_cmd_energy(int argc, char **argv)
                           NM_OPT_SET | NM_OPT_JSON | NM_OPT_BUILTIN, NM_NEED_ARCH, &o, &spec);
     if (rc >= 0)
         return rc;
-    if (!compare) {
-        nm_report_energy(stdout, &spec.arch, ert ? 2 : o.json ? 1 : 0);
+    if (ert && o.json) {
+        fprintf(stderr, "nestmap energy: --ert (YAML) and --json are alternatives\n");
         nm_spec_fini(&spec);
-        return 0;
+        return 2;
     }
-    nm_cli_opts ob = o;
-    ob.builtin_energy = 1;
-    ob.quiet = 1; /* its warnings were printed with the first load */
     nm_spec builtin;
-    if ((rc = nm_cli_load(&ob, NM_NEED_ARCH, &builtin)) != 0) {
-        nm_spec_fini(&spec);
-        return rc;
+    memset(&builtin, 0, sizeof builtin);
+    if (compare) {
+        nm_cli_opts ob = o;
+        ob.builtin_energy = 1;
+        ob.quiet = 1; /* its warnings were printed with the first load */
+        if ((rc = nm_cli_load(&ob, NM_NEED_ARCH, &builtin)) != 0) {
+            nm_spec_fini(&spec);
+            return rc;
+        }
     }
-    nm_report_energy_compare(stdout, &spec.arch, &builtin.arch, o.json);
+    nm_cli_json js;
+    FILE *out = o.json ? nm_cli_json_begin(&js) : stdout;
+    if (compare)
+        nm_report_energy_compare(out, &spec.arch, &builtin.arch, o.json);
+    else
+        nm_report_energy(out, &spec.arch, ert ? 2 : o.json ? 1 : 0);
+    rc = o.json && !nm_cli_json_end(&js, &spec.doc) ? 2 : 0;
     nm_spec_fini(&builtin);
     nm_spec_fini(&spec);
-    return 0;
+    return rc;
 }

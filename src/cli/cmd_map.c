@@ -159,7 +159,9 @@ int nm_cmd_map(int argc, char **argv)
     if (!co.quiet || !res.found)
         nm_report_search_text(stderr, &spec.arch, &res, &o);
     if (co.json) {
-        nm_report_search_json(stdout, &spec.arch, &spec.wl, &res, &o);
+        nm_cli_json js;
+        nm_report_search_json(nm_cli_json_begin(&js), &spec.arch, &spec.wl, &res, &o);
+        nm_cli_json_end(&js, &spec.doc);
     } else if (res.found) {
         static nm_nest nest;
         nm_nest_build(&nest, &res.best.map, &spec.arch, &spec.wl);

@@ -135,62 +135,62 @@ static void census_text(const census_result *r)
 
 /* A sub-space's size in JSON: the exact count while a double holds it,
  * and its log10 always. */
-static void size_json(const char *name, double log10v, int last)
+static void size_json(FILE *f, const char *name, double log10v, int last)
 {
-    printf("  \"%s\": {\"log10\": %.17g, \"size\": ", name, log10v);
+    fprintf(f, "  \"%s\": {\"log10\": %.17g, \"size\": ", name, log10v);
     if (log10v < 15.0)
-        printf("%.0f", round(pow(10.0, log10v)));
+        fprintf(f, "%.0f", round(pow(10.0, log10v)));
     else
-        printf("null");
-    printf("}%s\n", last ? "" : ",");
+        fprintf(f, "null");
+    fprintf(f, "}%s\n", last ? "" : ",");
 }
 
-static void print_json(const nm_spec *spec, const nm_mapspace *ms, double pruned, int exact,
+static void print_json(FILE *f, const nm_spec *spec, const nm_mapspace *ms, double pruned, int exact,
                        const census_result *c)
 {
-    printf("{\n  \"workload\": ");
-    nm_report_json_string(stdout, spec->wl.name);
-    printf(",\n  \"storage_levels\": %d,\n  \"imperfect\": %s,\n  \"dimensions\": [",
+    fprintf(f, "{\n  \"workload\": ");
+    nm_report_json_string(f, spec->wl.name);
+    fprintf(f, ",\n  \"storage_levels\": %d,\n  \"imperfect\": %s,\n  \"dimensions\": [",
            spec->arch.nlevels, ms->imperfect ? "true" : "false");
     for (int d = 0; d < spec->wl.ndims; d++) {
-        printf("%s\n    {\"name\": ", d ? "," : "");
-        nm_report_json_string(stdout, spec->wl.dim[d]);
-        printf(", \"bound\": %lld, \"factorizations\": %llu, \"perfect\": %llu, "
+        fprintf(f, "%s\n    {\"name\": ", d ? "," : "");
+        nm_report_json_string(f, spec->wl.dim[d]);
+        fprintf(f, ", \"bound\": %lld, \"factorizations\": %llu, \"perfect\": %llu, "
                "\"free_loops\": %d}", (long long)spec->wl.bound[d],
                (unsigned long long)ms->dim[d].count,
                (unsigned long long)(ms->imperfect ? ms->dim[d].perfect : ms->dim[d].count),
                ms->dim[d].nfree);
     }
-    printf("\n  ],\n  \"levels\": [");
+    fprintf(f, "\n  ],\n  \"levels\": [");
     for (int l = spec->arch.nlevels - 1; l >= 0; l--) {
         const nm_level_space *ls = &ms->level[l];
-        printf("%s\n    {\"name\": ", l == spec->arch.nlevels - 1 ? "" : ",");
-        nm_report_json_string(stdout, spec->arch.level[l].name);
-        printf(", \"free_loops\": %d, \"fixed_innermost\": %d, \"log10_orders\": %.17g}",
+        fprintf(f, "%s\n    {\"name\": ", l == spec->arch.nlevels - 1 ? "" : ",");
+        nm_report_json_string(f, spec->arch.level[l].name);
+        fprintf(f, ", \"free_loops\": %d, \"fixed_innermost\": %d, \"log10_orders\": %.17g}",
                ls->nfree, ls->nprefix, lgamma(ls->nfree + 1) / log(10.0));
     }
-    printf("\n  ],\n  \"free_bypass_choices\": %d,\n", ms->nbypass);
-    size_json("factorization", ms->log_factor, 0);
-    size_json("permutation", ms->log_perm, 0);
-    size_json("split", ms->log_split, 0);
-    size_json("bypass", ms->log_bypass, 0);
-    size_json("total", ms->log_factor + ms->log_perm + ms->log_split + ms->log_bypass, 0);
-    size_json("after_pruning", pruned, 0);
-    printf("  \"after_pruning_exact\": %s,\n  \"census\": ", exact ? "true" : "false");
+    fprintf(f, "\n  ],\n  \"free_bypass_choices\": %d,\n", ms->nbypass);
+    size_json(f, "factorization", ms->log_factor, 0);
+    size_json(f, "permutation", ms->log_perm, 0);
+    size_json(f, "split", ms->log_split, 0);
+    size_json(f, "bypass", ms->log_bypass, 0);
+    size_json(f, "total", ms->log_factor + ms->log_perm + ms->log_split + ms->log_bypass, 0);
+    size_json(f, "after_pruning", pruned, 0);
+    fprintf(f, "  \"after_pruning_exact\": %s,\n  \"census\": ", exact ? "true" : "false");
     if (!c) {
-        printf("null\n}\n");
+        fprintf(f, "null\n}\n");
         return;
     }
-    printf("{\n    \"samples\": %llu,\n    \"seed\": %llu,\n    \"valid\": %llu,\n"
+    fprintf(f, "{\n    \"samples\": %llu,\n    \"seed\": %llu,\n    \"valid\": %llu,\n"
            "    \"break_constraints\": %llu,\n    \"exceed_capacity\": %llu,\n"
            "    \"exceed_fanout\": %llu", (unsigned long long)c->n, (unsigned long long)c->seed,
            (unsigned long long)c->valid, (unsigned long long)c->bad_constraint,
            (unsigned long long)c->over_capacity, (unsigned long long)c->over_fanout);
     for (int k = 0; c->valid && k < 3; k++)
-        printf(",\n    \"%s\": {\"min\": %.17g, \"p10\": %.17g, \"median\": %.17g, "
+        fprintf(f, ",\n    \"%s\": {\"min\": %.17g, \"p10\": %.17g, \"median\": %.17g, "
                "\"p90\": %.17g, \"max\": %.17g}", census_names[k], c->q[k][0], c->q[k][1],
                c->q[k][2], c->q[k][3], c->q[k][4]);
-    printf("\n  }\n}\n");
+    fprintf(f, "\n  }\n}\n");
 }
 
 int nm_cmd_mapspace(int argc, char **argv)
@@ -231,10 +231,12 @@ int nm_cmd_mapspace(int argc, char **argv)
         return 2;
     }
     if (o.json) {
-        print_json(&spec, ms, pruned, exact, nsample ? &cr : NULL);
+        nm_cli_json js;
+        print_json(nm_cli_json_begin(&js), &spec, ms, pruned, exact, nsample ? &cr : NULL);
+        rc = nm_cli_json_end(&js, &spec.doc) ? 0 : 2;
         nm_free(ms);
         nm_spec_fini(&spec);
-        return 0;
+        return rc;
     }
     char buf[64];
     printf("mapspace of %s on %d storage levels\n\n", spec.wl.name, spec.arch.nlevels);

@@ -74,9 +74,12 @@ int nm_cmd_model(int argc, char **argv)
     if (broken[0]) {
         fprintf(stderr, "nestmap: the mapping breaks a constraint: %s\n", broken);
         if (o.json) {
-            printf("{\n \"valid\": false,\n \"reason\": ");
-            nm_report_json_string(stdout, broken);
-            printf("\n}\n");
+            nm_cli_json js;
+            FILE *f = nm_cli_json_begin(&js);
+            fprintf(f, "{\n \"valid\": false,\n \"reason\": ");
+            nm_report_json_string(f, broken);
+            fprintf(f, "\n}\n");
+            nm_cli_json_end(&js, &spec.doc);
         }
         nm_spec_fini(&spec);
         return 1;
@@ -91,7 +94,10 @@ int nm_cmd_model(int argc, char **argv)
     static nm_nest nest;
     int valid = nm_model_eval(&mdl, &spec.map, &st, &nest);
     if (o.json) {
-        nm_report_json(stdout, &spec.arch, &spec.wl, &st, &spec.map);
+        nm_cli_json js;
+        nm_report_json(nm_cli_json_begin(&js), &spec.arch, &spec.wl, &st, &spec.map);
+        if (!nm_cli_json_end(&js, &spec.doc))
+            rc = 2;
     } else if (valid) {
         nm_report_loopnest(stdout, &spec.arch, &spec.wl, &nest, &spec.map, &st);
         fputc('\n', stdout);

@@ -147,7 +147,13 @@ int nm_cmd_network(int argc, char **argv)
                                    o.threads, out, tty ? layer_done : NULL, &net, &err);
     if ((rc = nm_cli_search_end(status, tty, &err)) != 0)
         goto out;
-    nm_report_network(stdout, &spec.arch, &net, out, &o, co.json ? 1 : 0);
+    if (co.json) {
+        nm_cli_json js;
+        nm_report_network(nm_cli_json_begin(&js), &spec.arch, &net, out, &o, 1);
+        nm_cli_json_end(&js, &spec.doc);
+    } else {
+        nm_report_network(stdout, &spec.arch, &net, out, &o, 0);
+    }
     rc = 0;
     for (int i = 0; i < net.nlayers; i++) {
         const nm_layer_result *lr = &out[net.layer[i].same_as];

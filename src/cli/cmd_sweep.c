@@ -556,6 +556,7 @@ static int sweep_main(int argc, char **argv, int rank, int ranks)
                           "no 'sweep' in the input files (see nestmap sweep --help)");
     if (st == NM_OK)
         st = nm_sweep_parse(&run->sw, node, &err);
+    run->doc = &doc;
     if (st != NM_OK) {
         nm_cli_error(&err);
         rc = nm_status_exit_code(st);

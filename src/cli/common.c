@@ -258,6 +258,53 @@ void nm_cli_warnings(const nm_ydoc *doc, int quiet, size_t first)
     }
 }
 
+FILE *nm_cli_json_begin(nm_cli_json *js)
+{
+    js->buf = NULL;
+    js->len = 0;
+    js->f = open_memstream(&js->buf, &js->len);
+    return js->f ? js->f : stdout;
+}
+
+int nm_cli_json_end(nm_cli_json *js, const nm_ydoc *doc)
+{
+    if (!js->f)
+        return 1; /* written straight to stdout, without warnings */
+    if (fclose(js->f) != 0 || !js->buf) {
+        free(js->buf);
+        fprintf(stderr, "nestmap: out of memory for the JSON output\n");
+        return 0;
+    }
+    /* The object's closing brace is its last non-space character. */
+    size_t end = js->len;
+    while (end && js->buf[end - 1] != '}')
+        end--;
+    if (!end) {
+        fputs(js->buf, stdout);
+        free(js->buf);
+        return 1;
+    }
+    size_t body = end - 1;
+    while (body && (js->buf[body - 1] == '\n' || js->buf[body - 1] == ' '))
+        body--;
+    fwrite(js->buf, 1, body, stdout);
+    fputs(",\n \"warnings\": [", stdout);
+    for (size_t i = 0; doc && i < doc->nwarnings; i++) {
+        const nm_ywarning *w = &doc->warnings[i];
+        fputs(i ? ",\n  {\"file\": " : "\n  {\"file\": ", stdout);
+        if (w->file)
+            nm_report_json_string(stdout, w->file);
+        else
+            fputs("null", stdout);
+        printf(", \"line\": %d, \"col\": %d, \"message\": ", w->line, w->col);
+        nm_report_json_string(stdout, w->msg);
+        fputc('}', stdout);
+    }
+    fputs(doc && doc->nwarnings ? "\n ]\n}\n" : "]\n}\n", stdout);
+    free(js->buf);
+    return fflush(stdout) == 0;
+}
+
 double nm_cli_wall(void)
 {
     struct timespec ts;

@@ -19,6 +19,7 @@ typedef struct sweep_run {
     nm_cli_search flags;   /* search options from the command line */
     nm_cli_opts co;
     volatile sig_atomic_t *stop;
+    const nm_ydoc *doc;    /* the sweep files, with their warnings */
     int nlevels;           /* storage levels + the arithmetic, outermost first */
     char level[NM_MAX_LEVELS + 1][NM_NAME_MAX];
     char wl_name[NM_SWEEP_MAX_WORKLOADS][NM_NAME_MAX]; /* per-point file names */

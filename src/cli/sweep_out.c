@@ -773,8 +773,11 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
         }
         if (ok)
             ok = write_plots(d->dir, run, &t, front);
-        if (ok && run->co.json)
-            write_json(stdout, run, &t, front, wall, computed, ranks);
+        if (ok && run->co.json) {
+            nm_cli_json js;
+            write_json(nm_cli_json_begin(&js), run, &t, front, wall, computed, ranks);
+            ok = nm_cli_json_end(&js, run->doc);
+        }
     }
     t.n += (uint64_t)hdr_in; /* the header too */
     table_free(&t);
