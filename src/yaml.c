@@ -17,6 +17,10 @@
 
 #define MAX_FILE_BYTES (64u << 20) /* inputs are small; refuse anything huge */
 #define MAX_NODES 2000000u         /* alias expansion bound ("billion laughs") */
+/* Per file: its own nodes (fewer than its bytes) and this many more that
+ * aliases may add, so that a few hundred bytes of nested aliases are
+ * refused at once instead of after 2,000,000 nodes. */
+#define MAX_ALIAS_NODES 100000u
 #define MAX_DEPTH 200u
 
 void nm_ydoc_init(nm_ydoc *doc)
@@ -99,17 +103,18 @@ struct conv {
     yaml_document_t *ydoc;
     const char *file;
     nm_error *err;
+    size_t limit; /* doc->nodes may not pass it */
 };
 
 static nm_ynode *convert(struct conv *cv, yaml_node_t *yn, unsigned depth);
 
 static nm_ynode *new_node(struct conv *cv, yaml_node_t *yn, nm_ykind kind)
 {
-    if (++cv->doc->nodes > MAX_NODES) {
+    if (++cv->doc->nodes > cv->limit) {
         nm_error_set(cv->err, NM_ERR_LIMIT, cv->file, (int)yn->start_mark.line + 1,
                      (int)yn->start_mark.column + 1,
-                     "document expands to more than %u nodes (aliases nested too deeply?)",
-                     MAX_NODES);
+                     "document expands to more than %zu nodes (aliases nested too deeply?)",
+                     cv->limit);
         return NULL;
     }
     nm_ynode *n = nm_arena_alloc(cv->doc->arena, sizeof *n);
@@ -407,7 +412,8 @@ nm_status nm_ydoc_load_string(nm_ydoc *doc, const char *name, const char *text, 
                             "the file is empty: expected a mapping of top-level keys "
                             "(architecture, problem, mapping, ...)");
     }
-    struct conv cv = {doc, &ydoc, file, err};
+    size_t limit = doc->nodes + MAX_ALIAS_NODES + len;
+    struct conv cv = {doc, &ydoc, file, err, limit < MAX_NODES ? limit : MAX_NODES};
     nm_ynode *top = convert(&cv, yroot, 0);
     yaml_document_delete(&ydoc);
     if (!top) {
