@@ -61,9 +61,10 @@ struct actions {
     int n;
     char name[32][NM_NAME_MAX];
     double energy[32];
+    const nm_ynode *at[32]; /* where each was named (NULL: not from a file) */
 };
 
-static double *action_slot(struct actions *a, const char *name)
+static double *action_slot(struct actions *a, const char *name, const nm_ynode *at)
 {
     for (int i = 0; i < a->n; i++)
         if (!strcmp(a->name[i], name))
@@ -72,6 +73,7 @@ static double *action_slot(struct actions *a, const char *name)
         return NULL;
     snprintf(a->name[a->n], NM_NAME_MAX, "%s", name);
     a->energy[a->n] = 0.0;
+    a->at[a->n] = at;
     return &a->energy[a->n++];
 }
 
@@ -134,7 +136,7 @@ static nm_status parse_actions(const nm_ynode *acts, struct actions *a, nm_error
                 return nm_yerror(err, e, "ERT action has no 'name'");
             if ((st = nm_yget_str(nn, "action name", &name, err)) != NM_OK)
                 return st;
-            double *slot = action_slot(a, name);
+            double *slot = action_slot(a, name, nn);
             if (!slot)
                 return nm_yerror(err, e, "too many actions in one ERT entry");
             if ((st = entry_energy(e, slot, err)) != NM_OK)
@@ -144,7 +146,7 @@ static nm_status parse_actions(const nm_ynode *acts, struct actions *a, nm_error
     }
     if (acts->kind == NM_Y_MAP) { /* v0.2: {read: [...], write: [...]} */
         for (size_t i = 0; i < acts->n; i++) {
-            double *slot = action_slot(a, nm_ymap_key(acts, i)->str);
+            double *slot = action_slot(a, nm_ymap_key(acts, i)->str, nm_ymap_key(acts, i));
             if (!slot)
                 return nm_yerror(err, acts, "too many actions in one ERT entry");
             if ((st = entry_energy(nm_ymap_val(acts, i), slot, err)) != NM_OK)
@@ -165,13 +167,39 @@ static int find_component(const nm_arch *arch, const char *name)
     return strcmp(arch->arith.name, name) ? -1 : -2;
 }
 
+/* The action names the model reads, by what they cost (first found wins). */
+static const char *const rd[] = {"random_read", "read", NULL};
+static const char *const fl[] = {"random_fill", "random_write", "fill", "write", NULL};
+static const char *const up[] = {"random_update", "random_write", "update", "write", NULL};
+static const char *const lk[] = {"leak", NULL};
+static const char *const cp[] = {"mac_random", "mult_random", "mac", "mult", "compute", NULL};
+
+/* Warns of an action the model does not read whose name is close to one it
+ * does (`leek`): its energy would otherwise be dropped in silence.  Other
+ * unread actions (Accelergy's idle, gated_read, ...) pass quietly. */
+static nm_status warn_misspelt_actions(nm_ydoc *doc, int compute, const struct actions *a,
+                                       const char *full, nm_error *err)
+{
+    static const char *const storage_names[] = {"random_read", "read", "random_fill",
+                                                "random_write", "fill", "write", "random_update",
+                                                "update", "leak"};
+    const char *const *names = compute ? cp : storage_names;
+    size_t nnames = compute ? 5 : sizeof storage_names / sizeof storage_names[0];
+    for (int i = 0; i < a->n; i++) {
+        int known = 0;
+        for (size_t k = 0; k < nnames && !known; k++)
+            known = !strcmp(a->name[i], names[k]);
+        const char *s = known || !a->at[i] ? NULL : nm_text_suggest(a->name[i], names, nnames);
+        if (s && nm_ydoc_warn(doc, a->at[i], "ERT action '%s' of '%s' is not one nestmap reads, "
+                              "so its energy is not used; did you mean '%s'?", a->name[i], full,
+                              s) != NM_OK)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    return NM_OK;
+}
+
 static nm_status apply_actions(nm_arch *arch, int which, const struct actions *a)
 {
-    static const char *const rd[] = {"random_read", "read", NULL};
-    static const char *const fl[] = {"random_fill", "random_write", "fill", "write", NULL};
-    static const char *const up[] = {"random_update", "random_write", "update", "write", NULL};
-    static const char *const lk[] = {"leak", NULL};
-    static const char *const cp[] = {"mac_random", "mult_random", "mac", "mult", "compute", NULL};
     double max = 0.0;
     for (int i = 0; i < a->n; i++)
         if (a->energy[i] > max)
@@ -287,6 +315,8 @@ static nm_status ert_entry(nm_arch *arch, nm_ydoc *doc, const nm_ynode *cc,
     int which = find_component(arch, name);
     if (which == -1)
         return unmatched(arch, doc, cc, name_node, full, name, "ERT", err);
+    if ((st = warn_misspelt_actions(doc, which == -2, &a, full, err)) != NM_OK)
+        return st;
     return apply_actions(arch, which, &a);
 }
 
@@ -430,9 +460,8 @@ int nm_energy_ert_role(const nm_ynode *ert, const char *name)
     struct actions a;
     if (!ert_find(ert, name, &a))
         return -1;
-    static const char *const rd[] = {"read", "write", "update", "random_read", NULL};
-    static const char *const cp[] = {"mac_random", "mult_random", "mac", "mult", "compute", NULL};
-    int store = action_get(&a, rd) != NULL, comp = action_get(&a, cp) != NULL;
+    static const char *const stores[] = {"read", "write", "update", "random_read", NULL};
+    int store = action_get(&a, stores) != NULL, comp = action_get(&a, cp) != NULL;
     return store == comp ? -2 : comp;
 }
 
@@ -483,7 +512,7 @@ static nm_status compound(nm_arch *arch, int which, const nm_ynode *cc, const nm
     struct actions a;
     memset(&a, 0, sizeof a);
     for (int i = 0; i < c.nactions; i++) {
-        double *slot = action_slot(&a, c.action[i]);
+        double *slot = action_slot(&a, c.action[i], NULL);
         if (slot)
             *slot = c.pj[i];
     }
