@@ -30,8 +30,8 @@ nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *w
         char macs[48];
         return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0,
                             "%s has %s multiply-accumulates; the cost model counts accesses in "
-                            "64 bits (up to 1.8e19): split the layer, or take its roofline with "
-                            "nestmap bound", wl->name,
+                            "64 bits and takes layers of up to 2^60 (1.2e18): split the layer, "
+                            "or take its roofline with nestmap bound", wl->name,
                             nm_count_text(nm_workload_macs(wl), macs, sizeof macs));
     }
     mdl->ws = nm_nest_ws_new(arch, wl);

@@ -97,10 +97,14 @@ nm_count nm_workload_words(const nm_workload *wl, int ds)
 
 int nm_workload_fits64(const nm_workload *wl)
 {
-    if (nm_workload_macs(wl) > UINT64_MAX)
+    /* 2^60, not 2^64: an access count of a level is at most a few times the
+     * MACs (an output read and updated per MAC, fills, address
+     * generations), and must stay within 64 bits too. */
+    const nm_count limit = (nm_count)1 << 60;
+    if (nm_workload_macs(wl) > limit)
         return 0;
     for (int ds = 0; ds < wl->nds; ds++)
-        if (nm_workload_words(wl, ds) > UINT64_MAX)
+        if (nm_workload_words(wl, ds) > limit)
             return 0;
     return 1;
 }

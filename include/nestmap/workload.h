@@ -72,8 +72,10 @@ nm_count nm_workload_macs(const nm_workload *wl);
 /* Number of distinct elements of data space ds over the whole problem: exact. */
 nm_count nm_workload_words(const nm_workload *wl, int ds);
 
-/* Whether every count of the layer fits the cost model's 64 bits (the
- * model refuses a layer that does not; `bound` takes any). */
+/* Whether every count of the layer fits the cost model's 64 bits: at most
+ * 2^60 MACs and words per tensor, so that access counts (a few times the
+ * MACs) fit too.  The model refuses a layer that does not; `bound` takes
+ * any. */
 int nm_workload_fits64(const nm_workload *wl);
 
 /* The same in 64 bits, for a layer that fits (nm_workload_fits64). */
