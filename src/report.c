@@ -3,7 +3,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "nestmap/energy.h"
@@ -333,179 +332,158 @@ void nm_report_loopnest(FILE *f, const nm_arch *arch, const nm_workload *wl, con
     fprintf(f, "|%*s<< Compute >>\n", 1 + 2 * depth, "");
 }
 
+/* Room for a factor or permutation string: every dimension's name, a
+ * factor and a residual. */
+#define DIRECTIVE_TEXT_MAX (NM_MAX_DIMS * (NM_NAME_MAX + 44))
+
 /* Dims named as Timeloop's permutation strings expect: concatenated when
  * every name is one letter, else separated by spaces. */
-static void dim_list(FILE *f, const nm_workload *wl, const int8_t *order, int n)
+static void dim_list(char *out, const nm_workload *wl, const int8_t *order, int n)
 {
     int single = 1;
     for (int d = 0; d < wl->ndims; d++)
         single &= strlen(wl->dim[d]) == 1;
-    for (int i = 0; i < n; i++)
-        fprintf(f, "%s%s", i && !single ? " " : "", wl->dim[order[i]]);
+    size_t len = 0;
+    out[0] = '\0';
+    for (int i = 0; i < n && len < DIRECTIVE_TEXT_MAX; i++)
+        len += (size_t)snprintf(out + len, DIRECTIVE_TEXT_MAX - len, "%s%s",
+                                i && !single ? " " : "", wl->dim[order[i]]);
 }
 
 /* "C=2 P=8,7 ...": a residual, when there is one, follows its factor. */
-static void factor_list(FILE *f, const nm_workload *wl, const int64_t *factor,
+static void factor_list(char *out, const nm_workload *wl, const int64_t *factor,
                         const int64_t *residual)
 {
-    for (int d = 0; d < wl->ndims; d++) {
-        fprintf(f, "%s%s=%lld", d ? " " : "", wl->dim[d], (long long)factor[d]);
-        if (residual && residual[d] && residual[d] != factor[d])
-            fprintf(f, ",%lld", (long long)residual[d]);
+    size_t len = 0;
+    out[0] = '\0';
+    for (int d = 0; d < wl->ndims && len < DIRECTIVE_TEXT_MAX; d++) {
+        len += (size_t)snprintf(out + len, DIRECTIVE_TEXT_MAX - len, "%s%s=%lld", d ? " " : "",
+                                wl->dim[d], (long long)factor[d]);
+        if (residual && residual[d] && residual[d] != factor[d] && len < DIRECTIVE_TEXT_MAX)
+            len += (size_t)snprintf(out + len, DIRECTIVE_TEXT_MAX - len, ",%lld",
+                                    (long long)residual[d]);
     }
 }
 
-static void ds_names(FILE *f, const nm_workload *wl, uint32_t mask)
+/* Writes a mapping's directives in one of two forms with the same keys and
+ * values: map.yaml's block entries ("- target: X\n  type: ...") or JSON
+ * objects in a list. */
+typedef struct directives {
+    FILE *f;
+    int json;
+    int count; /* directives begun */
+} directives;
+
+static void directive_begin(directives *w, const char *target, const char *type)
 {
+    if (!w->json) {
+        fprintf(w->f, "- target: %s\n  type: %s\n", target, type);
+    } else {
+        fputs(w->count ? ",\n  {\"target\": " : "\n  {\"target\": ", w->f);
+        nm_report_json_string(w->f, target);
+        fprintf(w->f, ", \"type\": \"%s\"", type);
+    }
+    w->count++;
+}
+
+static void directive_key(directives *w, const char *key)
+{
+    fprintf(w->f, w->json ? ", \"%s\": " : "  %s: ", key);
+}
+
+static void directive_text(directives *w, const char *key, const char *text)
+{
+    directive_key(w, key);
+    if (w->json)
+        nm_report_json_string(w->f, text);
+    else
+        fprintf(w->f, "%s\n", text);
+}
+
+static void directive_int(directives *w, const char *key, int v)
+{
+    directive_key(w, key);
+    fprintf(w->f, w->json ? "%d" : "%d\n", v);
+}
+
+/* The data spaces in mask: [A, B] in YAML, ["A", "B"] in JSON. */
+static void directive_ds(directives *w, const char *key, const nm_workload *wl, uint32_t mask)
+{
+    directive_key(w, key);
     int first = 1;
-    fputc('[', f);
+    fputc('[', w->f);
     for (int d = 0; d < wl->nds; d++) {
         if (!((mask >> d) & 1u))
             continue;
-        fprintf(f, "%s%s", first ? "" : ", ", wl->ds[d].name);
+        fputs(first ? "" : ", ", w->f);
+        if (w->json)
+            nm_report_json_string(w->f, wl->ds[d].name);
+        else
+            fputs(wl->ds[d].name, w->f);
         first = 0;
     }
-    fputc(']', f);
+    fputs(w->json ? "]" : "]\n", w->f);
+}
+
+static void directive_end(directives *w)
+{
+    if (w->json)
+        fputc('}', w->f);
+}
+
+/* Every directive of the mapping, outermost level first: temporal factors
+ * and order, spatial ones where the level fans out, keep/bypass. */
+static void write_directives(directives *w, const nm_arch *arch, const nm_workload *wl,
+                             const nm_mapping *m)
+{
+    uint32_t all = (1u << wl->nds) - 1u;
+    char text[DIRECTIVE_TEXT_MAX];
+    for (int l = arch->nlevels - 1; l >= 0; l--) {
+        const nm_level *L = &arch->level[l];
+        const nm_level_map *lm = &m->level[l];
+        directive_begin(w, L->name, "temporal");
+        factor_list(text, wl, lm->tfactor, lm->tresidual);
+        directive_text(w, "factors", text);
+        dim_list(text, wl, lm->torder, wl->ndims);
+        directive_text(w, "permutation", text);
+        if (lm->no_temporal_reuse)
+            directive_ds(w, "no_temporal_reuse", wl, lm->no_temporal_reuse);
+        directive_end(w);
+        if (L->fanoutX * L->fanoutY > 1) {
+            directive_begin(w, L->name, "spatial");
+            factor_list(text, wl, lm->sfactor, NULL);
+            directive_text(w, "factors", text);
+            dim_list(text, wl, lm->sorder, wl->ndims);
+            directive_text(w, "permutation", text);
+            directive_int(w, "split", lm->split);
+            if (lm->no_link)
+                directive_ds(w, "no_link_transfer", wl, lm->no_link);
+            if (lm->no_multicast)
+                directive_ds(w, "no_multicast_no_reduction", wl, lm->no_multicast);
+            directive_end(w);
+        }
+        directive_begin(w, L->name, "bypass");
+        directive_ds(w, "keep", wl, lm->keep & all);
+        directive_ds(w, "bypass", wl, ~lm->keep & all);
+        directive_end(w);
+    }
 }
 
 void nm_report_mapping_yaml(FILE *f, const nm_arch *arch, const nm_workload *wl,
                             const nm_mapping *m)
 {
-    uint32_t all = (1u << wl->nds) - 1u;
     fputs("mapping:\n", f);
-    for (int l = arch->nlevels - 1; l >= 0; l--) {
-        const nm_level *L = &arch->level[l];
-        const nm_level_map *lm = &m->level[l];
-        fprintf(f, "- target: %s\n  type: temporal\n  factors: ", L->name);
-        factor_list(f, wl, lm->tfactor, lm->tresidual);
-        fputs("\n  permutation: ", f);
-        dim_list(f, wl, lm->torder, wl->ndims);
-        fputc('\n', f);
-        if (lm->no_temporal_reuse) {
-            fputs("  no_temporal_reuse: ", f);
-            ds_names(f, wl, lm->no_temporal_reuse);
-            fputc('\n', f);
-        }
-        if (L->fanoutX * L->fanoutY > 1) {
-            fprintf(f, "- target: %s\n  type: spatial\n  factors: ", L->name);
-            factor_list(f, wl, lm->sfactor, NULL);
-            fputs("\n  permutation: ", f);
-            dim_list(f, wl, lm->sorder, wl->ndims);
-            fprintf(f, "\n  split: %d\n", lm->split);
-            if (lm->no_link) {
-                fputs("  no_link_transfer: ", f);
-                ds_names(f, wl, lm->no_link);
-                fputc('\n', f);
-            }
-            if (lm->no_multicast) {
-                fputs("  no_multicast_no_reduction: ", f);
-                ds_names(f, wl, lm->no_multicast);
-                fputc('\n', f);
-            }
-        }
-        fprintf(f, "- target: %s\n  type: bypass\n  keep: ", L->name);
-        ds_names(f, wl, lm->keep & all);
-        fputs("\n  bypass: ", f);
-        ds_names(f, wl, ~lm->keep & all);
-        fputc('\n', f);
-    }
+    directives w = {f, 0, 0};
+    write_directives(&w, arch, wl, m);
 }
 
-/* Text that a FILE-writing helper produces, as a JSON string. */
-static void json_text(FILE *f, void (*write)(FILE *, const nm_workload *, const void *),
-                      const nm_workload *wl, const void *arg)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (!mem) {
-        fputs("null", f);
-        return;
-    }
-    write(mem, wl, arg);
-    fclose(mem);
-    nm_report_json_string(f, buf);
-    free(buf);
-}
-
-static void write_tfactors(FILE *f, const nm_workload *wl, const void *lm)
-{
-    factor_list(f, wl, ((const nm_level_map *)lm)->tfactor, ((const nm_level_map *)lm)->tresidual);
-}
-static void write_sfactors(FILE *f, const nm_workload *wl, const void *lm)
-{
-    factor_list(f, wl, ((const nm_level_map *)lm)->sfactor, NULL);
-}
-static void write_torder(FILE *f, const nm_workload *wl, const void *lm)
-{
-    dim_list(f, wl, ((const nm_level_map *)lm)->torder, wl->ndims);
-}
-static void write_sorder(FILE *f, const nm_workload *wl, const void *lm)
-{
-    dim_list(f, wl, ((const nm_level_map *)lm)->sorder, wl->ndims);
-}
-
-static void ds_json(FILE *f, const nm_workload *wl, uint32_t mask)
-{
-    int first = 1;
-    fputc('[', f);
-    for (int d = 0; d < wl->nds; d++) {
-        if (!((mask >> d) & 1u))
-            continue;
-        fputs(first ? "" : ", ", f);
-        nm_report_json_string(f, wl->ds[d].name);
-        first = 0;
-    }
-    fputc(']', f);
-}
-
-/* The mapping as map.yaml writes it (nm_report_mapping_yaml): one object
- * per directive, outermost level first, the same keys and values. */
+/* The mapping as map.yaml writes it: a list of directive objects. */
 static void mapping_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
                          const nm_mapping *m)
 {
-    uint32_t all = (1u << wl->nds) - 1u;
-    fputs("[", f);
-    for (int l = arch->nlevels - 1; l >= 0; l--) {
-        const nm_level *L = &arch->level[l];
-        const nm_level_map *lm = &m->level[l];
-        fputs(l == arch->nlevels - 1 ? "\n  {\"target\": " : ",\n  {\"target\": ", f);
-        nm_report_json_string(f, L->name);
-        fputs(", \"type\": \"temporal\", \"factors\": ", f);
-        json_text(f, write_tfactors, wl, lm);
-        fputs(", \"permutation\": ", f);
-        json_text(f, write_torder, wl, lm);
-        if (lm->no_temporal_reuse) {
-            fputs(", \"no_temporal_reuse\": ", f);
-            ds_json(f, wl, lm->no_temporal_reuse);
-        }
-        fputs("}", f);
-        if (L->fanoutX * L->fanoutY > 1) {
-            fputs(",\n  {\"target\": ", f);
-            nm_report_json_string(f, L->name);
-            fputs(", \"type\": \"spatial\", \"factors\": ", f);
-            json_text(f, write_sfactors, wl, lm);
-            fputs(", \"permutation\": ", f);
-            json_text(f, write_sorder, wl, lm);
-            fprintf(f, ", \"split\": %d", lm->split);
-            if (lm->no_link) {
-                fputs(", \"no_link_transfer\": ", f);
-                ds_json(f, wl, lm->no_link);
-            }
-            if (lm->no_multicast) {
-                fputs(", \"no_multicast_no_reduction\": ", f);
-                ds_json(f, wl, lm->no_multicast);
-            }
-            fputs("}", f);
-        }
-        fputs(",\n  {\"target\": ", f);
-        nm_report_json_string(f, L->name);
-        fputs(", \"type\": \"bypass\", \"keep\": ", f);
-        ds_json(f, wl, lm->keep & all);
-        fputs(", \"bypass\": ", f);
-        ds_json(f, wl, ~lm->keep & all);
-        fputs("}", f);
-    }
+    directives w = {f, 1, 0};
+    fputc('[', f);
+    write_directives(&w, arch, wl, m);
     fputs("\n ]", f);
 }
 
