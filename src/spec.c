@@ -129,6 +129,18 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
     return NM_OK;
 }
 
+/* After the documents are merged: the overrides, then the sections. */
+static nm_status finish_load(nm_spec *spec, const nm_override *ov, size_t nov, unsigned need,
+                             const char *none, nm_error *err)
+{
+    if (!spec->doc.root)
+        return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "%s", none);
+    nm_status st = nm_override_apply(&spec->doc, ov, nov, err);
+    if (st != NM_OK)
+        return st;
+    return parse(spec, need, err);
+}
+
 nm_status nm_spec_load(nm_spec *spec, const char *const *files, size_t n, unsigned need,
                        nm_error *err)
 {
@@ -145,12 +157,7 @@ nm_status nm_spec_load_set(nm_spec *spec, const char *const *files, size_t n,
         if (st != NM_OK)
             return st;
     }
-    if (!spec->doc.root)
-        return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "no input files");
-    nm_status st = nm_override_apply(&spec->doc, ov, nov, err);
-    if (st != NM_OK)
-        return st;
-    return parse(spec, need, err);
+    return finish_load(spec, ov, nov, need, "no input files", err);
 }
 
 nm_status nm_spec_load_string(nm_spec *spec, const char *name, const char *text, unsigned need,
@@ -171,12 +178,7 @@ nm_status nm_spec_load_strings(nm_spec *spec, size_t n, const char *const *names
         if (st != NM_OK)
             return st;
     }
-    if (!spec->doc.root)
-        return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "no input");
-    nm_status st = nm_override_apply(&spec->doc, ov, nov, err);
-    if (st != NM_OK)
-        return st;
-    return parse(spec, need, err);
+    return finish_load(spec, ov, nov, need, "no input", err);
 }
 
 void nm_spec_fini(nm_spec *spec)
