@@ -354,21 +354,10 @@ int nm_cmd_unimplemented(int argc, char **argv)
     return 2;
 }
 
-int nm_cli_load(const nm_cli_opts *o, unsigned need, nm_spec *spec)
+/* The file each input names (path.h): files[i] points at paths[i].
+ * Returns 0, or 2 after printing why an input cannot be read. */
+static int resolve_inputs(const nm_cli_opts *o, char (*paths)[NM_PATH_MAX], const char **files)
 {
-    nm_error err;
-    nm_error_clear(&err);
-    if (o->builtin_energy)
-        need |= NM_BUILTIN_ENERGY;
-    char(*paths)[NM_PATH_MAX] = nm_calloc((size_t)o->nfiles, sizeof *paths);
-    const char **files = nm_calloc((size_t)o->nfiles, sizeof *files);
-    if (!paths || !files) {
-        nm_free(paths);
-        nm_free(files);
-        memset(spec, 0, sizeof *spec);
-        fprintf(stderr, "nestmap: out of memory\n");
-        return 2;
-    }
     int stdin_uses = 0;
     for (int i = 0; i < o->nfiles; i++) {
         files[i] = paths[i];
@@ -379,19 +368,35 @@ int nm_cli_load(const nm_cli_opts *o, unsigned need, nm_spec *spec)
             nm_path_roots(roots, sizeof roots);
             fprintf(stderr, "%s: error: no such file, nor a design or workload of that name "
                     "under %s\n", o->files[i], roots);
-            nm_free(paths);
-            nm_free(files);
-            memset(spec, 0, sizeof *spec);
             return 2;
         }
     }
     if (stdin_uses > 1) {
         fprintf(stderr, "nestmap: '-' (standard input) is named %d times; it can be read once\n",
                 stdin_uses);
+        return 2;
+    }
+    return 0;
+}
+
+int nm_cli_load(const nm_cli_opts *o, unsigned need, nm_spec *spec)
+{
+    nm_error err;
+    nm_error_clear(&err);
+    if (o->builtin_energy)
+        need |= NM_BUILTIN_ENERGY;
+    char(*paths)[NM_PATH_MAX] = nm_calloc((size_t)o->nfiles, sizeof *paths);
+    const char **files = nm_calloc((size_t)o->nfiles, sizeof *files);
+    int rc = 2;
+    if (!paths || !files)
+        fprintf(stderr, "nestmap: out of memory\n");
+    else
+        rc = resolve_inputs(o, paths, files);
+    if (rc != 0) {
         nm_free(paths);
         nm_free(files);
         memset(spec, 0, sizeof *spec);
-        return 2;
+        return rc;
     }
     nm_status st = nm_spec_load_set(spec, files, (size_t)o->nfiles, o->sets, (size_t)o->nsets,
                                     need, &err);
