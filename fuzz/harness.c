@@ -137,6 +137,17 @@ static int run(const base_doc *const *base, size_t nbase, const uint8_t *data, s
     return 0;
 }
 
+/* The fixed design and layer with the overrides ov[0..nov) applied, used
+ * as the commands would use them. */
+static void exercise_overridden(const nm_override *ov, size_t nov)
+{
+    const base_doc *base[] = {&design};
+    nm_spec at;
+    if (load(&at, base, 1, (const uint8_t *)problem.text, problem.len, ov, nov))
+        exercise(&at);
+    nm_spec_fini(&at);
+}
+
 /* The spec's `network:` and `sweep:` when there are. */
 static void exercise_network_sweep(nm_spec *spec)
 {
@@ -164,12 +175,8 @@ static void exercise_network_sweep(nm_spec *spec)
             int ok = 1;
             for (int a = 0; a < sw.naxes && ok; a++)
                 ok = nm_sweep_override(&sw, a, idx[a], &ov[a], &err) == NM_OK;
-            const base_doc *base[] = {&design, &problem};
-            nm_spec at;
-            if (ok && load(&at, base, 1, (const uint8_t *)problem.text, problem.len, ov,
-                           (size_t)sw.naxes))
-                exercise(&at);
-            nm_spec_fini(&at);
+            if (ok)
+                exercise_overridden(ov, (size_t)sw.naxes);
         }
     }
     nm_sweep_fini(&sw);
@@ -187,6 +194,8 @@ int nm_fuzz_spec(const uint8_t *data, size_t size)
     return 0;
 }
 
+/* Mappings and constraints are both merged over the fixed design and
+ * layer; they are two harnesses for their two seed corpora. */
 int nm_fuzz_mapping(const uint8_t *data, size_t size)
 {
     const base_doc *base[] = {&design, &problem};
@@ -195,8 +204,7 @@ int nm_fuzz_mapping(const uint8_t *data, size_t size)
 
 int nm_fuzz_constraints(const uint8_t *data, size_t size)
 {
-    const base_doc *base[] = {&design, &problem};
-    return run(base, 2, data, size);
+    return nm_fuzz_mapping(data, size);
 }
 
 int nm_fuzz_problem(const uint8_t *data, size_t size)
@@ -231,12 +239,7 @@ int nm_fuzz_sweep(const uint8_t *data, size_t size)
         }
         i += len + 1;
     }
-    if (nov) {
-        const base_doc *base[] = {&design};
-        nm_spec at;
-        if (load(&at, base, 1, (const uint8_t *)problem.text, problem.len, ov, nov))
-            exercise(&at);
-        nm_spec_fini(&at);
-    }
+    if (nov)
+        exercise_overridden(ov, nov);
     return 0;
 }
