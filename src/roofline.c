@@ -18,6 +18,8 @@ void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
             r->words_in += n;
     }
     r->bytes = (r->words_in + r->words_out) * (top->word_bits / 8.0);
+    nm_count units = (nm_count)arch->arith.instances;
+    r->compute_cycles_exact = (nm_workload_macs(wl) + units - 1) / units;
     r->compute_cycles = ceil(r->macs / (double)arch->arith.instances);
     /* Outermost-level bandwidth in words per cycle (per instance x instances). */
     double inst = (double)top->instances;

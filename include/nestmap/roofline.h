@@ -22,6 +22,7 @@ typedef struct nm_roofline {
     double words_out;      /* words of the outputs */
     double bytes;          /* (words_in + words_out) at the outermost level's word width */
     double compute_cycles; /* ceil(macs / arithmetic units) */
+    nm_count compute_cycles_exact; /* the same, exact past 2^53 (for printing) */
     double mem_cycles;     /* traffic / outermost bandwidth (not rounded); NaN when unknown */
     double bound_cycles;   /* the larger of the two, rounded up */
     nm_roof_binding binding;

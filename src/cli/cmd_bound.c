@@ -40,7 +40,8 @@ int nm_cmd_bound(int argc, char **argv)
 {
     nm_cli_opts o;
     nm_spec spec;
-    int rc = nm_cli_begin(argc, argv, "bound", usage, NM_OPT_SET | NM_OPT_JSON, NM_NEED_ARCH | NM_NEED_PROBLEM, &o, &spec);
+    int rc = nm_cli_begin(argc, argv, "bound", usage, NM_OPT_SET | NM_OPT_JSON,
+                          NM_NEED_ARCH | NM_NEED_PROBLEM, &o, &spec);
     if (rc >= 0)
         return rc;
     const nm_arch *arch = &spec.arch;
@@ -48,7 +49,7 @@ int nm_cmd_bound(int argc, char **argv)
     const nm_level *top = &arch->level[arch->nlevels - 1];
     nm_roofline r;
     nm_roofline_of(&r, arch, wl);
-    double macs = r.macs, bytes = r.bytes, compute_cycles = r.compute_cycles;
+    double macs = r.macs, bytes = r.bytes;
     double mem_cycles = r.mem_cycles, bound = r.bound_cycles;
     const char *bw_note = r.bw_note, *binding = nm_roofline_binding_name(r.binding);
     /* The counts exactly (128 bits): a layer may pass 2^64 MACs. */
@@ -62,11 +63,10 @@ int nm_cmd_bound(int argc, char **argv)
         bytes_text(w, top->word_bits, byte_text[ds], sizeof byte_text[ds]);
     }
     bytes_text(total_words, top->word_bits, total_text, sizeof total_text);
-    nm_count units = (nm_count)arch->arith.instances;
     char cc_text[48];
-    nm_count_text((nm_workload_macs(wl) + units - 1) / units, cc_text, sizeof cc_text);
+    nm_count_text(r.compute_cycles_exact, cc_text, sizeof cc_text);
     char bound_text[64];
-    if (compute_cycles >= mem_cycles || isnan(mem_cycles))
+    if (r.binding != NM_ROOF_MEMORY) /* the compute bound, exactly */
         snprintf(bound_text, sizeof bound_text, "%s", cc_text);
     else
         snprintf(bound_text, sizeof bound_text, "%.0f", bound);
