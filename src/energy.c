@@ -180,11 +180,13 @@ static const char *const cp[] = {"mac_random", "mult_random", "mac", "mult", "co
 static nm_status warn_misspelt_actions(nm_ydoc *doc, int compute, const struct actions *a,
                                        const char *full, nm_error *err)
 {
-    static const char *const storage_names[] = {"random_read", "read", "random_fill",
-                                                "random_write", "fill", "write", "random_update",
-                                                "update", "leak"};
-    const char *const *names = compute ? cp : storage_names;
-    size_t nnames = compute ? 5 : sizeof storage_names / sizeof storage_names[0];
+    /* The names read for this kind of component, from the lists above. */
+    const char *const *const lists[] = {rd, fl, up, lk};
+    const char *names[16];
+    size_t nnames = 0;
+    for (size_t k = 0; k < (compute ? 1 : 4); k++)
+        for (const char *const *n = compute ? cp : lists[k]; *n && nnames < 16; n++)
+            names[nnames++] = *n;
     for (int i = 0; i < a->n; i++) {
         int known = 0;
         for (size_t k = 0; k < nnames && !known; k++)
