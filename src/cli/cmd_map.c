@@ -158,10 +158,11 @@ int nm_cmd_map(int argc, char **argv)
      * at its counts. */
     if (!co.quiet || !res.found)
         nm_report_search_text(stderr, &spec.arch, &res, &o);
+    int json_ok = 1;
     if (co.json) {
         nm_cli_json js;
         nm_report_search_json(nm_cli_json_begin(&js), &spec.arch, &spec.wl, &res, &o);
-        nm_cli_json_end(&js, &spec.doc);
+        json_ok = nm_cli_json_end(&js, &spec.doc);
     } else if (res.found) {
         static nm_nest nest;
         nm_nest_build(&nest, &res.best.map, &spec.arch, &spec.wl);
@@ -174,7 +175,7 @@ int nm_cmd_map(int argc, char **argv)
                 "by reason above)\n", (unsigned long long)res.proposed);
     }
     rc = res.found ? 0 : 1;
-    if (co.outdir && !write_outputs(co.outdir, &spec, &res, &o, tl_names))
+    if (!json_ok || (co.outdir && !write_outputs(co.outdir, &spec, &res, &o, tl_names)))
         rc = 2;
     nm_search_result_fini(&res);
     nm_free(ms);

@@ -79,10 +79,12 @@ int nm_cmd_model(int argc, char **argv)
             fprintf(f, "{\n \"valid\": false,\n \"reason\": ");
             nm_report_json_string(f, broken);
             fprintf(f, "\n}\n");
-            nm_cli_json_end(&js, &spec.doc);
+            rc = nm_cli_json_end(&js, &spec.doc) ? 1 : 2;
+        } else {
+            rc = 1;
         }
         nm_spec_fini(&spec);
-        return 1;
+        return rc;
     }
     nm_model mdl;
     if (nm_model_init(&mdl, &spec.arch, &spec.wl, &err) != NM_OK) {

@@ -147,17 +147,18 @@ int nm_cmd_network(int argc, char **argv)
                                    o.threads, out, tty ? layer_done : NULL, &net, &err);
     if ((rc = nm_cli_search_end(status, tty, &err)) != 0)
         goto out;
+    int json_ok = 1;
     if (co.json) {
         nm_cli_json js;
         nm_report_network(nm_cli_json_begin(&js), &spec.arch, &net, out, &o, 1);
-        nm_cli_json_end(&js, &spec.doc);
+        json_ok = nm_cli_json_end(&js, &spec.doc);
     } else {
         nm_report_network(stdout, &spec.arch, &net, out, &o, 0);
     }
-    rc = 0;
+    rc = json_ok ? 0 : 2;
     for (int i = 0; i < net.nlayers; i++) {
         const nm_layer_result *lr = &out[net.layer[i].same_as];
-        if (lr->status != NM_OK || !lr->res.found)
+        if ((lr->status != NM_OK || !lr->res.found) && rc == 0)
             rc = 1;
     }
     if (co.outdir && !write_outputs(co.outdir, &spec.arch, &net, out, &o))
