@@ -20,6 +20,7 @@
 #include "nestmap/search.h"
 #include "nestmap/spec.h"
 #include "nestmap/sweep.h"
+#include "nestmap/text.h"
 
 /* Inputs beyond this are cut: the parsers' limits are tested by the
  * malformed-input catalogue, the fuzzer's time is better spent on shape. */
@@ -74,6 +75,7 @@ static void exercise(nm_spec *spec)
         return;
     nm_roofline r;
     nm_roofline_of(&r, &spec->arch, &spec->wl);
+    (void)nm_workload_flops(&spec->wl);
     nm_model mdl;
     if (nm_model_init(&mdl, &spec->arch, &spec->wl, &err) != NM_OK)
         return;
@@ -236,6 +238,10 @@ int nm_fuzz_sweep(const uint8_t *data, size_t size)
             nm_error_clear(&err);
             if (nm_override_parse(&ov[nov], line, NULL, &err) == NM_OK)
                 nov++;
+            /* and as bound's --peak / --bandwidth */
+            static const char *const units[] = {"B/s", "FLOP/s", NULL};
+            double rate;
+            (void)nm_text_rate(line, units, &rate);
         }
         i += len + 1;
     }

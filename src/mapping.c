@@ -335,6 +335,8 @@ nm_status nm_mapping_parse_ds_list(const nm_ynode *n, const nm_workload *wl, uin
         if ((st = nm_yget_str(n->items[i], "a data space name", &s, err)) != NM_OK)
             return st;
         int d = nm_workload_ds(wl, s);
+        if (d < 0 && nm_workload_absent_ds(wl, s))
+            continue;
         if (d < 0) {
             const char *cands[NM_MAX_DS];
             for (int k = 0; k < wl->nds; k++)

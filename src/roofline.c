@@ -5,13 +5,32 @@
 
 #include "nestmap/roofline.h"
 
+double nm_roofline_memory_cycles(const nm_level *top, double in_words, double out_words,
+                                 const char **note)
+{
+    /* Bandwidth in words per cycle per instance, times the instances. */
+    double inst = (double)top->instances;
+    if (top->has_shared_bw) {
+        *note = "shared bandwidth";
+        return (in_words + out_words) / (top->shared_bw * inst);
+    }
+    if (top->has_read_bw || top->has_write_bw) {
+        double rd = top->has_read_bw ? in_words / (top->read_bw * inst) : 0.0;
+        double wr = top->has_write_bw ? out_words / (top->write_bw * inst) : 0.0;
+        *note = "read and write bandwidth";
+        return rd > wr ? rd : wr;
+    }
+    *note = "no read/write/shared bandwidth given for the outermost level";
+    return NAN;
+}
+
 void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
 {
     const nm_level *top = &arch->level[arch->nlevels - 1];
     r->macs = (double)nm_workload_macs(wl);
     r->words_in = r->words_out = 0;
     for (int ds = 0; ds < wl->nds; ds++) {
-        double n = (double)nm_workload_words(wl, ds);
+        double n = (double)nm_workload_held_words(wl, ds);
         if (wl->ds[ds].read_write)
             r->words_out += n;
         else
@@ -21,19 +40,7 @@ void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
     nm_count units = (nm_count)arch->arith.instances;
     r->compute_cycles_exact = (nm_workload_macs(wl) + units - 1) / units;
     r->compute_cycles = ceil(r->macs / (double)arch->arith.instances);
-    /* Outermost-level bandwidth in words per cycle (per instance x instances). */
-    double inst = (double)top->instances;
-    r->mem_cycles = NAN;
-    r->bw_note = "no read/write/shared bandwidth given for the outermost level";
-    if (top->has_shared_bw) {
-        r->mem_cycles = (r->words_in + r->words_out) / (top->shared_bw * inst);
-        r->bw_note = "shared bandwidth";
-    } else if (top->has_read_bw || top->has_write_bw) {
-        double rd = top->has_read_bw ? r->words_in / (top->read_bw * inst) : 0.0;
-        double wr = top->has_write_bw ? r->words_out / (top->write_bw * inst) : 0.0;
-        r->mem_cycles = rd > wr ? rd : wr;
-        r->bw_note = "read and write bandwidth";
-    }
+    r->mem_cycles = nm_roofline_memory_cycles(top, r->words_in, r->words_out, &r->bw_note);
     if (isnan(r->mem_cycles)) {
         r->bound_cycles = r->compute_cycles;
         r->binding = NM_ROOF_COMPUTE_ONLY;

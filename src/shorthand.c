@@ -1,15 +1,20 @@
 /* shorthand.c — nestmap's workload shorthands, expanded to the projection
  * form of workload.h:
  *
- *   problem: {conv2d: {N, C, K (or M), P, Q, R, S, stride, dilation}}
+ *   problem: {conv2d: {N, C, K (or M), P, Q, R, S, stride, dilation, padding, bias}}
  *   problem: {depthwise: {N, C, P, Q, R, S, stride, dilation}}
  *   problem: {grouped: {N, G, C, K, P, Q, R, S, stride, dilation}}   C, K per group
- *   problem: {gemm: {M, N, K}}                    Z[m,n] = A[m,k] * B[k,n]
+ *   problem: {gemm: {M, N, K, bias}}              Z[m,n] = A[m,k] * B[k,n]
+ *   problem: {maxpool: {N, C, P, Q, window, stride, padding}}
+ *   problem: {relu: {N, C, P, Q}}   problem: {layernorm: {N, C, P, Q}}
  *   problem: {einsum: "Z[m,n] = A[m,k] * B[k,n]", bounds: {m: 64, n: 64, k: 64}}
  *
  * Convolutions follow Timeloop's names and axes: weights R x S, outputs
  * P (width) x Q (height), inputs W = P*Wstride + R*Wdilation.  stride and
- * dilation take one number or [height, width]. */
+ * dilation take one number or [height, width].  padding ('same', 'valid',
+ * zeros per side) sizes the input as a framework holds it, for the
+ * roofline; bias adds one parameter per output channel and one operation
+ * per output (both for the roofline only: see workload.h). */
 #include <config.h>
 
 #include <ctype.h>
@@ -70,31 +75,96 @@ static nm_status pair(const nm_ynode *n, const char *what, int64_t *h, int64_t *
     return st;
 }
 
+/* padding: 'same' (the input is stride x output along each axis, as
+ * frameworks size it), 'valid' (none), or the zeros added on each side: one
+ * number or [height, width].  Sets the Inputs' width and height axes' pad
+ * (projected extent minus held extent); the held extent must be positive. */
+static nm_status padding(const nm_ynode *n, nm_dataspace *in, int wrank, int hrank,
+                         const nm_workload *wl, int64_t hs, int64_t ws, nm_error *err)
+{
+    if (!n)
+        return NM_OK;
+    int64_t stride[2] = {ws, hs};
+    int rank[2] = {wrank, hrank};
+    int64_t side[2] = {0, 0};
+    int same = 0;
+    nm_status st = NM_OK;
+    if (n->kind == NM_Y_SCALAR && !strcmp(n->str, "same"))
+        same = 1;
+    else if (n->kind == NM_Y_SCALAR && !strcmp(n->str, "valid"))
+        return NM_OK;
+    else if (n->kind == NM_Y_SEQ && n->n == 2) {
+        if ((st = nm_yget_int(n->items[0], "padding", &side[1], err)) != NM_OK ||
+            (st = nm_yget_int(n->items[1], "padding", &side[0], err)) != NM_OK)
+            return st;
+    } else if (n->kind == NM_Y_SCALAR) {
+        if ((st = nm_yget_int(n, "padding", &side[0], err)) != NM_OK)
+            return nm_yerror(err, n, "padding takes 'same', 'valid', the zeros on each side "
+                             "(a number), or [height, width]");
+        side[1] = side[0];
+    } else {
+        return nm_yerror(err, n, "padding takes 'same', 'valid', the zeros on each side "
+                         "(a number), or [height, width]");
+    }
+    for (int a = 0; a < 2; a++) {
+        const nm_axis *ax = &in->rank[rank[a]];
+        int64_t extent = 1;
+        for (int t = 0; t < ax->nterms; t++)
+            extent += ax->term[t].coef * (wl->bound[ax->term[t].dim] - 1);
+        /* the output extent: the term with the stride's coefficient is
+         * the output axis (the last term, see conv_like) */
+        int64_t out = wl->bound[ax->term[ax->nterms - 1].dim];
+        if (side[a] < 0)
+            return nm_yerror(err, n, "padding cannot be negative");
+        int64_t held = same ? stride[a] * out : extent - 2 * side[a];
+        if (held < 1)
+            return nm_yerror(err, n, "padding of %lld on each side leaves no input (the "
+                             "window covers %lld)", (long long)side[a], (long long)extent);
+        in->pad[rank[a]] = extent - held;
+    }
+    return NM_OK;
+}
+
+static nm_status bias_flag(const nm_ynode *spec, nm_workload *wl, int64_t words, nm_error *err)
+{
+    const nm_ynode *b = nm_ymap_get(spec, "bias");
+    nm_status st = NM_OK;
+    if (b && (st = nm_yget_bool(b, "bias", &wl->bias, err)) != NM_OK)
+        return st;
+    wl->bias_words = wl->bias ? words : 0;
+    return NM_OK;
+}
+
 static nm_status conv_like(nm_workload *wl, const nm_ynode *spec, const char *kind,
                            nm_error *err)
 {
-    static const char *const conv_keys[] = {"N", "C", "K", "M", "P", "Q", "R", "S", "stride",
-                                            "dilation", "Hstride", "Wstride", "Hdilation",
-                                            "Wdilation", NULL};
-    static const char *const dw_keys[] = {"N", "C", "P", "Q", "R", "S", "stride", "dilation",
-                                          "Hstride", "Wstride", "Hdilation", "Wdilation", NULL};
-    static const char *const gr_keys[] = {"N", "G", "C", "K", "M", "P", "Q", "R", "S", "stride",
-                                          "dilation", "Hstride", "Wstride", "Hdilation",
-                                          "Wdilation", NULL};
+#define NM_CONV_COMMON "P", "Q", "stride", "Hstride", "Wstride", "padding"
+#define NM_CONV_WINDOW "R", "S", "dilation", "Hdilation", "Wdilation", "bias"
+    static const char *const conv_keys[] = {"N", "C", "K", "M", NM_CONV_COMMON, NM_CONV_WINDOW,
+                                            NULL};
+    static const char *const dw_keys[] = {"N", "C", NM_CONV_COMMON, NM_CONV_WINDOW, NULL};
+    static const char *const gr_keys[] = {"N", "G", "C", "K", "M", NM_CONV_COMMON,
+                                          NM_CONV_WINDOW, NULL};
+    static const char *const pool_keys[] = {"N", "C", NM_CONV_COMMON, "window", NULL};
+#undef NM_CONV_COMMON
+#undef NM_CONV_WINDOW
     int depthwise = !strcmp(kind, "depthwise"), grouped = !strcmp(kind, "grouped");
+    int pool = !strcmp(kind, "maxpool");
     char what[64];
     snprintf(what, sizeof what, "%s shorthand", kind);
     nm_status st = nm_yexpect(spec, NM_Y_MAP, what, err);
     if (st != NM_OK)
         return st;
-    st = nm_ycheck_keys(spec, depthwise ? dw_keys : grouped ? gr_keys : conv_keys, what, err);
+    st = nm_ycheck_keys(spec, pool ? pool_keys : depthwise ? dw_keys : grouped ? gr_keys
+                                                                         : conv_keys, what, err);
     if (st != NM_OK)
         return st;
     const char *kname = nm_ymap_get(spec, "M") ? "M" : "K";
     if (nm_ymap_get(spec, "M") && nm_ymap_get(spec, "K"))
         return nm_yerror(err, nm_ymap_get(spec, "M"), "give the output channels as K or M, not both");
+    int no_k = depthwise || pool;
     struct { const char *name; int64_t v; int required; } f[] = {
-        {"N", 1, 0}, {"G", 1, grouped}, {"C", 1, 1}, {"K", 1, !depthwise},
+        {"N", 1, 0}, {"G", 1, grouped}, {"C", 1, 1}, {"K", 1, !no_k},
         {"P", 1, 1}, {"Q", 1, 0}, {"R", 1, 0}, {"S", 1, 0},
     };
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
@@ -103,9 +173,16 @@ static nm_status conv_like(nm_workload *wl, const nm_ynode *spec, const char *ki
         if (v) {
             if ((st = nm_yget_pos(v, key, &f[i].v, err)) != NM_OK)
                 return st;
-        } else if (f[i].required && !(depthwise && !strcmp(f[i].name, "K"))) {
+        } else if (f[i].required) {
             return nm_yerror(err, spec, "%s needs %s", what, key);
         }
+    }
+    if (pool) { /* the window is R x S: [height, width] = [S, R] */
+        const nm_ynode *win = nm_ymap_get(spec, "window");
+        if (!win)
+            return nm_yerror(err, spec, "%s needs window (one number or [height, width])", what);
+        if ((st = pair(win, "window", &f[7].v, &f[6].v, err)) != NM_OK)
+            return st;
     }
     int64_t hs, ws, hd, wd;
     if ((st = pair(nm_ymap_get(spec, "stride"), "stride", &hs, &ws, err)) != NM_OK ||
@@ -124,24 +201,33 @@ static nm_status conv_like(nm_workload *wl, const nm_ynode *spec, const char *ki
     snprintf(wl->name, NM_NAME_MAX, "%s", kind);
     int G = grouped ? add_dim(wl, "G", f[1].v) : -1;
     int C = add_dim(wl, "C", f[2].v);
-    int K = depthwise ? -1 : add_dim(wl, kname, f[3].v);
+    int K = no_k ? -1 : add_dim(wl, kname, f[3].v);
     /* A depthwise layer is a convolution whose output channels are its
      * input channels: the output-channel dimension of the designs written
-     * for convolutions (Timeloop's M) is there with size 1. */
-    if (depthwise)
+     * for convolutions (Timeloop's M) is there with size 1.  So is a
+     * pooling layer's. */
+    if (no_k)
         snprintf(wl->unit[wl->nunit++], NM_NAME_MAX, "M");
     int R = add_dim(wl, "R", f[6].v), S = add_dim(wl, "S", f[7].v);
     int N = add_dim(wl, "N", f[0].v);
     int P = add_dim(wl, "P", f[4].v), Q = add_dim(wl, "Q", f[5].v);
 
-    nm_dataspace *w = add_ds(wl, "Weights", 0);
-    if (G >= 0)
-        add_axis(w, G, 1, -1, 0);
-    add_axis(w, C, 1, -1, 0);
-    if (K >= 0)
-        add_axis(w, K, 1, -1, 0);
-    add_axis(w, R, 1, -1, 0);
-    add_axis(w, S, 1, -1, 0);
+    if (pool) {
+        wl->flops_per_op = 1; /* one comparison per window element */
+        snprintf(wl->absent[wl->nabsent++], NM_NAME_MAX, "Weights");
+    } else {
+        nm_dataspace *w = add_ds(wl, "Weights", 0);
+        w->param = 1;
+        if (G >= 0)
+            add_axis(w, G, 1, -1, 0);
+        add_axis(w, C, 1, -1, 0);
+        if (K >= 0)
+            add_axis(w, K, 1, -1, 0);
+        add_axis(w, R, 1, -1, 0);
+        add_axis(w, S, 1, -1, 0);
+        if ((st = bias_flag(spec, wl, f[1].v * (K >= 0 ? f[3].v : f[2].v), err)) != NM_OK)
+            return st;
+    }
     nm_dataspace *in = add_ds(wl, "Inputs", 0);
     add_axis(in, N, 1, -1, 0);
     if (G >= 0)
@@ -149,6 +235,9 @@ static nm_status conv_like(nm_workload *wl, const nm_ynode *spec, const char *ki
     add_axis(in, C, 1, -1, 0);
     add_axis(in, R, wd, P, ws);
     add_axis(in, S, hd, Q, hs);
+    if ((st = padding(nm_ymap_get(spec, "padding"), in, in->nranks - 2, in->nranks - 1, wl, hs,
+                      ws, err)) != NM_OK)
+        return st;
     nm_dataspace *out = add_ds(wl, "Outputs", 1);
     add_axis(out, N, 1, -1, 0);
     if (G >= 0)
@@ -159,26 +248,83 @@ static nm_status conv_like(nm_workload *wl, const nm_ynode *spec, const char *ki
     return NM_OK;
 }
 
+/* relu: {N, C, P, Q}, one operation per element; layernorm: the same
+ * shape, normalized over C, with a scale and a shift per channel (Gamma,
+ * Beta) and 8 operations per element: the mean (an add), the variance (a
+ * subtract, a square, an add), normalizing (a subtract, a multiply by the
+ * reciprocal deviation) and the scale and shift (a multiply, an add); the
+ * few operations per row (dividing by C, the square root) are left out, as
+ * the roofline literature leaves them (NVIDIA, "GPU Performance
+ * Background User's Guide": layer normalization, under 10 FLOPs/B). */
+static nm_status elementwise(nm_workload *wl, const nm_ynode *spec, const char *kind,
+                             nm_error *err)
+{
+    static const char *const keys[] = {"N", "C", "P", "Q", NULL};
+    char what[64];
+    snprintf(what, sizeof what, "%s shorthand", kind);
+    nm_status st = nm_yexpect(spec, NM_Y_MAP, what, err);
+    if (st != NM_OK || (st = nm_ycheck_keys(spec, keys, what, err)) != NM_OK)
+        return st;
+    int64_t v[4] = {1, 1, 1, 1};
+    for (int i = 0; i < 4; i++) {
+        const nm_ynode *n = nm_ymap_get(spec, keys[i]);
+        if (n && (st = nm_yget_pos(n, keys[i], &v[i], err)) != NM_OK)
+            return st;
+    }
+    if (!nm_ymap_get(spec, "C"))
+        return nm_yerror(err, spec, "%s needs C", what);
+    int layernorm = !strcmp(kind, "layernorm");
+    snprintf(wl->name, NM_NAME_MAX, "%s", kind);
+    /* Conv designs' constraints may name the filter and output-channel
+     * dimensions: here they have size 1. */
+    snprintf(wl->unit[wl->nunit++], NM_NAME_MAX, "M");
+    snprintf(wl->unit[wl->nunit++], NM_NAME_MAX, "R");
+    snprintf(wl->unit[wl->nunit++], NM_NAME_MAX, "S");
+    snprintf(wl->absent[wl->nabsent++], NM_NAME_MAX, "Weights");
+    int C = add_dim(wl, "C", v[1]), N = add_dim(wl, "N", v[0]);
+    int P = add_dim(wl, "P", v[2]), Q = add_dim(wl, "Q", v[3]);
+    wl->flops_per_op = layernorm ? 8 : 1;
+    if (layernorm) {
+        static const char *const names[] = {"Gamma", "Beta"};
+        for (int i = 0; i < 2; i++) {
+            nm_dataspace *g = add_ds(wl, names[i], 0);
+            g->param = 1;
+            add_axis(g, C, 1, -1, 0);
+        }
+    }
+    for (int rw = 0; rw < 2; rw++) {
+        nm_dataspace *t = add_ds(wl, rw ? "Outputs" : "Inputs", rw);
+        add_axis(t, N, 1, -1, 0);
+        add_axis(t, C, 1, -1, 0);
+        add_axis(t, Q, 1, -1, 0);
+        add_axis(t, P, 1, -1, 0);
+    }
+    return NM_OK;
+}
+
 static nm_status gemm(nm_workload *wl, const nm_ynode *spec, nm_error *err)
 {
-    static const char *const keys[] = {"M", "N", "K", NULL};
+    static const char *const keys[] = {"M", "N", "K", "bias", NULL};
     nm_status st = nm_yexpect(spec, NM_Y_MAP, "gemm shorthand", err);
     if (st != NM_OK || (st = nm_ycheck_keys(spec, keys, "gemm shorthand", err)) != NM_OK)
         return st;
     int64_t v[3];
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 3; i++) { /* M, N, K */
         const nm_ynode *n = nm_ymap_get(spec, keys[i]);
         if (!n)
             return nm_yerror(err, spec, "gemm shorthand needs %s", keys[i]);
         if ((st = nm_yget_pos(n, keys[i], &v[i], err)) != NM_OK)
             return st;
     }
+    if ((st = bias_flag(spec, wl, v[1], err)) != NM_OK)
+        return st;
     snprintf(wl->name, NM_NAME_MAX, "gemm");
     int M = add_dim(wl, "M", v[0]), N = add_dim(wl, "N", v[1]), K = add_dim(wl, "K", v[2]);
     nm_dataspace *a = add_ds(wl, "A", 0);
     add_axis(a, M, 1, -1, 0);
     add_axis(a, K, 1, -1, 0);
     nm_dataspace *b = add_ds(wl, "B", 0);
+    b->param = 1; /* a linear layer's weights */
     add_axis(b, K, 1, -1, 0);
     add_axis(b, N, 1, -1, 0);
     nm_dataspace *z = add_ds(wl, "Z", 1);
@@ -356,14 +502,15 @@ static nm_status einsum(nm_workload *wl, const nm_ynode *problem, const nm_ynode
 nm_status nm_workload_shorthand(nm_workload *wl, const nm_ynode *problem, int *handled,
                                 nm_error *err)
 {
-    static const char *const kinds[] = {"conv2d", "depthwise", "grouped", NULL};
+    static const char *const kinds[] = {"conv2d", "depthwise", "grouped", "maxpool",
+                                        "relu", "layernorm", NULL};
     const nm_ynode *n;
     for (int i = 0; kinds[i]; i++) {
         if ((n = nm_ymap_get(problem, kinds[i]))) {
             *handled = 1;
             if (problem->n != 1)
                 return nm_yerror(err, problem, "a '%s' problem takes no other keys", kinds[i]);
-            return conv_like(wl, n, kinds[i], err);
+            return i >= 4 ? elementwise(wl, n, kinds[i], err) : conv_like(wl, n, kinds[i], err);
         }
     }
     if ((n = nm_ymap_get(problem, "gemm"))) {

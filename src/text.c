@@ -1,8 +1,11 @@
-/* text.c — "did you mean" suggestions and key comparison. */
+/* text.c — "did you mean" suggestions, key comparison, SI quantities. */
 #include <config.h>
 
 #include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nestmap/text.h"
@@ -86,4 +89,60 @@ void nm_text_join(char *buf, size_t size, const char *const *cands, size_t n)
         }
         used += (size_t)w;
     }
+}
+
+int nm_text_rate(const char *s, const char *const *units, double *out)
+{
+    static const struct { const char *p; double f; } prefix[] = {
+        {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
+        {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18},
+    };
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno || !isfinite(v) || v <= 0)
+        return 0;
+    while (*end == ' ')
+        end++;
+    for (size_t i = 0; i < sizeof prefix / sizeof *prefix; i++) {
+        size_t n = strlen(prefix[i].p);
+        if (!strncmp(end, prefix[i].p, n)) {
+            /* a prefix only where a unit or nothing follows: "G" alone,
+             * "GB/s"; not the unit's own first letter ("B/s") */
+            const char *rest = end + n;
+            int ok = *rest == '\0';
+            for (size_t u = 0; !ok && units[u]; u++)
+                ok = !strcmp(rest, units[u]);
+            if (ok) {
+                v *= prefix[i].f;
+                end += n;
+                break;
+            }
+        }
+    }
+    int ok = *end == '\0';
+    for (size_t u = 0; !ok && units[u]; u++)
+        ok = !strcmp(end, units[u]);
+    if (!ok || !isfinite(v))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+char *nm_text_si(double v, const char *unit, char *buf, size_t size)
+{
+    static const struct { double f; const char *p; } prefix[] = {
+        {1e18, "E"}, {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"},
+        {1, ""}, {1e-3, "m"}, {1e-6, "\xc2\xb5"}, {1e-9, "n"}, {1e-12, "p"},
+    };
+    size_t i = 0, n = sizeof prefix / sizeof *prefix;
+    double a = fabs(v);
+    if (a > 0) {
+        while (i + 1 < n && a < prefix[i].f * 0.99995) /* 999.96 prints as 1000 */
+            i++;
+    } else {
+        i = 6;
+    }
+    snprintf(buf, size, "%.4g %s%s", v / prefix[i].f, prefix[i].p, unit);
+    return buf;
 }

@@ -21,6 +21,14 @@ int nm_workload_dim(const nm_workload *wl, const char *name)
     return -1;
 }
 
+int nm_workload_absent_ds(const nm_workload *wl, const char *name)
+{
+    for (int u = 0; u < wl->nabsent; u++)
+        if (!strcmp(wl->absent[u], name))
+            return 1;
+    return 0;
+}
+
 int nm_workload_unit_dim(const nm_workload *wl, const char *name)
 {
     for (int u = 0; u < wl->nunit; u++)
@@ -93,6 +101,30 @@ nm_count nm_workload_words(const nm_workload *wl, int ds)
         size = mul_count(size, rank_extent(wl, s, r));
     }
     return size;
+}
+
+nm_count nm_workload_held_words(const nm_workload *wl, int ds)
+{
+    nm_count size = 1;
+    const nm_dataspace *s = &wl->ds[ds];
+    for (int r = 0; r < s->nranks; r++) {
+        nm_count e = rank_extent(wl, s, r);
+        if (e < NM_COUNT_LIMIT) /* parse keeps e - pad >= 1 */
+            e = (nm_count)((signed_count)e - s->pad[r]);
+        size = mul_count(size, e);
+    }
+    return size;
+}
+
+nm_count nm_workload_flops(const nm_workload *wl)
+{
+    nm_count per = (nm_count)(wl->flops_per_op ? wl->flops_per_op : 2);
+    nm_count flops = mul_count(per, nm_workload_macs(wl));
+    if (wl->bias)
+        for (int ds = 0; ds < wl->nds; ds++)
+            if (wl->ds[ds].read_write)
+                flops += 2 * nm_workload_held_words(wl, ds);
+    return flops;
 }
 
 int nm_workload_fits64(const nm_workload *wl)
@@ -399,6 +431,9 @@ nm_status nm_workload_parse(nm_workload *wl, const nm_ynode *problem, nm_ydoc *d
     if (nm_workload_macs(wl) >= NM_COUNT_LIMIT)
         return nm_yerror(err, problem, "the problem has more than 2^120 (about 1.3e36) "
                          "multiply-accumulates: nestmap cannot count them exactly");
+    if (nm_workload_flops(wl) >= NM_COUNT_LIMIT)
+        return nm_yerror(err, problem, "the problem has more than 2^120 (about 1.3e36) "
+                         "operations: nestmap cannot count them exactly");
     for (int ds = 0; ds < wl->nds; ds++)
         if (nm_workload_words(wl, ds) >= NM_COUNT_LIMIT)
             return nm_yerror(err, problem, "data space '%s' has more than 2^120 elements: "

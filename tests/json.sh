@@ -53,7 +53,9 @@ run mapspace "mapspace --json --sample" -- "$bin" mapspace -q --json --sample 20
 run energy "energy --json" -- "$bin" energy -q --json "$src/arch/eyeriss/eyeriss.yaml"
 run energy_compare "energy --compare --json" -- "$bin" energy -q --compare --json "$src/arch/eyeriss/eyeriss.yaml"
 run bound "bound --json (no bandwidth)" -- "$bin" bound -q --json "$one"
-run bound "bound --json (with bandwidth)" -- "$bin" bound -q --json "$src/arch/simba/simba.yaml" "$src/workloads/layers/resnet50_conv1.yaml"
+run bound "bound --json (with bandwidth)" -- "$bin" bound -q --json "$src/arch/systolic/tpu_v1.yaml" "$src/workloads/layers/resnet50_conv1.yaml"
+run bound "bound --json (no design; rates given)" -- "$bin" bound -q --json --precision fp32 --peak 1T --bandwidth 1000GB/s "$src/workloads/layers/tutorial_conv.yaml"
+run bound "bound --json (int4: fractional bytes)" -- "$bin" bound -q --json --precision int4 "$src/workloads/layers/tutorial_conv.yaml"
 run network "network --json" -- "$bin" network -q --json --max-evals 2000 "$data/network/design.yaml" "$data/network/small_net.yaml"
 run sweep "sweep --json" -- "$bin" sweep -q --json --max-evals 300 "$data/sweep/buffer_dram.yaml"
 

@@ -1,7 +1,8 @@
 /* roofline.h — the roofline bound of a workload on a design, before any
  * mapping: the arithmetic units' peak and the outermost level's bandwidth,
  * with every tensor moved once to or from the outermost level (the least any
- * mapping can move).  `nestmap bound` prints it; searches and sweeps report
+ * mapping can move), each tensor as a framework holds it (a padded input
+ * without its padding: nm_workload_held_words).  `nestmap bound` prints it; searches and sweeps report
  * how far their results are from it.
  */
 #ifndef NESTMAP_ROOFLINE_H
@@ -31,6 +32,12 @@ typedef struct nm_roofline {
 
 /* Fills *r for wl on arch. */
 void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl);
+
+/* Cycles the outermost level `top` needs to read in_words and write
+ * out_words of its words (its shared bandwidth, or the slower of its read
+ * and write bandwidths); NaN when it gives none.  *note says which. */
+double nm_roofline_memory_cycles(const nm_level *top, double in_words, double out_words,
+                                 const char **note);
 
 /* "compute", "memory bandwidth" or "compute (memory unbounded)". */
 const char *nm_roofline_binding_name(nm_roof_binding b);

@@ -1,4 +1,5 @@
-/* text.h — small string helpers shared by the parsers: "did you mean". */
+/* text.h — small string helpers shared by the parsers: "did you mean",
+ * quantities with SI prefixes. */
 #ifndef NESTMAP_TEXT_H
 #define NESTMAP_TEXT_H
 
@@ -20,5 +21,16 @@ int nm_text_key_equal(const char *a, const char *b);
 
 /* Writes "A, B, C" (at most size bytes) naming the candidates. */
 void nm_text_join(char *buf, size_t size, const char *const *cands, size_t n);
+
+/* Parses a rate such as "1T", "1000GB/s", "3.35 TB/s", "989.4TFLOP/s",
+ * "1e12": a number, an optional prefix (k M G T P E: powers of 1000; Ki Mi
+ * Gi Ti: powers of 1024) and an optional unit, which must be one of
+ * units[] (NULL-terminated; compared exactly).  Returns 1 and *out > 0, or
+ * 0 for anything else. */
+int nm_text_rate(const char *s, const char *const *units, double *out);
+
+/* Writes v with an SI prefix and 4 significant digits: "44.73 µs",
+ * "1 TFLOP/s", "5.593 MB".  unit is appended after the prefix. */
+char *nm_text_si(double v, const char *unit, char *buf, size_t size);
 
 #endif

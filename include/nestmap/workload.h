@@ -29,6 +29,13 @@ typedef struct nm_dataspace {
     int nranks;
     nm_axis rank[NM_MAX_RANKS];
     int read_write; /* outputs: read-modify-write */
+    int param;      /* a layer's parameters (weights, layernorm's scale and shift) */
+    /* How much smaller each axis is in the tensor a framework holds than
+     * the loop nest's projection reaches (a padded convolution's input:
+     * the padding; may be negative, e.g. a 1x1 stride-2 input under
+     * 'same').  Only the roofline counts it; the model moves the
+     * projection, as Timeloop does. */
+    int64_t pad[NM_MAX_RANKS];
 } nm_dataspace;
 
 typedef struct nm_workload {
@@ -44,6 +51,19 @@ typedef struct nm_workload {
      * size 1: a factor of 1 on one holds, and orders skip them. */
     int nunit;
     char unit[NM_MAX_DIMS][NM_NAME_MAX];
+    /* Likewise, names of data spaces it lacks (a pooling layer's Weights):
+     * keeping or bypassing one holds trivially. */
+    int nabsent;
+    char absent[NM_MAX_DS][NM_NAME_MAX];
+    /* For the roofline: operations (FLOPs) per loop iteration, 0 meaning 2
+     * (a multiply-accumulate); and a bias, added once to every output
+     * element and counted as one more multiply-accumulate per output, as
+     * the CVPR 2024 full-stack tutorial counts it (bias_words parameters).
+     * The model charges one arithmetic operation per iteration and does
+     * not move the bias. */
+    int flops_per_op;
+    int bias;
+    int64_t bias_words;
 } nm_workload;
 
 /* Parses the `problem:` node (Timeloop's shape+instance form, or one of
@@ -53,6 +73,9 @@ nm_status nm_workload_parse(nm_workload *wl, const nm_ynode *problem, nm_ydoc *d
 
 /* 1 if name is one of wl's size-1 stand-in dimensions (wl->unit). */
 int nm_workload_unit_dim(const nm_workload *wl, const char *name);
+
+/* 1 if name is one of wl's absent data spaces (wl->absent). */
+int nm_workload_absent_ds(const nm_workload *wl, const char *name);
 
 /* Index of the dimension or data space called name, or -1. */
 int nm_workload_dim(const nm_workload *wl, const char *name);
@@ -71,6 +94,14 @@ nm_count nm_workload_macs(const nm_workload *wl);
 
 /* Number of distinct elements of data space ds over the whole problem: exact. */
 nm_count nm_workload_words(const nm_workload *wl, int ds);
+
+/* Elements of data space ds as a framework holds it (nm_dataspace.pad
+ * applied): exact. */
+nm_count nm_workload_held_words(const nm_workload *wl, int ds);
+
+/* Operations for the roofline: flops_per_op per iteration, plus 2 per
+ * output element when the layer has a bias.  Exact. */
+nm_count nm_workload_flops(const nm_workload *wl);
 
 /* Whether every count of the layer fits the cost model's 64 bits: at most
  * 2^60 MACs and words per tensor, so that access counts (a few times the

@@ -1,7 +1,10 @@
-/* cmd_bound.c — `nestmap bound FILES...`: the roofline bound of a workload
- * on a design, before any mapping: operations, the least traffic (every
- * tensor moved once to or from the outermost level), arithmetic intensity,
- * and whether compute or memory bandwidth bounds the time. */
+/* cmd_bound.c — `nestmap bound [DESIGN] WORKLOAD`: the roofline of a layer,
+ * before any mapping, as a lecture computes it: operations (FLOPs), the bytes
+ * of each tensor at a word width (each moved once: the least traffic),
+ * arithmetic intensity, and the time the peak rate and the memory bandwidth
+ * each impose.  The rates come from the design or from --peak and
+ * --bandwidth; with a design, also the cycle bound that map and network
+ * compare their results against. */
 #include <config.h>
 
 #include <math.h>
@@ -12,105 +15,363 @@
 #include "nestmap/report.h"
 #include "nestmap/roofline.h"
 #include "nestmap/spec.h"
+#include "nestmap/text.h"
 
 static const char usage[] =
-    "usage: nestmap bound [OPTIONS] FILES...\n\n"
-    "The roofline bound of the problem on the architecture: multiply-accumulates,\n"
-    "bytes of each tensor (each moved once to or from the outermost level, the\n"
-    "least any mapping can move), arithmetic intensity, and the cycles that the\n"
-    "arithmetic units and the outermost level's bandwidth each impose.\n\n"
+    "usage: nestmap bound [OPTIONS] [DESIGN] WORKLOAD\n\n"
+    "The roofline of a layer: its operations (FLOPs: 2 per multiply-accumulate,\n"
+    "and 2 per output when it adds a bias), the bytes of each tensor as a\n"
+    "framework holds it (each moved once: the least traffic any mapping has),\n"
+    "arithmetic intensity, and the time that the peak rate and the memory\n"
+    "bandwidth each impose.  The rates come from the design (its arithmetic units\n"
+    "and clock, its outermost level's bandwidth) or from --peak and --bandwidth,\n"
+    "which need no design.  With a design, also the cycles that map and network\n"
+    "compare their results against.\n\n"
     "options:\n"
+    "  --precision P     word width of every tensor: fp64, fp32, tf32, fp16, bf16,\n"
+    "                    fp8, int32, int16, int8, int4 (default: the design's\n"
+    "                    outermost level's word)\n"
+    "  --peak R          operations per second, with an SI prefix: 1T, 989.4TFLOP/s\n"
+    "  --bandwidth R     memory bandwidth in bytes per second: 1000GB/s, 3.35TB/s\n"
     NM_CLI_SET_USAGE
-    "  --json            the same as JSON\n"
+    "  --json            the same as JSON (times in seconds, rates per second)\n"
     "  -q, --quiet       no warnings\n";
 
-/* words x bits/8 bytes, exactly (an eighth of a byte written as .125). */
-static char *bytes_text(nm_count words, int bits, char *buf, size_t size)
+static const struct precision {
+    const char *name;
+    int bits;
+} precisions[] = {
+    {"fp64", 64}, {"fp32", 32}, {"tf32", 32}, {"fp16", 16}, {"bf16", 16},
+    {"fp8", 8},   {"int32", 32}, {"int16", 16}, {"int8", 8}, {"int4", 4},
+};
+
+/* bits/8 bytes, exactly (an eighth of a byte written as .125). */
+static char *bytes_text(nm_count bits, char *buf, size_t size)
 {
-    nm_count b = words * (nm_count)bits;
-    nm_count_text(b / 8, buf, size);
-    if (b % 8) {
+    nm_count_text(bits / 8, buf, size);
+    if (bits % 8) {
         size_t n = strlen(buf);
-        snprintf(buf + n, size - n, ".%03d", (int)(b % 8) * 125);
+        snprintf(buf + n, size - n, ".%03d", (int)(bits % 8) * 125);
     }
     return buf;
 }
 
+/* What the roofline needs besides the design's cycle bound. */
+typedef struct roof {
+    int bits;                    /* word width */
+    const char *precision;       /* its name, or NULL (the design's word) */
+    nm_count macs, flops, bias_adds;
+    nm_count words[NM_MAX_DS];   /* each tensor as a framework holds it */
+    nm_count loop_words[NM_MAX_DS]; /* as the loop nest reaches it */
+    nm_count bias_words, param_words;
+    nm_count in_bits, out_bits;  /* read-only tensors (and bias), outputs */
+    double peak, bandwidth;      /* per second; 0 when unknown */
+    const char *peak_from, *bw_from; /* "given", "the design" */
+    double compute_s, memory_s;  /* NaN when unknown */
+} roof;
+
+static void count(roof *rf, const nm_workload *wl)
+{
+    rf->macs = nm_workload_macs(wl);
+    rf->flops = nm_workload_flops(wl);
+    rf->bias_adds = 0;
+    rf->param_words = rf->bias_words = (nm_count)wl->bias_words;
+    rf->in_bits = rf->bias_words * (nm_count)rf->bits;
+    rf->out_bits = 0;
+    for (int ds = 0; ds < wl->nds; ds++) {
+        rf->words[ds] = nm_workload_held_words(wl, ds);
+        rf->loop_words[ds] = nm_workload_words(wl, ds);
+        nm_count b = rf->words[ds] * (nm_count)rf->bits;
+        if (wl->ds[ds].read_write) {
+            rf->out_bits += b;
+            if (wl->bias)
+                rf->bias_adds += rf->words[ds];
+        } else {
+            rf->in_bits += b;
+        }
+        if (wl->ds[ds].param)
+            rf->param_words += rf->words[ds];
+    }
+}
+
+/* The peak and the memory time from the design, where the options do not
+ * give them: the arithmetic units at the clock (flops_per_op each per
+ * cycle), and the outermost level's bandwidth at the clock, which moves
+ * its own words (the tensors at another width take proportionally longer). */
+static void rates(roof *rf, const nm_spec *spec)
+{
+    double bytes = (double)(rf->in_bits + rf->out_bits) / 8.0;
+    rf->memory_s = rf->compute_s = NAN;
+    if (rf->bandwidth > 0) {
+        rf->bw_from = "given";
+        rf->memory_s = bytes / rf->bandwidth;
+    }
+    if (rf->peak > 0)
+        rf->peak_from = "given";
+    if (!spec->has_arch || !spec->arch.clock_given) {
+        if (rf->peak > 0)
+            rf->compute_s = (double)rf->flops / rf->peak;
+        return;
+    }
+    const nm_arch *arch = &spec->arch;
+    const nm_level *top = &arch->level[arch->nlevels - 1];
+    double hz = 1.0 / arch->cycle_seconds;
+    if (rf->peak <= 0) {
+        int per = spec->wl.flops_per_op ? spec->wl.flops_per_op : 2;
+        rf->peak = (double)per * (double)arch->arith.instances * hz;
+        rf->peak_from = "the design";
+    }
+    rf->compute_s = (double)rf->flops / rf->peak;
+    if (rf->bandwidth <= 0) {
+        const char *note;
+        double cyc = nm_roofline_memory_cycles(top, (double)rf->in_bits / top->word_bits,
+                                               (double)rf->out_bits / top->word_bits, &note);
+        if (!isnan(cyc)) {
+            rf->memory_s = cyc * arch->cycle_seconds;
+            rf->bw_from = "the design";
+            if (top->has_shared_bw) /* one figure to print */
+                rf->bandwidth = top->shared_bw * (double)top->instances * top->word_bits / 8.0 * hz;
+        }
+    }
+}
+
+static void json_count(FILE *f, const char *key, nm_count v)
+{
+    char t[48];
+    fprintf(f, ",\n \"%s\": %s", key, nm_count_text(v, t, sizeof t));
+}
+
+static void json_num(FILE *f, const char *key, double v)
+{
+    if (isnan(v) || v <= 0)
+        fprintf(f, ",\n \"%s\": null", key);
+    else
+        fprintf(f, ",\n \"%s\": %.17g", key, v);
+}
+
+static void json_str(FILE *f, const char *key, const char *v)
+{
+    fprintf(f, ",\n \"%s\": ", key);
+    if (v)
+        nm_report_json_string(f, v);
+    else
+        fprintf(f, "null");
+}
+
+static const char *time_binding(const roof *rf)
+{
+    if (isnan(rf->compute_s) || isnan(rf->memory_s))
+        return NULL;
+    return rf->compute_s >= rf->memory_s ? "compute" : "memory bandwidth";
+}
+
+static void print_json(FILE *f, const nm_spec *spec, const roof *rf, const nm_roofline *r)
+{
+    const nm_workload *wl = &spec->wl;
+    char t[56];
+    fprintf(f, "{\n \"workload\": ");
+    nm_report_json_string(f, wl->name);
+    json_str(f, "precision", rf->precision);
+    fprintf(f, ",\n \"word_bits\": %d", rf->bits);
+    json_count(f, "macs", rf->macs);
+    json_count(f, "bias_adds", rf->bias_adds);
+    json_count(f, "flops", rf->flops);
+    fprintf(f, ",\n \"tensors\": [");
+    for (int ds = 0; ds < wl->nds; ds++) {
+        fprintf(f, "%s\n  {\"name\": ", ds ? "," : "");
+        nm_report_json_string(f, wl->ds[ds].name);
+        fprintf(f, ", \"words\": %s", nm_count_text(rf->words[ds], t, sizeof t));
+        fprintf(f, ", \"loop_nest_words\": %s", nm_count_text(rf->loop_words[ds], t, sizeof t));
+        fprintf(f, ", \"bytes\": %s", bytes_text(rf->words[ds] * (nm_count)rf->bits, t, sizeof t));
+        fprintf(f, ", \"output\": %s, \"parameter\": %s}", wl->ds[ds].read_write ? "true" : "false",
+                wl->ds[ds].param ? "true" : "false");
+    }
+    fprintf(f, "\n ]");
+    json_count(f, "bias_words", rf->bias_words);
+    json_count(f, "parameter_words", rf->param_words);
+    fprintf(f, ",\n \"parameter_bytes\": %s",
+            bytes_text(rf->param_words * (nm_count)rf->bits, t, sizeof t));
+    nm_count bits = rf->in_bits + rf->out_bits;
+    fprintf(f, ",\n \"min_bytes\": %s", bytes_text(bits, t, sizeof t));
+    double bytes = (double)bits / 8.0;
+    fprintf(f, ",\n \"arithmetic_intensity_flops_per_byte\": %.17g", (double)rf->flops / bytes);
+    fprintf(f, ",\n \"arithmetic_intensity_macs_per_byte\": %.17g", (double)rf->macs / bytes);
+    json_num(f, "peak_flops_per_s", rf->peak);
+    json_str(f, "peak_from", rf->peak > 0 ? rf->peak_from : NULL);
+    json_num(f, "bandwidth_bytes_per_s", rf->bandwidth);
+    json_str(f, "bandwidth_from", isnan(rf->memory_s) ? NULL : rf->bw_from);
+    json_num(f, "compute_s", rf->compute_s);
+    json_num(f, "memory_s", rf->memory_s);
+    json_num(f, "bound_s", time_binding(rf) ? fmax(rf->compute_s, rf->memory_s) : NAN);
+    json_str(f, "time_bound_by", time_binding(rf));
+    if (r) {
+        fprintf(f, ",\n \"compute_cycles\": %s",
+                nm_count_text(r->compute_cycles_exact, t, sizeof t));
+        json_num(f, "memory_cycles", r->mem_cycles);
+        fprintf(f, ",\n \"bound_cycles\": %.17g", r->bound_cycles);
+        json_str(f, "bound_by", nm_roofline_binding_name(r->binding));
+    } else {
+        fprintf(f, ",\n \"compute_cycles\": null,\n \"memory_cycles\": null,\n"
+                   " \"bound_cycles\": null,\n \"bound_by\": null");
+    }
+    fprintf(f, "\n}\n");
+}
+
+static void print_text(const nm_spec *spec, const roof *rf, const nm_roofline *r)
+{
+    const nm_workload *wl = &spec->wl;
+    char a[56], b[56], c[56];
+    if (rf->precision)
+        printf("%s at %s (%d-bit words)\n\n", wl->name, rf->precision, rf->bits);
+    else
+        printf("%s at the design's %d-bit words\n\n", wl->name, rf->bits);
+    int per = wl->flops_per_op ? wl->flops_per_op : 2;
+    printf("%-22s %s\n", per == 2 ? "multiply-accumulates" : "loop iterations",
+           nm_count_text(rf->macs, a, sizeof a));
+    if (rf->bias_adds)
+        printf("bias adds              %s (one per output, counted as a multiply-accumulate)\n",
+               nm_count_text(rf->bias_adds, a, sizeof a));
+    printf("operations             %s FLOPs (%d per %s%s)\n", nm_count_text(rf->flops, a, sizeof a),
+           per, per == 2 ? "multiply-accumulate" : "loop iteration", rf->bias_adds ? " and bias add" : "");
+    printf("\n");
+    for (int ds = 0; ds < wl->nds; ds++) {
+        printf("%-22s %s words, %s bytes", wl->ds[ds].name,
+               nm_count_text(rf->words[ds], a, sizeof a),
+               bytes_text(rf->words[ds] * (nm_count)rf->bits, b, sizeof b));
+        if (wl->ds[ds].read_write)
+            printf(" (output)");
+        if (rf->loop_words[ds] != rf->words[ds])
+            printf(" (without the padding; the loop nest's window covers %s)",
+                   nm_count_text(rf->loop_words[ds], c, sizeof c));
+        printf("\n");
+    }
+    if (rf->bias_words)
+        printf("%-22s %s words, %s bytes\n", "bias", nm_count_text(rf->bias_words, a, sizeof a),
+               bytes_text(rf->bias_words * (nm_count)rf->bits, b, sizeof b));
+    if (rf->param_words)
+        printf("parameters             %s words, %s bytes\n",
+               nm_count_text(rf->param_words, a, sizeof a),
+               bytes_text(rf->param_words * (nm_count)rf->bits, b, sizeof b));
+    nm_count bits = rf->in_bits + rf->out_bits;
+    double bytes = (double)bits / 8.0;
+    printf("least traffic          %s bytes (each tensor moved once)\n",
+           bytes_text(bits, a, sizeof a));
+    printf("arithmetic intensity   %.4g FLOPs/byte\n\n", (double)rf->flops / bytes);
+    if (rf->peak > 0)
+        printf("peak                   %s (%s)\n", nm_text_si(rf->peak, "FLOP/s", a, sizeof a),
+               rf->peak_from);
+    if (rf->bandwidth > 0)
+        printf("bandwidth              %s (%s)\n", nm_text_si(rf->bandwidth, "B/s", a, sizeof a),
+               rf->bw_from);
+    else if (!isnan(rf->memory_s))
+        printf("bandwidth              the design's read and write bandwidths\n");
+    if (!isnan(rf->compute_s))
+        printf("compute time           %s\n", nm_text_si(rf->compute_s, "s", a, sizeof a));
+    else
+        printf("compute time           unknown (give --peak, or a design with a clock)\n");
+    if (!isnan(rf->memory_s))
+        printf("memory time            %s\n", nm_text_si(rf->memory_s, "s", a, sizeof a));
+    else
+        printf("memory time            unknown (give --bandwidth, or a design with a clock and "
+               "the outermost level's bandwidth)\n");
+    const char *by = time_binding(rf);
+    if (by)
+        printf("roofline time          %s: %s-bound\n",
+               nm_text_si(fmax(rf->compute_s, rf->memory_s), "s", a, sizeof a),
+               !strcmp(by, "compute") ? "compute" : "memory");
+    if (!r)
+        return;
+    const nm_arch *arch = &spec->arch;
+    const nm_level *top = &arch->level[arch->nlevels - 1];
+    printf("\non %s .. %s (%lld %s units, %d-bit words at %s); the bound map compares with:\n",
+           top->name, arch->level[0].name, (long long)arch->arith.instances, arch->arith.name,
+           top->word_bits, top->name);
+    printf("compute bound          %s cycles (%lld units)\n",
+           nm_count_text(r->compute_cycles_exact, a, sizeof a), (long long)arch->arith.instances);
+    if (isnan(r->mem_cycles))
+        printf("memory bound           unknown (%s)\n", r->bw_note);
+    else
+        printf("memory bound           %.0f cycles (%s of %s)\n", ceil(r->mem_cycles), r->bw_note,
+               top->name);
+    if (r->binding != NM_ROOF_MEMORY) /* the compute bound, exactly */
+        nm_count_text(r->compute_cycles_exact, a, sizeof a);
+    else
+        snprintf(a, sizeof a, "%.0f", r->bound_cycles);
+    printf("roofline bound         %s cycles: bound by %s\n", a,
+           nm_roofline_binding_name(r->binding));
+}
+
+static int bad_option(const char *opt, const char *val, const char *what)
+{
+    fprintf(stderr, "nestmap bound: %s '%s': %s\n", opt, val, what);
+    return 2;
+}
+
 int nm_cmd_bound(int argc, char **argv)
 {
+    static const char *const flop_units[] = {"FLOP/s", "FLOPS", "OP/s", "OPS", NULL};
+    static const char *const byte_units[] = {"B/s", NULL};
+    roof rf;
+    memset(&rf, 0, sizeof rf);
+    int missing = 0;
+    const char *prec = nm_cli_take(&argc, argv, "--precision", &missing);
+    const char *peak = nm_cli_take(&argc, argv, "--peak", &missing);
+    const char *bw = nm_cli_take(&argc, argv, "--bandwidth", &missing);
+    if (missing) {
+        fprintf(stderr, "nestmap bound: --precision, --peak and --bandwidth need a value\n%s",
+                usage);
+        return 2;
+    }
+    if (prec) {
+        for (size_t i = 0; i < sizeof precisions / sizeof *precisions; i++)
+            if (!strcmp(prec, precisions[i].name)) {
+                rf.precision = precisions[i].name;
+                rf.bits = precisions[i].bits;
+            }
+        if (!rf.precision)
+            return bad_option("--precision", prec, "not a precision (fp64, fp32, tf32, fp16, "
+                              "bf16, fp8, int32, int16, int8, int4)");
+    }
+    if (peak && !nm_text_rate(peak, flop_units, &rf.peak))
+        return bad_option("--peak", peak, "give operations per second, e.g. 1T, 312TFLOP/s, "
+                          "1e12");
+    if (bw && !nm_text_rate(bw, byte_units, &rf.bandwidth))
+        return bad_option("--bandwidth", bw, "give bytes per second, e.g. 1000GB/s, 3.35TB/s, "
+                          "1.5e12");
     nm_cli_opts o;
     nm_spec spec;
-    int rc = nm_cli_begin(argc, argv, "bound", usage, NM_OPT_SET | NM_OPT_JSON,
-                          NM_NEED_ARCH | NM_NEED_PROBLEM, &o, &spec);
+    int rc = nm_cli_begin(argc, argv, "bound", usage, NM_OPT_SET | NM_OPT_JSON, NM_NEED_PROBLEM,
+                          &o, &spec);
     if (rc >= 0)
         return rc;
-    const nm_arch *arch = &spec.arch;
-    const nm_workload *wl = &spec.wl;
-    const nm_level *top = &arch->level[arch->nlevels - 1];
-    nm_roofline r;
-    nm_roofline_of(&r, arch, wl);
-    double macs = r.macs, bytes = r.bytes;
-    double mem_cycles = r.mem_cycles, bound = r.bound_cycles;
-    const char *bw_note = r.bw_note, *binding = nm_roofline_binding_name(r.binding);
-    /* The counts exactly (128 bits): a layer may pass 2^64 MACs. */
-    char mac_text[48], words[NM_MAX_DS][48], byte_text[NM_MAX_DS][56], total_text[56];
-    nm_count total_words = 0;
-    nm_count_text(nm_workload_macs(wl), mac_text, sizeof mac_text);
-    for (int ds = 0; ds < wl->nds; ds++) {
-        nm_count w = nm_workload_words(wl, ds);
-        total_words += w;
-        nm_count_text(w, words[ds], sizeof words[ds]);
-        bytes_text(w, top->word_bits, byte_text[ds], sizeof byte_text[ds]);
+    rc = 0;
+    if (o.nsets && !spec.has_arch) {
+        fprintf(stderr, "nestmap bound: --set changes the design, and none was given\n");
+        rc = 2;
+    } else if (!rf.bits && !spec.has_arch) {
+        fprintf(stderr, "nestmap bound: give the word width with --precision (fp32, fp16, bf16, "
+                        "int8, ...): there is no design to take it from\n");
+        rc = 2;
     }
-    bytes_text(total_words, top->word_bits, total_text, sizeof total_text);
-    char cc_text[48];
-    nm_count_text(r.compute_cycles_exact, cc_text, sizeof cc_text);
-    char bound_text[64];
-    if (r.binding != NM_ROOF_MEMORY) /* the compute bound, exactly */
-        snprintf(bound_text, sizeof bound_text, "%s", cc_text);
-    else
-        snprintf(bound_text, sizeof bound_text, "%.0f", bound);
+    if (rc) {
+        nm_spec_fini(&spec);
+        return rc;
+    }
+    if (!rf.bits)
+        rf.bits = spec.arch.level[spec.arch.nlevels - 1].word_bits;
+    count(&rf, &spec.wl);
+    rates(&rf, &spec);
+    nm_roofline r;
+    if (spec.has_arch)
+        nm_roofline_of(&r, &spec.arch, &spec.wl);
     if (o.json) {
         nm_cli_json js;
-        FILE *out = nm_cli_json_begin(&js);
-        fprintf(out, "{\n \"macs\": %s,\n \"tensors\": [", mac_text);
-        for (int ds = 0; ds < wl->nds; ds++) {
-            fprintf(out, "%s\n  {\"name\": ", ds ? "," : "");
-            nm_report_json_string(out, wl->ds[ds].name);
-            fprintf(out, ", \"words\": %s, \"bytes\": %s, \"output\": %s}", words[ds], byte_text[ds],
-                   wl->ds[ds].read_write ? "true" : "false");
-        }
-        fprintf(out, "\n ],\n \"min_bytes\": %s,\n \"arithmetic_intensity_macs_per_byte\": %.17g,\n"
-               " \"compute_cycles\": %s,\n \"memory_cycles\": ",
-               total_text, macs / bytes, cc_text);
-        if (isnan(mem_cycles))
-            fprintf(out, "null");
-        else
-            fprintf(out, "%.17g", mem_cycles);
-        fprintf(out, ",\n \"bound_cycles\": %.17g,\n \"bound_by\": ", bound);
-        nm_report_json_string(out, binding);
-        fprintf(out, "\n}\n");
+        print_json(nm_cli_json_begin(&js), &spec, &rf, spec.has_arch ? &r : NULL);
         if (!nm_cli_json_end(&js, &spec.doc))
             rc = 2;
     } else {
-        printf("%s on %s .. %s (%lld %s units)\n\n", wl->name, top->name, arch->level[0].name,
-               (long long)arch->arith.instances, arch->arith.name);
-        printf("multiply-accumulates   %s\n", mac_text);
-        for (int ds = 0; ds < wl->nds; ds++)
-            printf("%-22s %s words, %s bytes%s\n", wl->ds[ds].name, words[ds], byte_text[ds],
-                   wl->ds[ds].read_write ? " (output)" : "");
-        printf("least traffic          %s bytes (each tensor once, %d-bit words at %s)\n",
-               total_text, top->word_bits, top->name);
-        printf("arithmetic intensity   %.3f MACs/byte\n", macs / bytes);
-        printf("compute bound          %s cycles (%lld units)\n", cc_text,
-               (long long)arch->arith.instances);
-        if (isnan(mem_cycles))
-            printf("memory bound           unknown (%s)\n", bw_note);
-        else
-            printf("memory bound           %.0f cycles (%s of %s)\n", ceil(mem_cycles), bw_note,
-                   top->name);
-        printf("roofline bound         %s cycles: bound by %s\n", bound_text, binding);
+        print_text(&spec, &rf, spec.has_arch ? &r : NULL);
     }
     nm_spec_fini(&spec);
-    return rc < 0 ? 0 : rc;
+    return rc;
 }

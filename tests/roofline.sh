@@ -1,0 +1,140 @@
+#!/bin/sh
+# roofline.sh — `nestmap bound` as a roofline calculator: the CVPR 2024
+# full-stack tutorial's example and NVIDIA's arithmetic-intensity table,
+# with their units; rates with SI prefixes; padding and bias; the design's
+# own peak and bandwidth; and what is refused.
+name=roofline
+. "${NESTMAP_SRCDIR:-.}/tests/harness.sh"
+
+tut="$src/workloads/layers/tutorial_conv.yaml"
+
+# has FILE PATTERN WHAT
+has() {
+    if grep -q -- "$2" "$1"; then ok "$3"; else bad "$3: no '$2' in:"; cat "$1"; fi
+}
+
+# json_ok WHAT PYTHON-EXPRESSION (over j, the JSON in $tmp/out)
+json_ok() {
+    if python3 -c "import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$tmp/out"; then
+        ok "$1"
+    else
+        bad "$1: $2 fails on:"; cat "$tmp/out"
+    fi
+}
+
+# The tutorial's layer: 3x3, stride 2, bias, 1x3x416x480 padded to
+# 1x16x208x240, fp32, 1 TOPS, 1000 GB/s.
+"$bin" bound --precision fp32 --peak 1T --bandwidth 1000GB/s "$tut" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ "$rc" -eq 0 ] && ok "tutorial: exit 0" || { bad "tutorial: exit $rc"; cat "$tmp/err"; }
+has "$tmp/out" "^operations  *44728320 FLOPs" "tutorial: 44,728,320 FLOPs"
+has "$tmp/out" "^Inputs  *599040 words, 2396160 bytes" "tutorial: the padded input is 2,396,160 B"
+has "$tmp/out" "^Outputs  *798720 words, 3194880 bytes" "tutorial: the output is 3,194,880 B"
+has "$tmp/out" "^parameters  *448 words, 1792 bytes" "tutorial: 448 parameters, 1,792 B"
+has "$tmp/out" "^compute time  *44.73 µs" "tutorial: 44.73 µs of compute"
+has "$tmp/out" "^memory time  *5.593 µs" "tutorial: 5.59 µs of memory traffic"
+has "$tmp/out" "^roofline time  *44.73 µs: compute-bound" "tutorial: compute-bound"
+"$bin" bound --json --precision fp32 --peak 1T --bandwidth 1000GB/s "$tut" >"$tmp/out" 2>"$tmp/err"
+json_ok "tutorial --json: FLOPs, bytes, parameters" \
+    "j['flops'] == 44728320 and j['bias_adds'] == 798720 and j['parameter_words'] == 448 and j['parameter_bytes'] == 1792 and [t['bytes'] for t in j['tensors'] if t['name'] in ('Inputs', 'Outputs')] == [2396160, 3194880] and j['min_bytes'] == 5592832"
+json_ok "tutorial --json: seconds and rates" \
+    "abs(j['compute_s'] - 44.72832e-6) < 1e-15 and abs(j['memory_s'] - 5.592832e-6) < 1e-15 and j['bound_s'] == j['compute_s'] and j['time_bound_by'] == 'compute' and j['peak_flops_per_s'] == 1e12 and j['bandwidth_bytes_per_s'] == 1e12 and j['compute_cycles'] is None"
+
+# NVIDIA, "GPU Performance Background User's Guide", arithmetic intensity
+# at fp16: a 4096x1024 linear layer at batch 512 and 1, 3x3 max pooling at
+# unit stride, ReLU; layer normalization under 10.
+intensity() { # WHAT PROBLEM EXPECTED-EXPRESSION (over a)
+    printf 'problem: {%s}\n' "$2" >"$tmp/p.yaml"
+    "$bin" bound --json --precision fp16 "$tmp/p.yaml" >"$tmp/out" 2>"$tmp/err" ||
+        { bad "$1: exit $?"; cat "$tmp/err"; return; }
+    json_ok "$1" "(lambda a: $3)(j['arithmetic_intensity_flops_per_byte'])"
+}
+intensity "linear 4096x1024, batch 512: 315 FLOPs/B" "gemm: {M: 512, N: 4096, K: 1024}" "round(a) == 315"
+intensity "linear 4096x1024, batch 1: 1 FLOPs/B" "gemm: {M: 1, N: 4096, K: 1024}" "round(a) == 1"
+intensity "3x3 max pooling, unit stride: 2.25 FLOPs/B" "maxpool: {N: 1, C: 64, P: 56, Q: 56, window: 3, stride: 1, padding: same}" "a == 2.25"
+intensity "ReLU: 0.25 FLOPs/B" "relu: {N: 1, C: 64, P: 56, Q: 56}" "a == 0.25"
+intensity "layer normalization: under 10 FLOPs/B" "layernorm: {C: 4096, P: 2048}" "0 < a < 10"
+
+# Rates: SI prefixes and units, all the same figure.
+for peak in 1T 1000G 1e12 1TFLOP/s "1 TOPS"; do
+    "$bin" bound --json --precision fp32 --peak "$peak" "$tut" >"$tmp/out" 2>"$tmp/err"
+    json_ok "--peak '$peak' is 1e12 FLOP/s" "j['peak_flops_per_s'] == 1e12"
+done
+for bw in 1TB/s 1000GB/s 1e12 1000000MB/s; do
+    "$bin" bound --json --precision fp32 --bandwidth "$bw" "$tut" >"$tmp/out" 2>"$tmp/err"
+    json_ok "--bandwidth '$bw' is 1e12 B/s" "j['bandwidth_bytes_per_s'] == 1e12 and j['compute_s'] is None and j['bound_s'] is None"
+done
+"$bin" bound --json --precision int8 --bandwidth 1GiB/s "$tut" >"$tmp/out" 2>"$tmp/err"
+json_ok "--bandwidth 1GiB/s is 2^30 B/s" "j['bandwidth_bytes_per_s'] == 2**30"
+
+# refused CODE WHAT MESSAGE -- ARGS...
+refused() {
+    code=$1 what=$2 msg=$3
+    shift 4
+    "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ "$rc" -eq "$code" ] && grep -q -- "$msg" "$tmp/err"; then
+        ok "$what"
+    else
+        bad "$what: exit $rc, wanted $code and '$msg'"; cat "$tmp/err"
+    fi
+}
+refused 2 "bits per second are refused" "give bytes per second" -- bound --precision fp32 --bandwidth 1Tb/s "$tut"
+refused 2 "a zero peak is refused" "give operations per second" -- bound --precision fp32 --peak 0 "$tut"
+refused 2 "an unknown precision is refused" "not a precision" -- bound --precision fp12 "$tut"
+refused 2 "no design and no precision: asks for --precision" "give the word width with --precision" -- bound "$tut"
+refused 2 "--set without a design is refused" "no 'architecture' in the input files to change" -- bound --precision fp32 --set DRAM.width=8 "$tut"
+
+# Padding: 'same' (input = stride x output), 'valid', per side, [h, w].
+pad() { # WHAT PROBLEM INPUT-WORDS
+    printf 'problem: {%s}\n' "$2" >"$tmp/p.yaml"
+    "$bin" bound --json --precision int8 "$tmp/p.yaml" >"$tmp/out" 2>"$tmp/err" ||
+        { bad "$1: exit $?"; cat "$tmp/err"; return; }
+    json_ok "$1" "[t['words'] for t in j['tensors'] if t['name'] == 'Inputs'] == [$3]"
+}
+pad "padding same, 3x3 stride 1: input = output" "conv2d: {C: 2, K: 2, P: 56, Q: 56, R: 3, S: 3, padding: same}" "2 * 56 * 56"
+pad "padding same, 1x1 stride 2: input = 2 x output" "conv2d: {C: 2, K: 2, P: 7, Q: 7, stride: 2, padding: same}" "2 * 14 * 14"
+pad "padding same, 7x7 stride 2 (ResNet conv1): 224x224" "conv2d: {C: 3, K: 64, P: 112, Q: 112, R: 7, S: 7, stride: 2, padding: same}" "3 * 224 * 224"
+pad "padding valid: the window's extent" "conv2d: {C: 2, K: 2, P: 54, Q: 54, R: 3, S: 3, padding: valid}" "2 * 56 * 56"
+pad "padding 1 per side" "conv2d: {C: 2, K: 2, P: 56, Q: 56, R: 3, S: 3, padding: 1}" "2 * 56 * 56"
+pad "padding [height, width]" "conv2d: {C: 2, K: 2, P: 56, Q: 54, R: 3, S: 3, padding: [0, 1]}" "2 * 56 * 56"
+printf 'problem: {conv2d: {C: 2, K: 2, P: 4, Q: 4, R: 3, S: 3, padding: 9}}\n' >"$tmp/p.yaml"
+refused 2 "padding that leaves no input is refused, located" "p.yaml:1:65: error: padding of 9 on each side leaves no input" -- bound --precision fp32 "$tmp/p.yaml"
+printf 'problem: {conv2d: {C: 2, K: 2, P: 4, Q: 4, R: 3, S: 3, padding: full}}\n' >"$tmp/p.yaml"
+refused 2 "an unknown padding is refused" "padding takes 'same', 'valid'" -- bound --precision fp32 "$tmp/p.yaml"
+
+# The model moves the loop nest's tensors, padded or not: the same stats.
+printf 'problem: {conv2d: {C: 3, M: 16, P: 240, Q: 208, R: 3, S: 3, stride: 2}}\n' >"$tmp/nopad.yaml"
+"$bin" map -q --json --max-evals 2000 "$src/arch/simple/weight_stationary.yaml" "$tut" >"$tmp/a.json" 2>"$tmp/err"
+"$bin" map -q --json --max-evals 2000 "$src/arch/simple/weight_stationary.yaml" "$tmp/nopad.yaml" >"$tmp/b.json" 2>>"$tmp/err"
+if python3 -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); a,b=a['summary'],b['summary']; sys.exit(0 if a['energy_pj']==b['energy_pj'] and a['cycles']==b['cycles'] else 1)" "$tmp/a.json" "$tmp/b.json"; then
+    ok "padding and bias change the roofline, not the model's counts"
+else
+    bad "padding changed the model:"; cat "$tmp/err"; head -5 "$tmp/a.json" "$tmp/b.json"
+fi
+
+# From a design: the peak is its units at its clock (2 FLOPs per MAC unit per
+# cycle), the memory time its outermost bandwidth at its clock; another
+# precision scales the bytes, not the design's cycle bound.
+tpu="$src/arch/systolic/tpu_v1.yaml" conv1="$src/workloads/layers/resnet50_conv1.yaml"
+"$bin" bound --json "$tpu" "$conv1" >"$tmp/out" 2>"$tmp/err"
+cp "$tmp/out" "$tmp/design.json"
+json_ok "design: peak = 2 x units x clock, memory time = memory cycles x period" \
+    "j['peak_from'] == 'the design' and abs(j['peak_flops_per_s'] - 2 * 65536 / 1.428571e-9) < 1 and abs(j['compute_s'] - j['flops'] / j['peak_flops_per_s']) < 1e-18 and abs(j['memory_s'] - j['memory_cycles'] * 1.428571e-9) < 1e-15 and j['bandwidth_bytes_per_s'] == 48 / 1.428571e-9 and j['bound_cycles'] > 0"
+"$bin" bound --json --precision fp32 "$tpu" "$conv1" >"$tmp/out" 2>"$tmp/err"
+json_ok "design at another precision: the bytes and the memory time scale" \
+    "(lambda d: abs(j['memory_s'] - d['memory_s'] * 32 / d['word_bits']) < 1e-15 and j['memory_cycles'] == d['memory_cycles'] and j['min_bytes'] == d['min_bytes'] * 32 / d['word_bits'])(json.load(open('$tmp/design.json')))"
+# Separate read and write ports: the slower of the two.
+"$bin" bound --json --set DRAM.read_bandwidth=4 --set DRAM.write_bandwidth=2 "$src/arch/simple/weight_stationary.yaml" "$conv1" >"$tmp/out" 2>"$tmp/err"
+json_ok "design with read and write bandwidths: memory time = memory cycles x period" \
+    "j['bandwidth_from'] == 'the design' and j['bandwidth_bytes_per_s'] is None and abs(j['memory_s'] - j['memory_cycles'] * 1e-9) < 1e-15 and j['memory_cycles'] == max((9408 + 157323) / 4, 802816 / 2)"
+"$bin" bound --peak 1T "$tpu" "$conv1" >"$tmp/out" 2>"$tmp/err"
+has "$tmp/out" "^peak  *1 TFLOP/s (given)" "a given peak overrides the design's"
+has "$tmp/out" "^roofline bound  *[0-9]* cycles" "the design's cycle bound is still there"
+
+# Exact to 10^30 MACs and beyond: FLOPs are counted to the last digit.
+printf 'problem:\n  gemm: {M: 10000000000, N: 10000000000, K: 10000000000, bias: true}\n' >"$tmp/e30.yaml"
+"$bin" bound --precision bf16 "$tmp/e30.yaml" >"$tmp/out" 2>"$tmp/err"
+has "$tmp/out" "^operations  *2000000000200000000000000000000 FLOPs" "10^30 MACs with a bias: FLOPs exact"
+
+finish
