@@ -269,4 +269,31 @@ has "$tmp/err" "give PE.meshX and PE.meshY" "--set instances on a 2-D array says
 printf 'problem:\n  depthwise: {C: 32, P: 28, Q: 28, R: 3, S: 3}\n' >"$tmp/dw_alone.yaml"
 expect 0 "map a depthwise layer on a design written for convolutions" -- "$bin" map -q --threads 2 "$src/arch/eyeriss/eyeriss.yaml" "$tmp/dw_alone.yaml"
 
+# Mappings as code: --loops prints the lecture's loops, --explain says why a
+# mapping is invalid and which factor to move, or where a valid one spends.
+conv1d="$src/examples/conv1d_os.yaml"
+expect 0 "model --loops" -- "$bin" model -q --loops "$conv1d"
+cat >"$tmp/loops.want" <<'LOOPS'
+# conv1d as loops, outermost first; each level's tiles in words
+# MainMemory: keeps Weights (3), Inputs (18), Outputs (16)
+for p in range(16):
+    # Buffer: keeps Weights (3), Inputs (3), Outputs (1)
+    for r in range(3):
+        # MACC
+        Outputs[p] += Weights[r] * Inputs[r + p]
+LOOPS
+if cmp -s "$tmp/out" "$tmp/loops.want"; then ok "--loops prints the 1-D conv as two loops"; else bad "--loops:"; diff "$tmp/loops.want" "$tmp/out"; fi
+expect 1 "model --explain on a mapping that overflows the buffer" -- "$bin" model -q --explain --set Buffer.depth=4 "$conv1d"
+has "$tmp/out" "^Buffer keeps Weights 3 + Inputs 3 + Outputs 1 = 7 words; it holds 4: over by 3 (1.75x)" "--explain: the tiles and the excess"
+has "$tmp/out" "^  move a factor 3 of R from Buffer's temporal loops to MainMemory: Buffer then holds 3 words, and the mapping is valid" "--explain: the factor to move"
+expect 0 "model --explain on a valid mapping" -- "$bin" model -q --explain "$conv1d"
+has "$tmp/out" "^utilization 100.00 % = 100.00 % of the MACC units in use" "--explain: utilization"
+has "$tmp/out" "^energy 215.888 pJ: MACC 18.9 %, MainMemory Inputs 22.2 %" "--explain: the energy's largest parts"
+expect 2 "--loops with --json is a usage error" -- "$bin" model --loops --json "$conv1d"
+has "$tmp/err" "print text; leave out --json" "--loops --json says why"
+expect 0 "map --loops --explain" -- "$bin" map -q --max-evals 3000 --loops --explain "$src/arch/eyeriss/eyeriss.yaml" "$src/workloads/layers/resnet50_res5_3x3.yaml"
+has "$tmp/out" "parallel_for .* in range([0-9]*):  # across " "map --loops: spatial loops are parallel_for"
+has "$tmp/out" "Outputs\[0, m, q, p\] += Weights\[c, m, r, s\] \* Inputs\[0, c, r + p, s + q\]" "map --loops: the convolution's statement"
+has "$tmp/out" "^  ArrayColumns -> ArrayRows: X [0-9]* of 14" "map --explain: each fan-out's use"
+
 finish

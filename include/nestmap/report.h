@@ -24,6 +24,21 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
 void nm_report_loopnest(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_nest *nest,
                         const nm_mapping *m, const nm_stats *st);
 
+/* The mapping as the nested loops of a lecture (Python-like): each level's
+ * loops outermost first under a comment naming the level and the tiles it
+ * keeps, parallel_for for spatial loops, the composed indices and the
+ * statement the arithmetic runs (report_explain.c). */
+void nm_report_loops(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_nest *nest,
+                     const nm_mapping *m);
+
+/* The mapping in words.  Invalid (st->invalid): why, and for a capacity
+ * overflow the tiles, the excess and the moves of one factor to the level
+ * above that make it fit (checked with mdl).  Valid: utilization split into
+ * units in use, bandwidth and partial tiles, each fan-out's use, and the
+ * largest parts of the energy.  nest is m's nest (nm_model_eval's). */
+void nm_report_explain(FILE *f, nm_model *mdl, const nm_mapping *m, const nm_nest *nest,
+                       const nm_stats *st);
+
 /* A mapping as Timeloop's `mapping:` list (every level: temporal, spatial
  * when it has a fan-out, and bypass), which nestmap model and Timeloop's
  * timeloop-model both read. */

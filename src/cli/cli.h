@@ -175,6 +175,24 @@ void nm_cli_release_sigint(void);
  * when status is NM_OK, else the exit code. */
 int nm_cli_search_end(nm_status status, int tty, const nm_error *err);
 
+/* --loops and --explain (model and map): the mapping as the nested loops of
+ * a lecture, and in words.  nm_cli_teach_take removes them from argv;
+ * returns 0 after printing a usage error (with --json: they are text).
+ * nm_cli_teach_print prints what was asked for m, whose stats are st (valid or
+ * not); returns 0 when out of memory. */
+#define NM_CLI_TEACH_USAGE \
+    "  --loops           print the mapping as nested loops (a level's loops under a\n" \
+    "                    comment naming it, parallel_for for spatial loops)\n" \
+    "  --explain         say why the mapping is invalid and which factor to move, or\n" \
+    "                    where a valid one loses utilization and spends energy\n" \
+    "                    (with --loops or --explain, only those are printed)\n"
+typedef struct nm_cli_teach {
+    int loops, explain;
+} nm_cli_teach;
+int nm_cli_teach_take(int *argc, char **argv, const char *cmd, nm_cli_teach *t);
+int nm_cli_teach_print(const nm_cli_teach *t, const nm_spec *spec, const nm_mapping *m,
+                 const nm_stats *st);
+
 /* Wall-clock seconds from an arbitrary origin (monotonic). */
 double nm_cli_wall(void);
 

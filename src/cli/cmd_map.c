@@ -32,6 +32,7 @@ static const char usage[] =
     "  --json            print stats and search summary as JSON\n"
     "  --builtin-energy  ignore the input's ERT/ART: estimate every energy and area\n"
     "                    from the component classes (see nestmap energy)\n"
+    NM_CLI_TEACH_USAGE
     "  -q, --quiet       no warnings, no progress\n\n"
     "Ctrl-C ends the search and still reports the best mapping found.\n"
     "exit status: 0 a mapping found, 1 none valid, 2 bad input\n";
@@ -132,6 +133,9 @@ static int write_outputs(const char *dir, const nm_spec *spec, const nm_search_r
 int nm_cmd_map(int argc, char **argv)
 {
     int tl_names = nm_cli_take_flag(&argc, argv, "--timeloop-names");
+    nm_cli_teach teach;
+    if (!nm_cli_teach_take(&argc, argv, "map", &teach))
+        return 2;
     nm_search_opts o;
     nm_cli_opts co;
     nm_spec spec;
@@ -163,6 +167,8 @@ int nm_cmd_map(int argc, char **argv)
         nm_cli_json js;
         nm_report_search_json(nm_cli_json_begin(&js), &spec.arch, &spec.wl, &res, &o);
         json_ok = nm_cli_json_end(&js, &spec.doc);
+    } else if (res.found && (teach.loops || teach.explain)) {
+        json_ok = nm_cli_teach_print(&teach, &spec, &res.best.map, &res.best_stats);
     } else if (res.found) {
         static nm_nest nest;
         nm_nest_build(&nest, &res.best.map, &spec.arch, &spec.wl);

@@ -28,6 +28,7 @@ static const char usage[] =
     "  --builtin-energy\n"
     "                    ignore the ERT/ART: estimate every energy and area from the\n"
     "                    component classes (see nestmap energy)\n"
+    NM_CLI_TEACH_USAGE
     "  -q, --quiet       no warnings\n\n"
     "exit status: 0 valid mapping, 1 invalid mapping, 2 bad input\n";
 
@@ -50,6 +51,9 @@ static int write_file(const char *dir, const char *name, int kind, const nm_spec
 int nm_cmd_model(int argc, char **argv)
 {
     int tl_names = nm_cli_take_flag(&argc, argv, "--timeloop-names");
+    nm_cli_teach teach;
+    if (!nm_cli_teach_take(&argc, argv, "model", &teach))
+        return 2;
     nm_cli_opts o;
     nm_spec spec;
     int rc = nm_cli_begin(argc, argv, "model", usage,
@@ -100,6 +104,9 @@ int nm_cmd_model(int argc, char **argv)
         nm_report_json(nm_cli_json_begin(&js), &spec.arch, &spec.wl, &st, &spec.map);
         if (!nm_cli_json_end(&js, &spec.doc))
             rc = 2;
+    } else if (teach.loops || teach.explain) {
+        if (!nm_cli_teach_print(&teach, &spec, &spec.map, &st))
+            rc = 2;
     } else if (valid) {
         nm_report_loopnest(stdout, &spec.arch, &spec.wl, &nest, &spec.map, &st);
         fputc('\n', stdout);
@@ -110,7 +117,7 @@ int nm_cmd_model(int argc, char **argv)
         nm_invalid_describe(&st.invalid, &spec.arch, &spec.wl, reason, sizeof reason);
         fprintf(stderr, "nestmap: invalid mapping: %s\n", reason);
     }
-    rc = valid ? 0 : 1;
+    rc = rc == 2 ? 2 : valid ? 0 : 1;
     if (o.outdir) {
         if (!nm_cli_mkdir(o.outdir) ||
             (!tl_names && !write_file(o.outdir, "stats.txt", 0, &spec, &st, &nest)) ||

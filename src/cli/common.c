@@ -515,3 +515,41 @@ int nm_cli_begin(int argc, char **argv, const char *cmd, const char *usage, unsi
         return rc;
     return -1;
 }
+
+int nm_cli_teach_take(int *argc, char **argv, const char *cmd, nm_cli_teach *t)
+{
+    t->loops = nm_cli_take_flag(argc, argv, "--loops");
+    t->explain = nm_cli_take_flag(argc, argv, "--explain");
+    if ((t->loops || t->explain)) {
+        for (int i = 1; i < *argc; i++)
+            if (!strcmp(argv[i], "--json")) {
+                fprintf(stderr, "nestmap %s: --loops and --explain print text; leave out "
+                                "--json\n", cmd);
+                return 0;
+            }
+    }
+    return 1;
+}
+
+int nm_cli_teach_print(const nm_cli_teach *t, const nm_spec *spec, const nm_mapping *m,
+                 const nm_stats *st)
+{
+    static nm_nest nest;
+    nm_nest_build(&nest, m, &spec->arch, &spec->wl);
+    if (t->loops)
+        nm_report_loops(stdout, &spec->arch, &spec->wl, &nest, m);
+    if (t->explain) {
+        nm_model mdl;
+        nm_error err;
+        nm_error_clear(&err);
+        if (nm_model_init(&mdl, &spec->arch, &spec->wl, &err) != NM_OK) {
+            nm_cli_error(&err);
+            return 0;
+        }
+        if (t->loops)
+            fputc('\n', stdout);
+        nm_report_explain(stdout, &mdl, m, &nest, st);
+        nm_model_fini(&mdl);
+    }
+    return 1;
+}
