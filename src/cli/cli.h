@@ -193,6 +193,16 @@ int nm_cli_teach_take(int *argc, char **argv, const char *cmd, nm_cli_teach *t);
 int nm_cli_teach_print(const nm_cli_teach *t, const nm_spec *spec, const nm_mapping *m,
                  const nm_stats *st);
 
+/* Plots (plot.c): a gnuplot single-quoted string; the lines that render a
+ * script's plot to base.png and base.svg (`base` set by the script) at the
+ * size given, opening a `do for` block the script closes with "}";
+ * whether gnuplot is on PATH; and running it in dir on each NAME.gp (log in
+ * dir/gnuplot.log), 0 after printing which failed. */
+void nm_cli_gp_string(FILE *f, const char *s);
+void nm_cli_gp_terminals(FILE *f, int width, int height);
+int nm_cli_have_gnuplot(void);
+int nm_cli_gnuplot(const char *cmd, const char *dir, const char *const *names, int n);
+
 /* Wall-clock seconds from an arbitrary origin (monotonic). */
 double nm_cli_wall(void);
 

@@ -380,18 +380,6 @@ static void file_name(char *out, size_t size, const char *label)
     out[n] = '\0';
 }
 
-/* gnuplot single-quoted string: quotes doubled. */
-static void gp_string(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', f);
-        fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
 static int numeric_axis(const nm_sweep_axis *ax, int *geometric)
 {
     double lo = INFINITY, hi = 0;
@@ -406,11 +394,6 @@ static int numeric_axis(const nm_sweep_axis *ax, int *geometric)
     *geometric = lo > 0 && hi / lo >= 16;
     return 1;
 }
-
-static const char gp_terminals[] =
-    "do for [k = 1:2] {\n"
-    "  if (k == 1) { set terminal pngcairo noenhanced size 1100,450 font ',10'; set output base.'.png' }\n"
-    "  else { set terminal svg noenhanced size 1100,450 font ',10' dynamic; set output base.'.svg' }\n";
 
 /* Row i's line in the plot of axis a: its values on the other axes. */
 static uint64_t group_key(const nm_sweep *sw, const table *t, uint64_t i, int a)
@@ -493,13 +476,13 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
             "center horizontal\n", name);
     if (numeric && geometric)
         fputs("set logscale x 2\n", f);
-    fprintf(f, "%s", gp_terminals);
+    nm_cli_gp_terminals(f, 1100, 450);
     fputs("  set multiplot layout 1,2 title ", f);
     char title[512];
     snprintf(title, sizeof title, "%s: %d point%s", ax->label, (int)t->n, t->n == 1 ? "" : "s");
-    gp_string(f, title);
+    nm_cli_gp_string(f, title);
     fputs("\n  set xlabel ", f);
-    gp_string(f, ax->label);
+    nm_cli_gp_string(f, ax->label);
     fputc('\n', f);
     for (int y = 0; y < 2; y++) {
         fprintf(f, "  set ylabel '%s'\n  plot ", y ? "time (s)" : "energy (uJ)");
@@ -512,7 +495,7 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
             else
                 fprintf(f, "0:%d:xtic(1)", 3 + y);
             fputs(" with linespoints pt 7 title ", f);
-            gp_string(f, gtitle[g][0] ? gtitle[g] : ax->label);
+            nm_cli_gp_string(f, gtitle[g][0] ? gtitle[g] : ax->label);
         }
         fputc('\n', f);
     }
@@ -570,57 +553,12 @@ static int plot_pareto(const char *pdir, const table *t, const unsigned char *fr
           "base = 'pareto'\nset datafile separator '\\t'\nset grid\n"
           "set xlabel 'time (s)'\nset ylabel 'energy (uJ)'\nset cblabel 'area (mm^2)'\n"
           "set palette rgb 33,13,10\nset key top right\n", f);
-    fputs(gp_terminals, f);
+    nm_cli_gp_terminals(f, 1100, 450);
     fputs("  plot base.'.dat' index 0 using 2:3:4 with points pt 7 ps 1.2 lc palette "
           "title 'points', \\\n"
           "       base.'.dat' index 1 using 2:3 with points pt 6 ps 2.2 lw 1.5 "
           "lc rgb 'black' title 'on the energy x time x area front'\n}\n", f);
     return fclose(f) == 0;
-}
-
-/* gnuplot on PATH? */
-static int have_gnuplot(void)
-{
-    const char *path = getenv("PATH");
-    char buf[4096];
-    while (path && *path) {
-        size_t n = strcspn(path, ":");
-        snprintf(buf, sizeof buf, "%.*s/gnuplot", (int)n, path);
-        if (n && access(buf, X_OK) == 0)
-            return 1;
-        path += n + (path[n] == ':');
-    }
-    return 0;
-}
-
-/* Runs gnuplot on each script in pdir (its log in gnuplot.log). */
-static int render(const char *pdir, char names[][2 * NM_NAME_MAX], int n)
-{
-    for (int i = 0; i < n; i++) {
-        pid_t pid = fork();
-        if (pid < 0)
-            return 0;
-        if (pid == 0) {
-            char script[2 * NM_NAME_MAX + 8];
-            snprintf(script, sizeof script, "%s.gp", names[i]);
-            int fd = -1;
-            if (chdir(pdir) == 0)
-                fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_APPEND, 0666);
-            if (fd >= 0) {
-                dup2(fd, STDERR_FILENO);
-                dup2(fd, STDOUT_FILENO);
-                execlp("gnuplot", "gnuplot", script, (char *)NULL);
-            }
-            _exit(127);
-        }
-        int status;
-        if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "nestmap sweep: gnuplot failed on %s/%s.gp (see %s/gnuplot.log)\n",
-                    pdir, names[i], pdir);
-            return 0;
-        }
-    }
-    return 1;
 }
 
 static int write_plots(const char *dir, const sweep_run *run, const table *t,
@@ -644,7 +582,7 @@ static int write_plots(const char *dir, const sweep_run *run, const table *t,
         return 0;
     }
     snprintf(names[n++], sizeof names[0], "pareto");
-    if (!have_gnuplot()) {
+    if (!nm_cli_have_gnuplot()) {
         if (!run->co.quiet)
             fprintf(stderr, "nestmap sweep: gnuplot is not installed: the plots are left as "
                     "scripts in %s (Debian: apt-get install gnuplot-nox)\n", pdir);
@@ -653,7 +591,10 @@ static int write_plots(const char *dir, const sweep_run *run, const table *t,
     char log[4200];
     snprintf(log, sizeof log, "%s/gnuplot.log", pdir);
     unlink(log);
-    return render(pdir, names, n);
+    const char *scripts[NM_SWEEP_MAX_AXES + 1];
+    for (int i = 0; i < n; i++)
+        scripts[i] = names[i];
+    return nm_cli_gnuplot("sweep", pdir, scripts, n);
 }
 
 /* Writes name in dir through a temporary file renamed into place. */

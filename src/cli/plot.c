@@ -1,0 +1,82 @@
+/* plot.c — what the commands that draw share: gnuplot scripts are written
+ * next to their data (so a user can restyle them) and rendered here when
+ * gnuplot is installed. */
+#include <config.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+void nm_cli_gp_string(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'')
+            fputc('\'', f);
+        fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+void nm_cli_gp_terminals(FILE *f, int width, int height)
+{
+    fprintf(f,
+            "do for [k = 1:2] {\n"
+            "  if (k == 1) { set terminal pngcairo noenhanced size %d,%d font ',10'; "
+            "set output base.'.png' }\n"
+            "  else { set terminal svg noenhanced size %d,%d font ',10' dynamic; "
+            "set output base.'.svg' }\n",
+            width, height, width, height);
+}
+
+int nm_cli_have_gnuplot(void)
+{
+    const char *path = getenv("PATH");
+    char buf[4096];
+    while (path && *path) {
+        size_t n = strcspn(path, ":");
+        snprintf(buf, sizeof buf, "%.*s/gnuplot", (int)n, path);
+        if (n && access(buf, X_OK) == 0)
+            return 1;
+        path += n + (path[n] == ':');
+    }
+    return 0;
+}
+
+int nm_cli_gnuplot(const char *cmd, const char *dir, const char *const *names, int n)
+{
+    char log[4200];
+    snprintf(log, sizeof log, "%s/gnuplot.log", dir);
+    unlink(log);
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            return 0;
+        if (pid == 0) {
+            char script[4096];
+            snprintf(script, sizeof script, "%s.gp", names[i]);
+            int fd = -1;
+            if (chdir(dir) == 0)
+                fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_APPEND, 0666);
+            if (fd >= 0) {
+                dup2(fd, STDERR_FILENO);
+                dup2(fd, STDOUT_FILENO);
+                execlp("gnuplot", "gnuplot", script, (char *)NULL);
+            }
+            _exit(127);
+        }
+        int status;
+        if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "nestmap %s: gnuplot failed on %s/%s.gp (see %s/gnuplot.log)\n", cmd,
+                    dir, names[i], dir);
+            return 0;
+        }
+    }
+    return 1;
+}
