@@ -399,7 +399,7 @@ static void explain_valid(FILE *f, nm_model *mdl, const nm_mapping *m, const nm_
                 worst = s;
         fprintf(f, "  %s's bandwidth stretches the run from %" PRIu64 " to %" PRIu64
                    " cycles (%.2fx)\n", arch->level[worst].name, st->compute_cycles, st->cycles,
-                st->level[worst].throttling);
+                (double)st->cycles / (double)st->compute_cycles);
     }
     /* energy: compute, then the (level, tensor) pairs by size */
     fprintf(f, "energy %.6g pJ: %s %.1f %%", st->energy, arch->arith.name,

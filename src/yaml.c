@@ -368,8 +368,9 @@ static nm_status merge_top(nm_ydoc *doc, nm_ynode *top, nm_error *err)
     return NM_OK;
 }
 
-nm_status nm_ydoc_load_string(nm_ydoc *doc, const char *name, const char *text, size_t len,
-                              nm_error *err)
+/* Parses one file's text into its top-level mapping (*out), not merged. */
+static nm_status parse_top(nm_ydoc *doc, const char *name, const char *text, size_t len,
+                           nm_ynode **out, nm_error *err)
 {
     nm_status st = ensure_arena(doc, err);
     if (st != NM_OK)
@@ -444,7 +445,62 @@ nm_status nm_ydoc_load_string(nm_ydoc *doc, const char *name, const char *text, 
                          "the top level must be a mapping of keys (architecture, problem, "
                          "mapping, ...), not %s",
                          nm_ykind_name(top->kind));
-    return merge_top(doc, top, err);
+    *out = top;
+    return NM_OK;
+}
+
+nm_status nm_ydoc_load_string(nm_ydoc *doc, const char *name, const char *text, size_t len,
+                              nm_error *err)
+{
+    nm_ynode *top;
+    nm_status st = parse_top(doc, name, text, len, &top, err);
+    return st != NM_OK ? st : merge_top(doc, top, err);
+}
+
+#define MAX_INCLUDE_DEPTH 16
+
+/* A file's `include:` (a path or a list, relative to the file): those files
+ * are loaded first, so that the file's own keys replace theirs; the key is
+ * then dropped. */
+static nm_status load_includes(nm_ydoc *doc, nm_ynode *top, const char *path, nm_error *err)
+{
+    size_t at = 0;
+    while (at < top->n && strcmp(top->items[2 * at]->str, "include"))
+        at++;
+    if (at == top->n)
+        return NM_OK;
+    nm_ynode *key = top->items[2 * at], *v = top->items[2 * at + 1];
+    if (doc->include_depth >= MAX_INCLUDE_DEPTH)
+        return nm_yerror(err, key, "includes nest more than %d files deep (does a file "
+                         "include itself?)", MAX_INCLUDE_DEPTH);
+    size_t n = v->kind == NM_Y_SEQ ? v->n : 1;
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const nm_ynode *item = v->kind == NM_Y_SEQ ? v->items[i] : v;
+        const char *name;
+        nm_status st = nm_yget_str(item, "include (a file name)", &name, err);
+        if (st != NM_OK)
+            return st;
+        char full[4096];
+        if (name[0] == '/' || !slash)
+            snprintf(full, sizeof full, "%s", name);
+        else
+            snprintf(full, sizeof full, "%.*s/%s", dirlen, path, name);
+        struct stat sb;
+        if (stat(full, &sb) != 0)
+            return nm_yerror(err, item, "cannot include '%s': %s", full, strerror(errno));
+        if (!S_ISREG(sb.st_mode))
+            return nm_yerror(err, item, "cannot include '%s': not a regular file", full);
+        doc->include_depth++;
+        st = nm_ydoc_load_file(doc, full, err);
+        doc->include_depth--;
+        if (st != NM_OK)
+            return st;
+    }
+    memmove(&top->items[2 * at], &top->items[2 * at + 2], 2 * (top->n - at - 1) * sizeof *top->items);
+    top->n--;
+    return NM_OK;
 }
 
 nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err)
@@ -500,9 +556,12 @@ nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err)
         nm_free(buf);
         return nm_error_set(err, NM_ERR_IO, path, 0, 0, "read error: %s", strerror(saved));
     }
-    nm_status st = nm_ydoc_load_string(doc, path, buf, len, err);
+    nm_ynode *top;
+    nm_status st = parse_top(doc, path, buf, len, &top, err);
     nm_free(buf);
-    return st;
+    if (st == NM_OK)
+        st = load_includes(doc, top, path, err);
+    return st != NM_OK ? st : merge_top(doc, top, err);
 }
 
 /* ---- access ---- */

@@ -82,7 +82,7 @@ typedef struct nm_network_total {
     int mapped, failed;                /* layers with and without a mapping */
     double macs, energy, cycles;       /* energy in pJ */
     double busy;                       /* utilization x cycles, summed */
-    double level[NM_MAX_LEVELS + 1];   /* pJ by level; last: arithmetic */
+    double level[NM_MAX_LEVELS + 1];   /* pJ by level; level[arch->nlevels]: arithmetic */
 } nm_network_total;
 void nm_network_totals(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
                        nm_network_total *t);

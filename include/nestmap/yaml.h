@@ -47,6 +47,7 @@ typedef struct nm_ydoc {
     nm_ywarning *warnings;   /* in arena */
     size_t nwarnings, capwarnings;
     size_t nodes;            /* nodes converted, bounded to stop alias bombs */
+    int include_depth;       /* files being included (see nm_ydoc_load_file) */
 } nm_ydoc;
 
 /* Initializes an empty document (no allocation). */
@@ -54,7 +55,9 @@ void nm_ydoc_init(nm_ydoc *doc);
 /* Releases everything; safe on a zeroed or half-loaded document. */
 void nm_ydoc_fini(nm_ydoc *doc);
 
-/* Loads one file and merges its top-level mapping into doc->root.  On error
+/* Loads one file and merges its top-level mapping into doc->root.  A
+ * top-level `include:` (a file name or a list, relative to the file) loads
+ * those files first, so that the file's own keys replace theirs.  On error
  * fills *err with the file:line:col of the problem; doc stays usable (and must
  * still be released with nm_ydoc_fini). */
 nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err);

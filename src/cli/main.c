@@ -17,6 +17,7 @@ const nm_command nm_commands[] = {
     {"bound", nm_cmd_bound, "roofline bound of a workload on a design"},
     {"network", nm_cmd_network, "map every layer of a network"},
     {"sweep", nm_cmd_sweep, "design-space sweep with a Pareto front"},
+    {"compare", nm_cmd_compare, "one workload on several designs or dataflows, side by side"},
     {NULL, NULL, NULL},
 };
 
