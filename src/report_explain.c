@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "nestmap/report.h"
+#include "nestmap/text.h"
 
 /* ---- the loops ---- */
 
@@ -214,8 +215,8 @@ void nm_report_loops(FILE *f, const nm_arch *arch, const nm_workload *wl, const 
 
 /* ---- in words ---- */
 
-/* Largest prime factor of n (n >= 2). */
-static int64_t prime_of(int64_t n)
+/* The smallest prime factor of n (n >= 2). */
+static int64_t smallest_prime(int64_t n)
 {
     for (int64_t p = 2; p * p <= n; p++)
         if (n % p == 0)
@@ -250,9 +251,12 @@ static void explain_capacity(FILE *f, nm_model *mdl, const nm_mapping *m, const 
         fprintf(f, "  it is the outermost level: the layer does not fit it at all\n");
         return;
     }
-    /* candidate moves: a prime of a factor at level t <= s (temporal or
-     * spatial) into level s+1's temporal factor */
-    struct move { int t, d, spatial; int64_t p; uint64_t need; int valid; } best[3];
+    /* Candidate moves: one prime of a factor at level t <= s (temporal or
+     * spatial), or the whole factor, into level s+1's temporal factor.  The
+     * three best: those that make the level fit first (valid ones first,
+     * then the smallest change: the most left in the level), then those
+     * that come closest. */
+    struct move { int t, d, spatial; int64_t p; uint64_t need; int fits, valid; } best[3];
     int nbest = 0;
     static nm_stats st;
     static nm_nest tnest;
@@ -260,52 +264,59 @@ static void explain_capacity(FILE *f, nm_model *mdl, const nm_mapping *m, const 
         for (int sp = 0; sp < 2; sp++)
             for (int d = 0; d < wl->ndims; d++) {
                 int64_t fac = sp ? m->level[t].sfactor[d] : m->level[t].tfactor[d];
-                if (fac < 2 || (!sp && m->level[t].tresidual[d]))
+                if (fac < 2 || (!sp && m->level[t].tresidual[d]) || m->level[s + 1].tresidual[d])
                     continue;
-                int64_t p = prime_of(fac);
-                nm_mapping c = *m;
-                if (sp)
-                    c.level[t].sfactor[d] /= p;
-                else
-                    c.level[t].tfactor[d] /= p;
-                c.level[s + 1].tfactor[d] *= p;
-                if (c.level[s + 1].tresidual[d])
-                    continue;
-                nm_nest_build(&tnest, &c, arch, wl);
-                nm_nest_result sh;
-                nm_nest_shape(&tnest, wl, &sh);
-                uint64_t n2 = 0;
-                for (int ds = 0; ds < wl->nds; ds++)
-                    if ((c.level[s].keep >> ds) & 1u)
-                        n2 += sh.tile[s][ds].size;
-                if (n2 > cap)
-                    continue;
-                struct move mv = {t, d, sp, p, n2, nm_model_precheck(mdl, &c, &st)};
-                /* keep the three that leave the most in the level (the
-                 * smallest change), valid ones first */
-                int pos = nbest;
-                while (pos > 0 && (mv.valid > best[pos - 1].valid ||
-                                   (mv.valid == best[pos - 1].valid && mv.need > best[pos - 1].need)))
-                    pos--;
-                if (pos >= 3)
-                    continue;
-                if (nbest < 3)
-                    nbest++;
-                memmove(&best[pos + 1], &best[pos], (size_t)(nbest - 1 - pos) * sizeof *best);
-                best[pos] = mv;
+                int64_t cands[2] = {smallest_prime(fac), fac};
+                for (int k = 0; k < 2; k++) {
+                    int64_t p = cands[k];
+                    if (k && p == cands[0])
+                        break;
+                    nm_mapping c = *m;
+                    if (sp)
+                        c.level[t].sfactor[d] /= p;
+                    else
+                        c.level[t].tfactor[d] /= p;
+                    c.level[s + 1].tfactor[d] *= p;
+                    nm_nest_build(&tnest, &c, arch, wl);
+                    nm_nest_result sh;
+                    nm_nest_shape(&tnest, wl, &sh);
+                    uint64_t n2 = 0;
+                    for (int ds = 0; ds < wl->nds; ds++)
+                        if ((c.level[s].keep >> ds) & 1u)
+                            n2 += sh.tile[s][ds].size;
+                    struct move mv = {t, d, sp, p, n2, n2 <= cap, 0};
+                    mv.valid = mv.fits && nm_model_precheck(mdl, &c, &st);
+                    int pos = nbest;
+                    while (pos > 0) {
+                        const struct move *o = &best[pos - 1];
+                        int better = mv.fits != o->fits     ? mv.fits > o->fits
+                                     : mv.valid != o->valid ? mv.valid > o->valid
+                                     : mv.fits              ? mv.need > o->need
+                                                            : mv.need < o->need;
+                        if (!better)
+                            break;
+                        pos--;
+                    }
+                    if (pos >= 3)
+                        continue;
+                    if (nbest < 3)
+                        nbest++;
+                    memmove(&best[pos + 1], &best[pos], (size_t)(nbest - 1 - pos) * sizeof *best);
+                    best[pos] = mv;
+                }
             }
-    if (!nbest) {
-        fprintf(f, "  no single factor moved to %s makes it fit: move several, or bypass a "
-                   "tensor at %s\n", arch->level[s + 1].name, L->name);
-        return;
-    }
+    if (nbest && !best[0].fits)
+        fprintf(f, "  no single factor moved to %s makes it fit; these come closest (move "
+                   "several, or bypass a tensor at %s):\n", arch->level[s + 1].name, L->name);
     for (int i = 0; i < nbest; i++) {
         const struct move *mv = &best[i];
         fprintf(f, "  move a factor %" PRId64 " of %s from %s's %s loops to %s: %s then holds "
                    "%" PRIu64 " words%s\n",
                 mv->p, wl->dim[mv->d], arch->level[mv->t].name,
                 mv->spatial ? "spatial" : "temporal", arch->level[s + 1].name, L->name, mv->need,
-                mv->valid ? ", and the mapping is valid" : " (another check still fails)");
+                !mv->fits    ? ", still too many"
+                : mv->valid ? ", and the mapping is valid"
+                             : " (another check still fails)");
     }
 }
 
@@ -402,8 +413,9 @@ static void explain_valid(FILE *f, nm_model *mdl, const nm_mapping *m, const nm_
                 (double)st->cycles / (double)st->compute_cycles);
     }
     /* energy: compute, then the (level, tensor) pairs by size */
-    fprintf(f, "energy %.6g pJ: %s %.1f %%", st->energy, arch->arith.name,
-            100.0 * st->compute_energy / st->energy);
+    char e[48];
+    fprintf(f, "energy %s: %s %.1f %%", nm_text_si(st->energy * 1e-12, "J", e, sizeof e),
+            arch->arith.name, 100.0 * st->compute_energy / st->energy);
     typedef struct { int s, ds; double e; } part;
     part parts[NM_MAX_LEVELS * NM_MAX_DS];
     int np = 0;
