@@ -61,6 +61,10 @@ run compare "compare --json (a layer, two designs)" -- "$bin" compare -q --json 
 run compare "compare --json (a network)" -- "$bin" compare -q --json --max-evals 2000 "$data/network/small_net.yaml" "$data/network/design.yaml"
 "$bin" compare -q -o "$tmp/cmp" --max-evals 2000 "$src/workloads/layers/mobilenet_v1_dw4.yaml" "$src/arch/teaching/no_local_reuse.yaml" >/dev/null 2>&1
 valid compare "$tmp/cmp/compare.json" "compare -o: compare.json"
+run census "census --json (enumerated)" -- "$bin" census -q --json --threads 2 "$src/examples/conv1d_map.yaml"
+run census "census --json (sampled)" -- "$bin" census -q --json --sample 500 "$src/arch/teaching/weight_stationary.yaml" "$src/examples/course/5_search/layer.yaml"
+"$bin" census -q -o "$tmp/cen" --sample 500 "$src/arch/teaching/weight_stationary.yaml" "$src/examples/course/5_search/layer.yaml" >/dev/null 2>&1
+valid census "$tmp/cen/census.json" "census -o: census.json"
 run sweep "sweep --json" -- "$bin" sweep -q --json --max-evals 300 "$data/sweep/buffer_dram.yaml"
 
 # A warning reaches the JSON, -q or not, located.

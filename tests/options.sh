@@ -24,6 +24,7 @@ energy|$one|--json --set --builtin-energy
 bound|$one|--json --set
 network|$net|-o --json --threads --seed --set --builtin-energy
 sweep|$swp|-o --json --threads --seed --set --builtin-energy
+census|$one|-o --json --threads --seed --set --builtin-energy
 compare|$data/network/small_net.yaml $data/network/design.yaml|-o --json --threads --seed --set --builtin-energy
 EOF
 

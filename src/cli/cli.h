@@ -215,6 +215,7 @@ int nm_cmd_bound(int argc, char **argv);
 int nm_cmd_network(int argc, char **argv);
 int nm_cmd_sweep(int argc, char **argv);
 int nm_cmd_compare(int argc, char **argv);
+int nm_cmd_census(int argc, char **argv);
 int nm_cmd_unimplemented(int argc, char **argv);
 
 extern const nm_command nm_commands[];

@@ -13,6 +13,7 @@ const nm_command nm_commands[] = {
     {"model", nm_cmd_model, "evaluate the mapping given in the input files; print its stats"},
     {"map", nm_cmd_map, "search the mapspace for the best mapping"},
     {"energy", nm_cmd_energy, "print the per-action energy and area table in use, with sources"},
+    {"census", nm_cmd_census, "every valid mapping evaluated: counts, spread, optimal, histogram"},
     {"mapspace", nm_cmd_mapspace, "size of the mapspace; with --sample N, a census"},
     {"bound", nm_cmd_bound, "roofline bound of a workload on a design"},
     {"network", nm_cmd_network, "map every layer of a network"},
