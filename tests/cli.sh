@@ -240,6 +240,8 @@ for design in "$src"/arch/*/*.yaml; do
     expect 0 "arch $name: energy" -- "$bin" energy "$design"
     if [ -s "$tmp/err" ]; then bad "arch $name: warnings: $(head -1 "$tmp/err")"; else ok "arch $name: no warning"; fi
     has "$tmp/out" "built-in" "arch $name: built-in energies"
+    expect 0 "arch $name: bound" -- "$bin" bound -q "$design" "$src/workloads/layers/resnet50_conv1.yaml"
+    has "$tmp/out" "^memory bound  *[0-9]* cycles" "arch $name: states its off-chip bandwidth"
     expect 0 "arch $name: a small network" -- "$bin" network -q --threads 2 "$design" "$data/network/small_net.yaml"
     has "$tmp/out" "^total  *[0-9]" "arch $name: every layer mapped"
 done

@@ -125,7 +125,8 @@ json_ok "design: peak = 2 x units x clock, memory time = memory cycles x period"
 json_ok "design at another precision: the bytes and the memory time scale" \
     "(lambda d: abs(j['memory_s'] - d['memory_s'] * 32 / d['word_bits']) < 1e-15 and j['memory_cycles'] == d['memory_cycles'] and j['min_bytes'] == d['min_bytes'] * 32 / d['word_bits'])(json.load(open('$tmp/design.json')))"
 # Separate read and write ports: the slower of the two.
-"$bin" bound --json --set DRAM.read_bandwidth=4 --set DRAM.write_bandwidth=2 "$src/arch/simple/weight_stationary.yaml" "$conv1" >"$tmp/out" 2>"$tmp/err"
+sed 's/shared_bandwidth: 4}/read_bandwidth: 4, write_bandwidth: 2}/' "$src/arch/teaching/pe_array.yaml" >"$tmp/rw.yaml"
+"$bin" bound --json "$tmp/rw.yaml" "$conv1" >"$tmp/out" 2>"$tmp/err"
 json_ok "design with read and write bandwidths: memory time = memory cycles x period" \
     "j['bandwidth_from'] == 'the design' and j['bandwidth_bytes_per_s'] is None and abs(j['memory_s'] - j['memory_cycles'] * 1e-9) < 1e-15 and j['memory_cycles'] == max((9408 + 157323) / 4, 802816 / 2)"
 "$bin" bound --peak 1T "$tpu" "$conv1" >"$tmp/out" 2>"$tmp/err"
