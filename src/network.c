@@ -9,6 +9,7 @@
 #include "nestmap/alloc.h"
 #include "nestmap/mapspace.h"
 #include "nestmap/network.h"
+#include "nestmap/roofline.h"
 
 static int same_problem(const nm_workload *a, const nm_workload *b)
 {
@@ -262,5 +263,9 @@ void nm_network_totals(const nm_arch *arch, const nm_network *net, const nm_laye
         for (int l = 0; l < arch->nlevels; l++)
             t->level[l] += k * st->level[l].energy;
         t->level[arch->nlevels] += k * st->compute_energy;
+        nm_roofline r;
+        nm_roofline_of(&r, arch, &net->layer[i].wl);
+        t->bound_cycles += k * r.bound_cycles;
+        t->bound_energy += k * r.energy_pj;
     }
 }

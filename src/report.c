@@ -8,6 +8,7 @@
 #include "nestmap/energy.h"
 #include "nestmap/network.h"
 #include "nestmap/report.h"
+#include "nestmap/roofline.h"
 #include "nestmap/search.h"
 
 void nm_report_json_string(FILE *f, const char *s)
@@ -567,7 +568,40 @@ void nm_report_search_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
         else
             fputs("null", f);
     }
+    fputs("\n },\n", f);
+    /* How far the result is from what any mapping could do. */
+    nm_roofline r;
+    nm_roofline_of(&r, arch, wl);
+    key(f, 1, "bound");
+    fputs("{\n", f);
+    kint(f, 2, "cycles", (uint64_t)r.bound_cycles, 0);
+    kstr(f, 2, "bound_by", nm_roofline_binding_name(r.binding), 0);
+    knum(f, 2, "least_energy_pj", r.energy_pj, 0);
+    key(f, 2, "cycles_over_bound");
+    if (res->found)
+        num(f, (double)res->best_stats.cycles / r.bound_cycles);
+    else
+        fputs("null", f);
+    fputs(",\n", f);
+    key(f, 2, "energy_over_bound");
+    if (res->found && r.energy_pj > 0)
+        num(f, res->best_stats.energy / r.energy_pj);
+    else
+        fputs("null", f);
     fputs("\n }\n}\n", f);
+}
+
+void nm_report_bound_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st)
+{
+    nm_roofline r;
+    nm_roofline_of(&r, arch, wl);
+    fprintf(f, "Cycle bound   : %.0f (roofline, bound by %s); this mapping takes %.2fx\n",
+            r.bound_cycles, nm_roofline_binding_name(r.binding),
+            (double)st->cycles / r.bound_cycles);
+    if (r.energy_pj > 0)
+        fprintf(f, "Energy bound  : %.2f pJ (every operation, each tensor once at %s); this "
+                   "mapping spends %.2fx\n", r.energy_pj, arch->level[arch->nlevels - 1].name,
+                st->energy / r.energy_pj);
 }
 
 void nm_report_search_text(FILE *f, const nm_arch *arch, const nm_search_result *res,
@@ -860,8 +894,8 @@ static void network_text(FILE *f, const nm_arch *arch, const nm_network *net,
     for (int m = 1; m < o->nmetrics; m++)
         fprintf(f, ", %s", nm_metric_name(o->metric[m]));
     fprintf(f, ", seed %llu\n\n", (unsigned long long)o->seed);
-    fprintf(f, "%-20s %6s %14s %14s %14s %7s %9s\n", "layer", "repeat", "MACs", "energy (uJ)",
-            "cycles", "util %", "pJ/MAC");
+    fprintf(f, "%-20s %6s %14s %14s %14s %7s %9s %8s\n", "layer", "repeat", "MACs",
+            "energy (uJ)", "cycles", "util %", "pJ/MAC", "/bound");
     for (int i = 0; i < net->nlayers; i++) {
         const nm_layer *ly = &net->layer[i];
         const nm_layer_result *lr;
@@ -875,15 +909,22 @@ static void network_text(FILE *f, const nm_arch *arch, const nm_network *net,
             continue;
         }
         const nm_stats *st = &r->best_stats;
-        fprintf(f, "%14.4f %14llu %7.2f %9.4f", st->energy * 1e-6,
-                (unsigned long long)st->cycles, 100.0 * st->utilization, st->energy / macs);
+        nm_roofline rl;
+        nm_roofline_of(&rl, arch, &ly->wl);
+        fprintf(f, "%14.4f %14llu %7.2f %9.4f %8.2f", st->energy * 1e-6,
+                (unsigned long long)st->cycles, 100.0 * st->utilization, st->energy / macs,
+                (double)st->cycles / rl.bound_cycles);
         if (ly->same_as != i)
             fprintf(f, "   (as %s)", net->layer[ly->same_as].name);
         fputc('\n', f);
     }
-    fprintf(f, "%-20s %6s %14.0f %14.4f %14.0f %7.2f %9.4f\n",
+    fprintf(f, "%-20s %6s %14.0f %14.4f %14.0f %7.2f %9.4f %8.2f\n",
             t.failed ? "total (mapped)" : "total", "", t.macs, t.energy * 1e-6, t.cycles,
-            t.cycles > 0 ? 100.0 * t.busy / t.cycles : 0.0, t.macs > 0 ? t.energy / t.macs : 0.0);
+            t.cycles > 0 ? 100.0 * t.busy / t.cycles : 0.0, t.macs > 0 ? t.energy / t.macs : 0.0,
+            t.bound_cycles > 0 ? t.cycles / t.bound_cycles : 0.0);
+    fprintf(f, "/bound: cycles over the layer's roofline bound (nestmap bound); the energy is "
+               "%.2fx its bound (every operation, each tensor once off-chip)\n",
+            t.bound_energy > 0 ? t.energy / t.bound_energy : 0.0);
     if (t.failed)
         fprintf(f, "%d of %d layers have no mapping and are left out of the total\n", t.failed,
                 net->nlayers);
@@ -944,6 +985,12 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
             knum(f, 6, "energy_pj", st->energy, 0);;
             kint(f, 6, "cycles", (uint64_t)st->cycles, 0);
             knum(f, 6, "utilization_pct", 100.0 * st->utilization, 0);;
+            nm_roofline rl;
+            nm_roofline_of(&rl, arch, &ly->wl);
+            kint(f, 6, "bound_cycles", (uint64_t)rl.bound_cycles, 0);
+            knum(f, 6, "cycles_over_bound", (double)st->cycles / rl.bound_cycles, 0);
+            knum(f, 6, "energy_bound_pj", rl.energy_pj, 0);
+            knum(f, 6, "energy_over_bound", rl.energy_pj > 0 ? st->energy / rl.energy_pj : 0.0, 0);
             double pj[NM_MAX_LEVELS + 1];
             for (int l = 0; l < arch->nlevels; l++)
                 pj[l] = st->level[l].energy;
@@ -964,6 +1011,10 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
     kint(f, 4, "cycles", (uint64_t)t.cycles, 0);
     knum(f, 4, "utilization_pct", t.cycles > 0 ? 100.0 * t.busy / t.cycles : 0.0, 0);;
     knum(f, 4, "pj_per_mac", t.macs > 0 ? t.energy / t.macs : 0.0, 0);;
+    kint(f, 4, "bound_cycles", (uint64_t)t.bound_cycles, 0);
+    knum(f, 4, "cycles_over_bound", t.bound_cycles > 0 ? t.cycles / t.bound_cycles : 0.0, 0);
+    knum(f, 4, "energy_bound_pj", t.bound_energy, 0);
+    knum(f, 4, "energy_over_bound", t.bound_energy > 0 ? t.energy / t.bound_energy : 0.0, 0);
     if (arch->clock_given) {
         knum(f, 4, "clock_hz", 1.0 / arch->cycle_seconds, 0);;
         knum(f, 4, "seconds", t.cycles * arch->cycle_seconds, 0);;
@@ -992,8 +1043,8 @@ void nm_report_csv_field(FILE *f, const char *s)
 static void network_csv(FILE *f, const nm_arch *arch, const nm_network *net,
                         const nm_layer_result *out)
 {
-    fputs("layer,same_as,repeat,macs,valid,energy_pj,cycles,utilization_pct,pj_per_mac,reason\n",
-          f);
+    fputs("layer,same_as,repeat,macs,valid,energy_pj,cycles,utilization_pct,pj_per_mac,"
+          "bound_cycles,cycles_over_bound,energy_bound_pj,energy_over_bound,reason\n", f);
     for (int i = 0; i < net->nlayers; i++) {
         const nm_layer *ly = &net->layer[i];
         const nm_layer_result *lr;
@@ -1005,12 +1056,16 @@ static void network_csv(FILE *f, const nm_arch *arch, const nm_network *net,
         fprintf(f, ",%lld,%.0f,", (long long)ly->repeat, macs);
         if (r) {
             const nm_stats *st = &r->best_stats;
-            fprintf(f, "1,%.17g,%llu,%.17g,%.17g,\n", st->energy,
-                    (unsigned long long)st->cycles, 100.0 * st->utilization, st->energy / macs);
+            nm_roofline rl;
+            nm_roofline_of(&rl, arch, &ly->wl);
+            fprintf(f, "1,%.17g,%llu,%.17g,%.17g,%.0f,%.17g,%.17g,%.17g,\n", st->energy,
+                    (unsigned long long)st->cycles, 100.0 * st->utilization, st->energy / macs,
+                    rl.bound_cycles, (double)st->cycles / rl.bound_cycles, rl.energy_pj,
+                    rl.energy_pj > 0 ? st->energy / rl.energy_pj : 0.0);
         } else {
             char why[WHY_MAX];
             layer_failure(why, sizeof why, arch, lr);
-            fputs("0,,,,,", f);
+            fputs("0,,,,,,,,,", f);
             nm_report_csv_field(f, why);
             fputc('\n', f);
         }

@@ -41,6 +41,9 @@ void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
     r->compute_cycles_exact = (nm_workload_macs(wl) + units - 1) / units;
     r->compute_cycles = ceil(r->macs / (double)arch->arith.instances);
     r->mem_cycles = nm_roofline_memory_cycles(top, r->words_in, r->words_out, &r->bw_note);
+    double b = top->block_size > 0 ? (double)top->block_size : 1.0;
+    r->energy_pj = r->macs * arch->arith.e_compute + r->words_in * top->e_read / b +
+                   r->words_out * top->e_update / b;
     if (isnan(r->mem_cycles)) {
         r->bound_cycles = r->compute_cycles;
         r->binding = NM_ROOF_COMPUTE_ONLY;

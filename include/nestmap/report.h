@@ -20,6 +20,10 @@ void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
 /* Human-readable stats per level and data space, then a summary. */
 void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st);
 
+/* Two lines: the roofline's cycle bound and energy bound for wl on arch
+ * (roofline.h) and how far the mapping whose stats are st lies above them. */
+void nm_report_bound_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st);
+
 /* The loop nest, outermost level first, as Timeloop's map.txt shows it. */
 void nm_report_loopnest(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_nest *nest,
                         const nm_mapping *m, const nm_stats *st);

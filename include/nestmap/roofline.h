@@ -28,6 +28,10 @@ typedef struct nm_roofline {
     double bound_cycles;   /* the larger of the two, rounded up */
     nm_roof_binding binding;
     const char *bw_note;   /* which bandwidth was used, in words */
+    /* The least energy any mapping spends (pJ): every operation on the
+     * arithmetic units, every input read once and every output written
+     * once at the outermost level (leakage and all inner traffic left out). */
+    double energy_pj;
 } nm_roofline;
 
 /* Fills *r for wl on arch. */

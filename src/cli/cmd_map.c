@@ -162,6 +162,8 @@ int nm_cmd_map(int argc, char **argv)
      * at its counts. */
     if (!co.quiet || !res.found)
         nm_report_search_text(stderr, &spec.arch, &res, &o);
+    nm_cli_warnings(&spec.doc, co.quiet,
+                    nm_cli_search_warn(&spec.doc, &spec.arch, &spec.wl, &res, &o));
     int json_ok = 1;
     if (co.json) {
         nm_cli_json js;
@@ -175,6 +177,7 @@ int nm_cmd_map(int argc, char **argv)
         nm_report_loopnest(stdout, &spec.arch, &spec.wl, &nest, &res.best.map, &res.best_stats);
         fputc('\n', stdout);
         nm_report_text(stdout, &spec.arch, &spec.wl, &res.best_stats);
+        nm_report_bound_text(stdout, &spec.arch, &spec.wl, &res.best_stats);
     }
     if (!res.found) {
         fprintf(stderr, "nestmap map: no valid mapping among %llu candidates (see the counts "

@@ -147,6 +147,8 @@ int nm_cmd_network(int argc, char **argv)
                                    o.threads, out, tty ? layer_done : NULL, &net, &err);
     if ((rc = nm_cli_search_end(status, tty, &err)) != 0)
         goto out;
+    nm_cli_warnings(&spec.doc, co.quiet,
+                    nm_cli_network_warn(&spec.doc, &spec.arch, &net, out, &o));
     int json_ok = 1;
     if (co.json) {
         nm_cli_json js;

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "nestmap/network.h"
+#include "nestmap/roofline.h"
 #include "nestmap/search.h"
 #include "nestmap/spec.h"
 
@@ -132,4 +134,67 @@ int nm_cli_search_end(nm_status status, int tty, const nm_error *err)
         return 0;
     nm_cli_error(err);
     return nm_status_exit_code(status);
+}
+
+size_t nm_cli_search_warn(nm_ydoc *doc, const nm_arch *arch, const nm_workload *wl,
+                          const nm_search_result *res, const nm_search_opts *o)
+{
+    size_t before = doc->nwarnings;
+    if (res->found) {
+        nm_roofline r;
+        nm_roofline_of(&r, arch, wl);
+        double x = (double)res->best_stats.cycles / r.bound_cycles;
+        if (x > 2.0 && nm_ydoc_warn(doc, NULL, "the best mapping takes %.1fx the roofline bound "
+                                    "of %.0f cycles: a longer search may do better (try "
+                                    "--victory %llu, or --algorithm hybrid)", x, r.bound_cycles,
+                                    (unsigned long long)(o->victory ? 10 * o->victory : 1000))
+                                    != NM_OK)
+            return before;
+    }
+    if (strstr(res->stopped_by, "timeout") && res->valid < 1000)
+        (void)nm_ydoc_warn(doc, NULL, "the search ended by its timeout after only %llu valid "
+                           "mapping%s: most candidates are invalid here; raise --timeout "
+                           "(now %llu) or constrain the space", (unsigned long long)res->valid,
+                           res->valid == 1 ? "" : "s", (unsigned long long)o->timeout);
+    return before;
+}
+
+size_t nm_cli_network_warn(nm_ydoc *doc, const nm_arch *arch, const nm_network *net,
+                           const nm_layer_result *out, const nm_search_opts *o)
+{
+    size_t before = doc->nwarnings;
+    int far = 0, starved = 0, worst = -1;
+    double worst_x = 0;
+    for (int i = 0; i < net->nlayers; i++) {
+        if (net->layer[i].same_as != i || out[i].status != NM_OK)
+            continue;
+        const nm_search_result *r = &out[i].res;
+        if (strstr(r->stopped_by, "timeout") && r->valid < 1000)
+            starved++;
+        if (!r->found)
+            continue;
+        nm_roofline rl;
+        nm_roofline_of(&rl, arch, &net->layer[i].wl);
+        double x = (double)r->best_stats.cycles / rl.bound_cycles;
+        if (x > 2.0) {
+            far++;
+            if (x > worst_x) {
+                worst_x = x;
+                worst = i;
+            }
+        }
+    }
+    if (far && nm_ydoc_warn(doc, NULL, "%d distinct layer%s end%s above 2x the roofline cycle "
+                            "bound (the worst, %s, at %.1fx): a longer search may do better "
+                            "(try --victory %llu, or --algorithm hybrid)", far,
+                            far == 1 ? "" : "s", far == 1 ? "s" : "", net->layer[worst].name,
+                            worst_x, (unsigned long long)(o->victory ? 10 * o->victory : 1000))
+                            != NM_OK)
+        return before;
+    if (starved)
+        (void)nm_ydoc_warn(doc, NULL, "%d distinct layer%s ended by the timeout with fewer than "
+                           "1000 valid mappings: raise --timeout (now %llu) or constrain the "
+                           "space", starved, starved == 1 ? "" : "s",
+                           (unsigned long long)o->timeout);
+    return before;
 }
