@@ -43,11 +43,16 @@ json_ok "tutorial --json: seconds and rates" \
 # NVIDIA, "GPU Performance Background User's Guide", arithmetic intensity
 # at fp16: a 4096x1024 linear layer at batch 512 and 1, 3x3 max pooling at
 # unit stride, ReLU; layer normalization under 10.
-intensity() { # WHAT PROBLEM EXPECTED-EXPRESSION (over a)
-    printf 'problem: {%s}\n' "$2" >"$tmp/p.yaml"
-    "$bin" bound --json --precision fp16 "$tmp/p.yaml" >"$tmp/out" 2>"$tmp/err" ||
+# of_problem WHAT PRECISION PROBLEM CHECK: bound --json on the one-line
+# problem; CHECK is a Python expression over j, the JSON.
+of_problem() {
+    printf 'problem: {%s}\n' "$3" >"$tmp/p.yaml"
+    "$bin" bound --json --precision "$2" "$tmp/p.yaml" >"$tmp/out" 2>"$tmp/err" ||
         { bad "$1: exit $?"; cat "$tmp/err"; return; }
-    json_ok "$1" "(lambda a: $3)(j['arithmetic_intensity_flops_per_byte'])"
+    json_ok "$1" "$4"
+}
+intensity() { # WHAT PROBLEM EXPECTED-EXPRESSION (over a, the intensity)
+    of_problem "$1" fp16 "$2" "(lambda a: $3)(j['arithmetic_intensity_flops_per_byte'])"
 }
 intensity "linear 4096x1024, batch 512: 315 FLOPs/B" "gemm: {M: 512, N: 4096, K: 1024}" "round(a) == 315"
 intensity "linear 4096x1024, batch 1: 1 FLOPs/B" "gemm: {M: 1, N: 4096, K: 1024}" "round(a) == 1"
@@ -87,10 +92,7 @@ refused 2 "--set without a design is refused" "no 'architecture' in the input fi
 
 # Padding: 'same' (input = stride x output), 'valid', per side, [h, w].
 pad() { # WHAT PROBLEM INPUT-WORDS
-    printf 'problem: {%s}\n' "$2" >"$tmp/p.yaml"
-    "$bin" bound --json --precision int8 "$tmp/p.yaml" >"$tmp/out" 2>"$tmp/err" ||
-        { bad "$1: exit $?"; cat "$tmp/err"; return; }
-    json_ok "$1" "[t['words'] for t in j['tensors'] if t['name'] == 'Inputs'] == [$3]"
+    of_problem "$1" int8 "$2" "[t['words'] for t in j['tensors'] if t['name'] == 'Inputs'] == [$3]"
 }
 pad "padding same, 3x3 stride 1: input = output" "conv2d: {C: 2, K: 2, P: 56, Q: 56, R: 3, S: 3, padding: same}" "2 * 56 * 56"
 pad "padding same, 1x1 stride 2: input = 2 x output" "conv2d: {C: 2, K: 2, P: 7, Q: 7, stride: 2, padding: same}" "2 * 14 * 14"

@@ -89,6 +89,15 @@ int nm_cli_begin(int argc, char **argv, const char *cmd, const char *usage, unsi
  * nm_free).  Prints the error and returns NULL on failure, setting *rc. */
 struct nm_mapspace *nm_cli_mapspace(const struct nm_spec *spec, int *rc);
 
+/* nm_cli_load (architecture and problem), then the constrained mapspace
+ * (residual factors too when `imperfect`) and its size once duplicates are
+ * pruned (log10 in *log_size; *exact when counted, not estimated from
+ * samples drawn with `seed`).  Returns NULL with *rc set on failure (the
+ * spec then released). */
+struct nm_mapspace *nm_cli_sized_mapspace(const nm_cli_opts *o, int imperfect,
+                                          struct nm_spec *spec, double *log_size, int *exact,
+                                          int *rc);
+
 /* Prints FILE:LINE:COL: error: message, the source line and a caret. */
 void nm_cli_error(const nm_error *err);
 

@@ -15,7 +15,6 @@
 #include "nestmap/alloc.h"
 #include "nestmap/census.h"
 #include "nestmap/mapspace.h"
-#include "nestmap/pcg32.h"
 #include "nestmap/report.h"
 #include "nestmap/spec.h"
 
@@ -274,17 +273,11 @@ int nm_cmd_census(int argc, char **argv)
         return 2;
     }
     nm_spec spec;
-    if ((rc = nm_cli_load(&co, NM_NEED_ARCH | NM_NEED_PROBLEM, &spec)) != 0)
-        return rc;
-    nm_mapspace *ms = nm_cli_mapspace(&spec, &rc);
-    if (!ms) {
-        nm_spec_fini(&spec);
-        return rc;
-    }
-    nm_pcg32 rng;
-    nm_pcg32_seed(&rng, co.seed, 1);
     int exact;
-    double log_size = nm_mapspace_pruned_log10(ms, 2000000, &rng, &exact);
+    double log_size;
+    nm_mapspace *ms = nm_cli_sized_mapspace(&co, 0, &spec, &log_size, &exact, &rc);
+    if (!ms)
+        return rc;
     int enumerate = all || (!sample && log_size <= log10(ENUMERATE_MAX));
     rows_out out = {NULL, 0, NULL, 1, 0, enumerate};
     nm_census_opts o = {co.threads > 0 ? co.threads : (int)sysconf(_SC_NPROCESSORS_ONLN),

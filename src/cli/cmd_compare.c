@@ -368,17 +368,6 @@ static void print_text(FILE *f, const cmp_run *run)
     }
 }
 
-static void csv_field(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void print_csv(FILE *f, const cmp_run *run)
 {
     char lv[CMP_LEVELS + NM_MAX_DS][NM_NAME_MAX], tn[CMP_LEVELS + NM_MAX_DS][NM_NAME_MAX];
@@ -390,13 +379,13 @@ static void print_csv(FILE *f, const cmp_run *run)
         char h[NM_NAME_MAX + 16];
         snprintf(h, sizeof h, "level:%.*s_pj", NM_NAME_MAX, lv[j]);
         fputc(',', f);
-        csv_field(f, h);
+        nm_report_csv_field(f, h);
     }
     for (int j = 0; j < nt; j++) {
         char h[NM_NAME_MAX + 16];
         snprintf(h, sizeof h, "tensor:%.*s_pj", NM_NAME_MAX, tn[j]);
         fputc(',', f);
-        csv_field(f, h);
+        nm_report_csv_field(f, h);
     }
     fputs(",compute_pj\n", f);
     for (int k = 0; k < run->n; k++) {
@@ -405,9 +394,9 @@ static void print_csv(FILE *f, const cmp_run *run)
             fprintf(f, "%d,", k + 1);
         else
             fputs(",", f);
-        csv_field(f, d->label);
+        nm_report_csv_field(f, d->label);
         fputc(',', f);
-        csv_field(f, d->arg);
+        nm_report_csv_field(f, d->arg);
         if (!ok(d)) {
             fputs(",false,,,,,,,", f);
             for (int j = 0; j < nl + nt + 1; j++)

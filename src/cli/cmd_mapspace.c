@@ -212,18 +212,11 @@ int nm_cmd_mapspace(int argc, char **argv)
     if (sample && !nm_cli_count("--sample", sample, &nsample))
         return 2;
     nm_spec spec;
-    if ((rc = nm_cli_load(&o, NM_NEED_ARCH | NM_NEED_PROBLEM, &spec)) != 0)
-        return rc;
-    spec.imperfect |= imperfect;
-    nm_mapspace *ms = nm_cli_mapspace(&spec, &rc);
-    if (!ms) {
-        nm_spec_fini(&spec);
-        return rc;
-    }
-    nm_pcg32 rng;
-    nm_pcg32_seed(&rng, o.seed, 1);
     int exact;
-    double pruned = nm_mapspace_pruned_log10(ms, 2000000, &rng, &exact);
+    double pruned;
+    nm_mapspace *ms = nm_cli_sized_mapspace(&o, imperfect, &spec, &pruned, &exact, &rc);
+    if (!ms)
+        return rc;
     census_result cr;
     if (nsample && !census(&spec, ms, nsample, o.seed, &cr)) {
         nm_free(ms);

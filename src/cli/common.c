@@ -15,6 +15,7 @@
 #include "nestmap/alloc.h"
 #include "nestmap/mapspace.h"
 #include "nestmap/path.h"
+#include "nestmap/pcg32.h"
 #include "nestmap/spec.h"
 
 /* The common option `a` names, or 0 when it is none of them. */
@@ -552,4 +553,21 @@ int nm_cli_teach_print(const nm_cli_teach *t, const nm_spec *spec, const nm_mapp
         nm_model_fini(&mdl);
     }
     return 1;
+}
+
+nm_mapspace *nm_cli_sized_mapspace(const nm_cli_opts *o, int imperfect, nm_spec *spec,
+                                   double *log_size, int *exact, int *rc)
+{
+    if ((*rc = nm_cli_load(o, NM_NEED_ARCH | NM_NEED_PROBLEM, spec)) != 0)
+        return NULL;
+    spec->imperfect |= imperfect;
+    nm_mapspace *ms = nm_cli_mapspace(spec, rc);
+    if (!ms) {
+        nm_spec_fini(spec);
+        return NULL;
+    }
+    nm_pcg32 rng;
+    nm_pcg32_seed(&rng, o->seed, 1);
+    *log_size = nm_mapspace_pruned_log10(ms, 2000000, &rng, exact);
+    return ms;
 }
