@@ -133,7 +133,7 @@ static void count_invalid(tally *t, nm_invalid_kind kind, uint64_t n)
 {
     if (kind == NM_INV_CAPACITY || kind == NM_INV_MIN_UTIL)
         t->over_capacity += n;
-    else if (kind == NM_INV_ARITH || kind == NM_INV_INSTANCES || kind == NM_INV_NO_FANOUT)
+    else if (kind == NM_INV_ARITH || kind == NM_INV_INSTANCES)
         t->over_fanout += n;
     else
         t->other_invalid += n;
@@ -142,7 +142,7 @@ static void count_invalid(tally *t, nm_invalid_kind kind, uint64_t n)
 static void keep_row(worker *w, unit *u, const nm_census_row *r)
 {
     const nm_census_opts *o = w->sh->o;
-    if (!o->row || (o->keep && !o->keep(o->ctx, r)))
+    if (!o->row)
         return;
     if (u->nrows == u->caprows) {
         size_t cap = u->caprows ? 2 * u->caprows : 256;

@@ -42,9 +42,8 @@ typedef struct nm_census_opts {
     uint64_t seed;
     volatile sig_atomic_t *stop; /* set (Ctrl-C): end early, keep what was counted */
     /* Every valid row, in enumeration order, from one thread at a time (may
-     * be NULL); keep(ctx, row) chooses which rows to hand it. */
+     * be NULL). */
     void (*row)(void *ctx, const nm_census_row *r);
-    int (*keep)(void *ctx, const nm_census_row *r);
     void *ctx;
     /* Progress: candidates done of about `total` (from the caller's size). */
     void (*progress)(void *ctx, uint64_t done);
@@ -56,7 +55,9 @@ typedef struct nm_census {
     uint64_t valid;
     uint64_t broke_constraints; /* outer points (samples) that decoding could not fit to the
                                  * constraints: not mappings of the constrained space */
-    uint64_t over_capacity, over_fanout, other_invalid; /* mappings */
+    uint64_t over_capacity;     /* mappings over a capacity or under a min_utilization */
+    uint64_t over_fanout;       /* mappings asking more instances than there are */
+    uint64_t other_invalid;     /* mappings invalid otherwise */
     double e_min, e_max;        /* pJ */
     uint64_t cy_min, cy_max;
     uint64_t n_optimal;         /* energy within 1e-9 of the least */

@@ -54,7 +54,6 @@ typedef struct rows_out {
     FILE *dat;
     uint64_t stride;    /* one row in `stride` goes to the plot */
     uint64_t seen;
-    int enumerated;
 } rows_out;
 
 static void row(void *ctx, const nm_census_row *r)
@@ -279,9 +278,9 @@ int nm_cmd_census(int argc, char **argv)
     if (!ms)
         return rc;
     int enumerate = all || (!sample && log_size <= log10(ENUMERATE_MAX));
-    rows_out out = {NULL, 0, NULL, 1, 0, enumerate};
+    rows_out out = {NULL, 0, NULL, 1, 0};
     nm_census_opts o = {co.threads > 0 ? co.threads : (int)sysconf(_SC_NPROCESSORS_ONLN),
-                        enumerate, nsample, co.seed, NULL, NULL, NULL, &out, NULL};
+                        enumerate, nsample, co.seed, NULL, NULL, &out, NULL};
     if (o.threads < 1)
         o.threads = 1;
     char path[4200];

@@ -147,7 +147,6 @@ static void add_layer(cmp_design *d, const nm_arch *arch, const nm_workload *wl,
             d->tensor_e[t] += st->level[s].ds[ds].energy * repeat;
     }
     d->compute_e += st->compute_energy * repeat;
-    (void)arch;
 }
 
 /* A layer file as a network of one layer, so that both take one path. */

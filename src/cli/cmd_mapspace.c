@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "nestmap/alloc.h"
+#include "nestmap/census.h"
 #include "nestmap/mapspace.h"
 #include "nestmap/model.h"
 #include "nestmap/report.h"
@@ -53,66 +54,60 @@ typedef struct census_result {
 
 static const char *const census_names[3] = {"energy_uj", "cycles", "edp_j_cycles"};
 
-static int census(const nm_spec *spec, const nm_mapspace *ms, uint64_t n, uint64_t seed,
-                  census_result *r)
+/* The valid samples' energy (uJ), cycles and EDP, in sample order. */
+typedef struct columns {
+    double *col[3];
+    uint64_t n;
+} columns;
+
+static void take_row(void *ctx, const nm_census_row *r)
+{
+    columns *c = ctx;
+    c->col[0][c->n] = r->energy / 1e6;
+    c->col[1][c->n] = (double)r->cycles;
+    c->col[2][c->n] = r->energy * 1e-12 * (double)r->cycles;
+    c->n++;
+}
+
+/* n random mappings (nestmap census's sampling, on one thread) and the
+ * quantiles of their figures. */
+static int census(const nm_mapspace *ms, uint64_t n, uint64_t seed, census_result *r)
 {
     memset(r, 0, sizeof *r);
     r->n = n;
     r->seed = seed;
-    nm_model mdl;
-    nm_error err;
-    nm_error_clear(&err);
-    if (nm_model_init(&mdl, &spec->arch, &spec->wl, &err) != NM_OK) {
-        nm_cli_error(&err);
-        return 0;
-    }
-    double *col[3];
+    columns cols = {{NULL, NULL, NULL}, 0};
     for (int k = 0; k < 3; k++)
-        col[k] = nm_calloc(n ? n : 1, sizeof *col[k]);
-    if (!col[0] || !col[1] || !col[2]) {
+        cols.col[k] = nm_calloc(n ? n : 1, sizeof *cols.col[k]);
+    int ok = cols.col[0] && cols.col[1] && cols.col[2];
+    if (!ok)
         fprintf(stderr, "nestmap mapspace: out of memory for %llu samples\n",
                 (unsigned long long)n);
-        for (int k = 0; k < 3; k++)
-            nm_free(col[k]);
-        nm_model_fini(&mdl);
-        return 0;
+    static nm_census c;
+    nm_census_opts o = {1, 0, n, seed, NULL, take_row, &cols, NULL};
+    nm_error err;
+    nm_error_clear(&err);
+    if (ok && nm_census_run(ms, &o, &c, &err) != NM_OK) {
+        nm_cli_error(&err);
+        ok = 0;
     }
-    static nm_stats st;
-    uint64_t invalid[16] = {0};
-    for (uint64_t i = 0; i < n; i++) {
-        nm_pcg32 rng;
-        nm_pcg32_seed(&rng, seed, i);
-        nm_point pt;
-        nm_mapspace_random(ms, &rng, &pt);
-        nm_mapping m;
-        int wd, wl;
-        if (!nm_mapspace_decode(ms, &pt, &m, &wd, &wl)) {
-            r->bad_constraint++;
-            continue;
-        }
-        if (!nm_model_eval(&mdl, &m, &st, NULL)) {
-            invalid[st.invalid.kind & 15]++;
-            continue;
-        }
-        col[0][r->valid] = st.energy / 1e6;
-        col[1][r->valid] = (double)st.cycles;
-        col[2][r->valid] = st.energy * 1e-12 * (double)st.cycles;
-        r->valid++;
+    if (ok) {
+        r->valid = c.valid;
+        r->bad_constraint = c.broke_constraints;
+        r->over_capacity = c.over_capacity;
+        r->over_fanout = c.over_fanout;
     }
-    r->over_capacity = invalid[NM_INV_CAPACITY] + invalid[NM_INV_MIN_UTIL];
-    r->over_fanout = invalid[NM_INV_ARITH] + invalid[NM_INV_INSTANCES];
-    for (int k = 0; r->valid && k < 3; k++) {
-        gsl_sort(col[k], 1, r->valid);
-        r->q[k][0] = col[k][0];
-        r->q[k][1] = gsl_stats_quantile_from_sorted_data(col[k], 1, r->valid, 0.1);
-        r->q[k][2] = gsl_stats_median_from_sorted_data(col[k], 1, r->valid);
-        r->q[k][3] = gsl_stats_quantile_from_sorted_data(col[k], 1, r->valid, 0.9);
-        r->q[k][4] = col[k][r->valid - 1];
+    for (int k = 0; ok && r->valid && k < 3; k++) {
+        gsl_sort(cols.col[k], 1, r->valid);
+        r->q[k][0] = cols.col[k][0];
+        r->q[k][1] = gsl_stats_quantile_from_sorted_data(cols.col[k], 1, r->valid, 0.1);
+        r->q[k][2] = gsl_stats_median_from_sorted_data(cols.col[k], 1, r->valid);
+        r->q[k][3] = gsl_stats_quantile_from_sorted_data(cols.col[k], 1, r->valid, 0.9);
+        r->q[k][4] = cols.col[k][r->valid - 1];
     }
     for (int k = 0; k < 3; k++)
-        nm_free(col[k]);
-    nm_model_fini(&mdl);
-    return 1;
+        nm_free(cols.col[k]);
+    return ok;
 }
 
 static void census_text(const census_result *r)
@@ -218,7 +213,7 @@ int nm_cmd_mapspace(int argc, char **argv)
     if (!ms)
         return rc;
     census_result cr;
-    if (nsample && !census(&spec, ms, nsample, o.seed, &cr)) {
+    if (nsample && !census(ms, nsample, o.seed, &cr)) {
         nm_free(ms);
         nm_spec_fini(&spec);
         return 2;
