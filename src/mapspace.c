@@ -817,7 +817,7 @@ uint64_t nm_mapspace_orders(const nm_mapspace *ms, const nm_mapping *m)
 
 void nm_mapspace_set_orders(const nm_mapspace *ms, nm_mapping *m, uint64_t j)
 {
-    for (int l = 0; l < ms->arch->nlevels; l++) {
+    for (int l = ms->arch->nlevels - 1; l >= 0; l--) {
         int8_t dims[NM_MAX_DIMS];
         int k;
         uint64_t f = nm_mapspace_pruned_orders(ms, m, l, dims, &k);

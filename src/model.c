@@ -169,7 +169,7 @@ static uint64_t round_count(double x)
 
 static uint64_t ceil_div(uint64_t a, uint64_t b)
 {
-    return a / b + (a % b != 0);
+    return b == 1 ? a : a / b + (a % b != 0);
 }
 
 /* Reads, fills and updates of one data space at every level. */
@@ -198,7 +198,7 @@ static void account(const nm_model *mdl, const nm_mapping *m, const nm_nest_resu
     ps[S - 1] = p;
     for (int s = S - 2; s >= 0; s--) {
         uint64_t denom = F[s + 1] > 1 ? nr->tile[s + 1][ds].inner_size : size[s];
-        if (denom)
+        if (denom && denom != size[s]) /* (a division on the hot path otherwise) */
             p = p * size[s] / denom;
         ps[s] = p;
     }

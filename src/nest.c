@@ -299,8 +299,8 @@ typedef struct linkmemo {
 #define LINK_MEMO 16
 
 typedef struct memo {
-    uint64_t key;  /* j and the entry state, packed */
-    uint32_t gen;  /* valid when equal to the workspace's generation */
+    uint64_t key;   /* the sequence (level, data space), j and the entry state, packed */
+    uint32_t stamp; /* valid when equal to the sequence's stamp for j (0: empty) */
     dstate out;
     sums s;
 } memo;
@@ -323,6 +323,47 @@ struct reuse {
     uint64_t nreused, groups;
 };
 
+/* What the analysis of one (level, data space) keeps for the next analysis
+ * on the same workspace.  Consecutive mappings of a census or an exhaustive
+ * search differ mostly in their outermost loops (nm_mapspace_set_orders
+ * turns the outermost level's order fastest); what depends only on the loops
+ * below the first changed one -- the child's tile, the fan-out, the jumps of
+ * the inner branching loops and the memoized sums of their sequences -- is
+ * taken over rather than computed again.  The result is the same either way
+ * (check_model compares warm and cold evaluations). */
+/* Branching loop j of a sequence. */
+typedef struct jstep {
+    int64_t n;                   /* trip count */
+    uint64_t diff;               /* delta size after jump j when the previous box is kept */
+    int64_t jump[R];             /* J_j projected on the data space */
+    int64_t acc[R];              /* steps of q_1..q_j (J_{j+1} starts from them) */
+    int16_t jid;                 /* first j' with the same jump: equal jumps compare equal */
+    uint64_t hash;               /* of jump, to compare jumps quickly */
+} jstep;
+
+typedef struct seq {
+    int valid;                   /* child tile and fan-out as at the last analysis */
+    int k;                       /* branching loops 1..k hold */
+    jstep *js;                   /* 0..jcap-1 */
+    int64_t ext[R];
+    uint64_t vol;
+    uint64_t groups0;            /* multicast groups of the fan-out */
+    int64_t tv_run[2 * NM_MAX_DIMS][R]; /* offset per step of each spatial loop of the fan-out */
+    int nreuse;
+    struct reuse reuse[REUSE_MEMO];
+    int ndiffs;                          /* -1: not computed; MAX_DIFFS+1: too many to list */
+    int64_t diffs[MAX_DIFFS][R];         /* key differences between grid neighbours */
+    int nlink;
+    linkmemo link[LINK_MEMO];
+} seq;
+
+/* The loops and switches the previous analysis saw. */
+typedef struct seen_nest {
+    int nloops;
+    nm_loop loop[NM_MAX_LOOPS];
+    uint32_t no_link[NM_MAX_LEVELS], no_multicast[NM_MAX_LEVELS], no_temporal_reuse[NM_MAX_LEVELS];
+} seen_nest;
+
 struct nm_nest_ws {
     const nm_nest *nest;
     const nm_mapping *map;
@@ -331,31 +372,27 @@ struct nm_nest_ws {
     int64_t vs[NM_MAX_LOOPS]; /* how far one step of each loop moves its dimension */
     int64_t coef[NM_MAX_DS][NM_MAX_DIMS][R]; /* axis r of data space ds per unit of dim */
     /* the sequence being summed (one level, one data space) */
-    int k;
-    int64_t n[MAXJ];             /* trip count of branching loop j */
-    int64_t jump[MAXJ][R];       /* J_j projected on the data space */
-    int16_t jid[MAXJ];           /* first j' with the same jump: equal jumps compare equal */
-    uint64_t diff[MAXJ];         /* delta size after jump j when the previous box is kept */
-    int64_t ext[R];
-    uint64_t vol;
+    seq *sq;                     /* its kept state: &seqs[level * NM_MAX_DS + ds] */
+    int sid;                     /* that index */
     int nr;
     int always_full;             /* no reuse: every call fetches the whole box */
     /* fan-out below the recorder (F == 1: temporal recorder) */
-    uint64_t F, groups0;
+    uint64_t F;
     int links, nolink, nomc;
     int64_t hsize, vsize;
-    int keys_ready;
-    int nreuse;
-    struct reuse reuse[REUSE_MEMO];
-    int64_t tv_run[2 * NM_MAX_DIMS][R]; /* offset per step of each spatial loop of the fan-out */
-    int ndiffs;                          /* -1: not computed; MAX_DIFFS+1: too many to list */
-    int64_t diffs[MAX_DIFFS][R];         /* key differences between grid neighbours */
-    uint32_t gen;
+    seq *seqs;                   /* nlevels x NM_MAX_DS */
+    int nseqs;
+    int jcap;                    /* branching loops a sequence can have, plus one */
+    jstep *jsteps;               /* nseqs x jcap */
+    uint32_t *stamps;            /* nseqs x jcap: memo entries of rest(j) hold with this stamp */
+    int have_seen;               /* seen holds the previous (perfect) analysis */
+    seen_nest seen;
+    uint32_t stamp;              /* the last stamp handed out */
     memo memo[MEMO_SLOTS];
-    int nlink;
-    linkmemo link[LINK_MEMO];
+    uint32_t gen;                /* generation of the walk's memo */
     /* scratch for one spatial fan-out */
     size_t cap;
+    const seq *keys_of; /* whose siblings' offsets keys holds (NULL: nobody's) */
     int64_t *keys;   /* cap x R: each sibling's offset from the first */
     int64_t *keys2;  /* cap x R: scratch for counting distinct wide keys */
     uint64_t *code;  /* cap: keys packed for counting */
@@ -390,10 +427,18 @@ nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
     ws->code = nm_calloc(cap, sizeof(uint64_t));
     ws->reused = nm_calloc(cap, 1);
     ws->wmemo = nm_calloc(WALK_MEMO, sizeof *ws->wmemo);
-    if (!ws->keys || !ws->keys2 || !ws->code || !ws->reused || !ws->wmemo) {
+    ws->nseqs = arch->nlevels * NM_MAX_DS;
+    ws->jcap = arch->nlevels * wl->ndims + 1; /* one temporal loop per level and dimension */
+    ws->seqs = nm_calloc((size_t)ws->nseqs, sizeof *ws->seqs);
+    ws->jsteps = nm_calloc((size_t)ws->nseqs * (size_t)ws->jcap, sizeof *ws->jsteps);
+    ws->stamps = nm_calloc((size_t)ws->nseqs * (size_t)ws->jcap, sizeof *ws->stamps);
+    if (!ws->keys || !ws->keys2 || !ws->code || !ws->reused || !ws->wmemo || !ws->seqs ||
+        !ws->jsteps || !ws->stamps) {
         nm_nest_ws_free(ws);
         return NULL;
     }
+    for (int i = 0; i < ws->nseqs; i++)
+        ws->seqs[i].js = ws->jsteps + (size_t)i * (size_t)ws->jcap;
     return ws;
 }
 
@@ -406,7 +451,29 @@ void nm_nest_ws_free(nm_nest_ws *ws)
     nm_free(ws->code);
     nm_free(ws->reused);
     nm_free(ws->wmemo);
+    nm_free(ws->seqs);
+    nm_free(ws->jsteps);
+    nm_free(ws->stamps);
     nm_free(ws);
+}
+
+void nm_nest_ws_forget(nm_nest_ws *ws)
+{
+    ws->have_seen = 0;
+}
+
+/* Forgets every kept sequence and memo entry (the stamps wrapped). */
+static void restamp(nm_nest_ws *ws)
+{
+    memset(ws->memo, 0, sizeof ws->memo);
+    memset(ws->stamps, 0, (size_t)ws->nseqs * (size_t)ws->jcap * sizeof *ws->stamps);
+    for (int i = 0; i < ws->nseqs; i++) {
+        ws->seqs[i].valid = 0;
+        ws->seqs[i].k = 0;
+    }
+    ws->keys_of = NULL;
+    ws->have_seen = 0;
+    ws->stamp = 0;
 }
 
 /* ---- spatial siblings ---- */
@@ -542,10 +609,10 @@ static void prepare_fanout(nm_nest_ws *ws, int ds, int inner, int master)
     uint64_t groups_fast = 1;
     int injective = 1;
     for (int j = 0; j < nl; j++) {
-        step_vector(ws, ds, inner + j, ws->tv_run[j]);
+        step_vector(ws, ds, inner + j, ws->sq->tv_run[j]);
         int nz = 0;
         for (int r = 0; r < nr; r++)
-            nz |= ws->tv_run[j][r] != 0;
+            nz |= ws->sq->tv_run[j][r] != 0;
         if (nz)
             groups_fast *= (uint64_t)ws->nest->loop[inner + j].end;
     }
@@ -554,32 +621,31 @@ static void prepare_fanout(nm_nest_ws *ws, int ds, int inner, int master)
     for (int j = 0; j < nl && injective; j++) {
         int own = 0, moving = 0;
         for (int r = 0; r < nr; r++)
-            moving |= ws->tv_run[j][r] != 0;
+            moving |= ws->sq->tv_run[j][r] != 0;
         if (!moving)
             continue;
         for (int r = 0; r < nr && !own; r++) {
-            if (!ws->tv_run[j][r])
+            if (!ws->sq->tv_run[j][r])
                 continue;
             int alone = 1;
             for (int m = 0; m < nl; m++)
-                if (m != j && ws->tv_run[m][r])
+                if (m != j && ws->sq->tv_run[m][r])
                     alone = 0;
             own = alone;
         }
         injective = own;
     }
-    ws->keys_ready = 0;
     if (ws->nomc) {
-        ws->groups0 = ws->F;
+        ws->sq->groups0 = ws->F;
     } else if (injective) {
-        ws->groups0 = groups_fast;
+        ws->sq->groups0 = groups_fast;
     } else {
         fill_keys(ws, inner, master);
         int64_t kmax[R] = {0};
         for (int j = 0; j < nl; j++)
             for (int r = 0; r < nr; r++)
-                kmax[r] += ws->tv_run[j][r] * (ws->nest->loop[inner + j].end - 1);
-        ws->groups0 = distinct(ws, ws->F, nr, kmax, NULL);
+                kmax[r] += ws->sq->tv_run[j][r] * (ws->nest->loop[inner + j].end - 1);
+        ws->sq->groups0 = distinct(ws, ws->F, nr, kmax, NULL);
     }
 }
 
@@ -587,7 +653,7 @@ static void prepare_fanout(nm_nest_ws *ws, int ds, int inner, int master)
  * (prepare_fanout sets them); filled once per fan-out and data space. */
 static void fill_keys(nm_nest_ws *ws, int inner, int master)
 {
-    if (ws->keys_ready)
+    if (ws->keys_of == ws->sq)
         return;
     int nl = master - inner + 1;
     for (uint64_t e = 0; e < ws->F; e++) {
@@ -599,10 +665,10 @@ static void fill_keys(nm_nest_ws *ws, int inner, int master)
             int64_t idx = (int64_t)(rest % (uint64_t)n);
             rest /= (uint64_t)n;
             for (int r = 0; r < ws->nr; r++)
-                key[r] += idx * ws->tv_run[j][r];
+                key[r] += idx * ws->sq->tv_run[j][r];
         }
     }
-    ws->keys_ready = 1;
+    ws->keys_of = ws->sq;
 }
 
 /* Runs body with nb set to each grid neighbour of sibling e (siblings are
@@ -641,15 +707,15 @@ static void neighbour_diffs(nm_nest_ws *ws, int inner, int master)
     int moving = 0;
     for (int j = 0; j <= master - inner; j++)
         for (int r = 0; r < nr; r++)
-            moving |= ws->tv_run[j][r] != 0;
+            moving |= ws->sq->tv_run[j][r] != 0;
     if (!moving) { /* every sibling needs the same data: neighbours differ by nothing */
-        ws->ndiffs = 1;
-        memset(ws->diffs[0], 0, sizeof ws->diffs[0]);
+        ws->sq->ndiffs = 1;
+        memset(ws->sq->diffs[0], 0, sizeof ws->sq->diffs[0]);
         return;
     }
     fill_keys(ws, inner, master);
-    ws->ndiffs = 0;
-    for (uint64_t e = 0; e < ws->F && ws->ndiffs <= MAX_DIFFS; e++) {
+    ws->sq->ndiffs = 0;
+    for (uint64_t e = 0; e < ws->F && ws->sq->ndiffs <= MAX_DIFFS; e++) {
         const int64_t *k = ws->keys + e * R;
         FOR_NEIGHBOURS(ws, e, nb, {
             const int64_t *kn = ws->keys + nb * R;
@@ -657,17 +723,17 @@ static void neighbour_diffs(nm_nest_ws *ws, int inner, int master)
             for (int r = 0; r < nr; r++)
                 d[r] = kn[r] - k[r];
             int seen = 0;
-            int top = ws->ndiffs < MAX_DIFFS ? ws->ndiffs : MAX_DIFFS;
+            int top = ws->sq->ndiffs < MAX_DIFFS ? ws->sq->ndiffs : MAX_DIFFS;
             for (int i = top - 1; i >= 0 && !seen; i--) { /* repeats are usually recent */
                 int eq = 1;
                 for (int r = 0; r < nr && eq; r++)
-                    eq = ws->diffs[i][r] == d[r];
+                    eq = ws->sq->diffs[i][r] == d[r];
                 seen = eq;
             }
             if (!seen) {
-                if (ws->ndiffs < MAX_DIFFS)
-                    memcpy(ws->diffs[ws->ndiffs], d, sizeof d);
-                ws->ndiffs++;
+                if (ws->sq->ndiffs < MAX_DIFFS)
+                    memcpy(ws->sq->diffs[ws->sq->ndiffs], d, sizeof d);
+                ws->sq->ndiffs++;
             }
         });
     }
@@ -680,23 +746,25 @@ static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master,
                                      const int64_t *o)
 {
     int nr = ws->nr;
-    for (int i = 0; i < ws->nreuse; i++) {
+    for (int i = 0; i < ws->sq->nreuse; i++) {
         int eq = 1;
         for (int r = 0; r < nr && eq; r++)
-            eq = ws->reuse[i].o[r] == o[r];
+            eq = ws->sq->reuse[i].o[r] == o[r];
         if (eq)
-            return &ws->reuse[i];
+            return &ws->sq->reuse[i];
     }
-    if (ws->ndiffs < 0)
+    if (ws->sq->ndiffs < 0)
         neighbour_diffs(ws, inner, master);
-    int possible = ws->ndiffs > MAX_DIFFS;
-    for (int i = 0; i < ws->ndiffs && i < MAX_DIFFS && !possible; i++) {
+    int possible = ws->sq->ndiffs > MAX_DIFFS;
+    for (int i = 0; i < ws->sq->ndiffs && i < MAX_DIFFS && !possible; i++) {
         int eq = 1;
         for (int r = 0; r < nr && eq; r++)
-            eq = ws->diffs[i][r] == o[r];
+            eq = ws->sq->diffs[i][r] == o[r];
         possible = eq;
     }
     uint64_t F = ws->F, nreused = 0;
+    if (possible)
+        fill_keys(ws, inner, master); /* the scratch may hold another fan-out's */
     for (uint64_t e = 0; possible && e < F; e++) {
         const int64_t *k = ws->keys + e * R;
         int hit = 0;
@@ -719,7 +787,11 @@ static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master,
                     kmax[r] = ws->keys[e * R + r];
         groups = distinct(ws, F, nr, kmax, ws->reused);
     }
-    struct reuse *slot = ws->nreuse < REUSE_MEMO ? &ws->reuse[ws->nreuse++] : &ws->reuse[0];
+    if (ws->sq->nreuse == REUSE_MEMO) { /* full: start over, with the links that point here */
+        ws->sq->nreuse = 0;
+        ws->sq->nlink = 0;
+    }
+    struct reuse *slot = &ws->sq->reuse[ws->sq->nreuse++];
     memset(slot->o, 0, sizeof slot->o);
     memcpy(slot->o, o, (size_t)nr * sizeof *o);
     slot->nreused = nreused;
@@ -739,8 +811,8 @@ struct fanctx {
 static const struct reuse *links_for(nm_nest_ws *ws, const struct fanctx *fc, int pkind, int ptau,
                                      int kind, int tau)
 {
-    for (int i = 0; i < ws->nlink; i++) {
-        const linkmemo *m = &ws->link[i];
+    for (int i = 0; i < ws->sq->nlink; i++) {
+        const linkmemo *m = &ws->sq->link[i];
         if (m->pkind == pkind && m->kind == kind && m->tau == tau &&
             (pkind != D_DIFF || m->ptau == ptau))
             return m->ru;
@@ -748,14 +820,14 @@ static const struct reuse *links_for(nm_nest_ws *ws, const struct fanctx *fc, in
     /* Equal deltas have equal sizes; the same shape means a shift equal to
      * the jump between them; anything else is compared piece by piece, with
      * the previous box at the origin and this one at jump tau. */
-    uint64_t psize = pkind == D_EMPTY ? 0 : pkind == D_FULL ? ws->vol : ws->diff[ptau];
-    uint64_t size = kind == D_EMPTY ? 0 : kind == D_FULL ? ws->vol : ws->diff[tau];
+    uint64_t psize = pkind == D_EMPTY ? 0 : pkind == D_FULL ? ws->sq->vol : ws->sq->js[ptau].diff;
+    uint64_t size = kind == D_EMPTY ? 0 : kind == D_FULL ? ws->sq->vol : ws->sq->js[tau].diff;
     int64_t o[R];
     int found;
     if (psize != size) {
         found = 0;
     } else if (kind == pkind && (kind == D_FULL || ptau == tau)) {
-        memcpy(o, ws->jump[tau], sizeof o);
+        memcpy(o, ws->sq->js[tau].jump, sizeof o);
         found = 1;
     } else {
         delta prev, cur;
@@ -764,21 +836,22 @@ static const struct reuse *links_for(nm_nest_ws *ws, const struct fanctx *fc, in
         prev.kind = (int8_t)pkind;
         cur.kind = (int8_t)kind;
         for (int r = 0; r < ws->nr; r++) {
-            prev.b[r] = -ws->jump[ptau][r];
-            cur.a[r] = ws->jump[tau][r];
-            prev.aext[r] = prev.bext[r] = cur.aext[r] = cur.bext[r] = ws->ext[r];
+            prev.b[r] = -ws->sq->js[ptau].jump[r];
+            cur.a[r] = ws->sq->js[tau].jump[r];
+            prev.aext[r] = prev.bext[r] = cur.aext[r] = cur.bext[r] = ws->sq->ext[r];
         }
         found = shift_between(&cur, &prev, ws->nr, o);
     }
     const struct reuse *ru = NULL;
     if (found) {
         ru = reuse_for(ws, fc->inner, fc->master, o);
-        if (!ru->nreused || ru->groups >= ws->groups0)
+        if (!ru->nreused || ru->groups >= ws->sq->groups0)
             ru = NULL;
     }
-    if (ws->nlink < LINK_MEMO)
-        ws->link[ws->nlink++] = (linkmemo){(int8_t)pkind, (int8_t)kind, (int16_t)ptau,
-                                           (int16_t)tau, ru};
+    if (ws->sq->nlink == LINK_MEMO) /* full: start over */
+        ws->sq->nlink = 0;
+    ws->sq->link[ws->sq->nlink++] =
+        (linkmemo){(int8_t)pkind, (int8_t)kind, (int16_t)ptau, (int16_t)tau, ru};
     return ru;
 }
 
@@ -788,19 +861,19 @@ static sums one_call(nm_nest_ws *ws, const struct fanctx *fc, int tau, dstate *s
     uint64_t size;
     int kind;
     if (tau < 0 || ws->always_full) {
-        size = ws->vol;
+        size = ws->sq->vol;
         kind = D_FULL;
     } else if (tau == 0) { /* the zero jump: the tile stands still */
         size = 0;
         kind = D_EMPTY;
     } else if (st->trans == 0 || st->trans == tau) {
         st->trans = (int16_t)tau;
-        size = ws->diff[tau];
+        size = ws->sq->js[tau].diff;
         /* Nothing kept from the previous box: the delta is the full box. */
-        kind = size == 0 ? D_EMPTY : size == ws->vol ? D_FULL : D_DIFF;
+        kind = size == 0 ? D_EMPTY : size == ws->sq->vol ? D_FULL : D_DIFF;
     } else {
         st->trans = 0;
-        size = ws->vol;
+        size = ws->sq->vol;
         kind = D_FULL;
     }
     sums out = {0, 0, 0};
@@ -809,7 +882,7 @@ static sums one_call(nm_nest_ws *ws, const struct fanctx *fc, int tau, dstate *s
         return out;
     }
     double sz = (double)size;
-    out.acc = (double)ws->groups0 * sz;
+    out.acc = (double)ws->sq->groups0 * sz;
     out.wacc = (double)ws->F * sz;
     if (size > 0 && ws->links && !ws->nolink && st->pkind >= 0 && tau >= 0) {
         const struct reuse *ru = links_for(ws, fc, st->pkind, st->ptau, kind, tau);
@@ -826,12 +899,19 @@ static sums one_call(nm_nest_ws *ws, const struct fanctx *fc, int tau, dstate *s
     return out;
 }
 
-static uint64_t memo_key(int j, const dstate *st)
+static uint64_t memo_key(int sid, int j, const dstate *st)
 {
     /* The previous delta's jump matters only for a partial (DIFF) delta. */
     uint16_t ptau = st->pkind == D_DIFF ? (uint16_t)st->ptau : 0;
     return (uint64_t)(uint16_t)j | (uint64_t)(uint16_t)st->trans << 16 |
-           (uint64_t)(uint8_t)st->pkind << 32 | (uint64_t)ptau << 40;
+           (uint64_t)(uint8_t)st->pkind << 32 | (uint64_t)ptau << 40 | (uint64_t)sid << 56;
+}
+
+/* Whether memo entry m holds: the stamp its sequence gives its j now. */
+static int memo_holds(const nm_nest_ws *ws, const memo *m)
+{
+    return m->stamp &&
+           m->stamp == ws->stamps[(size_t)(m->key >> 56) * (size_t)ws->jcap + (m->key & 0xffff)];
 }
 
 /* Sum over the calls of seq(j) after its first one, given the state that
@@ -839,32 +919,35 @@ static uint64_t memo_key(int j, const dstate *st)
  * not depend on how seq(j) was entered, so it is memoized on (j, state):
  *
  *     rest(j) = rest(j-1)  +  (n_j - 1) * (call after jump J_j  +  rest(j-1))
- */
+ *
+ * and, since it depends only on q_1..q_j, the entries outlive the analysis
+ * while those loops stay as they are (struct seq). */
 static sums rest(nm_nest_ws *ws, const struct fanctx *fc, int j, dstate *st)
 {
     if (j == 0)
         return (sums){0, 0, 0};
-    uint64_t key = memo_key(j, st);
+    uint64_t key = memo_key(ws->sid, j, st);
+    uint32_t stamp = ws->stamps[(size_t)ws->sid * (size_t)ws->jcap + (size_t)j];
     size_t slot = (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 52) & (MEMO_SLOTS - 1);
     for (size_t probe = 0; probe < 8; probe++) {
         memo *m = &ws->memo[(slot + probe) & (MEMO_SLOTS - 1)];
-        if (m->gen != ws->gen)
-            break;
-        if (m->key == key) {
+        if (m->key == key && m->stamp == stamp) {
             *st = m->out;
             return m->s;
         }
+        if (!memo_holds(ws, m))
+            break;
     }
     sums a = rest(ws, fc, j - 1, st);
-    sums c = one_call(ws, fc, ws->jid[j], st);
+    sums c = one_call(ws, fc, ws->sq->js[j].jid, st);
     sums r = rest(ws, fc, j - 1, st);
-    double w = (double)(ws->n[j] - 1);
+    double w = (double)(ws->sq->js[j].n - 1);
     sums out = {a.acc + w * (c.acc + r.acc), a.wacc + w * (c.wacc + r.wacc),
                 a.link + w * (c.link + r.link)};
     for (size_t probe = 0; probe < 8; probe++) { /* a full neighbourhood just is not cached */
         memo *m = &ws->memo[(slot + probe) & (MEMO_SLOTS - 1)];
-        if (m->gen != ws->gen) {
-            *m = (memo){key, ws->gen, *st, out};
+        if (!memo_holds(ws, m)) {
+            *m = (memo){key, stamp, *st, out};
             break;
         }
     }
@@ -980,12 +1063,12 @@ static sums walk_call(walker *w, uint32_t last)
     double sz = (double)size;
     if (ws->F <= 1)
         return (sums){sz, sz, 0.0};
-    sums out = {(double)ws->groups0 * sz, (double)ws->F * sz, 0.0};
+    sums out = {(double)ws->sq->groups0 * sz, (double)ws->F * sz, 0.0};
     int64_t o[R];
     if (size > 0 && ws->links && !ws->nolink && st->have_pdelta &&
         shift_between(&dl, &st->pdelta, nr, o)) {
         const struct reuse *ru = reuse_for(ws, w->fc->inner, w->fc->master, o);
-        if (ru->nreused && ru->groups < ws->groups0)
+        if (ru->nreused && ru->groups < ws->sq->groups0)
             out = (sums){(double)ru->groups * sz, (double)(ws->F - ru->nreused) * sz,
                          (double)ru->nreused * sz};
     }
@@ -1182,8 +1265,27 @@ static sums walk_level(nm_nest_ws *ws, const struct fanctx *fc, int ds, int b,
     return walk(w, k, ~0u);
 }
 
-/* Accesses that storage level s receives from below, per data space. */
-static void level_accesses(nm_nest_ws *ws, int s, nm_nest_result *out)
+/* A new stamp for the jumps of the current sequence from j0 on: memo
+ * entries of rest(j >= j0) from before no longer hold. */
+static void restamp_from(nm_nest_ws *ws, int j0, int k)
+{
+    seq *S = ws->sq;
+    uint32_t st = ++ws->stamp, *stamp = ws->stamps + (size_t)ws->sid * (size_t)ws->jcap;
+    for (int j = j0; j <= k; j++)
+        stamp[j] = st;
+    /* link shapes that involve a jump from j0 on */
+    int n = 0;
+    for (int i = 0; i < S->nlink; i++) {
+        const linkmemo *m = &S->link[i];
+        if (m->tau < j0 && (m->pkind != D_DIFF || m->ptau < j0))
+            S->link[n++] = *m;
+    }
+    S->nlink = n;
+}
+
+/* Accesses that storage level s receives from below, per data space.  The
+ * loops below index `same` are those of the previous analysis. */
+static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
 {
     const nm_nest *nest = ws->nest;
     const nm_workload *wl = ws->wl;
@@ -1206,7 +1308,12 @@ static void level_accesses(nm_nest_ws *ws, int s, nm_nest_result *out)
     for (int l = master + 1; l < nest->nloops; l++)
         if (nest->loop[l].space == NM_TIME && nest->loop[l].end >= 2)
             q[++k] = l;
-    ws->k = k;
+    /* The child, the fan-out and the loop after it as before: the jumps of
+     * the branching loops below `same` hold too. */
+    int child_same = same > master + 1;
+    int kept = 0;
+    while (child_same && kept < k && q[kept + 1] < same)
+        kept++;
     const nm_level_map *lm = &ws->map->level[s];
     uint32_t all = (1u << wl->nds) - 1u;
     ws->links = spatial && (lm->no_link & all) != all;
@@ -1237,59 +1344,80 @@ static void level_accesses(nm_nest_ws *ws, int s, nm_nest_result *out)
 
     for (int ds = 0; ds < wl->nds; ds++) {
         const nm_dataspace *dsp = &wl->ds[ds];
+        ws->sid = s * NM_MAX_DS + ds;
+        seq *S = ws->sq = &ws->seqs[ws->sid];
         ws->nr = dsp->nranks;
-        ws->vol = box_extent(dsp, span, ws->ext);
         ws->always_full = b < 0 || ((no_reuse >> ds) & 1u);
         ws->nolink = (int)((lm->no_link >> ds) & 1u);
         ws->nomc = (int)((lm->no_multicast >> ds) & 1u);
+        int fresh = !S->valid || !child_same;
+        int from = fresh ? 1 : (kept < S->k ? kept : S->k) + 1;
+        if (fresh) {
+            S->valid = 1;
+            S->nreuse = 0;
+            S->nlink = 0;
+            S->ndiffs = -1;
+            if (ws->keys_of == S)
+                ws->keys_of = NULL;
+            S->vol = box_extent(dsp, span, S->ext);
+            memset(&S->js[0], 0, sizeof S->js[0]);
+            if (spatial)
+                prepare_fanout(ws, ds, inner, master);
+        }
         /* Jumps: J_j = step of q_j minus the steps of q_1..q_{j-1} (the
          * recursion's; the walk moves tiles itself). */
-        int64_t acc[R] = {0};
-        memset(ws->jump[0], 0, sizeof ws->jump[0]);
-        ws->jid[0] = 0;
-        for (int j = 1; j <= k && !walking; j++) {
-            int64_t t[R];
-            step_vector(ws, ds, q[j], t);
-            ws->n[j] = nest->loop[q[j]].end;
-            uint64_t ov = 1;
-            int zero = 1;
-            for (int r = 0; r < ws->nr; r++) {
-                ws->jump[j][r] = t[r] - acc[r];
-                acc[r] += t[r];
-                int64_t m = ws->jump[j][r] < 0 ? -ws->jump[j][r] : ws->jump[j][r];
-                ov *= m < ws->ext[r] ? (uint64_t)(ws->ext[r] - m) : 0;
-                zero &= ws->jump[j][r] == 0;
-            }
-            ws->diff[j] = ws->vol - ov;
-            /* Equal jumps share an id; the zero jump has id 0. */
-            ws->jid[j] = (int16_t)j;
-            if (zero) {
-                ws->jid[j] = 0;
-            } else {
-                for (int i = 1; i < j; i++) {
-                    int eq = ws->jid[i] == i;
-                    for (int r = 0; r < ws->nr && eq; r++)
-                        eq = ws->jump[i][r] == ws->jump[j][r];
-                    if (eq) {
-                        ws->jid[j] = (int16_t)i;
-                        break;
+        if (walking) {
+            S->k = 0;
+        } else {
+            if (from <= k)
+                restamp_from(ws, from, k);
+            for (int j = from; j <= k; j++) {
+                jstep *J = &S->js[j];
+                const int64_t *below = S->js[j - 1].acc;
+                int64_t t[R];
+                step_vector(ws, ds, q[j], t);
+                J->n = nest->loop[q[j]].end;
+                uint64_t ov = 1, h = 0;
+                for (int r = 0; r < ws->nr; r++) {
+                    J->jump[r] = t[r] - below[r];
+                    J->acc[r] = below[r] + t[r];
+                    int64_t m = J->jump[r] < 0 ? -J->jump[r] : J->jump[r];
+                    ov *= m < S->ext[r] ? (uint64_t)(S->ext[r] - m) : 0;
+                    h = (h ^ (uint64_t)J->jump[r]) * UINT64_C(0x100000001b3);
+                }
+                J->diff = S->vol - ov;
+                J->hash = h;
+                /* Equal jumps share an id; the zero jump has id 0. */
+                J->jid = (int16_t)j;
+                int zero = 1;
+                for (int r = 0; r < ws->nr && zero; r++)
+                    zero = J->jump[r] == 0;
+                if (zero) {
+                    J->jid = 0;
+                } else {
+                    for (int i = 1; i < j; i++) {
+                        const jstep *I = &S->js[i];
+                        if (I->jid != i || I->hash != h)
+                            continue;
+                        int eq = 1;
+                        for (int r = 0; r < ws->nr && eq; r++)
+                            eq = I->jump[r] == J->jump[r];
+                        if (eq) {
+                            J->jid = (int16_t)i;
+                            break;
+                        }
                     }
                 }
             }
+            S->k = k;
         }
-        ws->nreuse = 0;
-        ws->nlink = 0;
-        ws->ndiffs = -1;
-        if (++ws->gen == 0) { /* generation wrapped: clear for real */
-            memset(ws->memo, 0, sizeof ws->memo);
-            memset(ws->wmemo, 0, WALK_MEMO * sizeof *ws->wmemo);
-            ws->gen = 1;
-        }
-        if (spatial)
-            prepare_fanout(ws, ds, inner, master);
         struct fanctx fc = {inner, master};
         sums sum;
         if (walking) {
+            if (++ws->gen == 0) { /* generation wrapped: clear for real */
+                memset(ws->wmemo, 0, WALK_MEMO * sizeof *ws->wmemo);
+                ws->gen = 1;
+            }
             sum = walk_level(ws, &fc, ds, b, span, res, q, k);
         } else {
             dstate st = {0, -1, 0};
@@ -1301,6 +1429,38 @@ static void level_accesses(nm_nest_ws *ws, int s, nm_nest_result *out)
         out->tile[s][ds].weighted = sum.wacc;
         out->tile[s][ds].link = sum.link;
     }
+}
+
+/* The index of the first loop that differs from the previous analysis's
+ * (0 when there was none or a level's switches changed), and the current
+ * loops kept for the next. */
+static int first_change(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m)
+{
+    seen_nest *p = &ws->seen;
+    int same = ws->have_seen;
+    for (int s = 0; s < nest->nlevels; s++) {
+        const nm_level_map *lm = &m->level[s];
+        if (lm->no_link != p->no_link[s] || lm->no_multicast != p->no_multicast[s] ||
+            lm->no_temporal_reuse != p->no_temporal_reuse[s]) {
+            same = 0;
+            p->no_link[s] = lm->no_link;
+            p->no_multicast[s] = lm->no_multicast;
+            p->no_temporal_reuse[s] = lm->no_temporal_reuse;
+        }
+    }
+    int n = nest->nloops < p->nloops ? nest->nloops : p->nloops;
+    int l = 0;
+    if (same)
+        for (; l < n; l++) {
+            const nm_loop *x = &nest->loop[l], *y = &p->loop[l];
+            if (x->end != y->end || x->residual != y->residual || x->dim != y->dim ||
+                x->space != y->space || x->level != y->level)
+                break;
+        }
+    for (int i = l; i < nest->nloops; i++)
+        p->loop[i] = nest->loop[i];
+    p->nloops = nest->nloops;
+    return l;
 }
 
 void nm_nest_analyze(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
@@ -1323,6 +1483,14 @@ void nm_nest_analyze(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
             seen |= 1u << lp->dim;
     }
     ws->residual_dims = seen;
+    /* Stamps for every sequence of this analysis, or start over. */
+    if (ws->stamp > UINT32_MAX - (uint32_t)ws->nseqs)
+        restamp(ws);
+    int walking = nest->imperfect || ws->walk_always;
+    int same = first_change(ws, nest, m);
+    if (walking)
+        same = 0;
+    ws->have_seen = !walking;
     for (int s = 0; s < nest->nlevels; s++)
-        level_accesses(ws, s, out);
+        level_accesses(ws, s, same, out);
 }

@@ -529,6 +529,123 @@ START_TEST(termination_rules)
 }
 END_TEST
 
+/* Runs of mappings evaluated on one model (the nest analysis carries over
+ * what the previous mapping left) give exactly what each gives from
+ * scratch: the orders of spread outer points in enumeration order (as the
+ * census and exhaustive search walk them), then random mappings (as the
+ * other searches draw them), alternating.  Returns the mappings compared. */
+static int warm_vs_cold(const nm_mapspace *ms, const char *label, uint64_t seed, int nruns)
+{
+    const nm_arch *arch = ms->arch;
+    const nm_workload *wl = ms->wl;
+    nm_model warm, cold;
+    nm_error err;
+    ck_assert_int_eq(nm_model_init(&warm, arch, wl, &err), NM_OK);
+    ck_assert_int_eq(nm_model_init(&cold, arch, wl, &err), NM_OK);
+    static nm_stats a, b;
+    nm_pcg32 rng;
+    nm_pcg32_seed(&rng, seed, 11);
+    uint64_t outer = nm_mapspace_outer_count(ms);
+    int compared = 0;
+    for (int point = 0, runs = 0; point < 50 * nruns && runs < nruns; point++) {
+        /* a valid outer point's orders in a row ... */
+        nm_mapping base, m;
+        uint64_t o = outer ? nm_pcg32_bounded64(&rng, outer) : 0;
+        int ok = outer && nm_mapspace_outer(ms, o, &base) > 0 &&
+                 nm_model_precheck(&warm, &base, &a);
+        uint64_t orders = ok ? nm_mapspace_orders(ms, &base) : 0;
+        runs += ok;
+        uint64_t first = orders > 1500 ? nm_pcg32_bounded64(&rng, orders - 1500) : 0;
+        int run = 0;
+        for (uint64_t j = first; j < orders && run < 1500; j++, run++) {
+            m = base;
+            nm_mapspace_set_orders(ms, &m, j);
+            nm_nest_ws_forget(cold.ws);
+            int va = nm_model_eval(&warm, &m, &a, NULL), vb = nm_model_eval(&cold, &m, &b, NULL);
+            ck_assert_int_eq(va, vb);
+            compared += va;
+            if (!va)
+                continue;
+            ck_assert_msg(a.energy == b.energy && a.cycles == b.cycles,
+                          "%s: outer point %llu order %llu: warm %.17g pJ %llu cycles, cold "
+                          "%.17g pJ %llu cycles", label, (unsigned long long)o,
+                          (unsigned long long)j, a.energy, (unsigned long long)a.cycles,
+                          b.energy, (unsigned long long)b.cycles);
+            for (int s = 0; s < arch->nlevels; s++)
+                for (int ds = 0; ds < wl->nds; ds++) {
+                    const nm_ds_stats *x = &a.level[s].ds[ds], *y = &b.level[s].ds[ds];
+                    ck_assert_msg(x->reads == y->reads && x->fills == y->fills &&
+                                      x->updates == y->updates,
+                                  "%s: outer point %llu order %llu: %s %s differ", label,
+                                  (unsigned long long)o, (unsigned long long)j,
+                                  arch->level[s].name, wl->ds[ds].name);
+                }
+        }
+        /* ... then random ones */
+        for (int i = 0; ok && i < 300; i++) {
+            nm_point pt;
+            int wd, wlim;
+            nm_mapspace_random(ms, &rng, &pt);
+            if (!nm_mapspace_decode(ms, &pt, &m, &wd, &wlim))
+                continue;
+            nm_nest_ws_forget(cold.ws);
+            int va = nm_model_eval(&warm, &m, &a, NULL), vb = nm_model_eval(&cold, &m, &b, NULL);
+            ck_assert_int_eq(va, vb);
+            compared += va;
+            ck_assert_msg(!va || (a.energy == b.energy && a.cycles == b.cycles),
+                          "%s: random mapping %d: warm %.17g pJ, cold %.17g pJ", label, i,
+                          a.energy, b.energy);
+        }
+    }
+    nm_model_fini(&warm);
+    nm_model_fini(&cold);
+    return compared;
+}
+
+START_TEST(warm_matches_cold)
+{
+    static const char *const designs[] = {"eyeriss_like", "simba_like",
+                                          "simple_weight_stationary",
+                                          "simple_output_stationary"};
+    const char *corpus = getenv("NESTMAP_CONFORMANCE");
+    for (int k = 0; k < 4; k++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/../mapper/%s/input.yaml",
+                 corpus && *corpus ? corpus : "../shared/conformance", designs[k]);
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+            printf("warm_matches_cold: %s not found; checking the test designs only\n", path);
+            continue;
+        }
+        fclose(f);
+        nm_spec spec;
+        nm_error err;
+        const char *files[] = {path};
+        ck_assert_int_eq(nm_spec_load(&spec, files, 1, NM_NEED_ARCH | NM_NEED_PROBLEM, &err), NM_OK);
+        nm_mapspace *ms = nm_calloc(1, sizeof *ms);
+        ck_assert_int_eq(nm_mapspace_init(ms, &spec.arch, &spec.wl, spec.constraints,
+                                          spec.constraints2, &err), NM_OK);
+        ck_assert_int_gt(warm_vs_cold(ms, designs[k], (uint64_t)k, 8), 2000);
+        /* residual factors too: imperfect nests are walked, and a run
+         * that mixes them with perfect ones must start over cleanly */
+        ck_assert_int_eq(nm_mapspace_enable_imperfect(ms, &err), NM_OK);
+        ck_assert_int_gt(warm_vs_cold(ms, designs[k], 10 + (uint64_t)k, 8), 500);
+        nm_free(ms);
+        nm_spec_fini(&spec);
+    }
+    struct env e;
+    load(&e, "search/conv1d_3level.yaml", NULL);
+    ck_assert_int_gt(warm_vs_cold(&e.ms, "conv1d_3level", 20, 8), 500);
+    nm_error err;
+    ck_assert_int_eq(nm_mapspace_enable_imperfect(&e.ms, &err), NM_OK);
+    ck_assert_int_gt(warm_vs_cold(&e.ms, "conv1d_3level imperfect", 21, 8), 500);
+    unload(&e);
+    load(&e, "search/conv1d_links.yaml", NULL);
+    ck_assert_int_gt(warm_vs_cold(&e.ms, "conv1d_links", 22, 400), 20000);
+    unload(&e);
+}
+END_TEST
+
 /* optimal's bound never exceeds what the model then computes, on any
  * design: checked on random valid mappings of every mapper input. */
 START_TEST(bound_is_admissible)
@@ -627,6 +744,7 @@ static Suite *suite(void)
     tcase_add_test(ts, threads_do_not_change_the_result);
     tcase_add_test(ts, termination_rules);
     tcase_add_test(ts, bound_is_admissible);
+    tcase_add_test(ts, warm_matches_cold);
     suite_add_tcase(s, ts);
     return s;
 }

@@ -144,7 +144,10 @@ int nm_mapspace_outer(const nm_mapspace *ms, uint64_t o, nm_mapping *m);
  * for the k free loops of factor above 1 (saturates at UINT64_MAX). */
 uint64_t nm_mapspace_orders(const nm_mapspace *ms, const nm_mapping *m);
 
-/* Sets the orders of m to the j-th of its distinct orders. */
+/* Sets the orders of m to the j-th of its distinct orders.  The outermost
+ * level's order turns fastest, and within a level the outer loops, so that
+ * consecutive j differ in their outermost loops: the nest analysis carries
+ * over everything below them (nm_nest_ws_forget). */
 void nm_mapspace_set_orders(const nm_mapspace *ms, nm_mapping *m, uint64_t j);
 
 /* Size of the space once duplicate orders and splits are removed: exact

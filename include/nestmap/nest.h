@@ -90,6 +90,13 @@ void nm_nest_ws_free(nm_nest_ws *ws);
  * the walk serves perfect nests too: the tests compare the two. */
 void nm_nest_ws_walk(nm_nest_ws *ws, int on);
 
+/* A workspace keeps, between analyses, what depends only on the loops
+ * below the first one that changed (see nest.c, struct seq), so a run of
+ * mappings that differ in their outer loops costs less than the same
+ * mappings apart.  Forgetting makes the next analysis start cold (the
+ * benchmark of one evaluation uses it); results never depend on it. */
+void nm_nest_ws_forget(nm_nest_ws *ws);
+
 /* Spatial extent and working-set sizes that need no analysis: fills
  * replication, xexp, yexp, temporal_steps, arith_x, arith_y, and every
  * tile's size.  Cheap; used to reject invalid mappings early. */
