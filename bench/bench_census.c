@@ -3,7 +3,7 @@
  * rebuilt and evaluated (process CPU time, so the figure is per core).  Run
  * twice over the same first mappings: warm, as the census runs (the nest
  * analysis carries over what the previous order left; see nest.h), and cold
- * (the workspace forgets before every evaluation).  Both runs must give the
+ * (the model forgets before every evaluation).  Both runs must give the
  * same energies; the checksum line says whether they did.  Prints figures;
  * never asserts a time.
  *
@@ -35,7 +35,7 @@ static double run(const nm_mapspace *ms, nm_model *mdl, int cold, double *sum, u
     uint64_t done = 0, total = nm_mapspace_outer_count(ms);
     *sum = 0.0;
     *valid = 0;
-    nm_nest_ws_forget(mdl->ws);
+    nm_model_forget(mdl);
     double t0 = cpu_now();
     for (uint64_t o = 0; o < total && done < MAPPINGS; o++) {
         nm_mapping base, m;
@@ -46,7 +46,7 @@ static double run(const nm_mapspace *ms, nm_model *mdl, int cold, double *sum, u
             m = base;
             nm_mapspace_set_orders(ms, &m, j);
             if (cold)
-                nm_nest_ws_forget(mdl->ws);
+                nm_model_forget(mdl);
             if (nm_model_eval(mdl, &m, &st, NULL)) {
                 *sum += st.energy;
                 ++*valid;

@@ -47,7 +47,7 @@ static int bench(const char *label, const char *path, double target)
         double t0 = cpu_now(), t;
         do {
             for (int i = 0; i < 1000; i++) {
-                nm_nest_ws_forget(mdl.ws); /* one evaluation from scratch each time */
+                nm_model_forget(&mdl); /* one evaluation from scratch each time */
                 nm_model_eval(&mdl, &spec.map, &st, NULL);
                 checksum += st.energy;
             }

@@ -51,6 +51,7 @@ typedef struct worker {
     nm_model mdl;
     nm_stats st;
     pthread_t tid;
+    char gap[256]; /* the next worker's tallies off the cache lines this one writes */
 } worker;
 
 static void tally_init(tally *t)

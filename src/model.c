@@ -19,13 +19,24 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nestmap/alloc.h"
 #include "nestmap/model.h"
+
+/* The shape (tile sizes, instances in use) of the last valid mapping with
+ * perfect factors, which checks passed: it holds for any mapping that
+ * differs from it only in temporal loop orders. */
+struct nm_shape_memo {
+    int valid;
+    nm_mapping m;
+    nm_nest_result nr;
+};
 
 nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *wl, nm_error *err)
 {
     mdl->arch = arch;
     mdl->wl = wl;
     mdl->ws = NULL;
+    mdl->shape = NULL;
     if (!nm_workload_fits64(wl)) {
         char macs[48];
         return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0,
@@ -35,8 +46,11 @@ nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *w
                             nm_count_text(nm_workload_macs(wl), macs, sizeof macs));
     }
     mdl->ws = nm_nest_ws_new(arch, wl);
-    if (!mdl->ws)
+    mdl->shape = nm_calloc(1, sizeof *mdl->shape);
+    if (!mdl->ws || !mdl->shape) {
+        nm_model_fini(mdl);
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
     return NM_OK;
 }
 
@@ -46,6 +60,30 @@ void nm_model_fini(nm_model *mdl)
         return;
     nm_nest_ws_free(mdl->ws);
     mdl->ws = NULL;
+    nm_free(mdl->shape);
+    mdl->shape = NULL;
+}
+
+void nm_model_forget(nm_model *mdl)
+{
+    nm_nest_ws_forget(mdl->ws);
+    mdl->shape->valid = 0;
+}
+
+/* Whether a and b differ at most in their temporal loop orders. */
+static int same_but_orders(const nm_mapping *a, const nm_mapping *b, int nlevels)
+{
+    for (int s = 0; s < nlevels; s++) {
+        const nm_level_map *x = &a->level[s], *y = &b->level[s];
+        if (memcmp(x->tfactor, y->tfactor, sizeof x->tfactor) ||
+            memcmp(x->tresidual, y->tresidual, sizeof x->tresidual) ||
+            memcmp(x->sfactor, y->sfactor, sizeof x->sfactor) ||
+            memcmp(x->sorder, y->sorder, sizeof x->sorder) || x->split != y->split ||
+            x->keep != y->keep || x->no_link != y->no_link ||
+            x->no_multicast != y->no_multicast || x->no_temporal_reuse != y->no_temporal_reuse)
+            return 0;
+    }
+    return 1;
 }
 
 static int invalid(nm_stats *out, nm_invalid_kind kind, int level, int index, char axis,
@@ -361,27 +399,38 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
     const nm_workload *wl = mdl->wl;
     nm_nest local;
     nm_nest *nest = nest_out ? nest_out : &local;
-    nm_nest_result nr;
+    struct nm_shape_memo *sm = mdl->shape;
+    nm_nest_result *shape = &sm->nr;
     memset(&out->invalid, 0, sizeof out->invalid);
-    if (!check_factors(mdl, m, out)) {
-        nest->nloops = 0;
-        nest->nlevels = 0;
-        return 0;
+    if (sm->valid && same_but_orders(m, &sm->m, arch->nlevels)) {
+        nm_nest_build(nest, m, arch, wl); /* perfect factors: the same shape */
+    } else {
+        sm->valid = 0;
+        if (!check_factors(mdl, m, out)) {
+            nest->nloops = 0;
+            nest->nlevels = 0;
+            return 0;
+        }
+        nm_nest_build(nest, m, arch, wl);
+        nm_nest_shape(nest, wl, shape);
+        if (!check(mdl, m, shape, out))
+            return 0;
+        /* with residuals the tiles depend on the order (nm_nest_shape) */
+        if (!nest->imperfect) {
+            memcpy(sm->m.level, m->level, (size_t)arch->nlevels * sizeof m->level[0]);
+            sm->valid = 1;
+        }
     }
-    nm_nest_build(nest, m, arch, wl);
-    nm_nest_shape(nest, wl, &nr);
-    if (!check(mdl, m, &nr, out))
-        return 0;
-    nm_nest_analyze(mdl->ws, nest, m, arch, wl, &nr);
+    nm_nest_analyze(mdl->ws, nest, m, arch, wl, shape);
     for (int ds = 0; ds < wl->nds; ds++)
-        account(mdl, m, &nr, ds, out);
+        account(mdl, m, shape, ds, out);
 
-    uint64_t arith_used = nr.arith_x * nr.arith_y;
+    uint64_t arith_used = shape->arith_x * shape->arith_y;
     out->arith_utilized = arith_used;
-    out->computes = nr.steps * arith_used; /* the layer's operations */
+    out->computes = shape->steps * arith_used; /* the layer's operations */
     /* computes / units in use; with residuals Timeloop counts partial tiles
      * as full ones here (arithmetic.cpp), and so does utilization */
-    out->compute_cycles = nr.temporal_steps;
+    out->compute_cycles = shape->temporal_steps;
     out->compute_energy = (double)out->computes * arch->arith.e_compute;
 
     uint64_t cycles = out->compute_cycles;
@@ -397,7 +446,7 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
          * bandwidth exactly must come out at exactly that many cycles.
          * A level with no bandwidth limit needs none of it (hot path). */
         double need_r = 0.0, need_w = 0.0;
-        double fan = (double)(nr.xexp[s] * nr.yexp[s]);
+        double fan = (double)(shape->xexp[s] * shape->yexp[s]);
         int limited = L->has_read_bw || L->has_write_bw || L->has_shared_bw;
         for (int ds = 0; limited && ds < wl->nds; ds++) {
             const nm_ds_stats *d = &ls->ds[ds];
@@ -433,7 +482,7 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
         const nm_level *L = &arch->level[s];
         nm_level_stats *ls = &out->level[s];
         uint64_t clusters = (uint64_t)(L->instances / L->cluster_size);
-        uint64_t xy = nr.xexp[s] * nr.yexp[s];
+        uint64_t xy = shape->xexp[s] * shape->yexp[s];
         uint64_t used_clusters = xy < clusters ? xy : clusters;
         /* Accesses are counted per cluster of instances that share a vector
          * access; energy is then spread over the instances in use. */
@@ -451,7 +500,7 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
             e += d->energy;
             addr += (double)d->address_generations * L->addr_gen_energy * (double)used_clusters;
         }
-        uint64_t leaking = nr.replication[s] > 1 ? nr.replication[s] : 1;
+        uint64_t leaking = shape->replication[s] > 1 ? shape->replication[s] : 1;
         ls->leakage = L->e_leak * (double)cycles * (double)leaking;
         ls->energy = e + addr + ls->leakage;
         energy += ls->energy;

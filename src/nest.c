@@ -331,14 +331,24 @@ struct reuse {
  * the inner branching loops and the memoized sums of their sequences -- is
  * taken over rather than computed again.  The result is the same either way
  * (check_model compares warm and cold evaluations). */
+/* rest(j)'s results for the few entry states a sequence meets, kept with
+ * the loop they belong to (more go to the workspace's hashed memo). */
+#define JMEMO 4
+typedef struct jmemo {
+    uint64_t key;  /* the entry state, packed */
+    dstate out;
+    sums s;
+} jmemo;
+
 /* Branching loop j of a sequence. */
 typedef struct jstep {
+    int nmemo;
+    jmemo memo[JMEMO];
     int64_t n;                   /* trip count */
     uint64_t diff;               /* delta size after jump j when the previous box is kept */
     int64_t jump[R];             /* J_j projected on the data space */
     int64_t acc[R];              /* steps of q_1..q_j (J_{j+1} starts from them) */
     int16_t jid;                 /* first j' with the same jump: equal jumps compare equal */
-    uint64_t hash;               /* of jump, to compare jumps quickly */
 } jstep;
 
 typedef struct seq {
@@ -370,6 +380,7 @@ struct nm_nest_ws {
     const nm_arch *arch;
     const nm_workload *wl;
     int64_t vs[NM_MAX_LOOPS]; /* how far one step of each loop moves its dimension */
+    int64_t step[NM_MAX_DS][NM_MAX_LOOPS][R]; /* ... and each data space */
     int64_t coef[NM_MAX_DS][NM_MAX_DIMS][R]; /* axis r of data space ds per unit of dim */
     /* the sequence being summed (one level, one data space) */
     seq *sq;                     /* its kept state: &seqs[level * NM_MAX_DS + ds] */
@@ -385,6 +396,7 @@ struct nm_nest_ws {
     int jcap;                    /* branching loops a sequence can have, plus one */
     jstep *jsteps;               /* nseqs x jcap */
     uint32_t *stamps;            /* nseqs x jcap: memo entries of rest(j) hold with this stamp */
+    uint64_t *hashes;            /* nseqs x jcap: of each jump whose id is its own (else ~0) */
     int have_seen;               /* seen holds the previous (perfect) analysis */
     seen_nest seen;
     uint32_t stamp;              /* the last stamp handed out */
@@ -432,8 +444,9 @@ nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
     ws->seqs = nm_calloc((size_t)ws->nseqs, sizeof *ws->seqs);
     ws->jsteps = nm_calloc((size_t)ws->nseqs * (size_t)ws->jcap, sizeof *ws->jsteps);
     ws->stamps = nm_calloc((size_t)ws->nseqs * (size_t)ws->jcap, sizeof *ws->stamps);
+    ws->hashes = nm_calloc((size_t)ws->nseqs * (size_t)ws->jcap, sizeof *ws->hashes);
     if (!ws->keys || !ws->keys2 || !ws->code || !ws->reused || !ws->wmemo || !ws->seqs ||
-        !ws->jsteps || !ws->stamps) {
+        !ws->jsteps || !ws->stamps || !ws->hashes) {
         nm_nest_ws_free(ws);
         return NULL;
     }
@@ -454,6 +467,7 @@ void nm_nest_ws_free(nm_nest_ws *ws)
     nm_free(ws->seqs);
     nm_free(ws->jsteps);
     nm_free(ws->stamps);
+    nm_free(ws->hashes);
     nm_free(ws);
 }
 
@@ -588,13 +602,11 @@ static uint64_t distinct(nm_nest_ws *ws, uint64_t F, int nr, const int64_t *kmax
     return groups;
 }
 
-/* Translation of data space ds when loop l steps once. */
+/* Translation of data space ds when loop l steps once (nm_nest_analyze
+ * keeps them in ws->step). */
 static void step_vector(const nm_nest_ws *ws, int ds, int l, int64_t *t)
 {
-    const int64_t *c = ws->coef[ds][ws->nest->loop[l].dim];
-    int64_t v = ws->vs[l];
-    for (int r = 0; r < ws->wl->ds[ds].nranks; r++)
-        t[r] = c[r] * v;
+    memcpy(t, ws->step[ds][l], sizeof ws->step[ds][l]);
 }
 
 static void fill_keys(nm_nest_ws *ws, int inner, int master);
@@ -899,12 +911,19 @@ static sums one_call(nm_nest_ws *ws, const struct fanctx *fc, int tau, dstate *s
     return out;
 }
 
-static uint64_t memo_key(int sid, int j, const dstate *st)
+/* The entry state, packed. */
+static uint64_t state_key(const dstate *st)
 {
     /* The previous delta's jump matters only for a partial (DIFF) delta. */
     uint16_t ptau = st->pkind == D_DIFF ? (uint16_t)st->ptau : 0;
-    return (uint64_t)(uint16_t)j | (uint64_t)(uint16_t)st->trans << 16 |
-           (uint64_t)(uint8_t)st->pkind << 32 | (uint64_t)ptau << 40 | (uint64_t)sid << 56;
+    return (uint64_t)(uint16_t)st->trans | (uint64_t)(uint8_t)st->pkind << 16 |
+           (uint64_t)ptau << 24;
+}
+
+/* The key of the hashed memo: the sequence, j and the entry state. */
+static uint64_t memo_key(int sid, int j, uint64_t state)
+{
+    return (uint64_t)(uint16_t)j | state << 16 | (uint64_t)sid << 56;
 }
 
 /* Whether memo entry m holds: the stamp its sequence gives its j now. */
@@ -926,24 +945,41 @@ static sums rest(nm_nest_ws *ws, const struct fanctx *fc, int j, dstate *st)
 {
     if (j == 0)
         return (sums){0, 0, 0};
-    uint64_t key = memo_key(ws->sid, j, st);
-    uint32_t stamp = ws->stamps[(size_t)ws->sid * (size_t)ws->jcap + (size_t)j];
-    size_t slot = (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 52) & (MEMO_SLOTS - 1);
-    for (size_t probe = 0; probe < 8; probe++) {
-        memo *m = &ws->memo[(slot + probe) & (MEMO_SLOTS - 1)];
-        if (m->key == key && m->stamp == stamp) {
-            *st = m->out;
-            return m->s;
+    jstep *J = &ws->sq->js[j];
+    uint64_t state = state_key(st);
+    for (int i = 0; i < J->nmemo; i++)
+        if (J->memo[i].key == state) {
+            *st = J->memo[i].out;
+            return J->memo[i].s;
         }
-        if (!memo_holds(ws, m))
-            break;
+    int hashed = J->nmemo == JMEMO; /* more states than the loop keeps */
+    uint64_t key = 0;
+    uint32_t stamp = 0;
+    size_t slot = 0;
+    if (hashed) {
+        key = memo_key(ws->sid, j, state);
+        stamp = ws->stamps[(size_t)ws->sid * (size_t)ws->jcap + (size_t)j];
+        slot = (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 52) & (MEMO_SLOTS - 1);
+        for (size_t probe = 0; probe < 8; probe++) {
+            memo *m = &ws->memo[(slot + probe) & (MEMO_SLOTS - 1)];
+            if (m->key == key && m->stamp == stamp) {
+                *st = m->out;
+                return m->s;
+            }
+            if (!memo_holds(ws, m))
+                break;
+        }
     }
     sums a = rest(ws, fc, j - 1, st);
-    sums c = one_call(ws, fc, ws->sq->js[j].jid, st);
+    sums c = one_call(ws, fc, J->jid, st);
     sums r = rest(ws, fc, j - 1, st);
-    double w = (double)(ws->sq->js[j].n - 1);
+    double w = (double)(J->n - 1);
     sums out = {a.acc + w * (c.acc + r.acc), a.wacc + w * (c.wacc + r.wacc),
                 a.link + w * (c.link + r.link)};
+    if (!hashed) {
+        J->memo[J->nmemo++] = (jmemo){state, *st, out};
+        return out;
+    }
     for (size_t probe = 0; probe < 8; probe++) { /* a full neighbourhood just is not cached */
         memo *m = &ws->memo[(slot + probe) & (MEMO_SLOTS - 1)];
         if (!memo_holds(ws, m)) {
@@ -1371,34 +1407,37 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
         } else {
             if (from <= k)
                 restamp_from(ws, from, k);
+            uint64_t *hash = ws->hashes + (size_t)ws->sid * (size_t)ws->jcap;
             for (int j = from; j <= k; j++) {
                 jstep *J = &S->js[j];
                 const int64_t *below = S->js[j - 1].acc;
+                J->nmemo = 0;
                 int64_t t[R];
                 step_vector(ws, ds, q[j], t);
                 J->n = nest->loop[q[j]].end;
                 uint64_t ov = 1, h = 0;
+                int zero = 1;
                 for (int r = 0; r < ws->nr; r++) {
                     J->jump[r] = t[r] - below[r];
                     J->acc[r] = below[r] + t[r];
                     int64_t m = J->jump[r] < 0 ? -J->jump[r] : J->jump[r];
                     ov *= m < S->ext[r] ? (uint64_t)(S->ext[r] - m) : 0;
                     h = (h ^ (uint64_t)J->jump[r]) * UINT64_C(0x100000001b3);
+                    zero &= J->jump[r] == 0;
                 }
                 J->diff = S->vol - ov;
-                J->hash = h;
-                /* Equal jumps share an id; the zero jump has id 0. */
+                /* Equal jumps share an id (the first j with it; hash[j] is
+                 * ~0 for the others); the zero jump has id 0. */
                 J->jid = (int16_t)j;
-                int zero = 1;
-                for (int r = 0; r < ws->nr && zero; r++)
-                    zero = J->jump[r] == 0;
+                if (h == ~UINT64_C(0)) /* ~0 marks "not an id" */
+                    h = 0;
                 if (zero) {
                     J->jid = 0;
                 } else {
                     for (int i = 1; i < j; i++) {
-                        const jstep *I = &S->js[i];
-                        if (I->jid != i || I->hash != h)
+                        if (hash[i] != h)
                             continue;
+                        const jstep *I = &S->js[i];
                         int eq = 1;
                         for (int r = 0; r < ws->nr && eq; r++)
                             eq = I->jump[r] == J->jump[r];
@@ -1408,6 +1447,7 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
                         }
                     }
                 }
+                hash[j] = J->jid == j ? h : ~UINT64_C(0);
             }
             S->k = k;
         }
@@ -1491,6 +1531,13 @@ void nm_nest_analyze(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
     if (walking)
         same = 0;
     ws->have_seen = !walking;
+    /* Step vectors of the loops that changed (the others' stand). */
+    for (int ds = 0; ds < wl->nds; ds++)
+        for (int l = same; l < nest->nloops; l++) {
+            const int64_t *c = ws->coef[ds][nest->loop[l].dim];
+            for (int r = 0; r < R; r++)
+                ws->step[ds][l][r] = c[r] * ws->vs[l];
+        }
     for (int s = 0; s < nest->nlevels; s++)
         level_accesses(ws, s, same, out);
 }

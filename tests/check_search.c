@@ -560,7 +560,7 @@ static int warm_vs_cold(const nm_mapspace *ms, const char *label, uint64_t seed,
         for (uint64_t j = first; j < orders && run < 1500; j++, run++) {
             m = base;
             nm_mapspace_set_orders(ms, &m, j);
-            nm_nest_ws_forget(cold.ws);
+            nm_model_forget(&cold);
             int va = nm_model_eval(&warm, &m, &a, NULL), vb = nm_model_eval(&cold, &m, &b, NULL);
             ck_assert_int_eq(va, vb);
             compared += va;
@@ -588,7 +588,7 @@ static int warm_vs_cold(const nm_mapspace *ms, const char *label, uint64_t seed,
             nm_mapspace_random(ms, &rng, &pt);
             if (!nm_mapspace_decode(ms, &pt, &m, &wd, &wlim))
                 continue;
-            nm_nest_ws_forget(cold.ws);
+            nm_model_forget(&cold);
             int va = nm_model_eval(&warm, &m, &a, NULL), vb = nm_model_eval(&cold, &m, &b, NULL);
             ck_assert_int_eq(va, vb);
             compared += va;

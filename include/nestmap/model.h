@@ -74,6 +74,7 @@ typedef struct nm_model {
     const nm_arch *arch;
     const nm_workload *wl;
     nm_nest_ws *ws;
+    struct nm_shape_memo *shape; /* the last valid perfect factorization's shape (model.c) */
 } nm_model;
 
 /* Prepares a model for evaluating mappings of wl on arch; both must outlive
@@ -84,8 +85,16 @@ void nm_model_fini(nm_model *mdl);
 
 /* Evaluates mapping m: fills *out and returns 1 when valid, 0 when invalid
  * (out->invalid says why).  The nest built for m is written to *nest when not
- * NULL (for printing).  Allocates nothing. */
+ * NULL (for printing).  Allocates nothing.  A mapping that differs from the
+ * last valid one only in its temporal loop orders skips the checks and tile
+ * sizes that do not depend on them, and the analysis carries over what the
+ * inner loops left (nm_nest_ws_forget): runs of such mappings (the census,
+ * exhaustive search) cost less each; the numbers are the same. */
 int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *nest);
+
+/* Forgets what the last evaluation left, so the next starts from scratch
+ * (benchmarks of one evaluation; tests that warm and cold agree). */
+void nm_model_forget(nm_model *mdl);
 
 /* Runs only the checks that do not depend on loop order (factor products,
  * fan-outs, bypass, capacities, instances): 1 if they pass, else 0 with
