@@ -63,19 +63,12 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/../shared/mapper/eyeriss_like/input.yaml", src);
     nm_spec spec;
     nm_error err;
-    const char *files[] = {path};
-    if (nm_spec_load(&spec, files, 1, NM_NEED_ARCH | NM_NEED_PROBLEM, &err) != NM_OK) {
-        fprintf(stderr, "%s:%d:%d: %s\n", err.file, err.line, err.col, err.msg);
-        nm_spec_fini(&spec);
-        return 1;
-    }
-    nm_mapspace *ms = nm_calloc(1, sizeof *ms);
     nm_model mdl;
-    if (!ms ||
-        nm_mapspace_init(ms, &spec.arch, &spec.wl, spec.constraints, spec.constraints2, &err) !=
-            NM_OK ||
-        nm_model_init(&mdl, &spec.arch, &spec.wl, &err) != NM_OK) {
-        fprintf(stderr, "%s\n", ms ? err.msg : "out of memory");
+    nm_mapspace *ms = bench_load_space(path, &spec);
+    if (!ms)
+        return 1;
+    if (nm_model_init(&mdl, &spec.arch, &spec.wl, &err) != NM_OK) {
+        fprintf(stderr, "%s\n", err.msg);
         return 1;
     }
     printf("nestmap census inner loop, eyeriss-like mapper input, 1 thread, first %d mappings\n",

@@ -20,18 +20,9 @@ static int bench(const char *label, const char *path, const char *alg, double ta
 {
     nm_spec spec;
     nm_error err;
-    const char *files[] = {path};
-    if (nm_spec_load(&spec, files, 1, NM_NEED_ARCH | NM_NEED_PROBLEM, &err) != NM_OK) {
-        fprintf(stderr, "%s:%d:%d: %s\n", err.file, err.line, err.col, err.msg);
-        nm_spec_fini(&spec);
+    nm_mapspace *ms = bench_load_space(path, &spec);
+    if (!ms)
         return 1;
-    }
-    nm_mapspace *ms = nm_calloc(1, sizeof *ms);
-    if (!ms || nm_mapspace_init(ms, &spec.arch, &spec.wl, spec.constraints, spec.constraints2,
-                                &err) != NM_OK) {
-        fprintf(stderr, "%s\n", err.msg);
-        return 1;
-    }
     nm_search_opts o;
     nm_search_opts_init(&o);
     o.algorithm = alg;

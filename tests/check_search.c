@@ -529,6 +529,34 @@ START_TEST(termination_rules)
 }
 END_TEST
 
+/* The shared mapper inputs (beside the conformance corpus). */
+static const char *const mapper_designs[] = {"eyeriss_like", "simba_like",
+                                             "simple_weight_stationary",
+                                             "simple_output_stationary"};
+
+/* Loads mapper input k and its mapspace; NULL (and a line saying so) when
+ * the input is not there. */
+static nm_mapspace *load_mapper(int k, const char *test, nm_spec *spec)
+{
+    const char *corpus = getenv("NESTMAP_CONFORMANCE");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/../mapper/%s/input.yaml",
+             corpus && *corpus ? corpus : "../shared/conformance", mapper_designs[k]);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        printf("%s: %s not found; checking the test designs only\n", test, path);
+        return NULL;
+    }
+    fclose(f);
+    nm_error err;
+    const char *files[] = {path};
+    ck_assert_int_eq(nm_spec_load(spec, files, 1, NM_NEED_ARCH | NM_NEED_PROBLEM, &err), NM_OK);
+    nm_mapspace *ms = nm_calloc(1, sizeof *ms);
+    ck_assert_int_eq(nm_mapspace_init(ms, &spec->arch, &spec->wl, spec->constraints,
+                                      spec->constraints2, &err), NM_OK);
+    return ms;
+}
+
 /* Runs of mappings evaluated on one model (the nest analysis carries over
  * what the previous mapping left) give exactly what each gives from
  * scratch: the orders of spread outer points in enumeration order (as the
@@ -604,32 +632,17 @@ static int warm_vs_cold(const nm_mapspace *ms, const char *label, uint64_t seed,
 
 START_TEST(warm_matches_cold)
 {
-    static const char *const designs[] = {"eyeriss_like", "simba_like",
-                                          "simple_weight_stationary",
-                                          "simple_output_stationary"};
-    const char *corpus = getenv("NESTMAP_CONFORMANCE");
     for (int k = 0; k < 4; k++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/../mapper/%s/input.yaml",
-                 corpus && *corpus ? corpus : "../shared/conformance", designs[k]);
-        FILE *f = fopen(path, "rb");
-        if (!f) {
-            printf("warm_matches_cold: %s not found; checking the test designs only\n", path);
-            continue;
-        }
-        fclose(f);
         nm_spec spec;
         nm_error err;
-        const char *files[] = {path};
-        ck_assert_int_eq(nm_spec_load(&spec, files, 1, NM_NEED_ARCH | NM_NEED_PROBLEM, &err), NM_OK);
-        nm_mapspace *ms = nm_calloc(1, sizeof *ms);
-        ck_assert_int_eq(nm_mapspace_init(ms, &spec.arch, &spec.wl, spec.constraints,
-                                          spec.constraints2, &err), NM_OK);
-        ck_assert_int_gt(warm_vs_cold(ms, designs[k], (uint64_t)k, 8), 2000);
+        nm_mapspace *ms = load_mapper(k, "warm_matches_cold", &spec);
+        if (!ms)
+            continue;
+        ck_assert_int_gt(warm_vs_cold(ms, mapper_designs[k], (uint64_t)k, 8), 2000);
         /* residual factors too: imperfect nests are walked, and a run
          * that mixes them with perfect ones must start over cleanly */
         ck_assert_int_eq(nm_mapspace_enable_imperfect(ms, &err), NM_OK);
-        ck_assert_int_gt(warm_vs_cold(ms, designs[k], 10 + (uint64_t)k, 8), 500);
+        ck_assert_int_gt(warm_vs_cold(ms, mapper_designs[k], 10 + (uint64_t)k, 8), 500);
         nm_free(ms);
         nm_spec_fini(&spec);
     }
@@ -650,29 +663,13 @@ END_TEST
  * design: checked on random valid mappings of every mapper input. */
 START_TEST(bound_is_admissible)
 {
-    static const char *const designs[] = {"eyeriss_like", "simba_like",
-                                          "simple_weight_stationary",
-                                          "simple_output_stationary"};
-    /* The shared mapper inputs sit beside the conformance corpus. */
-    const char *corpus = getenv("NESTMAP_CONFORMANCE");
     int checked = 0;
     for (int k = 0; k < 4; k++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/../mapper/%s/input.yaml",
-                 corpus && *corpus ? corpus : "../shared/conformance", designs[k]);
-        FILE *f = fopen(path, "rb");
-        if (!f) {
-            printf("bound_is_admissible: %s not found; checking the test designs only\n", path);
-            continue;
-        }
-        fclose(f);
         nm_spec spec;
         nm_error err;
-        const char *files[] = {path};
-        ck_assert_int_eq(nm_spec_load(&spec, files, 1, NM_NEED_ARCH | NM_NEED_PROBLEM, &err), NM_OK);
-        nm_mapspace *ms = nm_calloc(1, sizeof *ms);
-        ck_assert_int_eq(nm_mapspace_init(ms, &spec.arch, &spec.wl, spec.constraints,
-                                          spec.constraints2, &err), NM_OK);
+        nm_mapspace *ms = load_mapper(k, "bound_is_admissible", &spec);
+        if (!ms)
+            continue;
         nm_model mdl;
         ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, &spec.wl, &err), NM_OK);
         static nm_stats st;
@@ -688,7 +685,7 @@ START_TEST(bound_is_admissible)
                 continue;
             double e, c, lla;
             nm_model_bound(&mdl, &m, &e, &c, &lla);
-            ck_assert_msg(e <= st.energy * (1 + 1e-12), "%s: energy bound %g > %g", designs[k], e,
+            ck_assert_msg(e <= st.energy * (1 + 1e-12), "%s: energy bound %g > %g", mapper_designs[k], e,
                           st.energy);
             ck_assert(c <= (double)st.cycles);
             ck_assert(lla <= (double)st.last_level_accesses);
