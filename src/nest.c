@@ -270,8 +270,7 @@ static int shift_between(const delta *cur, const delta *prev, int nr, int64_t *o
 
 /* ---- workspace ---- */
 
-#define MAXJ (NM_MAX_LOOPS + 1)  /* jumps are numbered 1..k; 0 is "no move yet" */
-#define MEMO_SLOTS 4096          /* (j, state) pairs remembered per sum; a power of two */
+#define MEMO_SLOTS 4096 /* rest() results past a loop's own JMEMO, all sequences; a power of two */
 #define REUSE_MEMO 16
 #define MAX_DIFFS 32
 
