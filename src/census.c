@@ -163,20 +163,11 @@ static void run_unit(worker *w, unit *u)
     const shared *sh = w->sh;
     const nm_mapspace *ms = sh->ms;
     nm_mapping m;
-    /* The orders of each level with free loops, and the rank each level's
-     * order was last set to (nm_mapspace_set_orders' digits, outermost
-     * level fastest): only the levels whose digit moved are set again. */
-    int8_t dims[NM_MAX_LEVELS][NM_MAX_DIMS];
-    int nd[NM_MAX_LEVELS];
-    uint64_t radix[NM_MAX_LEVELS], rank[NM_MAX_LEVELS];
-    int nlevels = ms->arch->nlevels;
+    nm_order_cursor cur; /* sets again only the levels whose order moved */
     if (sh->o->enumerate) {
         if (nm_mapspace_outer(ms, u->o, &m) <= 0)
             return; /* the main thread checked it; cannot happen */
-        for (int l = 0; l < nlevels; l++) {
-            radix[l] = nm_mapspace_pruned_orders(ms, &m, l, dims[l], &nd[l]);
-            rank[l] = UINT64_MAX;
-        }
+        nm_order_cursor_init(&cur, ms, &m);
     }
     for (uint64_t j = u->j0; j < u->j1; j++) {
         if (sh->o->stop && *sh->o->stop)
@@ -184,15 +175,7 @@ static void run_unit(worker *w, unit *u)
         nm_census_row r = {u->o, j, 0, 0, 0};
         w->t.candidates++;
         if (sh->o->enumerate) {
-            uint64_t x = j;
-            for (int l = nlevels - 1; l >= 0; l--) {
-                uint64_t d = x % radix[l];
-                x /= radix[l];
-                if (d != rank[l]) {
-                    nm_mapspace_set_order(ms, &m, l, dims[l], nd[l], d);
-                    rank[l] = d;
-                }
-            }
+            nm_order_cursor_set(&cur, ms, &m, j);
         } else {
             nm_pcg32 rng;
             nm_pcg32_seed(&rng, sh->o->seed, j);

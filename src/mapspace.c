@@ -815,15 +815,31 @@ uint64_t nm_mapspace_orders(const nm_mapspace *ms, const nm_mapping *m)
     return n;
 }
 
+void nm_order_cursor_init(nm_order_cursor *c, const nm_mapspace *ms, const nm_mapping *m)
+{
+    for (int l = 0; l < ms->arch->nlevels; l++) {
+        c->radix[l] = nm_mapspace_pruned_orders(ms, m, l, c->dims[l], &c->k[l]);
+        c->rank[l] = UINT64_MAX;
+    }
+}
+
+void nm_order_cursor_set(nm_order_cursor *c, const nm_mapspace *ms, nm_mapping *m, uint64_t j)
+{
+    for (int l = ms->arch->nlevels - 1; l >= 0; l--) { /* the outermost level's digit first */
+        uint64_t d = j % c->radix[l];
+        j /= c->radix[l];
+        if (d != c->rank[l]) {
+            nm_mapspace_set_order(ms, m, l, c->dims[l], c->k[l], d);
+            c->rank[l] = d;
+        }
+    }
+}
+
 void nm_mapspace_set_orders(const nm_mapspace *ms, nm_mapping *m, uint64_t j)
 {
-    for (int l = ms->arch->nlevels - 1; l >= 0; l--) {
-        int8_t dims[NM_MAX_DIMS];
-        int k;
-        uint64_t f = nm_mapspace_pruned_orders(ms, m, l, dims, &k);
-        nm_mapspace_set_order(ms, m, l, dims, k, j % f);
-        j /= f;
-    }
+    nm_order_cursor c;
+    nm_order_cursor_init(&c, ms, m);
+    nm_order_cursor_set(&c, ms, m, j);
 }
 
 double nm_mapspace_pruned_log10(const nm_mapspace *ms, uint64_t max_points, nm_pcg32 *rng,

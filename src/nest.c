@@ -322,14 +322,6 @@ struct reuse {
     uint64_t nreused, groups;
 };
 
-/* What the analysis of one (level, data space) keeps for the next analysis
- * on the same workspace.  Consecutive mappings of a census or an exhaustive
- * search differ mostly in their outermost loops (nm_mapspace_set_orders
- * turns the outermost level's order fastest); what depends only on the loops
- * below the first changed one -- the child's tile, the fan-out, the jumps of
- * the inner branching loops and the memoized sums of their sequences -- is
- * taken over rather than computed again.  The result is the same either way
- * (check_model compares warm and cold evaluations). */
 /* rest(j)'s results for the few entry states a sequence meets, kept with
  * the loop they belong to (more go to the workspace's hashed memo). */
 #define JMEMO 4
@@ -350,6 +342,14 @@ typedef struct jstep {
     int16_t jid;                 /* first j' with the same jump: equal jumps compare equal */
 } jstep;
 
+/* What the analysis of one (level, data space) keeps for the next analysis
+ * on the same workspace.  Consecutive mappings of a census or an exhaustive
+ * search differ mostly in their outermost loops (nm_mapspace_set_orders
+ * turns the outermost level's order fastest); what depends only on the loops
+ * below the first changed one -- the child's tile, the fan-out, the jumps of
+ * the inner branching loops and the memoized sums of their sequences -- is
+ * taken over rather than computed again.  The result is the same either way
+ * (check_search's warm_matches_cold compares them). */
 typedef struct seq {
     int valid;                   /* child tile and fan-out as at the last analysis */
     int k;                       /* branching loops 1..k hold */

@@ -150,6 +150,16 @@ uint64_t nm_mapspace_orders(const nm_mapspace *ms, const nm_mapping *m);
  * over everything below them (nm_nest_ws_forget). */
 void nm_mapspace_set_orders(const nm_mapspace *ms, nm_mapping *m, uint64_t j);
 
+/* The same, for many j on one mapping: the free loops of each level are
+ * found once, and each call sets again only the levels whose rank moved. */
+typedef struct nm_order_cursor {
+    int8_t dims[NM_MAX_LEVELS][NM_MAX_DIMS];
+    int k[NM_MAX_LEVELS];
+    uint64_t radix[NM_MAX_LEVELS], rank[NM_MAX_LEVELS]; /* rank: last set (UINT64_MAX: none) */
+} nm_order_cursor;
+void nm_order_cursor_init(nm_order_cursor *c, const nm_mapspace *ms, const nm_mapping *m);
+void nm_order_cursor_set(nm_order_cursor *c, const nm_mapspace *ms, nm_mapping *m, uint64_t j);
+
 /* Size of the space once duplicate orders and splits are removed: exact
  * (*exact = 1) when there are at most max_points outer points, else
  * estimated from max_points uniform samples.  Returns log10 of the size. */
