@@ -1381,6 +1381,17 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
         const nm_dataspace *dsp = &wl->ds[ds];
         ws->sid = s * NM_MAX_DS + ds;
         seq *S = ws->sq = &ws->seqs[ws->sid];
+        if (!spatial && b >= 0 && !((ws->map->level[s - 1].keep >> ds) & 1u) &&
+            out->tile[s - 1][ds].size && out->tile[s][ds].size) {
+            /* The child bypasses ds and nothing fans out in between: this
+             * level serves what the child was to receive (model.c applies
+             * the bypass), whatever the deltas of the child's own tile. */
+            nm_tile *t = &out->tile[s][ds];
+            t->accesses = t->weighted = out->tile[s - 1][ds].accesses;
+            t->link = 0.0;
+            S->valid = 0;
+            continue;
+        }
         ws->nr = dsp->nranks;
         ws->always_full = b < 0 || ((no_reuse >> ds) & 1u);
         ws->nolink = (int)((lm->no_link >> ds) & 1u);

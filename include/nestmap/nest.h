@@ -59,7 +59,10 @@ void nm_nest_build(nm_nest *nest, const nm_mapping *m, const nm_arch *arch, cons
  * from the level below. */
 typedef struct nm_tile {
     uint64_t size;        /* working set at the level's boundary (words) */
-    double accesses;      /* accesses from below, per instance: a multicast counts once */
+    double accesses;      /* accesses from below, per instance: a multicast counts once
+                           * (a level without fan-out whose child bypasses the data
+                           * space: the child's, which is what it serves once the
+                           * bypass is applied; its own tile's deltas are not summed) */
     double weighted;      /* the same, each multicast counted once per receiver */
     double link;          /* transfers served by neighbour links below this level */
     uint64_t fanout;      /* spatial fan-out below this level (1: none) */
