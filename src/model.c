@@ -29,6 +29,7 @@ struct nm_shape_memo {
     int valid;
     nm_mapping m;
     nm_nest_result nr;
+    nm_stats floor; /* scratch of nm_model_bound */
 };
 
 nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *wl, nm_error *err)
@@ -314,117 +315,12 @@ int nm_model_precheck(nm_model *mdl, const nm_mapping *m, nm_stats *out)
     return check(mdl, m, &nr, out);
 }
 
-void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *cycles,
-                    double *lla)
+/* Cycles, energy, area and the totals of a mapping whose accesses are
+ * accounted in out (nm_model_eval, and nm_model_bound on floors). */
+static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *out)
 {
     const nm_arch *arch = mdl->arch;
     const nm_workload *wl = mdl->wl;
-    nm_nest nest;
-    nm_nest_result nr;
-    nm_nest_build(&nest, m, arch, wl);
-    nm_nest_shape(&nest, wl, &nr);
-    uint64_t computes = nr.steps * nr.arith_x * nr.arith_y;
-    double e = (double)computes * arch->arith.e_compute;
-    for (int s = 0; s < arch->nlevels; s++) {
-        const nm_level *L = &arch->level[s];
-        uint64_t leaking = nr.replication[s] > 1 ? nr.replication[s] : 1;
-        e += L->e_leak * (double)nr.temporal_steps * (double)leaking;
-    }
-    /* The innermost level keeping a tensor serves every operand access of
-     * the arithmetic when no fan-out lies between them: for that level the
-     * reads (read-only) or updates (outputs, whose reads are updates minus
-     * the first writes) are fixed by the factorization alone. */
-    int spread = 0;              /* a spatial loop at or below the level */
-    uint32_t top_counted = 0;    /* tensors already bounded at the outermost level */
-    for (int s = 0; s < arch->nlevels; s++) {
-        for (int d = 0; d < wl->ndims; d++)
-            spread |= m->level[s].sfactor[d] > 1;
-        if (spread)
-            break;
-        const nm_level *L = &arch->level[s];
-        uint64_t clusters = (uint64_t)(L->instances / L->cluster_size);
-        uint64_t xy = nr.xexp[s] * nr.yexp[s];
-        uint64_t used = xy < clusters ? xy : clusters;
-        double per_instance_to_total = (double)nr.replication[s] * (double)used / (double)xy;
-        uint64_t b = (uint64_t)L->block_size;
-        for (int ds = 0; ds < wl->nds; ds++) {
-            if (!((m->level[s].keep >> ds) & 1u))
-                continue;
-            int innermost = 1;
-            for (int t = 0; t < s; t++)
-                innermost &= !((m->level[t].keep >> ds) & 1u);
-            if (!innermost)
-                continue;
-            uint64_t steps = nr.steps;
-            double ce;
-            if (wl->ds[ds].read_write) {
-                /* partition: what this instance holds over the run */
-                uint64_t part = nr.tile[arch->nlevels - 1][ds].size;
-                for (int t = arch->nlevels - 2; t >= s; t--) {
-                    uint64_t denom = nr.tile[t + 1][ds].fanout > 1 ? nr.tile[t + 1][ds].inner_size
-                                                                  : nr.tile[t][ds].size;
-                    if (denom)
-                        part = part * nr.tile[t][ds].size / denom;
-                }
-                uint64_t reads = steps > part ? steps - part : 0;
-                ce = (double)ceil_div(steps, b) * L->e_update + (double)ceil_div(reads, b) * L->e_read;
-            } else {
-                ce = (double)ceil_div(steps, b) * L->e_read;
-            }
-            e += ce * per_instance_to_total;
-            if (s == arch->nlevels - 1)
-                top_counted |= 1u << ds;
-        }
-    }
-    /* The outermost level (one instance) sends every read-only element and
-     * receives every output element at least once. */
-    const nm_level *top = &arch->level[arch->nlevels - 1];
-    double moved = 0.0;
-    for (int ds = 0; ds < wl->nds && top->instances == 1; ds++) {
-        uint64_t n = nm_workload_ds_size(wl, ds);
-        moved += (double)n;
-        if ((top_counted >> ds) & 1u) /* bounded more tightly above */
-            continue;
-        double vec = (double)ceil_div(n, (uint64_t)top->block_size);
-        e += vec * (wl->ds[ds].read_write ? top->e_update : top->e_read);
-    }
-    *energy = e;
-    *cycles = (double)nr.temporal_steps;
-    *lla = moved;
-}
-
-int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *nest_out)
-{
-    const nm_arch *arch = mdl->arch;
-    const nm_workload *wl = mdl->wl;
-    nm_nest local;
-    nm_nest *nest = nest_out ? nest_out : &local;
-    struct nm_shape_memo *sm = mdl->shape;
-    nm_nest_result *shape = &sm->nr;
-    memset(&out->invalid, 0, sizeof out->invalid);
-    if (sm->valid && same_but_orders(m, &sm->m, arch->nlevels)) {
-        nm_nest_build(nest, m, arch, wl); /* perfect factors: the same shape */
-    } else {
-        sm->valid = 0;
-        if (!check_factors(mdl, m, out)) {
-            nest->nloops = 0;
-            nest->nlevels = 0;
-            return 0;
-        }
-        nm_nest_build(nest, m, arch, wl);
-        nm_nest_shape(nest, wl, shape);
-        if (!check(mdl, m, shape, out))
-            return 0;
-        /* with residuals the tiles depend on the order (nm_nest_shape) */
-        if (!nest->imperfect) {
-            memcpy(sm->m.level, m->level, (size_t)arch->nlevels * sizeof m->level[0]);
-            sm->valid = 1;
-        }
-    }
-    nm_nest_analyze(mdl->ws, nest, m, arch, wl, shape);
-    for (int ds = 0; ds < wl->nds; ds++)
-        account(mdl, m, shape, ds, out);
-
     uint64_t arith_used = shape->arith_x * shape->arith_y;
     out->arith_utilized = arith_used;
     out->computes = shape->steps * arith_used; /* the layer's operations */
@@ -526,6 +422,199 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
         lla += top->ds[ds].utilized_instances *
                (top->ds[ds].reads + top->ds[ds].updates + top->ds[ds].fills);
     out->last_level_accesses = lla;
+}
+
+void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *cycles,
+                    double *lla)
+{
+    const nm_arch *arch = mdl->arch;
+    const nm_workload *wl = mdl->wl;
+    nm_nest nest;
+    nm_nest_result nr;
+    nm_nest_build(&nest, m, arch, wl);
+    nm_nest_shape(&nest, wl, &nr);
+    uint64_t computes = nr.steps * nr.arith_x * nr.arith_y;
+    double e = (double)computes * arch->arith.e_compute;
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        uint64_t leaking = nr.replication[s] > 1 ? nr.replication[s] : 1;
+        e += L->e_leak * (double)nr.temporal_steps * (double)leaking;
+    }
+    /* The innermost level keeping a tensor serves every operand access of
+     * the arithmetic when no fan-out lies between them: for that level the
+     * reads (read-only) or updates (outputs, whose reads are updates minus
+     * the first writes) are fixed by the factorization alone. */
+    int spread = 0;              /* a spatial loop at or below the level */
+    uint32_t top_counted = 0;    /* tensors already bounded at the outermost level */
+    for (int s = 0; s < arch->nlevels; s++) {
+        for (int d = 0; d < wl->ndims; d++)
+            spread |= m->level[s].sfactor[d] > 1;
+        if (spread)
+            break;
+        const nm_level *L = &arch->level[s];
+        uint64_t clusters = (uint64_t)(L->instances / L->cluster_size);
+        uint64_t xy = nr.xexp[s] * nr.yexp[s];
+        uint64_t used = xy < clusters ? xy : clusters;
+        double per_instance_to_total = (double)nr.replication[s] * (double)used / (double)xy;
+        uint64_t b = (uint64_t)L->block_size;
+        for (int ds = 0; ds < wl->nds; ds++) {
+            if (!((m->level[s].keep >> ds) & 1u))
+                continue;
+            int innermost = 1;
+            for (int t = 0; t < s; t++)
+                innermost &= !((m->level[t].keep >> ds) & 1u);
+            if (!innermost)
+                continue;
+            uint64_t steps = nr.steps;
+            double ce;
+            if (wl->ds[ds].read_write) {
+                /* partition: what this instance holds over the run */
+                uint64_t part = nr.tile[arch->nlevels - 1][ds].size;
+                for (int t = arch->nlevels - 2; t >= s; t--) {
+                    uint64_t denom = nr.tile[t + 1][ds].fanout > 1 ? nr.tile[t + 1][ds].inner_size
+                                                                  : nr.tile[t][ds].size;
+                    if (denom)
+                        part = part * nr.tile[t][ds].size / denom;
+                }
+                uint64_t reads = steps > part ? steps - part : 0;
+                ce = (double)ceil_div(steps, b) * L->e_update + (double)ceil_div(reads, b) * L->e_read;
+            } else {
+                ce = (double)ceil_div(steps, b) * L->e_read;
+            }
+            e += ce * per_instance_to_total;
+            if (s == arch->nlevels - 1)
+                top_counted |= 1u << ds;
+        }
+    }
+    /* The outermost level (one instance) sends every read-only element and
+     * receives every output element at least once. */
+    const nm_level *top = &arch->level[arch->nlevels - 1];
+    double moved = 0.0;
+    for (int ds = 0; ds < wl->nds && top->instances == 1; ds++) {
+        uint64_t n = nm_workload_ds_size(wl, ds);
+        moved += (double)n;
+        if ((top_counted >> ds) & 1u) /* bounded more tightly above */
+            continue;
+        double vec = (double)ceil_div(n, (uint64_t)top->block_size);
+        e += vec * (wl->ds[ds].read_write ? top->e_update : top->e_read);
+    }
+    *energy = e;
+    *cycles = (double)nr.temporal_steps;
+    *lla = moved;
+}
+
+/* Runs account() and finish() on the tiles in nr; keeps the least of each
+ * figure in *e, *c, *l. */
+static void floor_figures(nm_model *mdl, const nm_mapping *m, const nm_nest_result *nr,
+                          double *e, double *c, double *l)
+{
+    nm_stats *fl = &mdl->shape->floor;
+    for (int ds = 0; ds < mdl->wl->nds; ds++)
+        account(mdl, m, nr, ds, fl);
+    finish(mdl, nr, fl);
+    *e = fmin(*e, fl->energy);
+    *c = fmin(*c, (double)fl->cycles);
+    *l = fmin(*l, (double)fl->last_level_accesses);
+}
+
+/* Next permutation of idx[0..k) in lexicographic order; 0 after the last. */
+static int next_perm(int *idx, int k)
+{
+    int i = k - 2;
+    while (i >= 0 && idx[i] > idx[i + 1])
+        i--;
+    if (i < 0)
+        return 0;
+    int j = k - 1;
+    while (idx[j] < idx[i])
+        j--;
+    int t = idx[i];
+    idx[i] = idx[j];
+    idx[j] = t;
+    for (int a = i + 1, b = k - 1; a < b; a++, b--) {
+        t = idx[a];
+        idx[a] = idx[b];
+        idx[b] = t;
+    }
+    return 1;
+}
+
+void nm_model_floor(nm_model *mdl, const nm_mapping *m, double *energy, double *cycles,
+                    double *lla)
+{
+    const nm_arch *arch = mdl->arch;
+    const nm_workload *wl = mdl->wl;
+    nm_model_bound(mdl, m, energy, cycles, lla);
+    nm_nest nest;
+    nm_nest_result nr;
+    nm_nest_build(&nest, m, arch, wl);
+    if (nest.imperfect) /* the floors hold for perfect nests */
+        return;
+    nm_nest_shape(&nest, wl, &nr);
+    nm_nest_floor(mdl->ws, &nest, m, arch, wl, &nr);
+    /* The outermost level's accesses depend on its own loop order alone:
+     * take them exactly for each of its orders (up to TOP_ORDERS of them),
+     * and the least figures over those. */
+    enum { TOP_ORDERS = 120 };
+    int top = arch->nlevels - 1, lo = nest.first[top];
+    while (lo <= nest.boundary[top] && nest.loop[lo].space != NM_TIME)
+        lo++;
+    int k = nest.boundary[top] - lo + 1;
+    uint64_t orders = 1;
+    for (int i = 2; i <= k; i++)
+        orders *= (uint64_t)i;
+    double e = INFINITY, c = INFINITY, l = INFINITY;
+    if (k >= 2 && orders <= TOP_ORDERS) {
+        nm_nest pn = nest;
+        int idx[NM_MAX_DIMS];
+        for (int i = 0; i < k; i++)
+            idx[i] = i;
+        do {
+            for (int i = 0; i < k; i++)
+                pn.loop[lo + i] = nest.loop[lo + idx[i]];
+            nm_nest_analyze_level(mdl->ws, &pn, m, arch, wl, top, &nr);
+            floor_figures(mdl, m, &nr, &e, &c, &l);
+        } while (next_perm(idx, k));
+    } else {
+        floor_figures(mdl, m, &nr, &e, &c, &l);
+    }
+    *energy = fmax(*energy, e);
+    *cycles = fmax(*cycles, c);
+    *lla = fmax(*lla, l);
+}
+
+int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *nest_out)
+{
+    const nm_arch *arch = mdl->arch;
+    const nm_workload *wl = mdl->wl;
+    nm_nest local;
+    nm_nest *nest = nest_out ? nest_out : &local;
+    struct nm_shape_memo *sm = mdl->shape;
+    nm_nest_result *shape = &sm->nr;
+    memset(&out->invalid, 0, sizeof out->invalid);
+    if (sm->valid && same_but_orders(m, &sm->m, arch->nlevels)) {
+        nm_nest_build(nest, m, arch, wl); /* perfect factors: the same shape */
+    } else {
+        sm->valid = 0;
+        if (!check_factors(mdl, m, out)) {
+            nest->nloops = 0;
+            nest->nlevels = 0;
+            return 0;
+        }
+        nm_nest_build(nest, m, arch, wl);
+        nm_nest_shape(nest, wl, shape);
+        if (!check(mdl, m, shape, out))
+            return 0;
+        /* with residuals the tiles depend on the order (nm_nest_shape) */
+        if (!nest->imperfect) {
+            memcpy(sm->m.level, m->level, (size_t)arch->nlevels * sizeof m->level[0]);
+            sm->valid = 1;
+        }
+    }
+    nm_nest_analyze(mdl->ws, nest, m, arch, wl, shape);
+    for (int ds = 0; ds < wl->nds; ds++)
+        account(mdl, m, shape, ds, out);
+    finish(mdl, shape, out);
     return 1;
 }
 

@@ -273,6 +273,7 @@ static int shift_between(const delta *cur, const delta *prev, int nr, int64_t *o
 #define MEMO_SLOTS 4096 /* rest() results past a loop's own JMEMO, all sequences; a power of two */
 #define REUSE_MEMO 16
 #define MAX_DIFFS 32
+#define UNION_CAP 4096 /* tile positions along one axis that nm_nest_floor merges */
 
 /* Contribution of a run of calls, in units of delta size x weight. */
 typedef struct sums {
@@ -412,6 +413,8 @@ struct nm_nest_ws {
     uint32_t residual_below[NM_MAX_LOOPS]; /* dims with a residual loop inside each loop */
     uint32_t residual_dims;                /* dims with a residual loop anywhere */
     struct walkmemo *wmemo; /* WALK_MEMO entries */
+    seq floor_seq;          /* the fan-out of the level nm_nest_floor is at */
+    uint64_t *upos;         /* UNION_CAP: tile positions along one axis (nm_nest_floor) */
 };
 
 void nm_nest_ws_walk(nm_nest_ws *ws, int on)
@@ -438,6 +441,7 @@ nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
     ws->code = nm_calloc(cap, sizeof(uint64_t));
     ws->reused = nm_calloc(cap, 1);
     ws->wmemo = nm_calloc(WALK_MEMO, sizeof *ws->wmemo);
+    ws->upos = nm_calloc(UNION_CAP, sizeof *ws->upos);
     ws->nseqs = arch->nlevels * NM_MAX_DS;
     ws->jcap = arch->nlevels * wl->ndims + 1; /* one temporal loop per level and dimension */
     ws->seqs = nm_calloc((size_t)ws->nseqs, sizeof *ws->seqs);
@@ -445,7 +449,7 @@ nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
     ws->stamps = nm_calloc((size_t)ws->nseqs * (size_t)ws->jcap, sizeof *ws->stamps);
     ws->hashes = nm_calloc((size_t)ws->nseqs * (size_t)ws->jcap, sizeof *ws->hashes);
     if (!ws->keys || !ws->keys2 || !ws->code || !ws->reused || !ws->wmemo || !ws->seqs ||
-        !ws->jsteps || !ws->stamps || !ws->hashes) {
+        !ws->jsteps || !ws->stamps || !ws->hashes || !ws->upos) {
         nm_nest_ws_free(ws);
         return NULL;
     }
@@ -467,6 +471,7 @@ void nm_nest_ws_free(nm_nest_ws *ws)
     nm_free(ws->jsteps);
     nm_free(ws->stamps);
     nm_free(ws->hashes);
+    nm_free(ws->upos);
     nm_free(ws);
 }
 
@@ -1318,25 +1323,83 @@ static void restamp_from(nm_nest_ws *ws, int j0, int k)
     S->nlink = n;
 }
 
+/* Where level s's child boundary and fan-out sit in the nest, and the
+ * child's extents; sets the workspace's fan-out fields (F, links, mesh). */
+typedef struct lvl {
+    int b;              /* the child's boundary loop (-1: s is innermost) */
+    int inner, master;  /* the fan-out's loops, inner..master (none: master < inner) */
+    int spatial;
+    int64_t span[NM_MAX_DIMS], res[NM_MAX_DIMS]; /* the child's extents, and in the last
+                                                  * instance of the loops above */
+} lvl;
+
+static void level_open(nm_nest_ws *ws, int s, lvl *v)
+{
+    const nm_nest *nest = ws->nest;
+    const nm_workload *wl = ws->wl;
+    v->b = s > 0 ? nest->boundary[s - 1] : -1;
+    /* The fan-out of level s, if any, sits right above b. */
+    v->inner = v->b + 1;
+    v->master = v->b;
+    while (v->master + 1 <= nest->boundary[s] && nest->loop[v->master + 1].space != NM_TIME)
+        v->master++;
+    v->spatial = v->master >= v->inner;
+    uint32_t all = (1u << wl->nds) - 1u;
+    ws->links = v->spatial && (ws->map->level[s].no_link & all) != all;
+    ws->F = 1;
+    if (v->spatial) {
+        int64_t fx = 1;
+        for (int l = v->inner; l <= v->master; l++) {
+            ws->F *= (uint64_t)nest->loop[l].end;
+            if (nest->loop[l].space == NM_SPACE_X)
+                fx *= nest->loop[l].end;
+        }
+        /* Neighbour links run over the physical mesh, row by row. */
+        ws->hsize = ws->arch->level[s].fanoutX > fx ? ws->arch->level[s].fanoutX : fx;
+        int64_t fy = (int64_t)ws->F / fx;
+        ws->vsize = ws->arch->level[s].fanoutY > fy ? ws->arch->level[s].fanoutY : fy;
+    }
+    for (int d = 0; d < wl->ndims; d++)
+        v->span[d] = v->res[d] = 1;
+    for (int l = 0; l <= v->b; l++) {
+        const nm_loop *lp = &nest->loop[l];
+        v->res[lp->dim] += (lp->residual - 1) * v->span[lp->dim];
+        v->span[lp->dim] *= lp->end;
+    }
+}
+
+/* Level s's accesses of data space ds when they need no sums of its own: at
+ * the innermost level without fan-out, the operands the arithmetic reads;
+ * when the child bypasses ds and nothing fans out in between, what the
+ * child was to receive (model.c applies the bypass), whatever the deltas of
+ * the child's own tile.  Returns 0 when the level needs its sums. */
+static int level_given(const nm_nest_ws *ws, int s, int ds, const lvl *v, nm_nest_result *out)
+{
+    nm_tile *t = &out->tile[s][ds];
+    if (v->spatial)
+        return 0;
+    if (v->b < 0) {
+        t->accesses = t->weighted = (double)out->steps;
+    } else if (!((ws->map->level[s - 1].keep >> ds) & 1u) && out->tile[s - 1][ds].size &&
+               t->size) {
+        t->accesses = t->weighted = out->tile[s - 1][ds].accesses;
+    } else {
+        return 0;
+    }
+    t->link = 0.0;
+    return 1;
+}
+
 /* Accesses that storage level s receives from below, per data space.  The
  * loops below index `same` are those of the previous analysis. */
 static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
 {
     const nm_nest *nest = ws->nest;
     const nm_workload *wl = ws->wl;
-    int b = s > 0 ? nest->boundary[s - 1] : -1; /* child's boundary loop */
-    /* The fan-out of level s, if any, sits right above b. */
-    int inner = b + 1, master = b;
-    while (master + 1 <= nest->boundary[s] && nest->loop[master + 1].space != NM_TIME)
-        master++;
-    int spatial = master >= inner;
-    if (!spatial && b < 0) { /* innermost level, no fan-out: operands read by the MACs */
-        for (int ds = 0; ds < wl->nds; ds++) {
-            out->tile[s][ds].accesses = out->tile[s][ds].weighted = (double)out->steps;
-            out->tile[s][ds].link = 0.0;
-        }
-        return;
-    }
+    lvl v;
+    level_open(ws, s, &v);
+    int b = v.b, inner = v.inner, master = v.master, spatial = v.spatial;
+    const int64_t *span = v.span, *res = v.res;
     /* Branching loops above b (a fan-out's siblings are translates of the
      * first, so its loops do not branch). */
     int q[NM_MAX_LOOPS], k = 0;
@@ -1350,30 +1413,6 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
     while (child_same && kept < k && q[kept + 1] < same)
         kept++;
     const nm_level_map *lm = &ws->map->level[s];
-    uint32_t all = (1u << wl->nds) - 1u;
-    ws->links = spatial && (lm->no_link & all) != all;
-    ws->F = 1;
-    if (spatial) {
-        int64_t fx = 1;
-        for (int l = inner; l <= master; l++) {
-            ws->F *= (uint64_t)nest->loop[l].end;
-            if (nest->loop[l].space == NM_SPACE_X)
-                fx *= nest->loop[l].end;
-        }
-        /* Neighbour links run over the physical mesh, row by row. */
-        ws->hsize = ws->arch->level[s].fanoutX > fx ? ws->arch->level[s].fanoutX : fx;
-        int64_t fy = (int64_t)ws->F / fx;
-        ws->vsize = ws->arch->level[s].fanoutY > fy ? ws->arch->level[s].fanoutY : fy;
-    }
-    /* The child's extents, and in the last instance of the loops above. */
-    int64_t span[NM_MAX_DIMS], res[NM_MAX_DIMS];
-    for (int d = 0; d < wl->ndims; d++)
-        span[d] = res[d] = 1;
-    for (int l = 0; l <= b; l++) {
-        const nm_loop *lp = &nest->loop[l];
-        res[lp->dim] += (lp->residual - 1) * span[lp->dim];
-        span[lp->dim] *= lp->end;
-    }
     int walking = nest->imperfect || ws->walk_always;
     uint32_t no_reuse = b >= 0 ? ws->map->level[nest->loop[b].level].no_temporal_reuse : 0;
 
@@ -1381,14 +1420,7 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
         const nm_dataspace *dsp = &wl->ds[ds];
         ws->sid = s * NM_MAX_DS + ds;
         seq *S = ws->sq = &ws->seqs[ws->sid];
-        if (!spatial && b >= 0 && !((ws->map->level[s - 1].keep >> ds) & 1u) &&
-            out->tile[s - 1][ds].size && out->tile[s][ds].size) {
-            /* The child bypasses ds and nothing fans out in between: this
-             * level serves what the child was to receive (model.c applies
-             * the bypass), whatever the deltas of the child's own tile. */
-            nm_tile *t = &out->tile[s][ds];
-            t->accesses = t->weighted = out->tile[s - 1][ds].accesses;
-            t->link = 0.0;
+        if (level_given(ws, s, ds, &v, out)) {
             S->valid = 0;
             continue;
         }
@@ -1513,8 +1545,10 @@ static int first_change(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m
     return l;
 }
 
-void nm_nest_analyze(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
-                     const nm_arch *arch, const nm_workload *wl, nm_nest_result *out)
+/* Points the workspace at one nest, with each loop's step along its
+ * dimension and where residuals sit. */
+static void nest_begin(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
+                       const nm_arch *arch, const nm_workload *wl)
 {
     ws->nest = nest;
     ws->map = m;
@@ -1533,6 +1567,23 @@ void nm_nest_analyze(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
             seen |= 1u << lp->dim;
     }
     ws->residual_dims = seen;
+}
+
+/* Step vectors of loops from..nloops-1 (the others' stand). */
+static void set_steps(nm_nest_ws *ws, int from)
+{
+    for (int ds = 0; ds < ws->wl->nds; ds++)
+        for (int l = from; l < ws->nest->nloops; l++) {
+            const int64_t *c = ws->coef[ds][ws->nest->loop[l].dim];
+            for (int r = 0; r < R; r++)
+                ws->step[ds][l][r] = c[r] * ws->vs[l];
+        }
+}
+
+void nm_nest_analyze(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
+                     const nm_arch *arch, const nm_workload *wl, nm_nest_result *out)
+{
+    nest_begin(ws, nest, m, arch, wl);
     /* Stamps for every sequence of this analysis, or start over. */
     if (ws->stamp > UINT32_MAX - (uint32_t)ws->nseqs)
         restamp(ws);
@@ -1541,13 +1592,180 @@ void nm_nest_analyze(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
     if (walking)
         same = 0;
     ws->have_seen = !walking;
-    /* Step vectors of the loops that changed (the others' stand). */
-    for (int ds = 0; ds < wl->nds; ds++)
-        for (int l = same; l < nest->nloops; l++) {
-            const int64_t *c = ws->coef[ds][nest->loop[l].dim];
-            for (int r = 0; r < R; r++)
-                ws->step[ds][l][r] = c[r] * ws->vs[l];
-        }
+    set_steps(ws, same);
     for (int s = 0; s < nest->nlevels; s++)
         level_accesses(ws, s, same, out);
+}
+
+void nm_nest_analyze_level(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
+                           const nm_arch *arch, const nm_workload *wl, int s,
+                           nm_nest_result *out)
+{
+    nest_begin(ws, nest, m, arch, wl);
+    if (ws->stamp > UINT32_MAX - (uint32_t)ws->nseqs)
+        restamp(ws);
+    set_steps(ws, 0);
+    ws->have_seen = 0; /* the next analysis starts cold */
+    level_accesses(ws, s, 0, out);
+}
+
+/* ---- the least accesses any loop order can cause ----
+ *
+ * Every call of a sequence delivers what its box lacks of the previous one
+ * (or the whole box), so the calls together deliver at least the union of
+ * the child's boxes over every iteration of the temporal loops above the
+ * fan-out -- whatever their order.  Each axis of a data space moves with its
+ * own dimensions, so the union is the product of the union along each axis:
+ * intervals of the child's extent at every position the loops reach. */
+
+/* The union's length along axis r of data space ds, at the positions the
+ * temporal loops master+1..last reach; ext: the child's extent.  Dimensions
+ * that also feed another axis (where the product rule fails), negative
+ * coefficients, and loops past UNION_CAP positions are left standing, which
+ * keeps a subset of the boxes: a smaller union, still a floor. */
+static uint64_t axis_union(nm_nest_ws *ws, int ds, int r, int master, int last, int64_t ext)
+{
+    const nm_dataspace *dsp = &ws->wl->ds[ds];
+    const nm_nest *nest = ws->nest;
+    uint64_t *o = ws->upos;
+    size_t n = 1;
+    o[0] = 0;
+    for (int t = 0; t < dsp->rank[r].nterms; t++) {
+        int d = dsp->rank[r].term[t].dim;
+        int64_t coef = dsp->rank[r].term[t].coef;
+        int shared = 0;
+        for (int r2 = 0; r2 < dsp->nranks && !shared; r2++)
+            shared = r2 != r && ws->coef[ds][d][r2] != 0;
+        if (shared || coef <= 0)
+            continue;
+        for (int l = master + 1; l <= last; l++) {
+            const nm_loop *lp = &nest->loop[l];
+            if (lp->space != NM_TIME || lp->dim != d || lp->end < 2 ||
+                n * (size_t)lp->end > UNION_CAP)
+                continue;
+            uint64_t step = (uint64_t)(coef * ws->vs[l]);
+            for (int64_t i = 1; i < lp->end; i++)
+                for (size_t k = 0; k < n; k++)
+                    o[(size_t)i * n + k] = o[k] + (uint64_t)i * step;
+            n *= (size_t)lp->end;
+        }
+    }
+    sort_u64(o, n);
+    uint64_t len = 0, reach = 0; /* covered up to reach (exclusive) */
+    for (size_t k = 0; k < n; k++) {
+        uint64_t lo = o[k] > reach ? o[k] : reach, hi = o[k] + (uint64_t)ext;
+        if (hi > lo)
+            len += hi - lo;
+        if (hi > reach)
+            reach = hi;
+    }
+    return len;
+}
+
+/* Whether some delta of the sequence can come over a link.  The shift
+ * between two deltas is a sum of steps of the temporal loops above the
+ * fan-out, so a neighbour difference along an axis none of them moves never
+ * matches one. */
+static int links_possible(nm_nest_ws *ws, int ds, int inner, int master)
+{
+    ws->sq->ndiffs = -1;
+    neighbour_diffs(ws, inner, master);
+    if (ws->sq->ndiffs > MAX_DIFFS)
+        return 1;
+    uint32_t moved = 0; /* axes */
+    for (int l = master + 1; l < ws->nest->nloops; l++)
+        for (int r = 0; r < ws->nr; r++)
+            if (ws->nest->loop[l].space == NM_TIME && ws->step[ds][l][r])
+                moved |= 1u << r;
+    for (int i = 0; i < ws->sq->ndiffs; i++) {
+        int outside = 0;
+        for (int r = 0; r < ws->nr; r++)
+            outside |= ws->sq->diffs[i][r] != 0 && !((moved >> r) & 1u);
+        if (!outside)
+            return 1;
+    }
+    return 0;
+}
+
+/* Words the child's sequence of calls delivers at least: for each level t
+ * from s out, every iteration of the temporal loops above t runs the loops
+ * up to t through, which visits the union of their boxes, and only the one
+ * box kept from before can spare a part of it:
+ *
+ *     N_above(t) * (U(t) - vol) + vol,
+ *
+ * the largest over t (t outermost: the union over the whole run). */
+static uint64_t sweep_floor(nm_nest_ws *ws, int ds, int s, int master, uint64_t vol,
+                            const int64_t *ext)
+{
+    const nm_nest *nest = ws->nest;
+    uint64_t best = vol;
+    for (int t = s; t < nest->nlevels; t++) {
+        int last = nest->boundary[t];
+        if (last <= master)
+            continue;
+        double above = 1.0;
+        for (int l = last + 1; l < nest->nloops; l++)
+            if (nest->loop[l].space == NM_TIME)
+                above *= (double)nest->loop[l].end;
+        uint64_t u = 1;
+        for (int r = 0; r < ws->wl->ds[ds].nranks && u; r++)
+            u *= axis_union(ws, ds, r, master, last, ext[r]);
+        double f = above * (double)(u > vol ? u - vol : 0) + (double)vol;
+        uint64_t fl = f < 1.8e19 ? (uint64_t)f : UINT64_MAX;
+        if (fl > best)
+            best = fl;
+    }
+    return best;
+}
+
+void nm_nest_floor(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
+                   const nm_arch *arch, const nm_workload *wl, nm_nest_result *out)
+{
+    nest_begin(ws, nest, m, arch, wl);
+    set_steps(ws, 0);
+    ws->have_seen = 0; /* the step vectors are this nest's now */
+    seq *S = ws->sq = &ws->floor_seq;
+    for (int s = 0; s < nest->nlevels; s++) {
+        lvl v;
+        level_open(ws, s, &v);
+        uint32_t no_reuse =
+            v.b >= 0 ? m->level[nest->loop[v.b].level].no_temporal_reuse : 0;
+        uint64_t calls = 1; /* of each sequence */
+        for (int l = v.master + 1; l < nest->nloops; l++)
+            if (nest->loop[l].space == NM_TIME)
+                calls *= (uint64_t)nest->loop[l].end;
+        for (int ds = 0; ds < wl->nds; ds++) {
+            if (level_given(ws, s, ds, &v, out))
+                continue;
+            ws->nr = wl->ds[ds].nranks;
+            ws->nomc = (int)((m->level[s].no_multicast >> ds) & 1u);
+            if (ws->keys_of == S)
+                ws->keys_of = NULL;
+            S->vol = box_extent(&wl->ds[ds], v.span, S->ext);
+            S->groups0 = 1;
+            if (v.spatial)
+                prepare_fanout(ws, ds, v.inner, v.master);
+            uint64_t size; /* words per receiver over the run, at least */
+            if (v.b < 0 || ((no_reuse >> ds) & 1u)) {
+                size = S->vol * calls; /* every call fetches the whole box */
+            } else if (ws->links && !((m->level[s].no_link >> ds) & 1u) &&
+                       links_possible(ws, ds, v.inner, v.master)) {
+                /* Deltas may come over links: only the first call is sure
+                 * to come from here, and the multicast groups later calls
+                 * leave can be one (model.c scales by accesses / weighted). */
+                nm_tile *t = &out->tile[s][ds];
+                t->accesses = (double)S->vol;
+                t->weighted = (double)ws->F * (double)S->vol;
+                t->link = 0.0;
+                continue;
+            } else {
+                size = sweep_floor(ws, ds, s, v.master, S->vol, S->ext);
+            }
+            nm_tile *t = &out->tile[s][ds];
+            t->accesses = (double)S->groups0 * (double)size;
+            t->weighted = (double)ws->F * (double)size;
+            t->link = 0.0;
+        }
+    }
 }

@@ -659,68 +659,85 @@ START_TEST(warm_matches_cold)
 }
 END_TEST
 
-/* optimal's bound never exceeds what the model then computes, on any
- * design: checked on random valid mappings of every mapper input. */
+/* nm_model_floor on a valid mapping m the model evaluated to *st: never
+ * below nm_model_bound's (e, c, lla), never above what any order of m's
+ * loops costs (st is one of them). */
+static int floor_checked, floor_tighter;
+static void floor_holds(nm_model *mdl, const nm_mapping *m, const nm_stats *st, const char *what,
+                        double e, double c, double lla)
+{
+    double fe, fc, fl;
+    nm_model_floor(mdl, m, &fe, &fc, &fl);
+    ck_assert_msg(fe >= e && fc >= c && fl >= lla, "%s: floor below the cheap bound", what);
+    ck_assert_msg(fe <= st->energy * (1 + 1e-12), "%s: energy floor %.17g > %.17g", what, fe,
+                  st->energy);
+    ck_assert_msg(fc <= (double)st->cycles, "%s: cycles floor %g > %llu", what, fc,
+                  (unsigned long long)st->cycles);
+    ck_assert_msg(fl <= (double)st->last_level_accesses, "%s: accesses floor %g > %llu", what,
+                  fl, (unsigned long long)st->last_level_accesses);
+    floor_checked++;
+    floor_tighter += fe > e * (1 + 1e-9);
+}
+
+/* nm_model_bound and nm_model_floor on up to `want` random valid mappings
+ * of ms (of `tries` drawn): never above what the model computes.  Returns
+ * how many were checked. */
+static int bounds_hold(const nm_mapspace *ms, const nm_spec *spec, uint64_t seed, int tries,
+                       int want, const char *what)
+{
+    nm_model mdl;
+    nm_error err;
+    ck_assert_int_eq(nm_model_init(&mdl, &spec->arch, &spec->wl, &err), NM_OK);
+    static nm_stats st;
+    nm_pcg32 rng;
+    nm_pcg32_seed(&rng, seed, seed);
+    int valid = 0;
+    for (int i = 0; i < tries && valid < want; i++) {
+        nm_point pt;
+        nm_mapping m;
+        int wd, wl;
+        nm_mapspace_random(ms, &rng, &pt);
+        if (!nm_mapspace_decode(ms, &pt, &m, &wd, &wl) || !nm_model_eval(&mdl, &m, &st, NULL))
+            continue;
+        double e, c, lla;
+        nm_model_bound(&mdl, &m, &e, &c, &lla);
+        ck_assert_msg(e <= st.energy * (1 + 1e-12), "%s: energy bound %g > %g", what, e,
+                      st.energy);
+        ck_assert(c <= (double)st.cycles);
+        ck_assert(lla <= (double)st.last_level_accesses);
+        floor_holds(&mdl, &m, &st, what, e, c, lla);
+        valid++;
+    }
+    nm_model_fini(&mdl);
+    return valid;
+}
+
+/* optimal's bounds never exceed what the model then computes, on any
+ * design: checked on random valid mappings of every mapper input and of
+ * the test designs, with and without neighbour links. */
 START_TEST(bound_is_admissible)
 {
     int checked = 0;
     for (int k = 0; k < 4; k++) {
         nm_spec spec;
-        nm_error err;
         nm_mapspace *ms = load_mapper(k, "bound_is_admissible", &spec);
         if (!ms)
             continue;
-        nm_model mdl;
-        ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, &spec.wl, &err), NM_OK);
-        static nm_stats st;
-        nm_pcg32 rng;
-        nm_pcg32_seed(&rng, 3, (uint64_t)k);
-        int valid = 0;
-        for (int i = 0; i < 20000 && valid < 1500; i++) {
-            nm_point pt;
-            nm_mapping m;
-            int wd, wl;
-            nm_mapspace_random(ms, &rng, &pt);
-            if (!nm_mapspace_decode(ms, &pt, &m, &wd, &wl) || !nm_model_eval(&mdl, &m, &st, NULL))
-                continue;
-            double e, c, lla;
-            nm_model_bound(&mdl, &m, &e, &c, &lla);
-            ck_assert_msg(e <= st.energy * (1 + 1e-12), "%s: energy bound %g > %g", mapper_designs[k], e,
-                          st.energy);
-            ck_assert(c <= (double)st.cycles);
-            ck_assert(lla <= (double)st.last_level_accesses);
-            valid++;
-        }
-        ck_assert_int_gt(valid, 100);
+        ck_assert_int_gt(bounds_hold(ms, &spec, 3 + (uint64_t)k, 20000, 1500, mapper_designs[k]),
+                         100);
         checked++;
-        nm_model_fini(&mdl);
         nm_free(ms);
         nm_spec_fini(&spec);
     }
-    /* and always on the test designs */
-    struct env e;
-    load(&e, "search/conv1d_3level.yaml", NULL);
-    nm_model mdl;
-    nm_error err;
-    ck_assert_int_eq(nm_model_init(&mdl, &e.spec.arch, &e.spec.wl, &err), NM_OK);
-    static nm_stats st;
-    nm_pcg32 rng;
-    nm_pcg32_seed(&rng, 5, 5);
-    for (int i = 0; i < 5000; i++) {
-        nm_point pt;
-        nm_mapping m;
-        int wd, wl;
-        nm_mapspace_random(&e.ms, &rng, &pt);
-        if (!nm_mapspace_decode(&e.ms, &pt, &m, &wd, &wl) || !nm_model_eval(&mdl, &m, &st, NULL))
-            continue;
-        double en, c, lla;
-        nm_model_bound(&mdl, &m, &en, &c, &lla);
-        ck_assert(en <= st.energy * (1 + 1e-12));
-        ck_assert(c <= (double)st.cycles);
+    static const char *const designs[] = {"search/conv1d_3level.yaml", "search/conv1d_links.yaml"};
+    for (int k = 0; k < 2; k++) {
+        struct env e;
+        load(&e, designs[k], NULL);
+        ck_assert_int_gt(bounds_hold(&e.ms, &e.spec, 5, 5000, 5000, designs[k]), 100);
+        unload(&e);
     }
-    nm_model_fini(&mdl);
-    unload(&e);
-    printf("bound_is_admissible: %d shared designs checked\n", checked);
+    printf("bound_is_admissible: %d shared designs checked; floor above the cheap bound on "
+           "%d of %d mappings\n", checked, floor_tighter, floor_checked);
 }
 END_TEST
 

@@ -108,6 +108,14 @@ int nm_model_precheck(nm_model *mdl, const nm_mapping *m, nm_stats *out);
 void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *cycles,
                     double *lla);
 
+/* Tighter lower bounds for the same mappings, at the price of a few
+ * analyses: the model run on the least accesses any order of m's loops can
+ * cause (nm_nest_floor; the model is monotone in them), with the outermost
+ * level's loops in each of their orders when there are at most 120; never
+ * below nm_model_bound's.  Residual factors get nm_model_bound's. */
+void nm_model_floor(nm_model *mdl, const nm_mapping *m, double *energy, double *cycles,
+                    double *lla);
+
 /* Writes why a mapping is invalid, in Timeloop's words where it has them
  * ("couldn't map level RF: mapped tile size 84 exceeds buffer capacity 64"). */
 void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_workload *wl,

@@ -110,4 +110,20 @@ void nm_nest_shape(const nm_nest *nest, const nm_workload *wl, nm_nest_result *o
 void nm_nest_analyze(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
                      const nm_arch *arch, const nm_workload *wl, nm_nest_result *out);
 
+/* The same for level s alone (the tiles of the others are left as they
+ * are; those of the levels inside s must be filled when s's child bypasses
+ * a data space).  The next analysis starts cold. */
+void nm_nest_analyze_level(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
+                           const nm_arch *arch, const nm_workload *wl, int s,
+                           nm_nest_result *out);
+
+/* Fills the tiles' accesses, weighted accesses and link transfers with
+ * floors that hold for every loop order of a perfect nest (same factors,
+ * fan-outs and switches; any temporal order): each sequence of calls
+ * delivers at least the union of the child's tiles over the run.  The cost
+ * model is monotone in them, so nm_model_bound turns them into lower bounds.
+ * Same requirements as nm_nest_analyze; the next analysis starts cold. */
+void nm_nest_floor(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
+                   const nm_arch *arch, const nm_workload *wl, nm_nest_result *out);
+
 #endif
