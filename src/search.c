@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "nestmap/alloc.h"
+#include "nestmap/roofline.h"
 #include "nestmap/search.h"
 
 #define CHUNK 2048           /* candidates per work item */
@@ -238,6 +239,9 @@ struct ctx {
     nm_model mdl;
     nm_stats stats;
     double incumbent; /* best first-metric value so far (optimal) */
+    uint64_t made_o;  /* exhaustive / optimal: the outer point decoded in made */
+    int made_ok;
+    nm_mapping made;
 };
 
 /* Like Timeloop's random and hybrid searches, the random strategies try
@@ -369,6 +373,9 @@ static nm_status exh_init(void *state, const nm_mapspace *ms, const nm_search_op
     return NM_OK;
 }
 
+/* optimal: points with at least this many orders get nm_model_floor. */
+#define FLOOR_ORDERS 8
+
 static uint64_t exh_count(void *state, struct ctx *c, uint64_t o, rec *single)
 {
     struct exh *x = state;
@@ -391,15 +398,23 @@ static uint64_t exh_count(void *state, struct ctx *c, uint64_t o, rec *single)
         single->level = (int8_t)c->stats.invalid.level;
         return 1;
     }
+    uint64_t orders = nm_mapspace_orders(x->ms, &m);
     if (x->bound) {
+        /* The cheap bound first; the tighter one (a few analyses) where it
+         * can spare more evaluations than it costs. */
         double e, cy, lla;
         nm_model_bound(&c->mdl, &m, &e, &cy, &lla);
-        if (metric_value(c->o->metric[0], e, cy, lla) > c->incumbent) {
+        int out = metric_value(c->o->metric[0], e, cy, lla) > c->incumbent;
+        if (!out && orders >= FLOOR_ORDERS && c->incumbent < INFINITY) {
+            nm_model_floor(&c->mdl, &m, &e, &cy, &lla);
+            out = metric_value(c->o->metric[0], e, cy, lla) > c->incumbent;
+        }
+        if (out) {
             single->status = 2;
             return 1;
         }
     }
-    return nm_mapspace_orders(x->ms, &m);
+    return orders;
 }
 
 /* Lower bound (first metric) of every candidate of outer point o; 0 when the
@@ -417,11 +432,14 @@ static int exh_bound(const struct exh *x, struct ctx *c, uint64_t o, double *lb)
 
 static int exh_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mapping *m)
 {
-    (void)c;
     struct exh *x = state;
-    int ok = nm_mapspace_outer(x->ms, o, m);
+    if (c->made_o != o) { /* a point's orders come in runs: decode it once */
+        c->made_ok = nm_mapspace_outer(x->ms, o, &c->made) > 0;
+        c->made_o = o;
+    }
+    *m = c->made;
     nm_mapspace_set_orders(x->ms, m, j);
-    return ok > 0;
+    return c->made_ok;
 }
 
 static const nm_strategy strategies[] = {
@@ -775,6 +793,59 @@ static void ctx_fini(struct ctx *c)
     nm_model_fini(&c->mdl);
 }
 
+/* optimal: seconds spent bounding the unsearched points after a stop. */
+#define STOP_BOUND_S 0.25
+
+/* optimal starts from the default search's best (same seed, threads and
+ * give-up rules; a quarter of any time limit, and at most half as many
+ * candidates as the space has outer points): the incumbent prunes from
+ * the first point on, and the result is never worse.  Its mappings enter
+ * the result with indices past every enumerated one, so on a tie the
+ * enumeration's own mapping wins and a finished run returns what it would
+ * have returned without the warm start. */
+static nm_status warm_start(const nm_mapspace *ms, const nm_search_opts *o, struct merge *mg,
+                            nm_error *err)
+{
+    nm_search_opts wo = *o;
+    wo.algorithm = "hybrid";
+    wo.progress = NULL;
+    wo.search_size = 0;
+    /* at most half as many candidates as the space has points (small
+     * spaces are cheaper to enumerate than to sample) */
+    wo.max_evals = nm_mapspace_outer_count(ms) / 2 + 1;
+    wo.time_limit = o->time_limit > 0 ? o->time_limit / 4 : 0;
+    nm_search_result w;
+    nm_status st = nm_search_run(ms, &wo, &w, err);
+    if (st != NM_OK)
+        return st;
+    nm_search_result *res = mg->res;
+    res->proposed += w.proposed;
+    res->valid += w.valid;
+    res->pruned += w.pruned;
+    for (int k = 0; k < NM_REJECT_KINDS; k++) {
+        res->invalid[k] += w.invalid[k];
+        for (int l = 0; l <= NM_MAX_LEVELS; l++)
+            res->invalid_at[k][l] += w.invalid_at[k][l];
+    }
+    if (w.found) {
+        res->best = w.best;
+        res->best.index = UINT64_MAX;
+        res->found = 1;
+        for (int i = 0; i < w.ntop; i++) {
+            nm_found f = w.top[i];
+            f.index = UINT64_MAX - (uint64_t)(w.ntop - i);
+            top_add(mg, &f);
+        }
+        for (int i = 0; i < w.npareto; i++) {
+            nm_found f = w.pareto[i];
+            f.index = UINT64_MAX;
+            pareto_add(mg, &f);
+        }
+    }
+    nm_search_result_fini(&w);
+    return NM_OK;
+}
+
 nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_search_result *res,
                         nm_error *err)
 {
@@ -813,12 +884,14 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
         goto done;
     mc->ms = ms;
     mc->o = o;
+    mc->made_o = UINT64_MAX;
     mc->incumbent = INFINITY;
     if ((status = nm_model_init(&mc->mdl, ms->arch, ms->wl, err)) != NM_OK)
         goto done;
     for (nw = 0; nw < T; nw++) {
         w[nw].c.ms = ms;
         w[nw].c.o = o;
+        w[nw].c.made_o = UINT64_MAX;
         w[nw].st = st;
         w[nw].state = state;
         w[nw].recs = nm_calloc(CHUNK, sizeof(rec));
@@ -854,6 +927,8 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
             mg.timeout = enumerates ? 0 : 1000;
     }
     double t0 = wall_now(), last_report = t0;
+    if (optimal && (status = warm_start(ms, o, &mg, err)) != NM_OK)
+        goto done;
     uint64_t next_o = 0;   /* first outer point not yet in the window */
     size_t wpos = 0, wlen = 0;
     uint64_t cur_first = 0; /* candidates of window[wpos] already handed out */
@@ -950,22 +1025,25 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
         res->lower_bound = res->found ? res->best.score[0] : INFINITY;
         if (!res->proven_optimal) {
             /* Stopped early: bound what was not searched, from the first
-             * point not fully merged on (for at most ten seconds more). */
+             * point not fully merged on, for at most STOP_BOUND_S more;
+             * what that leaves gets the roofline (every mapping's bound). */
             uint64_t from = mg.stop_o != UINT64_MAX ? mg.stop_o
                                                     : next_o - wlen + wpos;
             const struct exh *x = state;
             double t1 = wall_now(), lb;
-            int complete = 1;
             for (uint64_t p = from; p < x->total; p++) {
-                if ((p & 1023) == 0 && wall_now() - t1 > 10.0) {
-                    complete = 0;
+                if ((p & 255) == 0 && wall_now() - t1 > STOP_BOUND_S) {
+                    nm_roofline rf;
+                    nm_roofline_of(&rf, ms->arch, ms->wl);
+                    lb = metric_value(o->metric[0], rf.energy_pj, rf.bound_cycles,
+                                      rf.words_in + rf.words_out);
+                    if (lb < res->lower_bound)
+                        res->lower_bound = lb;
                     break;
                 }
                 if (exh_bound(x, mc, p, &lb) && lb < res->lower_bound)
                     res->lower_bound = lb;
             }
-            if (!complete)
-                res->lower_bound = NAN; /* unknown */
         }
     }
     if (res->found) {
