@@ -19,9 +19,14 @@
  * every order of the loops that differ once factors of 1 are dropped),
  * random (uniform points), random_pruned (uniform over distinct orders),
  * hybrid (random factorization, then several random orders: Timeloop's
- * default), and optimal (exhaustive with branch and bound: a factorization
- * whose lower bound is above the best found is skipped, so a finished run
- * proves the best mapping of the constrained space).
+ * default), and optimal (exhaustive with branch and bound: it starts from
+ * hybrid's best, and a factorization whose lower bound -- nm_model_bound,
+ * then nm_model_floor, which depends on its tiles -- is above the best
+ * found is skipped, so a finished run proves the best mapping of the
+ * constrained space; on a tie the enumeration's mapping wins, so the warm
+ * start never changes a finished run's answer).  Stopped early, optimal
+ * bounds the unsearched points for at most a quarter second more (the
+ * roofline covers the rest): lower_bound is always a proven bound.
  */
 #ifndef NESTMAP_SEARCH_H
 #define NESTMAP_SEARCH_H
@@ -121,7 +126,7 @@ typedef struct nm_search_result {
     int threads;
     int proven_optimal;
     double lower_bound;      /* optimal: no mapping of the space scores below this (first
-                              * metric); the best when proven, NaN when unknown */
+                              * metric); the best when proven */
     char stopped_by[128];     /* why the search ended */
 } nm_search_result;
 
