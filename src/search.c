@@ -102,6 +102,8 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
         if (!nm_strategy_find(o->algorithm))
             return nm_yerror(err, x, "unknown algorithm '%s' (one of %s)", o->algorithm,
                              nm_strategy_names());
+        if (!strncmp(o->algorithm, "random", 6) || !strcmp(o->algorithm, "hybrid"))
+            o->warm_algorithm = o->algorithm; /* what --algorithm optimal starts from */
     }
     const nm_ynode *om = nm_ymap_get(mapper, "optimization_metrics");
     if (!om)
@@ -796,9 +798,10 @@ static void ctx_fini(struct ctx *c)
 /* optimal: seconds spent bounding the unsearched points after a stop. */
 #define STOP_BOUND_S 0.25
 
-/* optimal starts from the default search's best (same seed, threads and
- * give-up rules; a quarter of any time limit, and at most half as many
- * candidates as the space has outer points): the incumbent prunes from
+/* optimal starts from the default search's best (warm_algorithm, with the
+ * same seed, threads and give-up rules; half of any time limit, and at most
+ * half as many candidates as the space has outer points): the incumbent
+ * prunes from
  * the first point on, and the result is never worse.  Its mappings enter
  * the result with indices past every enumerated one, so on a tie the
  * enumeration's own mapping wins and a finished run returns what it would
@@ -807,13 +810,13 @@ static nm_status warm_start(const nm_mapspace *ms, const nm_search_opts *o, stru
                             nm_error *err)
 {
     nm_search_opts wo = *o;
-    wo.algorithm = "hybrid";
+    wo.algorithm = o->warm_algorithm ? o->warm_algorithm : "hybrid";
     wo.progress = NULL;
     wo.search_size = 0;
     /* at most half as many candidates as the space has points (small
      * spaces are cheaper to enumerate than to sample) */
     wo.max_evals = nm_mapspace_outer_count(ms) / 2 + 1;
-    wo.time_limit = o->time_limit > 0 ? o->time_limit / 4 : 0;
+    wo.time_limit = o->time_limit > 0 ? o->time_limit / 2 : 0;
     nm_search_result w;
     nm_status st = nm_search_run(ms, &wo, &w, err);
     if (st != NM_OK)
@@ -1017,9 +1020,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
             last_report = now;
         }
     }
-    res->seconds = wall_now() - t0;
     res->evaluated = res->proposed - res->pruned;
-    res->evals_per_second = res->seconds > 0 ? (double)res->evaluated / res->seconds / T : 0;
     if (optimal) {
         res->proven_optimal = exhausted && !mg.stop;
         res->lower_bound = res->found ? res->best.score[0] : INFINITY;
@@ -1046,6 +1047,8 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
             }
         }
     }
+    res->seconds = wall_now() - t0; /* with optimal's bounding after a stop */
+    res->evals_per_second = res->seconds > 0 ? (double)res->evaluated / res->seconds / T : 0;
     if (res->found) {
         nm_model_eval(&mc->mdl, &res->best.map, &res->best_stats, NULL);
         /* Pareto front sorted by cycles. */

@@ -354,6 +354,27 @@ START_TEST(pruning_keeps_the_optimum)
 }
 END_TEST
 
+/* optimal starts from the default search's best: stopped at once it
+ * returns that search's best (never worse), with a proven bound below. */
+START_TEST(optimal_warm_start)
+{
+    struct env e;
+    load(&e, "search/conv1d_3level.yaml", NULL);
+    nm_search_result warm, opt;
+    /* the warm start's own budget: half as many candidates as outer points */
+    run(&e, "hybrid", 2, nm_mapspace_outer_count(&e.ms) / 2 + 1, &warm);
+    run(&e, "optimal", 2, 1, &opt);
+    ck_assert(warm.found && opt.found);
+    ck_assert(!opt.proven_optimal);
+    ck_assert_double_eq(opt.best.score[0], warm.best.score[0]);
+    ck_assert(opt.lower_bound > 0 && opt.lower_bound <= opt.best.score[0]);
+    ck_assert_uint_ge(opt.proposed, warm.proposed); /* its candidates are counted */
+    nm_search_result_fini(&warm);
+    nm_search_result_fini(&opt);
+    unload(&e);
+}
+END_TEST
+
 /* On the full 3-level space (free bypass), optimal proves what exhaustive
  * finds by enumerating everything. */
 START_TEST(optimal_matches_exhaustive)
@@ -755,6 +776,7 @@ static Suite *suite(void)
     tcase_set_timeout(ts, 120);
     tcase_add_test(ts, pruning_keeps_the_optimum);
     tcase_add_test(ts, optimal_matches_exhaustive);
+    tcase_add_test(ts, optimal_warm_start);
     tcase_add_test(ts, threads_do_not_change_the_result);
     tcase_add_test(ts, termination_rules);
     tcase_add_test(ts, bound_is_admissible);

@@ -20,13 +20,15 @@
  * random (uniform points), random_pruned (uniform over distinct orders),
  * hybrid (random factorization, then several random orders: Timeloop's
  * default), and optimal (exhaustive with branch and bound: it starts from
- * hybrid's best, and a factorization whose lower bound -- nm_model_bound,
- * then nm_model_floor, which depends on its tiles -- is above the best
- * found is skipped, so a finished run proves the best mapping of the
+ * the default search's best (warm_algorithm), and a factorization whose
+ * lower bound -- nm_model_bound, then nm_model_floor, which depends on its
+ * tiles -- is above the best found is skipped, so a finished run proves
+ * the best mapping of the
  * constrained space; on a tie the enumeration's mapping wins, so the warm
  * start never changes a finished run's answer).  Stopped early, optimal
  * bounds the unsearched points for at most a quarter second more (the
- * roofline covers the rest): lower_bound is always a proven bound.
+ * roofline covers the rest): lower_bound is always a proven bound, and the
+ * best is never worse than the warm start's.
  */
 #ifndef NESTMAP_SEARCH_H
 #define NESTMAP_SEARCH_H
@@ -55,6 +57,9 @@ typedef struct nm_search_progress {
 
 typedef struct nm_search_opts {
     const char *algorithm;
+    const char *warm_algorithm; /* optimal starts from this search's best: the mapper
+                                 * section's random, random_pruned or hybrid (NULL:
+                                 * hybrid) */
     int nmetrics;
     nm_metric metric[NM_MAX_METRICS]; /* prioritized: ties broken by the next */
     int threads;
