@@ -543,6 +543,7 @@ void nm_report_search_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
     kint(f, 2, "evaluated", (uint64_t)res->evaluated, 0);
     kint(f, 2, "valid", (uint64_t)res->valid, 0);
     kint(f, 2, "pruned", (uint64_t)res->pruned, 0);
+    kint(f, 2, "refined", (uint64_t)res->refined, 0);
     key(f, 2, "invalid");
     fputs("{", f);
     int first = 1;
@@ -629,6 +630,9 @@ void nm_report_search_text(FILE *f, const nm_arch *arch, const nm_search_result 
     }
     fprintf(f, "; %.2f s on %d thread%s (%.0f evaluations/s/thread); stopped: %s", res->seconds,
             res->threads, res->threads == 1 ? "" : "s", res->evals_per_second, res->stopped_by);
+    if (res->refined)
+        fprintf(f, "; then %llu neighbours tried by hill climbing",
+                (unsigned long long)res->refined);
     if (!strcmp(o->algorithm, "optimal")) {
         if (res->proven_optimal)
             fprintf(f, "; proven optimal");

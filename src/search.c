@@ -38,6 +38,7 @@ void nm_search_opts_init(nm_search_opts *o)
     o->max_perms = 16;
     o->topk = 10;
     o->lanes = 128;
+    o->refine = 1;
 }
 
 static const char *const metric_names[] = {"energy", "delay", "edp", "ed2p",
@@ -86,7 +87,7 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
                                        "max_permutations_per_if_visit", "seed", "max_evals",
                                        "time_limit", "top_k", "live_status", "diagnostics",
                                        "log_stats", "log_suboptimal", "penalize_consecutive_bypass_fails",
-                                       "sync_interval", "log_interval", "lanes", NULL};
+                                       "sync_interval", "log_interval", "lanes", "refine", NULL};
     nm_status st = nm_yexpect(mapper, NM_Y_MAP, "mapper", err);
     if (st != NM_OK || (st = nm_ycheck_keys(mapper, keys, "mapper", err)) != NM_OK)
         return st;
@@ -158,6 +159,8 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
     if ((x = nm_ymap_get(mapper, "penalize_consecutive_bypass_fails")) &&
         (st = nm_yget_bool(x, "penalize_consecutive_bypass_fails", &o->penalize_bypass, err)) !=
             NM_OK)
+        return st;
+    if ((x = nm_ymap_get(mapper, "refine")) && (st = nm_yget_bool(x, "refine", &o->refine, err)) != NM_OK)
         return st;
     if (o->max_perms == 0)
         o->max_perms = 1;
@@ -795,6 +798,136 @@ static void ctx_fini(struct ctx *c)
     nm_model_fini(&c->mdl);
 }
 
+/* ---- local refinement ---- */
+
+/* Scores candidate n into f (valid: 1). */
+static int score(struct ctx *c, const nm_mapping *n, nm_found *f)
+{
+    char why[8];
+    if (!nm_mapspace_check(c->ms, n, why, sizeof why) || !nm_model_eval(&c->mdl, n, &c->stats, NULL))
+        return 0;
+    f->map = *n;
+    f->energy = c->stats.energy;
+    f->cycles = c->stats.cycles;
+    f->lla = c->stats.last_level_accesses;
+    for (int i = 0; i < c->o->nmetrics; i++)
+        f->score[i] = metric_value(c->o->metric[i], f->energy, (double)f->cycles, (double)f->lla);
+    return 1;
+}
+
+/* One step from *f: every neighbour in a fixed order, the best strictly
+ * better one kept (the first on a tie).  Returns 1 when *f improved. */
+static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *evals)
+{
+    const nm_mapspace *ms = c->ms;
+    const nm_workload *wl = ms->wl;
+    int S = ms->arch->nlevels, improved = 0;
+    nm_mapping base = f->map, n;
+#define TRY()                                                                          do {                                                                                   ++*evals;                                                                          if (score(c, &n, cand) && nm_search_compare(c->o, cand, f) < 0) {                      cand->index = f->index;                                                            *f = *cand;                                                                        improved = 1;                                                                  }                                                                              } while (0)
+    /* a prime factor of a loop to another level, temporal or spatial */
+    for (int d = 0; d < wl->ndims; d++)
+        for (int a = 0; a < 2 * S; a++) {
+            int64_t fa = a < S ? base.level[a].tfactor[d] : base.level[a - S].sfactor[d];
+            for (int64_t p = 2; fa > 1 && p <= fa; p++) {
+                if (fa % p || (p > 2 && p % 2 == 0))
+                    continue;
+                int prime = 1;
+                for (int64_t q = 3; q * q <= p && prime; q += 2)
+                    prime = p % q != 0;
+                if (!prime)
+                    continue;
+                for (int b = 0; b < 2 * S; b++) {
+                    if (b == a || (b >= S && ms->level[b - S].fanout <= 1))
+                        continue;
+                    n = base;
+                    int64_t *src = a < S ? &n.level[a].tfactor[d] : &n.level[a - S].sfactor[d];
+                    int64_t *dst = b < S ? &n.level[b].tfactor[d] : &n.level[b - S].sfactor[d];
+                    *src /= p;
+                    *dst *= p;
+                    TRY();
+                }
+            }
+        }
+    /* at a fan-out, a spatial factor of one dimension (to a temporal loop
+     * at any level) exchanged for a temporal factor of another (from any
+     * level), any divisors of both: refills an array that moving one prime
+     * at a time would first have to leave idle */
+    for (int x = 0; x < S; x++) {
+        if (ms->level[x].fanout <= 1)
+            continue;
+        for (int d = 0; d < wl->ndims; d++)
+            for (int64_t g = 2; g <= base.level[x].sfactor[d]; g++) {
+                if (base.level[x].sfactor[d] % g)
+                    continue;
+                for (int t = 0; t < S; t++)
+                    for (int e = 0; e < wl->ndims; e++)
+                        for (int64_t h = 2; e != d && h <= base.level[t].tfactor[e]; h++) {
+                            if (base.level[t].tfactor[e] % h)
+                                continue;
+                            for (int u = 0; u < S; u++) { /* where the spatial factor goes */
+                                n = base;
+                                n.level[x].sfactor[d] /= g;
+                                n.level[u].tfactor[d] *= g;
+                                n.level[t].tfactor[e] /= h;
+                                n.level[x].sfactor[e] *= h;
+                                TRY();
+                            }
+                        }
+            }
+    }
+    /* two loops of a level swapped */
+    for (int l = 0; l < S; l++)
+        for (int i = 0; i < wl->ndims; i++)
+            for (int j = i + 1; j < wl->ndims; j++) {
+                const nm_level_map *lm = &base.level[l];
+                if (lm->tfactor[lm->torder[i]] <= 1 || lm->tfactor[lm->torder[j]] <= 1)
+                    continue;
+                n = base;
+                n.level[l].torder[i] = lm->torder[j];
+                n.level[l].torder[j] = lm->torder[i];
+                TRY();
+            }
+    /* a free keep/bypass choice flipped */
+    for (int i = 0; i < ms->nbypass; i++) {
+        n = base;
+        n.level[ms->bypass_level[i]].keep ^= 1u << ms->bypass_ds[i];
+        TRY();
+    }
+#undef TRY
+    return improved;
+}
+
+/* Hill climbing from the best few mappings found (o->refine): each climbs
+ * until no neighbour is better; the result replaces the best when better.
+ * Runs on one thread after the search, so it is deterministic and the same
+ * for any number of threads. */
+static void refine(struct merge *mg, struct ctx *c)
+{
+    nm_search_result *res = mg->res;
+    if (!res->found || c->ms->imperfect)
+        return;
+    enum { STARTS = 10, MAX_STEPS = 200 };
+    nm_found *cand = nm_calloc(2, sizeof *cand);
+    if (!cand)
+        return;
+    nm_found *f = cand + 1;
+    uint64_t evals = 0;
+    int n = res->ntop < STARTS ? res->ntop : STARTS;
+    for (int k = 0; k < (n ? n : 1); k++) {
+        *f = n ? res->top[k] : res->best;
+        for (int step = 0; step < MAX_STEPS && climb_step(c, f, cand, &evals); step++)
+            if (mg->o->stop && *mg->o->stop)
+                break;
+        if (nm_search_compare(mg->o, f, &res->best) < 0) {
+            f->index = res->proposed + evals; /* after every searched candidate */
+            res->best = *f;
+            top_add(mg, f);
+        }
+    }
+    res->refined = evals;
+    nm_free(cand);
+}
+
 /* optimal: seconds spent bounding the unsearched points after a stop. */
 #define STOP_BOUND_S 0.25
 
@@ -1049,6 +1182,10 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     }
     res->seconds = wall_now() - t0; /* with optimal's bounding after a stop */
     res->evals_per_second = res->seconds > 0 ? (double)res->evaluated / res->seconds / T : 0;
+    if (o->refine && !enumerates) {
+        refine(&mg, mc);
+        res->seconds = wall_now() - t0;
+    }
     if (res->found) {
         nm_model_eval(&mc->mdl, &res->best.map, &res->best_stats, NULL);
         /* Pareto front sorted by cycles. */

@@ -354,6 +354,40 @@ START_TEST(pruning_keeps_the_optimum)
 }
 END_TEST
 
+/* The hill climbing after a random search: never worse than the search
+ * alone, the same mapping on any number of threads, and it does move. */
+START_TEST(refine_climbs)
+{
+    struct env e;
+    load(&e, "search/conv1d_3level.yaml", NULL);
+    nm_search_opts o;
+    nm_error err;
+    nm_search_result plain, one, two;
+    nm_search_opts_init(&o);
+    o.seed = 3;
+    o.max_evals = 3000; /* a short search leaves room to climb */
+    o.refine = 0;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &plain, &err), NM_OK);
+    ck_assert_uint_eq(plain.refined, 0);
+    o.refine = 1;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &one, &err), NM_OK);
+    o.threads = 2;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &two, &err), NM_OK);
+    ck_assert(plain.found && one.found && two.found);
+    ck_assert_uint_gt(one.refined, 0);
+    ck_assert(one.best.score[0] < plain.best.score[0]);
+    ck_assert_double_eq(one.best.score[0], two.best.score[0]);
+    ck_assert(!memcmp(&one.best.map, &two.best.map, sizeof one.best.map));
+    ck_assert_uint_eq(one.refined, two.refined);
+    char why[256];
+    ck_assert_msg(nm_mapspace_check(&e.ms, &one.best.map, why, sizeof why), "%s", why);
+    nm_search_result_fini(&plain);
+    nm_search_result_fini(&one);
+    nm_search_result_fini(&two);
+    unload(&e);
+}
+END_TEST
+
 /* optimal starts from the default search's best: stopped at once it
  * returns that search's best (never worse), with a proven bound below. */
 START_TEST(optimal_warm_start)
@@ -434,6 +468,7 @@ START_TEST(termination_rules)
     nm_search_result r;
 
     nm_search_opts_init(&o);
+    o.refine = 0; /* Timeloop's give-up rules, as Timeloop runs them */
     o.algorithm = "random";
     o.victory_set = 1; /* no give-up rule: the budget alone ends it */
     o.timeout_set = 1;
@@ -444,6 +479,7 @@ START_TEST(termination_rules)
     nm_search_result_fini(&r);
 
     nm_search_opts_init(&o);
+    o.refine = 0;
     o.algorithm = "random";
     o.victory_set = 1;
     o.timeout_set = 1;
@@ -454,6 +490,7 @@ START_TEST(termination_rules)
     nm_search_result_fini(&r);
 
     nm_search_opts_init(&o);
+    o.refine = 0;
     o.algorithm = "hybrid";
     o.victory = 50;
     o.victory_set = 1;
@@ -467,6 +504,7 @@ START_TEST(termination_rules)
      * space, and only a draw's first candidate counts toward victory (as
      * in Timeloop), so at least 49 whole sweeps follow the best's draw. */
     nm_search_opts_init(&o);
+    o.refine = 0;
     o.algorithm = "random";
     o.lanes = 1;
     o.victory = 50;
@@ -491,6 +529,7 @@ START_TEST(termination_rules)
 
     /* optimal stopped early: not proven, but the gap is bounded. */
     nm_search_opts_init(&o);
+    o.refine = 0;
     o.algorithm = "optimal";
     o.max_evals = 5000;
     ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
@@ -509,6 +548,7 @@ START_TEST(termination_rules)
 
     volatile sig_atomic_t stop = 1;
     nm_search_opts_init(&o);
+    o.refine = 0;
     o.algorithm = "random";
     o.victory_set = 1; /* nothing but the interruption ends it */
     o.timeout_set = 1;
@@ -524,6 +564,7 @@ START_TEST(termination_rules)
          "constraints:\n- {target: RegisterFile, type: bypass, keep: [Weights, Inputs, Outputs]}\n"
          "- {target: RegisterFile, type: temporal, factors: P=16 K=32}\n");
     nm_search_opts_init(&o);
+    o.refine = 0;
     o.algorithm = "random";
     o.timeout = 300;
     o.timeout_set = 1;
@@ -540,6 +581,7 @@ START_TEST(termination_rules)
     nm_search_result_fini(&r);
     /* Unset, the timeout is Timeloop's default: 1000 invalid in a row. */
     nm_search_opts_init(&o);
+    o.refine = 0;
     o.algorithm = "random";
     o.lanes = 2;
     ck_assert_int_eq(nm_search_run(&e.ms, &o, &r, &err), NM_OK);
@@ -777,6 +819,7 @@ static Suite *suite(void)
     tcase_add_test(ts, pruning_keeps_the_optimum);
     tcase_add_test(ts, optimal_matches_exhaustive);
     tcase_add_test(ts, optimal_warm_start);
+    tcase_add_test(ts, refine_climbs);
     tcase_add_test(ts, threads_do_not_change_the_result);
     tcase_add_test(ts, termination_rules);
     tcase_add_test(ts, bound_is_admissible);

@@ -302,11 +302,11 @@ has "$tmp/out" "^  ArrayColumns -> ArrayRows: X [0-9]* of 14" "map --explain: ea
 # cycle and energy bounds and the ratios, and warns (stderr and JSON) when a
 # search lands above 2x the cycle bound; network has a /bound column.
 tpu="$src/arch/systolic/tpu_v1.yaml" res3="$src/workloads/layers/resnet50_res3_3x3.yaml"
-expect 0 "map on tpu_v1, short search" -- "$bin" map --threads 2 --max-evals 3000 "$tpu" "$res3"
+expect 0 "map on tpu_v1, short search" -- "$bin" map --threads 2 --max-evals 3000 --no-refine "$tpu" "$res3"
 has "$tmp/out" "^Cycle bound   : [0-9]* (roofline, bound by .*); this mapping takes [0-9.]*x" "map: the cycle bound and the ratio"
 has "$tmp/out" "^Energy bound  : [0-9.]* pJ (every operation, each tensor once at DDR3); this mapping spends [0-9.]*x" "map: the energy bound and the ratio"
 has "$tmp/err" "warning: the best mapping takes .*x the roofline bound of [0-9]* cycles: a longer search may do better (try --victory" "map: a warning far above the bound, naming the option"
-expect 0 "map --json on tpu_v1" -- "$bin" map -q --json --threads 2 --max-evals 3000 "$tpu" "$res3"
+expect 0 "map --json on tpu_v1" -- "$bin" map -q --json --threads 2 --max-evals 3000 --no-refine "$tpu" "$res3"
 if python3 -c "import json,sys; j=json.load(open(sys.argv[1])); b=j['bound']; s=j['summary']; sys.exit(0 if abs(b['cycles_over_bound']-s['cycles']/b['cycles'])<1e-9 and b['cycles_over_bound']>2 and any('roofline bound' in w['message'] for w in j['warnings']) else 1)" "$tmp/out"; then
     ok "map --json: bound, ratio, and the warning in warnings[] (also under -q)"
 else

@@ -83,6 +83,9 @@ typedef struct nm_search_opts {
                            * victory and timeout count (1..NM_MAX_LANES; default 128) */
     uint64_t max_perms;   /* hybrid: orders tried per factorization */
     int topk;             /* how many of the best to keep */
+    int refine;           /* random strategies: hill-climb from the best few found
+                           * afterwards (default on; `mapper: refine: false` or
+                           * --no-refine for Timeloop's strategies as they are) */
     int imperfect;        /* nm_network_map: search residual factors too
                            * (nm_mapspace_enable_imperfect on each layer's space) */
     volatile sig_atomic_t *stop; /* set (e.g. by SIGINT) to end the search; may be NULL */
@@ -124,6 +127,7 @@ typedef struct nm_search_result {
     nm_found *top;    /* by the objective, best first; owned */
     int ntop;
     uint64_t proposed, evaluated, valid, pruned;
+    uint64_t refined;        /* of proposed: neighbours the refinement tried (o->refine) */
     uint64_t invalid[NM_REJECT_KINDS]; /* by nm_invalid_kind, plus NM_REJECT_CONSTRAINT */
     uint64_t invalid_at[NM_REJECT_KINDS][NM_MAX_LEVELS + 1]; /* ... by level (last: none) */
     double seconds;

@@ -145,7 +145,7 @@ int nm_cli_write_tables(const char *dir, const char *timeloop, const nm_spec *sp
 typedef struct nm_cli_search {
     const char *algorithm, *metric;
     const char *count[NM_CLI_SEARCH_COUNTS];
-    int imperfect;
+    int imperfect, no_refine;
 } nm_cli_search;
 struct nm_search_opts;
 #define NM_CLI_SEARCH_USAGE \
@@ -163,7 +163,9 @@ struct nm_search_opts;
     "  --time-limit S    stop after S seconds of wall time\n" \
     "  --top K           keep the K best\n" \
     "  --imperfect       search residual factors too: tiles that do not divide the\n" \
-    "                    bound (as mapspace: {template: ruby})\n"
+    "                    bound (as mapspace: {template: ruby})\n" \
+    "  --no-refine       random strategies as Timeloop runs them: no hill climbing\n" \
+    "                    from the best few found afterwards\n"
 int nm_cli_search_take(int *argc, char **argv, nm_cli_search *s);
 int nm_cli_search_apply(const nm_cli_search *s, const nm_cli_opts *co, const char *cmd,
                         struct nm_search_opts *o);

@@ -21,6 +21,7 @@ int nm_cli_search_take(int *argc, char **argv, nm_cli_search *s)
     s->algorithm = nm_cli_take(argc, argv, "--algorithm", &missing);
     s->metric = nm_cli_take(argc, argv, "--metric", &missing);
     s->imperfect = nm_cli_take_flag(argc, argv, "--imperfect");
+    s->no_refine = nm_cli_take_flag(argc, argv, "--no-refine");
     for (int i = 0; i < NM_CLI_SEARCH_COUNTS; i++)
         s->count[i] = nm_cli_take(argc, argv, count_names[i], &missing);
     return !missing;
@@ -86,6 +87,8 @@ int nm_cli_search_apply(const nm_cli_search *s, const nm_cli_opts *co, const cha
         }
         o->lanes = (int)v;
     }
+    if (s->no_refine)
+        o->refine = 0;
     if (co->threads)
         o->threads = co->threads;
     if (co->have_seed)
