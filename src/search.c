@@ -674,6 +674,16 @@ static void regen(struct merge *mg, const segment *sg, uint64_t j, nm_found *f)
     mg->st->make(mg->state, mg->c, sg->o, sg->first + j, &f->map);
 }
 
+/* Whether a member of the Pareto front is at least as good as f in both
+ * energy and cycles. */
+static int pareto_dominated(const nm_search_result *res, const nm_found *f)
+{
+    for (int i = 0; i < res->npareto; i++)
+        if (res->pareto[i].energy <= f->energy && res->pareto[i].cycles <= f->cycles)
+            return 1;
+    return 0;
+}
+
 /* Adds a candidate that no member dominates to the Pareto front (energy x
  * cycles), dropping the members it dominates.  The merge has checked that
  * no member dominates it. */
@@ -736,9 +746,7 @@ static void merge_segment(struct merge *mg, const segment *sg, const rec *recs)
             int better = !res->found || nm_search_compare(o, f, &res->best) < 0;
             int top = o->topk > 0 &&
                       (res->ntop < o->topk || nm_search_compare(o, f, &res->top[res->ntop - 1]) < 0);
-            int dominated = 0;
-            for (int i = 0; i < res->npareto && !dominated; i++)
-                dominated = res->pareto[i].energy <= f->energy && res->pareto[i].cycles <= f->cycles;
+            int dominated = pareto_dominated(res, f);
             if (better || top || !dominated) {
                 regen(mg, sg, j, f);
                 if (better) {
@@ -815,8 +823,44 @@ static int score(struct ctx *c, const nm_mapping *n, nm_found *f)
     return 1;
 }
 
+/* Divisors of n above 1, ascending (at most cap of them). */
+static int divisors(int64_t n, int64_t *out, int cap)
+{
+    int k = 0, m = 0;
+    int64_t hi[64];
+    for (int64_t i = 2; i * i <= n; i++)
+        if (n % i == 0) {
+            if (k < cap)
+                out[k++] = i;
+            if (i != n / i && m < 64)
+                hi[m++] = n / i;
+        }
+    while (m > 0 && k < cap)
+        out[k++] = hi[--m];
+    if (n > 1 && k < cap)
+        out[k++] = n;
+    return k;
+}
+
+/* The distinct primes of n, ascending. */
+static int primes(int64_t n, int64_t *out)
+{
+    int k = 0;
+    for (int64_t p = 2; p * p <= n; p++)
+        if (n % p == 0) {
+            out[k++] = p;
+            while (n % p == 0)
+                n /= p;
+        }
+    if (n > 1)
+        out[k++] = n;
+    return k;
+}
+
 /* One step from *f: every neighbour in a fixed order, the best strictly
  * better one kept (the first on a tie).  Returns 1 when *f improved. */
+#define DIVISORS 128
+
 static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *evals)
 {
     const nm_mapspace *ms = c->ms;
@@ -828,14 +872,10 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
     for (int d = 0; d < wl->ndims; d++)
         for (int a = 0; a < 2 * S; a++) {
             int64_t fa = a < S ? base.level[a].tfactor[d] : base.level[a - S].sfactor[d];
-            for (int64_t p = 2; fa > 1 && p <= fa; p++) {
-                if (fa % p || (p > 2 && p % 2 == 0))
-                    continue;
-                int prime = 1;
-                for (int64_t q = 3; q * q <= p && prime; q += 2)
-                    prime = p % q != 0;
-                if (!prime)
-                    continue;
+            int64_t pr[64];
+            int np = primes(fa, pr);
+            for (int ip = 0; ip < np; ip++) {
+                int64_t p = pr[ip];
                 for (int b = 0; b < 2 * S; b++) {
                     if (b == a || (b >= S && ms->level[b - S].fanout <= 1))
                         continue;
@@ -855,15 +895,21 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
     for (int x = 0; x < S; x++) {
         if (ms->level[x].fanout <= 1)
             continue;
+        int64_t used = 1; /* instances of the fan-out in use */
         for (int d = 0; d < wl->ndims; d++)
-            for (int64_t g = 2; g <= base.level[x].sfactor[d]; g++) {
-                if (base.level[x].sfactor[d] % g)
-                    continue;
+            used *= base.level[x].sfactor[d];
+        for (int d = 0; d < wl->ndims; d++) {
+            int64_t gs[DIVISORS];
+            int ng = divisors(base.level[x].sfactor[d], gs, DIVISORS);
+            for (int ig = 0; ig < ng; ig++) {
+                int64_t g = gs[ig];
                 for (int t = 0; t < S; t++)
-                    for (int e = 0; e < wl->ndims; e++)
-                        for (int64_t h = 2; e != d && h <= base.level[t].tfactor[e]; h++) {
-                            if (base.level[t].tfactor[e] % h)
-                                continue;
+                    for (int e = 0; e < wl->ndims; e++) {
+                        int64_t hs[DIVISORS];
+                        int nh = e == d ? 0 : divisors(base.level[t].tfactor[e], hs, DIVISORS);
+                        for (int ih = 0; ih < nh && used / g * hs[ih] <= ms->level[x].fanout;
+                             ih++) {
+                            int64_t h = hs[ih];
                             for (int u = 0; u < S; u++) { /* where the spatial factor goes */
                                 n = base;
                                 n.level[x].sfactor[d] /= g;
@@ -873,7 +919,9 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
                                 TRY();
                             }
                         }
+                    }
             }
+        }
     }
     /* two loops of a level swapped */
     for (int l = 0; l < S; l++)
@@ -922,6 +970,8 @@ static void refine(struct merge *mg, struct ctx *c)
             f->index = res->proposed + evals; /* after every searched candidate */
             res->best = *f;
             top_add(mg, f);
+            if (!pareto_dominated(res, f))
+                pareto_add(mg, f);
         }
     }
     res->refined = evals;
