@@ -946,10 +946,11 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
 }
 
 /* Hill climbing from the best few mappings found (o->refine): each climbs
- * until no neighbour is better; the result replaces the best when better.
- * Runs on one thread after the search, so it is deterministic and the same
- * for any number of threads. */
-static void refine(struct merge *mg, struct ctx *c)
+ * until no neighbour is better (or Ctrl-C, or past the deadline: the time
+ * limit); the result replaces the best when better.  Runs on one thread
+ * after the search, so it is deterministic and the same for any number of
+ * threads. */
+static void refine(struct merge *mg, struct ctx *c, double deadline)
 {
     nm_search_result *res = mg->res;
     if (!res->found || c->ms->imperfect)
@@ -964,7 +965,7 @@ static void refine(struct merge *mg, struct ctx *c)
     for (int k = 0; k < (n ? n : 1); k++) {
         *f = n ? res->top[k] : res->best;
         for (int step = 0; step < MAX_STEPS && climb_step(c, f, cand, &evals); step++)
-            if (mg->o->stop && *mg->o->stop)
+            if ((mg->o->stop && *mg->o->stop) || wall_now() > deadline)
                 break;
         if (nm_search_compare(mg->o, f, &res->best) < 0) {
             f->index = res->proposed + evals; /* after every searched candidate */
@@ -1233,7 +1234,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     res->seconds = wall_now() - t0; /* with optimal's bounding after a stop */
     res->evals_per_second = res->seconds > 0 ? (double)res->evaluated / res->seconds / T : 0;
     if (o->refine && !enumerates) {
-        refine(&mg, mc);
+        refine(&mg, mc, o->time_limit > 0 ? t0 + o->time_limit : INFINITY);
         res->seconds = wall_now() - t0;
     }
     if (res->found) {
