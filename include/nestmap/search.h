@@ -23,12 +23,22 @@
  * the default search's best (warm_algorithm), and a factorization whose
  * lower bound -- nm_model_bound, then nm_model_floor, which depends on its
  * tiles -- is above the best found is skipped, so a finished run proves
- * the best mapping of the
- * constrained space; on a tie the enumeration's mapping wins, so the warm
- * start never changes a finished run's answer).  Stopped early, optimal
- * bounds the unsearched points for at most a quarter second more (the
- * roofline covers the rest): lower_bound is always a proven bound, and the
- * best is never worse than the warm start's.
+ * the best mapping of the constrained space; on a tie the enumeration's
+ * mapping wins, so the warm start never changes a finished run's answer).
+ * Stopped early, optimal bounds the unsearched points for at most a quarter
+ * second more (the roofline covers the rest): lower_bound is always a
+ * proven bound, and the best is never worse than the warm start's.
+ *
+ * After a random strategy (refine, on by default), a hill climb from the
+ * ten best mappings found: each step tries, in a fixed order, every
+ * neighbour -- a prime factor of a loop moved to another level, temporal or
+ * spatial; at a fan-out, a spatial factor of one dimension exchanged for a
+ * temporal factor of another (any divisors, from and to any levels), which
+ * refills an array that one-prime moves would first leave idle; two loops
+ * of a level swapped; a free keep/bypass choice flipped -- that meets the
+ * constraints, and keeps the best strictly better one, until none is.  It
+ * runs on one thread after the search, so the result still does not depend
+ * on the number of threads.
  */
 #ifndef NESTMAP_SEARCH_H
 #define NESTMAP_SEARCH_H
@@ -94,7 +104,7 @@ typedef struct nm_search_opts {
 } nm_search_opts;
 
 /* Sets the defaults (hybrid, edp, 1 thread, seed 0, 128 lanes, 16 orders per
- * factorization, top 10). */
+ * factorization, top 10, the hill climb on). */
 void nm_search_opts_init(nm_search_opts *o);
 
 /* Parses a metric name ("energy", "delay", "edp", "ed2p",
@@ -127,7 +137,7 @@ typedef struct nm_search_result {
     nm_found *top;    /* by the objective, best first; owned */
     int ntop;
     uint64_t proposed, evaluated, valid, pruned;
-    uint64_t refined;        /* of proposed: neighbours the refinement tried (o->refine) */
+    uint64_t refined;        /* neighbours the hill climb tried (o->refine; not in proposed) */
     uint64_t invalid[NM_REJECT_KINDS]; /* by nm_invalid_kind, plus NM_REJECT_CONSTRAINT */
     uint64_t invalid_at[NM_REJECT_KINDS][NM_MAX_LEVELS + 1]; /* ... by level (last: none) */
     double seconds;
