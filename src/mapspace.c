@@ -672,14 +672,15 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
             const nm_slot *sl = &ms->slot[s];
             int64_t f = sl->spatial ? m->level[sl->level].sfactor[d] : m->level[sl->level].tfactor[d];
             const char *kind = sl->spatial ? "spatial" : "temporal";
-            where(ds->at[s], at, sizeof at);
             if (ds->fixed[s] && f != ds->fixed[s]) {
+                where(ds->at[s], at, sizeof at);
                 snprintf(why, size, "%s factor %s=%lld at %s breaks the constraint %s=%lld (%s)",
                          kind, wl->dim[d], (long long)f, arch->level[sl->level].name, wl->dim[d],
                          (long long)ds->fixed[s], at);
                 return 0;
             }
             if ((ds->hi[s] && f > ds->hi[s]) || f < ds->lo[s]) {
+                where(ds->at[s], at, sizeof at);
                 snprintf(why, size, "%s factor %s=%lld at %s is outside the bounds set at %s",
                          kind, wl->dim[d], (long long)f, arch->level[sl->level].name, at);
                 return 0;
@@ -689,11 +690,11 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
     for (int l = 0; l < arch->nlevels; l++) {
         const nm_level_space *ls = &ms->level[l];
         const nm_level_map *lm = &m->level[l];
-        where(ls->at, at, sizeof at);
         uint32_t all = (1u << wl->nds) - 1u;
         if ((lm->keep & ls->bypass) || (~lm->keep & ls->keep & all)) {
             uint32_t bad = (lm->keep & ls->bypass) | (~lm->keep & ls->keep & all);
             int d = __builtin_ctz(bad);
+            where(ls->at, at, sizeof at);
             snprintf(why, size, "%s %s %s, but the constraint at %s %s it", arch->level[l].name,
                      (lm->keep >> d) & 1u ? "keeps" : "bypasses", wl->ds[d].name, at,
                      (lm->keep >> d) & 1u ? "bypasses" : "keeps");
@@ -713,6 +714,7 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
                 want[nw++] = ls->prefix[i];
         for (int i = 0; i < nw; i++) {
             if (i >= ne || eff[i] != want[i]) {
+                where(ls->at, at, sizeof at);
                 snprintf(why, size, "the loop order at %s breaks the permutation constraint at %s "
                          "(%s must come %s)", arch->level[l].name, at, wl->dim[want[i]],
                          i == 0 ? "innermost" : "next");
@@ -730,7 +732,6 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
                          (long long)used, ls->fanout, at, ls->min_util);
                 return 0;
             }
-            where(ls->at, at, sizeof at);
         }
         if (ls->fanout > 1 && ls->split >= 0) {
             /* Compare which non-unit spatial loops run along X. */
@@ -745,6 +746,7 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
                         got_x = i < lm->split;
                 }
                 if (want_x != got_x) {
+                    where(ls->at, at, sizeof at);
                     snprintf(why, size, "spatial loop %s at %s runs along %c, but the constraint "
                              "at %s puts it along %c", wl->dim[d], arch->level[l].name,
                              got_x ? 'X' : 'Y', at, want_x ? 'X' : 'Y');
