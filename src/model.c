@@ -29,7 +29,7 @@ struct nm_shape_memo {
     int valid;
     nm_mapping m;
     nm_nest_result nr;
-    nm_stats floor; /* scratch of nm_model_bound */
+    nm_stats floor; /* scratch of nm_model_floor */
 };
 
 nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *wl, nm_error *err)
@@ -316,7 +316,7 @@ int nm_model_precheck(nm_model *mdl, const nm_mapping *m, nm_stats *out)
 }
 
 /* Cycles, energy, area and the totals of a mapping whose accesses are
- * accounted in out (nm_model_eval, and nm_model_bound on floors). */
+ * accounted in out (nm_model_eval, and nm_model_floor on floors). */
 static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *out)
 {
     const nm_arch *arch = mdl->arch;
@@ -424,21 +424,18 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
     out->last_level_accesses = lla;
 }
 
-void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *cycles,
-                    double *lla)
+/* nm_model_bound on the nest of m and its shape. */
+static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_result *shape,
+                     double *energy, double *cycles, double *lla)
 {
     const nm_arch *arch = mdl->arch;
     const nm_workload *wl = mdl->wl;
-    nm_nest nest;
-    nm_nest_result nr;
-    nm_nest_build(&nest, m, arch, wl);
-    nm_nest_shape(&nest, wl, &nr);
-    uint64_t computes = nr.steps * nr.arith_x * nr.arith_y;
+    uint64_t computes = shape->steps * shape->arith_x * shape->arith_y;
     double e = (double)computes * arch->arith.e_compute;
     for (int s = 0; s < arch->nlevels; s++) {
         const nm_level *L = &arch->level[s];
-        uint64_t leaking = nr.replication[s] > 1 ? nr.replication[s] : 1;
-        e += L->e_leak * (double)nr.temporal_steps * (double)leaking;
+        uint64_t leaking = shape->replication[s] > 1 ? shape->replication[s] : 1;
+        e += L->e_leak * (double)shape->temporal_steps * (double)leaking;
     }
     /* The innermost level keeping a tensor serves every operand access of
      * the arithmetic when no fan-out lies between them: for that level the
@@ -453,9 +450,9 @@ void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *
             break;
         const nm_level *L = &arch->level[s];
         uint64_t clusters = (uint64_t)(L->instances / L->cluster_size);
-        uint64_t xy = nr.xexp[s] * nr.yexp[s];
+        uint64_t xy = shape->xexp[s] * shape->yexp[s];
         uint64_t used = xy < clusters ? xy : clusters;
-        double per_instance_to_total = (double)nr.replication[s] * (double)used / (double)xy;
+        double per_instance_to_total = (double)shape->replication[s] * (double)used / (double)xy;
         uint64_t b = (uint64_t)L->block_size;
         for (int ds = 0; ds < wl->nds; ds++) {
             if (!((m->level[s].keep >> ds) & 1u))
@@ -465,16 +462,16 @@ void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *
                 innermost &= !((m->level[t].keep >> ds) & 1u);
             if (!innermost)
                 continue;
-            uint64_t steps = nr.steps;
+            uint64_t steps = shape->steps;
             double ce;
             if (wl->ds[ds].read_write) {
                 /* partition: what this instance holds over the run */
-                uint64_t part = nr.tile[arch->nlevels - 1][ds].size;
+                uint64_t part = shape->tile[arch->nlevels - 1][ds].size;
                 for (int t = arch->nlevels - 2; t >= s; t--) {
-                    uint64_t denom = nr.tile[t + 1][ds].fanout > 1 ? nr.tile[t + 1][ds].inner_size
-                                                                  : nr.tile[t][ds].size;
+                    uint64_t denom = shape->tile[t + 1][ds].fanout > 1 ? shape->tile[t + 1][ds].inner_size
+                                                                  : shape->tile[t][ds].size;
                     if (denom)
-                        part = part * nr.tile[t][ds].size / denom;
+                        part = part * shape->tile[t][ds].size / denom;
                 }
                 uint64_t reads = steps > part ? steps - part : 0;
                 ce = (double)ceil_div(steps, b) * L->e_update + (double)ceil_div(reads, b) * L->e_read;
@@ -499,8 +496,18 @@ void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *
         e += vec * (wl->ds[ds].read_write ? top->e_update : top->e_read);
     }
     *energy = e;
-    *cycles = (double)nr.temporal_steps;
+    *cycles = (double)shape->temporal_steps;
     *lla = moved;
+}
+
+void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *cycles,
+                    double *lla)
+{
+    nm_nest nest;
+    nm_nest_result nr;
+    nm_nest_build(&nest, m, mdl->arch, mdl->wl);
+    nm_nest_shape(&nest, mdl->wl, &nr);
+    bound_of(mdl, m, &nr, energy, cycles, lla);
 }
 
 /* Runs account() and finish() on the tiles in nr; keeps the least of each
@@ -544,13 +551,13 @@ void nm_model_floor(nm_model *mdl, const nm_mapping *m, double *energy, double *
 {
     const nm_arch *arch = mdl->arch;
     const nm_workload *wl = mdl->wl;
-    nm_model_bound(mdl, m, energy, cycles, lla);
     nm_nest nest;
     nm_nest_result nr;
     nm_nest_build(&nest, m, arch, wl);
+    nm_nest_shape(&nest, wl, &nr);
+    bound_of(mdl, m, &nr, energy, cycles, lla);
     if (nest.imperfect) /* the floors hold for perfect nests */
         return;
-    nm_nest_shape(&nest, wl, &nr);
     nm_nest_floor(mdl->ws, &nest, m, arch, wl, &nr);
     /* The outermost level's accesses depend on its own loop order alone:
      * take them exactly for each of its orders (up to TOP_ORDERS of them),

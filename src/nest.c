@@ -1329,6 +1329,7 @@ typedef struct lvl {
     int b;              /* the child's boundary loop (-1: s is innermost) */
     int inner, master;  /* the fan-out's loops, inner..master (none: master < inner) */
     int spatial;
+    uint32_t no_reuse;  /* data spaces refetched on every call (no_temporal_reuse) */
     int64_t span[NM_MAX_DIMS], res[NM_MAX_DIMS]; /* the child's extents, and in the last
                                                   * instance of the loops above */
 } lvl;
@@ -1344,6 +1345,7 @@ static void level_open(nm_nest_ws *ws, int s, lvl *v)
     while (v->master + 1 <= nest->boundary[s] && nest->loop[v->master + 1].space != NM_TIME)
         v->master++;
     v->spatial = v->master >= v->inner;
+    v->no_reuse = v->b >= 0 ? ws->map->level[nest->loop[v->b].level].no_temporal_reuse : 0;
     uint32_t all = (1u << wl->nds) - 1u;
     ws->links = v->spatial && (ws->map->level[s].no_link & all) != all;
     ws->F = 1;
@@ -1414,7 +1416,6 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
         kept++;
     const nm_level_map *lm = &ws->map->level[s];
     int walking = nest->imperfect || ws->walk_always;
-    uint32_t no_reuse = b >= 0 ? ws->map->level[nest->loop[b].level].no_temporal_reuse : 0;
 
     for (int ds = 0; ds < wl->nds; ds++) {
         const nm_dataspace *dsp = &wl->ds[ds];
@@ -1425,7 +1426,7 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
             continue;
         }
         ws->nr = dsp->nranks;
-        ws->always_full = b < 0 || ((no_reuse >> ds) & 1u);
+        ws->always_full = b < 0 || ((v.no_reuse >> ds) & 1u);
         ws->nolink = (int)((lm->no_link >> ds) & 1u);
         ws->nomc = (int)((lm->no_multicast >> ds) & 1u);
         int fresh = !S->valid || !child_same;
@@ -1729,12 +1730,10 @@ void nm_nest_floor(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
     for (int s = 0; s < nest->nlevels; s++) {
         lvl v;
         level_open(ws, s, &v);
-        uint32_t no_reuse =
-            v.b >= 0 ? m->level[nest->loop[v.b].level].no_temporal_reuse : 0;
-        uint64_t calls = 1; /* of each sequence */
+        double calls = 1.0; /* of each sequence */
         for (int l = v.master + 1; l < nest->nloops; l++)
             if (nest->loop[l].space == NM_TIME)
-                calls *= (uint64_t)nest->loop[l].end;
+                calls *= (double)nest->loop[l].end;
         for (int ds = 0; ds < wl->nds; ds++) {
             if (level_given(ws, s, ds, &v, out))
                 continue;
@@ -1746,9 +1745,9 @@ void nm_nest_floor(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
             S->groups0 = 1;
             if (v.spatial)
                 prepare_fanout(ws, ds, v.inner, v.master);
-            uint64_t size; /* words per receiver over the run, at least */
-            if (v.b < 0 || ((no_reuse >> ds) & 1u)) {
-                size = S->vol * calls; /* every call fetches the whole box */
+            double size; /* words per receiver over the run, at least */
+            if (v.b < 0 || ((v.no_reuse >> ds) & 1u)) {
+                size = (double)S->vol * calls; /* every call fetches the whole box */
             } else if (ws->links && !((m->level[s].no_link >> ds) & 1u) &&
                        links_possible(ws, ds, v.inner, v.master)) {
                 /* Deltas may come over links: only the first call is sure
@@ -1760,11 +1759,11 @@ void nm_nest_floor(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
                 t->link = 0.0;
                 continue;
             } else {
-                size = sweep_floor(ws, ds, s, v.master, S->vol, S->ext);
+                size = (double)sweep_floor(ws, ds, s, v.master, S->vol, S->ext);
             }
             nm_tile *t = &out->tile[s][ds];
-            t->accesses = (double)S->groups0 * (double)size;
-            t->weighted = (double)ws->F * (double)size;
+            t->accesses = (double)S->groups0 * size;
+            t->weighted = (double)ws->F * size;
             t->link = 0.0;
         }
     }

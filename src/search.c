@@ -659,14 +659,20 @@ static void lane_end(struct merge *mg, struct lane *l, const char *why, uint64_t
                  mg->nlanes);
 }
 
+/* f's scores under o's metrics, from its energy, cycles and accesses. */
+static void set_scores(const nm_search_opts *o, nm_found *f)
+{
+    for (int i = 0; i < o->nmetrics; i++)
+        f->score[i] = metric_value(o->metric[i], f->energy, (double)f->cycles, (double)f->lla);
+}
+
 static void fill_found(struct merge *mg, const rec *r, uint64_t index, nm_found *f)
 {
     f->energy = r->energy;
     f->cycles = r->cycles;
     f->lla = r->lla;
     f->index = index;
-    for (int i = 0; i < mg->o->nmetrics; i++)
-        f->score[i] = metric_value(mg->o->metric[i], r->energy, (double)r->cycles, (double)r->lla);
+    set_scores(mg->o, f);
 }
 
 static void regen(struct merge *mg, const segment *sg, uint64_t j, nm_found *f)
@@ -818,8 +824,7 @@ static int score(struct ctx *c, const nm_mapping *n, nm_found *f)
     f->energy = c->stats.energy;
     f->cycles = c->stats.cycles;
     f->lla = c->stats.last_level_accesses;
-    for (int i = 0; i < c->o->nmetrics; i++)
-        f->score[i] = metric_value(c->o->metric[i], f->energy, (double)f->cycles, (double)f->lla);
+    set_scores(c->o, f);
     return 1;
 }
 
