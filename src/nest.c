@@ -273,6 +273,7 @@ static int shift_between(const delta *cur, const delta *prev, int nr, int64_t *o
 #define MEMO_SLOTS 4096 /* rest() results past a loop's own JMEMO, all sequences; a power of two */
 #define REUSE_MEMO 16
 #define MAX_DIFFS 32
+#define DIFF_SET 128    /* hash set of neighbour differences: a power of two > 2 MAX_DIFFS */
 #define UNION_CAP 4096 /* tile positions along one axis that nm_nest_floor merges */
 
 /* Contribution of a run of calls, in units of delta size x weight. */
@@ -666,22 +667,27 @@ static void prepare_fanout(nm_nest_ws *ws, int ds, int inner, int master)
 }
 
 /* Each sibling's offset from the first, from the step vectors of the run
- * (prepare_fanout sets them); filled once per fan-out and data space. */
+ * (prepare_fanout sets them); filled once per fan-out and data space.  The
+ * siblings are counted in the mixed radix of the spatial loops' ends,
+ * innermost fastest, carrying the offset along. */
 static void fill_keys(nm_nest_ws *ws, int inner, int master)
 {
     if (ws->keys_of == ws->sq)
         return;
-    int nl = master - inner + 1;
+    int nl = master - inner + 1, nr = ws->nr;
+    int64_t idx[2 * NM_MAX_DIMS] = {0}, key[R] = {0};
     for (uint64_t e = 0; e < ws->F; e++) {
-        int64_t *key = ws->keys + e * R;
-        memset(key, 0, R * sizeof *key);
-        uint64_t rest = e;
+        memcpy(ws->keys + e * R, key, sizeof key);
         for (int j = 0; j < nl; j++) {
-            int64_t n = ws->nest->loop[inner + j].end;
-            int64_t idx = (int64_t)(rest % (uint64_t)n);
-            rest /= (uint64_t)n;
-            for (int r = 0; r < ws->nr; r++)
-                key[r] += idx * ws->sq->tv_run[j][r];
+            const int64_t *tv = ws->sq->tv_run[j];
+            if (++idx[j] < ws->nest->loop[inner + j].end) {
+                for (int r = 0; r < nr; r++)
+                    key[r] += tv[r];
+                break;
+            }
+            for (int r = 0; r < nr; r++) /* carry: back to 0 along loop j */
+                key[r] -= (idx[j] - 1) * tv[r];
+            idx[j] = 0;
         }
     }
     ws->keys_of = ws->sq;
@@ -716,43 +722,123 @@ static void fill_keys(nm_nest_ws *ws, int inner, int master)
 
 /* The distinct key differences between grid neighbours: a delta can come
  * over a link only if the shift between it and the previous one is among
- * them.  Computed once per fan-out and data space. */
-static void neighbour_diffs(nm_nest_ws *ws, int inner, int master)
+ * them.  Computed once per fan-out and data space, from each sibling's
+ * right and lower neighbour (the left and upper ones give the negated
+ * differences), deduplicated in a small hash set. */
+static void diff_add(seq *sq, int nr, const int64_t *d, int16_t *set)
 {
-    int nr = ws->nr;
-    int moving = 0;
-    for (int j = 0; j <= master - inner; j++)
-        for (int r = 0; r < nr; r++)
-            moving |= ws->sq->tv_run[j][r] != 0;
-    if (!moving) { /* every sibling needs the same data: neighbours differ by nothing */
-        ws->sq->ndiffs = 1;
-        memset(ws->sq->diffs[0], 0, sizeof ws->sq->diffs[0]);
+    uint64_t h = 0;
+    for (int r = 0; r < nr; r++)
+        h = (h ^ (uint64_t)d[r]) * UINT64_C(0x100000001B3);
+    uint64_t i = (h ^ h >> 29) & (DIFF_SET - 1);
+    for (; set[i] >= 0; i = (i + 1) & (DIFF_SET - 1))
+        if (!memcmp(sq->diffs[set[i]], d, (size_t)nr * sizeof *d))
+            return;
+    if (sq->ndiffs < MAX_DIFFS) {
+        memset(sq->diffs[sq->ndiffs], 0, sizeof sq->diffs[0]);
+        memcpy(sq->diffs[sq->ndiffs], d, (size_t)nr * sizeof *d);
+        set[i] = (int16_t)sq->ndiffs;
+    }
+    sq->ndiffs++;
+}
+
+/* The carry chains of adding h (digits hd[], mixed radix n[] of the nl
+ * spatial loops, innermost first) to a sibling, from digit j on with carry
+ * cin and digit changes chg[] so far: each chain that some sibling can
+ * follow without passing the last (a digit carries out iff it would pass
+ * its end; either way is possible when some digit value gives it), and its
+ * key difference. */
+static void carry_chains(nm_nest_ws *ws, int nl, const int64_t *n, const int64_t *hd, int j,
+                         int cin, int64_t *chg, int16_t *set)
+{
+    if (ws->sq->ndiffs > MAX_DIFFS)
+        return;
+    if (j == nl) {
+        if (cin) /* past the last sibling */
+            return;
+        int64_t d[R] = {0}, neg[R];
+        for (int i = 0; i < nl; i++)
+            for (int r = 0; r < ws->nr; r++)
+                d[r] += chg[i] * ws->sq->tv_run[i][r];
+        for (int r = 0; r < ws->nr; r++)
+            neg[r] = -d[r];
+        diff_add(ws->sq, ws->nr, d, set);
+        diff_add(ws->sq, ws->nr, neg, set);
         return;
     }
-    fill_keys(ws, inner, master);
-    ws->sq->ndiffs = 0;
-    for (uint64_t e = 0; e < ws->F && ws->sq->ndiffs <= MAX_DIFFS; e++) {
-        const int64_t *k = ws->keys + e * R;
-        FOR_NEIGHBOURS(ws, e, nb, {
-            const int64_t *kn = ws->keys + nb * R;
-            int64_t d[R];
-            for (int r = 0; r < nr; r++)
-                d[r] = kn[r] - k[r];
-            int seen = 0;
-            int top = ws->sq->ndiffs < MAX_DIFFS ? ws->sq->ndiffs : MAX_DIFFS;
-            for (int i = top - 1; i >= 0 && !seen; i--) { /* repeats are usually recent */
-                int eq = 1;
-                for (int r = 0; r < nr && eq; r++)
-                    eq = ws->sq->diffs[i][r] == d[r];
-                seen = eq;
-            }
-            if (!seen) {
-                if (ws->sq->ndiffs < MAX_DIFFS)
-                    memcpy(ws->sq->diffs[ws->sq->ndiffs], d, sizeof d);
-                ws->sq->ndiffs++;
-            }
-        });
+    int64_t add = hd[j] + cin;
+    if (add <= n[j] - 1) { /* no carry: some digit value stays below the end */
+        chg[j] = add;
+        carry_chains(ws, nl, n, hd, j + 1, 0, chg, set);
     }
+    if (add >= 1) { /* carry: the top digit value passes the end */
+        chg[j] = add - n[j];
+        carry_chains(ws, nl, n, hd, j + 1, 1, chg, set);
+    }
+}
+
+static void neighbour_diffs(nm_nest_ws *ws, int inner, int master)
+{
+    int nr = ws->nr, nl = master - inner + 1;
+    seq *sq = ws->sq;
+    int moving = 0;
+    for (int j = 0; j < nl; j++)
+        for (int r = 0; r < nr; r++)
+            moving |= sq->tv_run[j][r] != 0;
+    if (!moving) { /* every sibling needs the same data: neighbours differ by nothing */
+        sq->ndiffs = 1;
+        memset(sq->diffs[0], 0, sizeof sq->diffs[0]);
+        return;
+    }
+    /* Siblings are numbered in the mixed radix of the spatial loops' ends,
+     * innermost fastest, and laid out row by row, hsize to a row: a
+     * neighbour is the next sibling (within its row) or the one a row on. */
+    int16_t set[DIFF_SET];
+    memset(set, -1, sizeof set);
+    sq->ndiffs = 0;
+    int64_t n[2 * NM_MAX_DIMS], P[2 * NM_MAX_DIMS + 1], hd[2 * NM_MAX_DIMS],
+        chg[2 * NM_MAX_DIMS];
+    P[0] = 1;
+    for (int j = 0; j < nl; j++) {
+        n[j] = ws->nest->loop[inner + j].end;
+        P[j + 1] = P[j] * n[j];
+    }
+    int64_t H = ws->hsize, F = (int64_t)ws->F;
+    /* The next sibling: the c innermost digits at their ends wrap to 0 and
+     * digit c steps, for a sibling e = P[c]-1 + t P[c] (digit c of t below
+     * its end) that does not end its row and is not the last. */
+    for (int c = 0; c < nl && H > 1 && sq->ndiffs <= MAX_DIFFS; c++) {
+        if (n[c] == 1 || P[c] % H == 0) /* no such digit; or every such e ends a row */
+            continue;
+        int found = 0;
+        for (int64_t t = 0; !found && P[c] - 1 + t * P[c] + 1 < F; t++)
+            found = t % n[c] != n[c] - 1 && (P[c] - 1 + t * P[c]) % H != H - 1;
+        if (!found)
+            continue;
+        memset(chg, 0, sizeof chg);
+        for (int j = 0; j < c; j++)
+            chg[j] = 1 - n[j];
+        chg[c] = 1;
+        int64_t d[R] = {0}, neg[R];
+        for (int j = 0; j <= c; j++)
+            for (int r = 0; r < nr; r++)
+                d[r] += chg[j] * sq->tv_run[j][r];
+        for (int r = 0; r < nr; r++)
+            neg[r] = -d[r];
+        diff_add(sq, nr, d, set);
+        diff_add(sq, nr, neg, set);
+    }
+    /* The sibling a row on: every carry chain of adding H. */
+    if (ws->vsize > 1 && H < F) {
+        int64_t rest = H;
+        for (int j = 0; j < nl; j++) {
+            hd[j] = rest % n[j];
+            rest /= n[j];
+        }
+        carry_chains(ws, nl, n, hd, 0, 0, chg, set);
+    }
+    if (sq->ndiffs > MAX_DIFFS) /* past the list: any shift may be one */
+        sq->ndiffs = MAX_DIFFS + 1;
 }
 
 /* Siblings that can take their delta over a link from a grid neighbour that
