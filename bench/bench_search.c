@@ -1,6 +1,7 @@
 /* bench_search.c — the whole search pipeline on one thread: candidates
  * drawn, decoded, checked and evaluated per second per core (process CPU
- * time), on the mapper inputs of the eyeriss-like and simba-like designs.
+ * time), on the mapper inputs of the eyeriss-like and simba-like designs
+ * (without the refinement that follows a random search).
  * Prints figures; never asserts a time.
  *
  * usage: bench_search [SRCDIR]   (inputs in SRCDIR/../shared/mapper) */
@@ -30,6 +31,7 @@ static int bench(const char *label, const char *path, const char *alg, double ta
     o.victory_set = 1; /* no give-up rule: a fixed budget */
     o.timeout_set = 1;
     o.max_evals = 400000;
+    o.refine = 0; /* the pipeline of candidates, not the local search after it */
     static nm_search_result res;
     double t0 = cpu_now();
     if (nm_search_run(ms, &o, &res, &err) != NM_OK) {

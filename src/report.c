@@ -631,7 +631,7 @@ void nm_report_search_text(FILE *f, const nm_arch *arch, const nm_search_result 
     fprintf(f, "; %.2f s on %d thread%s (%.0f evaluations/s/thread); stopped: %s", res->seconds,
             res->threads, res->threads == 1 ? "" : "s", res->evals_per_second, res->stopped_by);
     if (res->refined)
-        fprintf(f, "; then %llu neighbours tried by hill climbing",
+        fprintf(f, "; then %llu mappings tried by local search",
                 (unsigned long long)res->refined);
     if (!strcmp(o->algorithm, "optimal")) {
         if (res->proven_optimal)

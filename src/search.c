@@ -501,6 +501,7 @@ typedef struct worker {
     const item *it;       /* evaluate this item, or */
     counted *cnt;         /* count outer points [cfrom, cfrom + cn) into cnt */
     uint64_t cfrom, cn;
+    struct chains *chains; /* or run refinement chains */
     rec *recs; /* CHUNK */
     pthread_t tid;
     int running;
@@ -557,10 +558,15 @@ static void count_ahead(worker *w)
     }
 }
 
-/* One round's job for a worker: an item to evaluate, or points to count. */
+static void run_chains(worker *w);
+
+/* One round's job for a worker: an item to evaluate, points to count, or
+ * refinement chains to run. */
 static void work(worker *w)
 {
-    if (w->it)
+    if (w->chains)
+        run_chains(w);
+    else if (w->it)
         evaluate(w, w->it);
     else if (w->cn)
         count_ahead(w);
@@ -862,6 +868,16 @@ static int primes(int64_t n, int64_t *out)
     return k;
 }
 
+static int coprime(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a == 1;
+}
+
 /* One step from *f: every neighbour in a fixed order, the best strictly
  * better one kept (the first on a tie).  Returns 1 when *f improved. */
 #define DIVISORS 128
@@ -894,9 +910,10 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
             }
         }
     /* at a fan-out, a spatial factor of one dimension (to a temporal loop
-     * at any level) exchanged for a temporal factor of another (from any
-     * level), any divisors of both: refills an array that moving one prime
-     * at a time would first have to leave idle */
+     * at any level) exchanged for a temporal factor of the same or another
+     * dimension (from any level), any divisors of both (coprime for the
+     * same dimension): refills an array that moving one prime at a time
+     * would first have to leave idle (8 to 12 across 14 PEs: 2 out, 3 in) */
     for (int x = 0; x < S; x++) {
         if (ms->level[x].fanout <= 1)
             continue;
@@ -911,10 +928,12 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
                 for (int t = 0; t < S; t++)
                     for (int e = 0; e < wl->ndims; e++) {
                         int64_t hs[DIVISORS];
-                        int nh = e == d ? 0 : divisors(base.level[t].tfactor[e], hs, DIVISORS);
+                        int nh = divisors(base.level[t].tfactor[e], hs, DIVISORS);
                         for (int ih = 0; ih < nh && used / g * hs[ih] <= ms->level[x].fanout;
                              ih++) {
                             int64_t h = hs[ih];
+                            if (e == d && coprime(g, h) == 0)
+                                continue;
                             for (int u = 0; u < S; u++) { /* where the spatial factor goes */
                                 n = base;
                                 n.level[x].sfactor[d] /= g;
@@ -950,38 +969,195 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
     return improved;
 }
 
-/* Hill climbing from the best few mappings found (o->refine): each climbs
- * until no neighbour is better (or Ctrl-C, or past the deadline: the time
- * limit); the result replaces the best when better.  Runs on one thread
- * after the search, so it is deterministic and the same for any number of
- * threads. */
-static void refine(struct merge *mg, struct ctx *c, double deadline)
+/* A random kick from *from for iterated local search: `moves` random moves
+ * (a prime factor of a loop to another level or fan-out, one dimension's
+ * factors drawn afresh, a level's loops in a random order, a keep/bypass
+ * choice flipped), retried until the result is valid.  Returns 1 with the
+ * kicked mapping scored in *to. */
+#define KICK_TRIES 32
+
+static int kick(struct ctx *c, const nm_found *from, nm_found *to, int moves, nm_pcg32 *rng,
+                uint64_t *evals)
 {
-    nm_search_result *res = mg->res;
-    if (!res->found || c->ms->imperfect)
-        return;
-    enum { STARTS = 10, MAX_STEPS = 200 };
-    nm_found *cand = nm_calloc(2, sizeof *cand);
-    if (!cand)
-        return;
-    nm_found *f = cand + 1;
-    uint64_t evals = 0;
-    int n = res->ntop < STARTS ? res->ntop : STARTS;
-    for (int k = 0; k < (n ? n : 1); k++) {
-        *f = n ? res->top[k] : res->best;
-        for (int step = 0; step < MAX_STEPS && climb_step(c, f, cand, &evals); step++)
-            if ((mg->o->stop && *mg->o->stop) || wall_now() > deadline)
-                break;
-        if (nm_search_compare(mg->o, f, &res->best) < 0) {
-            f->index = res->proposed + evals; /* after every searched candidate */
-            res->best = *f;
-            top_add(mg, f);
-            if (!pareto_dominated(res, f))
-                pareto_add(mg, f);
+    const nm_mapspace *ms = c->ms;
+    const nm_workload *wl = ms->wl;
+    int S = ms->arch->nlevels;
+    for (int t = 0; t < KICK_TRIES; t++) {
+        nm_mapping n = from->map;
+        for (int k = 0; k < moves; k++) {
+            uint32_t kind = nm_pcg32_bounded(rng, 8);
+            int d = (int)nm_pcg32_bounded(rng, (uint32_t)wl->ndims);
+            if (kind < 3) { /* a prime factor moved */
+                int64_t *slot[2 * NM_MAX_LEVELS];
+                int ns = 0, nfrom = 0, from_at[2 * NM_MAX_LEVELS];
+                for (int l = 0; l < S; l++) {
+                    slot[ns] = &n.level[l].tfactor[d];
+                    if (*slot[ns] > 1)
+                        from_at[nfrom++] = ns;
+                    ns++;
+                    if (ms->level[l].fanout > 1) {
+                        slot[ns] = &n.level[l].sfactor[d];
+                        if (*slot[ns] > 1)
+                            from_at[nfrom++] = ns;
+                        ns++;
+                    }
+                }
+                if (!nfrom || ns < 2)
+                    continue;
+                int a = from_at[nm_pcg32_bounded(rng, (uint32_t)nfrom)];
+                int b = (int)nm_pcg32_bounded(rng, (uint32_t)ns - 1u);
+                b += b >= a;
+                int64_t pr[64];
+                int64_t p = pr[nm_pcg32_bounded(rng, (uint32_t)primes(*slot[a], pr))];
+                *slot[a] /= p;
+                *slot[b] *= p;
+            } else if (kind == 3) { /* one dimension's factors drawn afresh */
+                const nm_dim_space *ds = &ms->dim[d];
+                int64_t f[NM_MAX_SLOTS];
+                nm_mapspace_factors(ms, d, nm_pcg32_bounded64(rng, ds->perfect ? ds->perfect
+                                                                                : ds->count),
+                                    f, NULL);
+                for (int i = 0; i < ms->nslots; i++) {
+                    const nm_slot *sl = &ms->slot[i];
+                    if (sl->spatial)
+                        n.level[sl->level].sfactor[d] = f[i];
+                    else
+                        n.level[sl->level].tfactor[d] = f[i];
+                }
+            } else if (kind < 6) { /* a level's loops reordered */
+                int l = (int)nm_pcg32_bounded(rng, (uint32_t)S), k2;
+                int8_t dims[NM_MAX_DIMS];
+                uint64_t orders = nm_mapspace_pruned_orders(ms, &n, l, dims, &k2);
+                nm_mapspace_set_order(ms, &n, l, dims, k2, nm_pcg32_bounded64(rng, orders));
+            } else if (ms->nbypass) { /* a keep/bypass choice flipped */
+                int i = (int)nm_pcg32_bounded(rng, (uint32_t)ms->nbypass);
+                n.level[ms->bypass_level[i]].keep ^= 1u << ms->bypass_ds[i];
+            }
+        }
+        ++*evals;
+        if (score(c, &n, to)) {
+            to->index = from->index;
+            return 1;
         }
     }
+    return 0;
+}
+
+/* Refinement after a random strategy (o->refine): iterated local search.
+ * Each of CHAINS chains starts from one of the best mappings found (the
+ * k-th best; chains past the number found start again from the best) and
+ * hill climbs until no neighbour is better; then, over and over, it kicks
+ * its mapping (KICK_MIN random moves, one more each time a kick leads
+ * nowhere better, back to KICK_MIN after an improvement or past KICK_MAX)
+ * and climbs again, keeping the result when it is no worse.  A chain stops
+ * when it has spent its share of the budget (in all as many evaluations as
+ * the search found valid mappings, at least CHAINS x CHAIN_MIN), or at the
+ * time limit or Ctrl-C.  Each chain draws from its own stream of the seed
+ * and runs on whichever thread is free, and the chains' results are merged
+ * in chain order: the result does not depend on the number of threads. */
+#define CHAINS 8
+#define KICK_MIN 2
+#define KICK_MAX 8
+#define CHAIN_MIN 50000
+#define MAX_STEPS 200
+
+struct chains {
+    nm_found *f;        /* CHAINS: each chain's start, then its result */
+    uint64_t evals[CHAINS];
+    int next;           /* the next chain to run (under the pool's lock) */
+    uint64_t budget;    /* evaluations per chain */
+    double deadline;
+    pthread_mutex_t *lock;
+};
+
+static int stopped(const struct ctx *c, double deadline)
+{
+    return (c->o->stop && *c->o->stop) || wall_now() > deadline;
+}
+
+/* Climbs *f until no neighbour is better (or it is stopped). */
+static void climb(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *evals, double deadline)
+{
+    for (int step = 0; step < MAX_STEPS && climb_step(c, f, cand, evals); step++)
+        if (stopped(c, deadline))
+            break;
+}
+
+static void run_chain(struct ctx *c, struct chains *ch, int k)
+{
+    nm_found *f = &ch->f[k], cur, next, cand;
+    uint64_t *evals = &ch->evals[k];
+    nm_pcg32 rng;
+    nm_pcg32_seed(&rng, c->o->seed ^ UINT64_C(0xD1B54A32D192ED03), (uint64_t)k);
+    climb(c, f, &cand, evals, ch->deadline);
+    cur = *f;
+    /* Kicks grow while they lead nowhere better, and start small again
+     * after an improvement (variable neighbourhood search). */
+    int moves = KICK_MIN;
+    while (*evals < ch->budget && !stopped(c, ch->deadline)) {
+        if (!kick(c, &cur, &next, moves, &rng, evals))
+            break;
+        climb(c, &next, &cand, evals, ch->deadline);
+        int cmp = compare_scores(c->o, next.score, 0, cur.score, 0);
+        if (cmp <= 0)
+            cur = next;
+        if (cmp < 0)
+            moves = KICK_MIN;
+        else if (++moves > KICK_MAX)
+            moves = KICK_MIN;
+    }
+    *f = cur;
+}
+
+static void run_chains(worker *w)
+{
+    struct chains *ch = w->chains;
+    for (;;) {
+        pthread_mutex_lock(ch->lock);
+        int k = ch->next++;
+        pthread_mutex_unlock(ch->lock);
+        if (k >= CHAINS)
+            return;
+        run_chain(&w->c, ch, k);
+    }
+}
+
+static void refine(struct merge *mg, struct pool *pool, worker *w, int T, double deadline)
+{
+    nm_search_result *res = mg->res;
+    if (!res->found || mg->c->ms->imperfect)
+        return;
+    struct chains ch = {.f = nm_calloc(CHAINS, sizeof *ch.f), .deadline = deadline,
+                        .lock = &pool->lock};
+    if (!ch.f)
+        return;
+    uint64_t budget = res->valid > CHAINS * CHAIN_MIN ? res->valid : CHAINS * CHAIN_MIN;
+    ch.budget = budget / CHAINS;
+    for (int k = 0; k < CHAINS; k++)
+        ch.f[k] = k < res->ntop ? res->top[k] : res->best;
+    for (int i = 0; i < T; i++) {
+        w[i].it = NULL;
+        w[i].cn = 0;
+        w[i].chains = &ch;
+    }
+    run_round(pool, w, T);
+    for (int i = 0; i < T; i++)
+        w[i].chains = NULL;
+    /* In chain order, so that ties go the same way on any number of threads. */
+    uint64_t evals = 0;
+    for (int k = 0; k < CHAINS; k++) {
+        nm_found *f = &ch.f[k];
+        evals += ch.evals[k];
+        f->index = res->proposed + (uint64_t)k; /* after every searched candidate */
+        if (compare_scores(mg->o, f->score, 0, res->best.score, 0) < 0) {
+            res->best = *f;
+            top_add(mg, f);
+        }
+        if (!pareto_dominated(res, f))
+            pareto_add(mg, f);
+    }
     res->refined = evals;
-    nm_free(cand);
+    nm_free(ch.f);
 }
 
 /* optimal: seconds spent bounding the unsearched points after a stop. */
@@ -1239,7 +1415,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     res->seconds = wall_now() - t0; /* with optimal's bounding after a stop */
     res->evals_per_second = res->seconds > 0 ? (double)res->evaluated / res->seconds / T : 0;
     if (o->refine && !enumerates) {
-        refine(&mg, mc, o->time_limit > 0 ? t0 + o->time_limit : INFINITY);
+        refine(&mg, &pool, w, T, o->time_limit > 0 ? t0 + o->time_limit : INFINITY);
         res->seconds = wall_now() - t0;
     }
     if (res->found) {

@@ -29,16 +29,24 @@
  * second more (the roofline covers the rest): lower_bound is always a
  * proven bound, and the best is never worse than the warm start's.
  *
- * After a random strategy (refine, on by default), a hill climb from the
- * ten best mappings found: each step tries, in a fixed order, every
- * neighbour -- a prime factor of a loop moved to another level, temporal or
- * spatial; at a fan-out, a spatial factor of one dimension exchanged for a
- * temporal factor of another (any divisors, from and to any levels), which
- * refills an array that one-prime moves would first leave idle; two loops
- * of a level swapped; a free keep/bypass choice flipped -- that meets the
- * constraints, and keeps the best strictly better one, until none is.  It
- * runs on one thread after the search, so the result still does not depend
- * on the number of threads.
+ * After a random strategy (refine, on by default), an iterated local
+ * search.  Its hill climb tries, in a fixed order, every neighbour of a
+ * mapping -- a prime factor of a loop moved to another level, temporal or
+ * spatial; at a fan-out, a spatial factor exchanged for a temporal factor
+ * of another dimension, or of the same one when they are coprime (any
+ * divisors, from and to any levels), which refills an array that one-prime
+ * moves would first leave idle (8 to 12 across 14 PEs: 2 out, 3 in); two
+ * loops of a level swapped; a free keep/bypass choice flipped -- that meets
+ * the constraints, and keeps the best strictly better one, until none is.
+ * Eight chains start from the eight best mappings found; each climbs, then
+ * over and over kicks its mapping (2 random moves: prime moves, a
+ * dimension's factors drawn afresh, a level's loops reordered, bypass
+ * flips; one more move each time a kick leads nowhere better, up to 8) and
+ * climbs again, keeping the result when it is no worse, until the chains
+ * have spent as many evaluations as the search found valid mappings (at
+ * least 400,000).  Each chain has its own random stream of the seed and the
+ * chains run on the worker threads; their results are merged in chain
+ * order, so the result still does not depend on the number of threads.
  */
 #ifndef NESTMAP_SEARCH_H
 #define NESTMAP_SEARCH_H
@@ -93,9 +101,9 @@ typedef struct nm_search_opts {
                            * victory and timeout count (1..NM_MAX_LANES; default 128) */
     uint64_t max_perms;   /* hybrid: orders tried per factorization */
     int topk;             /* how many of the best to keep */
-    int refine;           /* random strategies: hill-climb from the best few found
-                           * afterwards (default on; `mapper: refine: false` or
-                           * --no-refine for Timeloop's strategies as they are) */
+    int refine;           /* random strategies: iterated local search from the best
+                           * found afterwards (default on; `mapper: refine: false`
+                           * or --no-refine for Timeloop's strategies as they are) */
     int imperfect;        /* nm_network_map: search residual factors too
                            * (nm_mapspace_enable_imperfect on each layer's space) */
     volatile sig_atomic_t *stop; /* set (e.g. by SIGINT) to end the search; may be NULL */
@@ -137,7 +145,7 @@ typedef struct nm_search_result {
     nm_found *top;    /* by the objective, best first; owned */
     int ntop;
     uint64_t proposed, evaluated, valid, pruned;
-    uint64_t refined;        /* neighbours the hill climb tried (o->refine; not in proposed) */
+    uint64_t refined;        /* mappings the local search tried (o->refine; not in proposed) */
     uint64_t invalid[NM_REJECT_KINDS]; /* by nm_invalid_kind, plus NM_REJECT_CONSTRAINT */
     uint64_t invalid_at[NM_REJECT_KINDS][NM_MAX_LEVELS + 1]; /* ... by level (last: none) */
     double seconds;

@@ -164,8 +164,8 @@ struct nm_search_opts;
     "  --top K           keep the K best\n" \
     "  --imperfect       search residual factors too: tiles that do not divide the\n" \
     "                    bound (as mapspace: {template: ruby})\n" \
-    "  --no-refine       random strategies as Timeloop runs them: no hill climbing\n" \
-    "                    from the best few found afterwards\n"
+    "  --no-refine       random strategies as Timeloop runs them: no local search\n" \
+    "                    (hill climbing and kicks) from the best found afterwards\n"
 int nm_cli_search_take(int *argc, char **argv, nm_cli_search *s);
 int nm_cli_search_apply(const nm_cli_search *s, const nm_cli_opts *co, const char *cmd,
                         struct nm_search_opts *o);
