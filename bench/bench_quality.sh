@@ -1,0 +1,101 @@
+#!/bin/sh
+# bench_quality.sh — how good the default search is on the designs of arch/:
+# every design x a layer set spanning CNNs and transformers.  For each cell
+# it runs the default search (the design's own `mapper:` settings, THREADS
+# threads, seed 0, EDP as the metric: every design but teaching/pe_array
+# names it) and prints its EDP, cycles over the roofline bound,
+# utilization and wall time; then SEEDS searches with FACTOR times the
+# budget (FACTOR x as many candidates as the default search proposed, no
+# victory or timeout rule, seeds 1..SEEDS) and prints the best EDP any of
+# them found, and the default's EDP over it.  Asserts nothing.
+#
+# usage: bench/bench_quality.sh [NESTMAP] [SRCDIR]
+#   THREADS=N (default 2)  SEEDS=N (default 5; 0 runs the default search only)
+#   FACTOR=N (default 20)
+#   DESIGNS="eyeriss/eyeriss gpu/h100"  (default: every arch/*/*.yaml)
+#   LAYERS="r50_conv1 bert_qkv"         (default: the whole set below)
+#   CSV=FILE  also write the rows as CSV
+set -u
+nestmap=${1:-./nestmap}
+src=${2:-.}
+threads=${THREADS:-2}
+seeds=${SEEDS:-5}
+factor=${FACTOR:-20}
+csv=${CSV:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The layer set: name and problem.  ResNet-50 (workloads/networks/resnet50.yaml):
+# conv1, and per stage its 3x3 conv and its first bottleneck 1x1 reduction;
+# MobileNet-v1's dw4/pw4 (mobilenet_v1.yaml); BERT-base at sequence 512: the
+# Q/K/V projection and the FFN's up projection (bert_base_seq512.yaml);
+# LLaMA-7B's FFN gate/up projection over a 2048-token prefill and for one
+# decode token (llama7b_prefill.yaml, llama7b_decode.yaml).
+cat >"$tmp/layers" <<'EOF'
+r50_conv1       {conv2d: {C: 3, M: 64, P: 112, Q: 112, R: 7, S: 7, stride: 2}}
+r50_conv2_3x3   {conv2d: {C: 64, M: 64, P: 56, Q: 56, R: 3, S: 3}}
+r50_conv2_1x1   {conv2d: {C: 256, M: 64, P: 56, Q: 56}}
+r50_conv3_3x3   {conv2d: {C: 128, M: 128, P: 28, Q: 28, R: 3, S: 3}}
+r50_conv3_1x1   {conv2d: {C: 512, M: 128, P: 28, Q: 28}}
+r50_conv4_3x3   {conv2d: {C: 256, M: 256, P: 14, Q: 14, R: 3, S: 3}}
+r50_conv4_1x1   {conv2d: {C: 1024, M: 256, P: 14, Q: 14}}
+r50_conv5_3x3   {conv2d: {C: 512, M: 512, P: 7, Q: 7, R: 3, S: 3}}
+r50_conv5_1x1   {conv2d: {C: 2048, M: 512, P: 7, Q: 7}}
+mbv1_dw4        {depthwise: {C: 128, P: 56, Q: 56, R: 3, S: 3}}
+mbv1_pw4        {conv2d: {C: 128, M: 128, P: 56, Q: 56}}
+bert_qkv        {conv2d: {C: 768, M: 768, P: 512}}
+bert_ffn_up     {conv2d: {C: 768, M: 3072, P: 512}}
+llama7b_ffn     {conv2d: {C: 4096, M: 11008, P: 2048}}
+llama7b_gemv    {conv2d: {C: 4096, M: 11008, P: 1}}
+EOF
+while read -r name problem; do
+    printf 'problem: %s\n' "$problem" >"$tmp/$name.yaml"
+done <"$tmp/layers"
+
+designs=${DESIGNS:-$(cd "$src/arch" && ls */*.yaml | sed 's/\.yaml$//')}
+layers=${LAYERS:-$(awk '{print $1}' "$tmp/layers")}
+
+# One search's figures from its JSON: EDP, cycles/bound, utilization %,
+# wall seconds, candidates proposed.
+figures() {
+    python3 -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+except ValueError:
+    print("- - - - 0"); sys.exit(0)
+m, s, b = d["summary"], d["search"], d.get("bound", {})
+print("%.6g %.3f %.1f %.2f %d" % (m["edp_j_cycles"], b.get("cycles_over_bound", float("nan")),
+      m["utilization_pct"], s["wall_seconds"], s["proposed"]))'
+}
+
+search() { # design layer [options...]
+    d=$1 l=$2
+    shift 2
+    "$nestmap" map -q --json --threads "$threads" --metric edp "$@" "$src/arch/$d.yaml" "$tmp/$l.yaml" \
+        2>/dev/null | figures
+}
+
+echo "default search vs $seeds seeds of a ${factor}x budget, $threads threads"
+printf '%-26s %-14s %11s %8s %6s %7s %11s %8s\n' design layer "EDP (J*cyc)" cyc/bnd \
+    util% "time s" "best ${factor}x" "default/best"
+[ -n "$csv" ] && echo "design,layer,edp,cycles_over_bound,utilization_pct,seconds,best_edp,ratio" >"$csv"
+for d in $designs; do
+    for l in $layers; do
+        set -- $(search "$d" "$l")
+        edp=$1 cb=$2 util=$3 secs=$4 proposed=$5
+        best=-
+        s=1
+        while [ "$s" -le "$seeds" ] && [ "$edp" != - ]; do
+            e=$(search "$d" "$l" --seed "$s" --max-evals $((proposed * factor)) --victory 0 \
+                --timeout 0 | awk '{print $1}')
+            best=$(awk -v a="$best" -v b="$e" 'BEGIN { print (a == "-" || (b != "-" && b + 0 < a + 0)) ? b : a }')
+            s=$((s + 1))
+        done
+        ratio=$(awk -v a="$edp" -v b="$best" 'BEGIN { if (a == "-" || b == "-") print "-";
+                                                      else printf "%.3f", a / b }')
+        printf '%-26s %-14s %11s %8s %6s %7s %11s %8s\n' "$d" "$l" "$edp" "$cb" "$util" "$secs" \
+            "$best" "$ratio"
+        [ -n "$csv" ] && echo "$d,$l,$edp,$cb,$util,$secs,$best,$ratio" >>"$csv"
+    done
+done
