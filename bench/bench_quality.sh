@@ -26,7 +26,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # The layer set: name and problem.  ResNet-50 (workloads/networks/resnet50.yaml):
-# conv1, and per stage its 3x3 conv and its first bottleneck 1x1 reduction;
+# conv1, and per stage its 3x3 conv and the 1x1 reduction of its repeated
+# bottlenecks (conv2_xa .. conv5_xa);
 # MobileNet-v1's dw4/pw4 (mobilenet_v1.yaml); BERT-base at sequence 512: the
 # Q/K/V projection and the FFN's up projection (bert_base_seq512.yaml);
 # LLaMA-7B's FFN gate/up projection over a 2048-token prefill and for one
