@@ -267,8 +267,7 @@ static nm_status apply_source(nm_mapspace *ms, const nm_ynode *src, nm_error *er
 
 /* ---- building the space ---- */
 
-/* Prime factorization of n: the number of distinct primes. */
-static int prime_factors(int64_t n, int64_t *prime, int *exp)
+int nm_prime_factors(int64_t n, int64_t *prime, int *exp)
 {
     int np = 0;
     for (int64_t p = 2; p * p <= n; p++) {
@@ -297,7 +296,7 @@ static int prime_factors(int64_t n, int64_t *prime, int *exp)
 
 static void factorize(int64_t n, nm_dim_space *ds)
 {
-    ds->nprimes = prime_factors(n, ds->prime, ds->exp);
+    ds->nprimes = nm_prime_factors(n, ds->prime, ds->exp);
 }
 
 /* Factorizations of n over m free slots (0 when past 2^64 or when n has
@@ -306,7 +305,7 @@ static uint64_t ways(int64_t n, int m)
 {
     int64_t prime[NM_MAX_PRIMES];
     int exp[NM_MAX_PRIMES];
-    int np = prime_factors(n, prime, exp);
+    int np = nm_prime_factors(n, prime, exp);
     if (np > NM_MAX_PRIMES || m < 1)
         return 0;
     uint64_t count = 1;
@@ -466,7 +465,7 @@ int nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f, i
         fixed *= f[s];
     int64_t prime[NM_MAX_PRIMES];
     int exp[NM_MAX_PRIMES];
-    int np = prime_factors((bound + pad) / fixed, prime, exp);
+    int np = nm_prime_factors((bound + pad) / fixed, prime, exp);
     spread(prime, exp, np, ds->free, ds->nfree, k, f);
     /* ... read as residuals: the last instance of each loop runs the digit of
      * bound-1 in the mixed radix of the factors (innermost first), plus one. */

@@ -720,11 +720,8 @@ static void fill_keys(nm_nest_ws *ws, int inner, int master)
         }                                                                      \
     } while (0)
 
-/* The distinct key differences between grid neighbours: a delta can come
- * over a link only if the shift between it and the previous one is among
- * them.  Computed once per fan-out and data space, from each sibling's
- * right and lower neighbour (the left and upper ones give the negated
- * differences), deduplicated in a small hash set. */
+/* Adds key difference d to the fan-out's list unless the hash set `set`
+ * (indices into the list) holds it already; counts past MAX_DIFFS. */
 static void diff_add(seq *sq, int nr, const int64_t *d, int16_t *set)
 {
     uint64_t h = 0;
@@ -742,6 +739,20 @@ static void diff_add(seq *sq, int nr, const int64_t *d, int16_t *set)
     sq->ndiffs++;
 }
 
+/* The key difference of a move that changes the digits of the nl spatial
+ * loops by chg[], and its negation (the move back), added to the list. */
+static void chain_diffs(nm_nest_ws *ws, int nl, const int64_t *chg, int16_t *set)
+{
+    int64_t d[R] = {0}, neg[R];
+    for (int j = 0; j < nl; j++)
+        for (int r = 0; r < ws->nr; r++)
+            d[r] += chg[j] * ws->sq->tv_run[j][r];
+    for (int r = 0; r < ws->nr; r++)
+        neg[r] = -d[r];
+    diff_add(ws->sq, ws->nr, d, set);
+    diff_add(ws->sq, ws->nr, neg, set);
+}
+
 /* The carry chains of adding h (digits hd[], mixed radix n[] of the nl
  * spatial loops, innermost first) to a sibling, from digit j on with carry
  * cin and digit changes chg[] so far: each chain that some sibling can
@@ -754,16 +765,8 @@ static void carry_chains(nm_nest_ws *ws, int nl, const int64_t *n, const int64_t
     if (ws->sq->ndiffs > MAX_DIFFS)
         return;
     if (j == nl) {
-        if (cin) /* past the last sibling */
-            return;
-        int64_t d[R] = {0}, neg[R];
-        for (int i = 0; i < nl; i++)
-            for (int r = 0; r < ws->nr; r++)
-                d[r] += chg[i] * ws->sq->tv_run[i][r];
-        for (int r = 0; r < ws->nr; r++)
-            neg[r] = -d[r];
-        diff_add(ws->sq, ws->nr, d, set);
-        diff_add(ws->sq, ws->nr, neg, set);
+        if (!cin) /* a carry out would pass the last sibling */
+            chain_diffs(ws, nl, chg, set);
         return;
     }
     int64_t add = hd[j] + cin;
@@ -777,6 +780,11 @@ static void carry_chains(nm_nest_ws *ws, int nl, const int64_t *n, const int64_t
     }
 }
 
+/* The distinct key differences between grid neighbours: a delta can come
+ * over a link only if the shift between it and the previous one is among
+ * them.  Computed once per fan-out and data space from the carry chains of
+ * moving to the next sibling and to the one a row on (and back), not by
+ * visiting the siblings. */
 static void neighbour_diffs(nm_nest_ws *ws, int inner, int master)
 {
     int nr = ws->nr, nl = master - inner + 1;
@@ -819,14 +827,7 @@ static void neighbour_diffs(nm_nest_ws *ws, int inner, int master)
         for (int j = 0; j < c; j++)
             chg[j] = 1 - n[j];
         chg[c] = 1;
-        int64_t d[R] = {0}, neg[R];
-        for (int j = 0; j <= c; j++)
-            for (int r = 0; r < nr; r++)
-                d[r] += chg[j] * sq->tv_run[j][r];
-        for (int r = 0; r < nr; r++)
-            neg[r] = -d[r];
-        diff_add(sq, nr, d, set);
-        diff_add(sq, nr, neg, set);
+        chain_diffs(ws, nl, chg, set);
     }
     /* The sibling a row on: every carry chain of adding H. */
     if (ws->vsize > 1 && H < F) {

@@ -853,19 +853,11 @@ static int divisors(int64_t n, int64_t *out, int cap)
     return k;
 }
 
-/* The distinct primes of n, ascending. */
-static int primes(int64_t n, int64_t *out)
+/* The factor of dimension d in slot a of m: the temporal loop of level a
+ * (a < S), or the spatial loop of level a - S. */
+static int64_t *factor_at(nm_mapping *m, int S, int a, int d)
 {
-    int k = 0;
-    for (int64_t p = 2; p * p <= n; p++)
-        if (n % p == 0) {
-            out[k++] = p;
-            while (n % p == 0)
-                n /= p;
-        }
-    if (n > 1)
-        out[k++] = n;
-    return k;
+    return a < S ? &m->level[a].tfactor[d] : &m->level[a - S].sfactor[d];
 }
 
 static int coprime(int64_t a, int64_t b)
@@ -892,19 +884,17 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
     /* a prime factor of a loop to another level, temporal or spatial */
     for (int d = 0; d < wl->ndims; d++)
         for (int a = 0; a < 2 * S; a++) {
-            int64_t fa = a < S ? base.level[a].tfactor[d] : base.level[a - S].sfactor[d];
-            int64_t pr[64];
-            int np = primes(fa, pr);
+            int64_t pr[NM_MAX_PRIMES];
+            int ex[NM_MAX_PRIMES];
+            int np = nm_prime_factors(*factor_at(&base, S, a, d), pr, ex);
             for (int ip = 0; ip < np; ip++) {
                 int64_t p = pr[ip];
                 for (int b = 0; b < 2 * S; b++) {
                     if (b == a || (b >= S && ms->level[b - S].fanout <= 1))
                         continue;
                     n = base;
-                    int64_t *src = a < S ? &n.level[a].tfactor[d] : &n.level[a - S].sfactor[d];
-                    int64_t *dst = b < S ? &n.level[b].tfactor[d] : &n.level[b - S].sfactor[d];
-                    *src /= p;
-                    *dst *= p;
+                    *factor_at(&n, S, a, d) /= p;
+                    *factor_at(&n, S, b, d) *= p;
                     TRY();
                 }
             }
@@ -988,29 +978,27 @@ static int kick(struct ctx *c, const nm_found *from, nm_found *to, int moves, nm
             uint32_t kind = nm_pcg32_bounded(rng, 8);
             int d = (int)nm_pcg32_bounded(rng, (uint32_t)wl->ndims);
             if (kind < 3) { /* a prime factor moved */
-                int64_t *slot[2 * NM_MAX_LEVELS];
-                int ns = 0, nfrom = 0, from_at[2 * NM_MAX_LEVELS];
-                for (int l = 0; l < S; l++) {
-                    slot[ns] = &n.level[l].tfactor[d];
-                    if (*slot[ns] > 1)
-                        from_at[nfrom++] = ns;
-                    ns++;
-                    if (ms->level[l].fanout > 1) {
-                        slot[ns] = &n.level[l].sfactor[d];
-                        if (*slot[ns] > 1)
+                /* the slots, level by level (temporal, then spatial at a fan-out) */
+                int slot[2 * NM_MAX_LEVELS], ns = 0, nfrom = 0, from_at[2 * NM_MAX_LEVELS];
+                for (int l = 0; l < S; l++)
+                    for (int a = l; a < 2 * S; a += S) {
+                        if (a >= S && ms->level[l].fanout <= 1)
+                            continue;
+                        if (*factor_at(&n, S, a, d) > 1)
                             from_at[nfrom++] = ns;
-                        ns++;
+                        slot[ns++] = a;
                     }
-                }
                 if (!nfrom || ns < 2)
                     continue;
                 int a = from_at[nm_pcg32_bounded(rng, (uint32_t)nfrom)];
                 int b = (int)nm_pcg32_bounded(rng, (uint32_t)ns - 1u);
                 b += b >= a;
-                int64_t pr[64];
-                int64_t p = pr[nm_pcg32_bounded(rng, (uint32_t)primes(*slot[a], pr))];
-                *slot[a] /= p;
-                *slot[b] *= p;
+                int64_t pr[NM_MAX_PRIMES];
+                int ex[NM_MAX_PRIMES];
+                int np = nm_prime_factors(*factor_at(&n, S, slot[a], d), pr, ex);
+                int64_t p = pr[nm_pcg32_bounded(rng, (uint32_t)np)];
+                *factor_at(&n, S, slot[a], d) /= p;
+                *factor_at(&n, S, slot[b], d) *= p;
             } else if (kind == 3) { /* one dimension's factors drawn afresh */
                 const nm_dim_space *ds = &ms->dim[d];
                 int64_t f[NM_MAX_SLOTS];

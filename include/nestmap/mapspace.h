@@ -94,6 +94,11 @@ typedef struct nm_point {
     uint64_t bypass;               /* bit i: free pair i is kept */
 } nm_point;
 
+/* Prime factorization of n > 0: its distinct primes, ascending, in prime[]
+ * and their exponents in exp[] (at most NM_MAX_PRIMES: more than any int64
+ * has); returns how many. */
+int nm_prime_factors(int64_t n, int64_t *prime, int *exp);
+
 /* Builds the mapspace of wl on arch under the constraints in `constraints`
  * (a list, or a mapping with `targets:`; NULL for none), merged with
  * `more` (a second source, or NULL). */
