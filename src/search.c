@@ -25,6 +25,7 @@
 
 #define CHUNK 2048           /* candidates per work item */
 #define RANDOM_BLOCK 256     /* candidates per outer point for random strategies */
+#define CHAINS 16            /* chains of the local search (see refine) */
 
 /* ---- options ---- */
 
@@ -221,6 +222,7 @@ typedef struct rec {
     uint8_t status; /* 0 valid, 1 invalid, 2 pruned */
     uint8_t kind;   /* for invalid: nm_invalid_kind or NM_REJECT_CONSTRAINT */
     int8_t level;   /* for invalid: the level at fault, or -1 */
+    uint64_t shape; /* for valid: shape_of() its mapping */
 } rec;
 
 struct nm_strategy {
@@ -518,6 +520,23 @@ struct pool {
     int quit;
 };
 
+/* A mapping's shape, for choosing refinement starts that differ: a hash of
+ * what each level keeps and which dimensions it spreads over its fan-out.
+ * Mappings of one shape are a few moves apart; mappings of different shapes
+ * lie in different valleys of the cost (keep the inputs in the L2 and split
+ * the channels across the PEs, or bypass the L2 and split the rows). */
+static uint64_t shape_of(const nm_mapping *m, int nlevels, int ndims)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (int l = 0; l < nlevels; l++) {
+        uint64_t spread = 0;
+        for (int d = 0; d < ndims; d++)
+            spread |= (uint64_t)(m->level[l].sfactor[d] > 1) << d;
+        h = (h ^ (m->level[l].keep | spread << 32)) * UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
 static void evaluate(worker *w, const item *it)
 {
     nm_mapping m;
@@ -545,6 +564,7 @@ static void evaluate(worker *w, const item *it)
             r->energy = w->c.stats.energy;
             r->cycles = w->c.stats.cycles;
             r->lla = w->c.stats.last_level_accesses;
+            r->shape = shape_of(&m, w->c.ms->arch->nlevels, w->c.ms->wl->ndims);
         }
     }
 }
@@ -647,6 +667,10 @@ struct merge {
     uint64_t sweep;            /* candidate k of a point counts toward victory iff
                                 * k % sweep == 0 (the others change only bypass) */
     uint64_t stop_o;           /* outer point where a merge stopped (UINT64_MAX: none) */
+    /* Where the refinement's chains start, whatever --top says: */
+    nm_found *lead;  /* CHAINS: the best mappings */
+    nm_found *shape; /* CHAINS: the best mapping of each of the best shapes */
+    int nlead, nshape;
 };
 
 /* Ends lane l; the search ends with the last lane. */
@@ -678,6 +702,7 @@ static void fill_found(struct merge *mg, const rec *r, uint64_t index, nm_found 
     f->cycles = r->cycles;
     f->lla = r->lla;
     f->index = index;
+    f->shape = r->shape;
     set_scores(mg->o, f);
 }
 
@@ -713,22 +738,63 @@ static void pareto_add(struct merge *mg, const nm_found *f)
         res->pareto[res->npareto++] = *f;
 }
 
+/* Where f would enter a list of n found mappings ranked by o, at most cap:
+ * cap when it would not. */
+static int rank_of(const nm_search_opts *o, const nm_found *list, int n, const nm_found *f)
+{
+    int pos = n;
+    while (pos > 0 && nm_search_compare(o, f, &list[pos - 1]) < 0)
+        pos--;
+    return pos;
+}
+
+/* Enters f into a ranked list of *n, at most cap (the last drops out). */
+static void rank_add(const nm_search_opts *o, nm_found *list, int *n, int cap, const nm_found *f)
+{
+    int pos = rank_of(o, list, *n, f);
+    if (pos >= cap)
+        return;
+    if (*n < cap)
+        ++*n;
+    memmove(&list[pos + 1], &list[pos], (size_t)(*n - 1 - pos) * sizeof *list);
+    list[pos] = *f;
+}
+
 static void top_add(struct merge *mg, const nm_found *f)
 {
-    nm_search_result *res = mg->res;
-    int k = mg->o->topk;
-    if (k <= 0)
-        return;
-    int pos = res->ntop;
-    while (pos > 0 && nm_search_compare(mg->o, f, &res->top[pos - 1]) < 0)
-        pos--;
-    if (pos >= k)
-        return;
-    int n = res->ntop < k ? res->ntop + 1 : k;
-    for (int i = n - 1; i > pos; i--)
-        res->top[i] = res->top[i - 1];
-    res->top[pos] = *f;
-    res->ntop = n;
+    if (mg->o->topk > 0)
+        rank_add(mg->o, mg->res->top, &mg->res->ntop, mg->o->topk, f);
+}
+
+/* The member of the shape list of f's shape, or -1. */
+static int shape_slot(const struct merge *mg, const nm_found *f)
+{
+    for (int i = 0; i < mg->nshape; i++)
+        if (mg->shape[i].shape == f->shape)
+            return i;
+    return -1;
+}
+
+/* Whether f (scored, not yet regenerated) would enter the start lists. */
+static int start_wants(const struct merge *mg, const nm_found *f)
+{
+    if (rank_of(mg->o, mg->lead, mg->nlead, f) < CHAINS)
+        return 1;
+    int i = shape_slot(mg, f);
+    return i >= 0 ? nm_search_compare(mg->o, f, &mg->shape[i]) < 0
+                  : rank_of(mg->o, mg->shape, mg->nshape, f) < CHAINS;
+}
+
+static void start_add(struct merge *mg, const nm_found *f)
+{
+    rank_add(mg->o, mg->lead, &mg->nlead, CHAINS, f);
+    int i = shape_slot(mg, f);
+    if (i >= 0) {
+        if (nm_search_compare(mg->o, f, &mg->shape[i]) >= 0)
+            return;
+        memmove(&mg->shape[i], &mg->shape[i + 1], (size_t)(--mg->nshape - i) * sizeof *mg->shape);
+    }
+    rank_add(mg->o, mg->shape, &mg->nshape, CHAINS, f);
 }
 
 static void merge_segment(struct merge *mg, const segment *sg, const rec *recs)
@@ -756,10 +822,10 @@ static void merge_segment(struct merge *mg, const segment *sg, const rec *recs)
             nm_found *f = mg->scratch; /* large: kept off the stack */
             fill_found(mg, r, index, f);
             int better = !res->found || nm_search_compare(o, f, &res->best) < 0;
-            int top = o->topk > 0 &&
-                      (res->ntop < o->topk || nm_search_compare(o, f, &res->top[res->ntop - 1]) < 0);
+            int top = o->topk > 0 && rank_of(o, res->top, res->ntop, f) < o->topk;
             int dominated = pareto_dominated(res, f);
-            if (better || top || !dominated) {
+            int start = mg->lead && start_wants(mg, f);
+            if (better || top || !dominated || start) {
                 regen(mg, sg, j, f);
                 if (better) {
                     res->best = *f;
@@ -767,6 +833,8 @@ static void merge_segment(struct merge *mg, const segment *sg, const rec *recs)
                 }
                 if (top)
                     top_add(mg, f);
+                if (start)
+                    start_add(mg, f);
                 if (!dominated)
                     pareto_add(mg, f);
             }
@@ -871,16 +939,27 @@ static int coprime(int64_t a, int64_t b)
 }
 
 /* One step from *f: every neighbour in a fixed order, the best strictly
- * better one kept (the first on a tie).  Returns 1 when *f improved. */
+ * better one kept (the first on a tie); with `first`, the first strictly
+ * better one.  Returns 1 when *f improved. */
 #define DIVISORS 128
 
-static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *evals)
+static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *evals, int first)
 {
     const nm_mapspace *ms = c->ms;
     const nm_workload *wl = ms->wl;
     int S = ms->arch->nlevels, improved = 0;
     nm_mapping base = f->map, n;
-#define TRY()                                                                          do {                                                                                   ++*evals;                                                                          if (score(c, &n, cand) && nm_search_compare(c->o, cand, f) < 0) {                      cand->index = f->index;                                                            *f = *cand;                                                                        improved = 1;                                                                  }                                                                              } while (0)
+#define TRY()                                                                          \
+    do {                                                                               \
+        ++*evals;                                                                      \
+        if (score(c, &n, cand) && nm_search_compare(c->o, cand, f) < 0) {              \
+            cand->index = f->index;                                                    \
+            *f = *cand;                                                                \
+            improved = 1;                                                              \
+            if (first)                                                                 \
+                return 1;                                                              \
+        }                                                                              \
+    } while (0)
     /* a prime factor of a loop to another level, temporal or spatial */
     for (int d = 0; d < wl->ndims; d++)
         for (int a = 0; a < 2 * S; a++) {
@@ -960,10 +1039,10 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
 }
 
 /* A random kick from *from for iterated local search: `moves` random moves
- * (a prime factor of a loop to another level or fan-out, one dimension's
- * factors drawn afresh, a level's loops in a random order, a keep/bypass
- * choice flipped), retried until the result is valid.  Returns 1 with the
- * kicked mapping scored in *to. */
+ * (a prime factor of a loop, or the whole loop, to another level or
+ * fan-out; one dimension's factors drawn afresh; a level's loops in a
+ * random order; a keep/bypass choice flipped), retried until the result is
+ * valid.  Returns 1 with the kicked mapping scored in *to. */
 #define KICK_TRIES 32
 
 static int kick(struct ctx *c, const nm_found *from, nm_found *to, int moves, nm_pcg32 *rng,
@@ -977,7 +1056,7 @@ static int kick(struct ctx *c, const nm_found *from, nm_found *to, int moves, nm
         for (int k = 0; k < moves; k++) {
             uint32_t kind = nm_pcg32_bounded(rng, 8);
             int d = (int)nm_pcg32_bounded(rng, (uint32_t)wl->ndims);
-            if (kind < 3) { /* a prime factor moved */
+            if (kind < 3) { /* a prime factor moved (kind 2: all of them) */
                 /* the slots, level by level (temporal, then spatial at a fan-out) */
                 int slot[2 * NM_MAX_LEVELS], ns = 0, nfrom = 0, from_at[2 * NM_MAX_LEVELS];
                 for (int l = 0; l < S; l++)
@@ -997,6 +1076,8 @@ static int kick(struct ctx *c, const nm_found *from, nm_found *to, int moves, nm
                 int ex[NM_MAX_PRIMES];
                 int np = nm_prime_factors(*factor_at(&n, S, slot[a], d), pr, ex);
                 int64_t p = pr[nm_pcg32_bounded(rng, (uint32_t)np)];
+                if (kind == 2) /* the whole loop */
+                    p = *factor_at(&n, S, slot[a], d);
                 *factor_at(&n, S, slot[a], d) /= p;
                 *factor_at(&n, S, slot[b], d) *= p;
             } else if (kind == 3) { /* one dimension's factors drawn afresh */
@@ -1032,18 +1113,26 @@ static int kick(struct ctx *c, const nm_found *from, nm_found *to, int moves, nm
 }
 
 /* Refinement after a random strategy (o->refine): iterated local search.
- * Each of CHAINS chains starts from one of the best mappings found (the
- * k-th best; chains past the number found start again from the best) and
- * hill climbs until no neighbour is better; then, over and over, it kicks
- * its mapping (KICK_MIN random moves, one more each time a kick leads
+ * Half the CHAINS chains start from the best mapping of each of the best
+ * shapes (shape_of: what each level keeps, which dimensions each fan-out
+ * spreads), the others from the next best mappings (chains past the number
+ * found start again from the best): mappings of one shape tend to climb to
+ * the same optimum, and the best of another shape is often the way to a
+ * better one; the runners-up of the best shapes hold on where the random
+ * search found few valid mappings and the other shapes' bests are poor.
+ * A chain hill climbs until no neighbour is better; then, over and over, it
+ * kicks its mapping (KICK_MIN random moves, one more each time a kick leads
  * nowhere better, back to KICK_MIN after an improvement or past KICK_MAX)
- * and climbs again, keeping the result when it is no worse.  A chain stops
+ * and climbs again, keeping the result when it is no worse.  After a kick,
+ * even chains climb to the best neighbour and odd chains to the first
+ * better one in the neighbourhood's order: the odd chains try about three
+ * times as many kicks for their budget, the even ones go deeper per kick,
+ * and neither alone finds every optimum the other does.  A chain stops
  * when it has spent its share of the budget (in all as many evaluations as
  * the search found valid mappings, at least CHAINS x CHAIN_MIN), or at the
  * time limit or Ctrl-C.  Each chain draws from its own stream of the seed
  * and runs on whichever thread is free, and the chains' results are merged
  * in chain order: the result does not depend on the number of threads. */
-#define CHAINS 8
 #define KICK_MIN 2
 #define KICK_MAX 8
 #define CHAIN_MIN 50000
@@ -1064,9 +1153,10 @@ static int stopped(const struct ctx *c, double deadline)
 }
 
 /* Climbs *f until no neighbour is better (or it is stopped). */
-static void climb(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *evals, double deadline)
+static void climb(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *evals, double deadline,
+                  int first)
 {
-    for (int step = 0; step < MAX_STEPS && climb_step(c, f, cand, evals); step++)
+    for (int step = 0; step < MAX_STEPS && climb_step(c, f, cand, evals, first); step++)
         if (stopped(c, deadline))
             break;
 }
@@ -1077,7 +1167,7 @@ static void run_chain(struct ctx *c, struct chains *ch, int k)
     uint64_t *evals = &ch->evals[k];
     nm_pcg32 rng;
     nm_pcg32_seed(&rng, c->o->seed ^ UINT64_C(0xD1B54A32D192ED03), (uint64_t)k);
-    climb(c, f, &cand, evals, ch->deadline);
+    climb(c, f, &cand, evals, ch->deadline, 0);
     cur = *f;
     /* Kicks grow while they lead nowhere better, and start small again
      * after an improvement (variable neighbourhood search). */
@@ -1085,7 +1175,7 @@ static void run_chain(struct ctx *c, struct chains *ch, int k)
     while (*evals < ch->budget && !stopped(c, ch->deadline)) {
         if (!kick(c, &cur, &next, moves, &rng, evals))
             break;
-        climb(c, &next, &cand, evals, ch->deadline);
+        climb(c, &next, &cand, evals, ch->deadline, k & 1);
         int cmp = compare_scores(c->o, next.score, 0, cur.score, 0);
         if (cmp <= 0)
             cur = next;
@@ -1121,8 +1211,18 @@ static void refine(struct merge *mg, struct pool *pool, worker *w, int T, double
         return;
     uint64_t budget = res->valid > CHAINS * CHAIN_MIN ? res->valid : CHAINS * CHAIN_MIN;
     ch.budget = budget / CHAINS;
-    for (int k = 0; k < CHAINS; k++)
-        ch.f[k] = k < res->ntop ? res->top[k] : res->best;
+    /* the best of each of the best CHAINS / 2 shapes, then the next best
+     * mappings */
+    int k = 0;
+    for (int i = 0; k < CHAINS / 2 && i < mg->nshape; i++)
+        ch.f[k++] = mg->shape[i];
+    for (int i = 1; k < CHAINS && i < mg->nlead; i++) {
+        int j = shape_slot(mg, &mg->lead[i]);
+        if (j < 0 || mg->shape[j].index != mg->lead[i].index) /* not a start already */
+            ch.f[k++] = mg->lead[i];
+    }
+    for (; k < CHAINS; k++)
+        ch.f[k] = res->best;
     for (int i = 0; i < T; i++) {
         w[i].it = NULL;
         w[i].cn = 0;
@@ -1133,7 +1233,7 @@ static void refine(struct merge *mg, struct pool *pool, worker *w, int T, double
         w[i].chains = NULL;
     /* In chain order, so that ties go the same way on any number of threads. */
     uint64_t evals = 0;
-    for (int k = 0; k < CHAINS; k++) {
+    for (k = 0; k < CHAINS; k++) {
         nm_found *f = &ch.f[k];
         evals += ch.evals[k];
         f->index = res->proposed + (uint64_t)k; /* after every searched candidate */
@@ -1222,6 +1322,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     int L = o->lanes < 1 ? 1 : o->lanes > NM_MAX_LANES ? NM_MAX_LANES : o->lanes;
     struct lane *lanes = nm_calloc((size_t)L, sizeof *lanes);
     nm_found *scratch = nm_calloc(1, sizeof *scratch);
+    nm_found *starts = nm_calloc(2 * CHAINS, sizeof *starts);
     res->pareto = nm_calloc(256, sizeof *res->pareto);
     res->top = nm_calloc(o->topk > 0 ? (size_t)o->topk : 1, sizeof *res->top);
     int nw = 0;
@@ -1232,7 +1333,8 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     pool.round = 0;
     pool.pending = 0;
     pool.quit = 0;
-    if (!state || !w || !items || !window || !mc || !lanes || !scratch || !res->pareto || !res->top) {
+    if (!state || !w || !items || !window || !mc || !lanes || !scratch || !starts || !res->pareto ||
+        !res->top) {
         status = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         goto done;
     }
@@ -1268,6 +1370,10 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
                        .lane = lanes, .nlanes = enumerates ? 1 : L, .scratch = scratch,
                        .victory = o->victory, .timeout = o->timeout, .sweep = 1,
                        .stop_o = UINT64_MAX};
+    if (!enumerates && o->refine) {
+        mg.lead = starts;
+        mg.shape = starts + CHAINS;
+    }
     if (!enumerates && !o->penalize_bypass)
         mg.sweep = bypass_sweep(ms);
     /* A proof needs the whole space: optimal ignores the give-up rules.
@@ -1445,6 +1551,7 @@ done:
     nm_free(mc);
     nm_free(lanes);
     nm_free(scratch);
+    nm_free(starts);
     if (status != NM_OK)
         nm_search_result_fini(res);
     return status;

@@ -38,15 +38,19 @@
  * moves would first leave idle (8 to 12 across 14 PEs: 2 out, 3 in); two
  * loops of a level swapped; a free keep/bypass choice flipped -- that meets
  * the constraints, and keeps the best strictly better one, until none is.
- * Eight chains start from the eight best mappings found; each climbs, then
- * over and over kicks its mapping (2 random moves: prime moves, a
- * dimension's factors drawn afresh, a level's loops reordered, bypass
- * flips; one more move each time a kick leads nowhere better, up to 8) and
- * climbs again, keeping the result when it is no worse, until the chains
- * have spent as many evaluations as the search found valid mappings (at
- * least 400,000).  Each chain has its own random stream of the seed and the
- * chains run on the worker threads; their results are merged in chain
- * order, so the result still does not depend on the number of threads.
+ * Sixteen chains start: eight from the best mapping of each of the eight
+ * best shapes (what each level keeps, which dimensions each fan-out
+ * spreads), the others from the next best mappings; each climbs, then over
+ * and over kicks its mapping (2 random moves: a prime factor or a whole
+ * loop moved, a dimension's factors drawn afresh, a level's loops
+ * reordered, bypass flips; one more move each time a kick leads nowhere
+ * better, up to 8) and climbs again (even chains to the best neighbour,
+ * odd chains to the first better one), keeping the result when it is no
+ * worse, until the chains have spent as many evaluations as the search
+ * found valid mappings (at least 800,000).  Each chain has its own random
+ * stream of the seed and the chains run on the worker threads; their
+ * results are merged in chain order, so the result still does not depend
+ * on the number of threads.
  */
 #ifndef NESTMAP_SEARCH_H
 #define NESTMAP_SEARCH_H
@@ -132,6 +136,7 @@ typedef struct nm_found {
     uint64_t lla;
     double score[NM_MAX_METRICS];
     uint64_t index;  /* candidate number in merge order */
+    uint64_t shape;  /* what each level keeps and spreads, hashed (search.c) */
 } nm_found;
 
 enum { NM_REJECT_CONSTRAINT = NM_INV_RESIDUAL + 1, NM_REJECT_KINDS };
