@@ -530,7 +530,7 @@ static uint64_t shape_of(const nm_mapping *m, int nlevels, int ndims)
     uint64_t h = UINT64_C(0xcbf29ce484222325);
     for (int l = 0; l < nlevels; l++) {
         uint64_t spread = 0;
-        for (int d = 0; d < ndims; d++)
+        for (int d = 0; d < ndims && d < NM_MAX_DIMS; d++)
             spread |= (uint64_t)(m->level[l].sfactor[d] > 1) << d;
         h = (h ^ (m->level[l].keep | spread << 32)) * UINT64_C(0x100000001b3);
     }
