@@ -1216,10 +1216,11 @@ static void refine(struct merge *mg, struct pool *pool, worker *w, int T, double
     int k = 0;
     for (int i = 0; k < CHAINS / 2 && i < mg->nshape; i++)
         ch.f[k++] = mg->shape[i];
+    int nshapes = k; /* mg->shape[0 .. nshapes) are starts */
     for (int i = 1; k < CHAINS && i < mg->nlead; i++) {
         int j = shape_slot(mg, &mg->lead[i]);
-        if (j < 0 || mg->shape[j].index != mg->lead[i].index) /* not a start already */
-            ch.f[k++] = mg->lead[i];
+        if (j < 0 || j >= nshapes || mg->shape[j].index != mg->lead[i].index)
+            ch.f[k++] = mg->lead[i]; /* not a start already */
     }
     for (; k < CHAINS; k++)
         ch.f[k] = res->best;
