@@ -60,6 +60,21 @@ static void unrank_composition(int e, int m, uint64_t idx, int *part)
     part[m - 1] = rem;
 }
 
+/* The rank of a composition: the inverse of unrank_composition. */
+static uint64_t rank_composition(int m, const int *part)
+{
+    uint64_t idx = 0;
+    int rem = 0;
+    for (int i = 0; i < m; i++)
+        rem += part[i];
+    for (int i = 0; i < m - 1; i++) {
+        for (int v = 0; v < part[i]; v++)
+            idx += compositions(rem - v, m - i - 1);
+        rem -= part[i];
+    }
+    return idx;
+}
+
 /* The rank-th permutation (Lehmer code) of items[0..n), written to out. */
 static void unrank_perm(const int8_t *items, int n, uint64_t rank, int8_t *out)
 {
@@ -443,6 +458,10 @@ nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_worklo
 
 /* ---- decoding ---- */
 
+/* Random greedy fills tried per fan-out by nm_mapspace_random_filled. */
+#define FILL_TRIES 8
+#define FILL_MAX 256 /* prime factors (with multiplicity) a fill may consider */
+
 int nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f, int64_t *r)
 {
     const nm_dim_space *ds = &ms->dim[d];
@@ -620,6 +639,165 @@ void nm_mapspace_random(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt)
     for (int l = 0; l < ms->arch->nlevels; l++)
         pt->split[l] = (uint8_t)nm_pcg32_bounded(rng, (uint32_t)(ms->wl->ndims + 1));
     pt->bypass = ms->nbypass ? ((uint64_t)nm_pcg32_next(rng) << 32 | nm_pcg32_next(rng)) : 0;
+}
+
+/* One fill of a fan-out: the prime copies cand[0..n) (dimension, prime
+ * index) in a random order, each put on the level's spatial loop when its
+ * axis still has room; returns the product placed and marks the copies
+ * taken in take[]. */
+/* A random order of 0 .. n-1 (Fisher-Yates). */
+static void shuffle(int16_t *a, int n, nm_pcg32 *rng)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = (int16_t)i;
+    for (int i = n - 1; i > 0; i--) {
+        int k = (int)nm_pcg32_bounded(rng, (uint32_t)i + 1);
+        int16_t t = a[i];
+        a[i] = a[k];
+        a[k] = t;
+    }
+}
+
+/* The axis of level l's fan-out that dimension d spreads along (0: X, 1:
+ * Y), with the first `split` dimensions of its spatial order along X. */
+static int axis_of(const nm_level_space *ls, int split, int d)
+{
+    for (int k = 0; k < split; k++)
+        if (ls->sorder[k] == d)
+            return 0;
+    return 1;
+}
+
+static int64_t fill_once(const nm_mapspace *ms, int l, int split, const int8_t (*cand)[2], int n,
+                         const int64_t *room0, const int64_t *hi0, nm_pcg32 *rng, int8_t *take)
+{
+    int16_t ord[FILL_MAX];
+    shuffle(ord, n, rng);
+    int64_t room[2] = {room0[0], room0[1]}, hi[NM_MAX_DIMS], placed = 1;
+    memcpy(hi, hi0, sizeof hi);
+    memset(take, 0, (size_t)n);
+    for (int i = 0; i < n; i++) {
+        int d = cand[ord[i]][0];
+        int64_t prime = ms->dim[d].prime[cand[ord[i]][1]];
+        int axis = axis_of(&ms->level[l], split, d);
+        if (prime > room[axis] || prime > hi[d])
+            continue;
+        room[axis] /= prime;
+        hi[d] /= prime;
+        placed *= prime;
+        take[ord[i]] = 1;
+    }
+    return placed;
+}
+
+void nm_mapspace_random_filled(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt)
+{
+    const nm_workload *wl = ms->wl;
+    const nm_arch *arch = ms->arch;
+    nm_mapspace_random(ms, rng, pt);
+    int nl = 0;
+    for (int l = 0; l < arch->nlevels; l++)
+        nl += ms->level[l].fanout > 1;
+    if (!nl)
+        return; /* nothing to fill: a uniform draw */
+    /* part[d][p][i]: how many copies of dimension d's prime p go to its
+     * i-th free slot; left[d][p]: copies not yet placed. */
+    int part[NM_MAX_DIMS][NM_MAX_PRIMES][NM_MAX_SLOTS];
+    int left[NM_MAX_DIMS][NM_MAX_PRIMES];
+    memset(part, 0, sizeof part);
+    for (int d = 0; d < wl->ndims; d++)
+        for (int p = 0; p < ms->dim[d].nprimes; p++)
+            left[d][p] = ms->dim[d].exp[p];
+    /* The fan-outs in a random order, so that no level always takes the
+     * primes first. */
+    int8_t fan[NM_MAX_LEVELS];
+    int16_t ord[NM_MAX_LEVELS];
+    nl = 0;
+    for (int l = 0; l < arch->nlevels; l++)
+        if (ms->level[l].fanout > 1)
+            fan[nl++] = (int8_t)l;
+    shuffle(ord, nl, rng);
+    for (int li = 0; li < nl; li++) {
+        int l = fan[ord[li]];
+        const nm_level_space *ls = &ms->level[l];
+        int s = slot_of(ms, l, 1);
+        int split = ls->split;
+        if (split < 0) {
+            /* Both axes in use: split after 1 .. ndims-1 of the spatial order. */
+            split = wl->ndims < 2 ? pt->split[l] % (wl->ndims + 1)
+                                  : 1 + (int)nm_pcg32_bounded(rng, (uint32_t)(wl->ndims - 1));
+            pt->split[l] = (uint8_t)split;
+        }
+        /* Room on each axis after the fixed spatial factors; a dimension's
+         * bound from a <= constraint; the prime copies that may go here. */
+        int64_t room[2] = {arch->level[l].fanoutX, arch->level[l].fanoutY};
+        int64_t hi[NM_MAX_DIMS];
+        int8_t cand[FILL_MAX][2], fi[NM_MAX_DIMS];
+        int n = 0;
+        for (int d = 0; d < wl->ndims; d++) {
+            const nm_dim_space *ds = &ms->dim[d];
+            int axis = axis_of(ls, split, d);
+            hi[d] = ds->hi[s] ? ds->hi[s] : INT64_MAX;
+            fi[d] = -1;
+            if (ds->fixed[s]) {
+                room[axis] /= ds->fixed[s];
+                continue;
+            }
+            for (int i = 0; i < ds->nfree; i++)
+                if (ds->free[i] == s)
+                    fi[d] = (int8_t)i;
+            if (fi[d] < 0)
+                continue;
+            for (int p = 0; p < ds->nprimes; p++)
+                for (int k = 0; k < left[d][p] && n < (int)(sizeof cand / sizeof cand[0]); k++) {
+                    cand[n][0] = (int8_t)d;
+                    cand[n++][1] = (int8_t)p;
+                }
+        }
+        /* The fullest of a few random greedy fills. */
+        int8_t take[sizeof cand / sizeof cand[0]], best[sizeof cand / sizeof cand[0]];
+        int64_t most = 0;
+        for (int t = 0; t < FILL_TRIES && n; t++) {
+            int64_t got = fill_once(ms, l, split, (const int8_t(*)[2])cand, n, room, hi, rng, take);
+            if (got > most) {
+                most = got;
+                memcpy(best, take, (size_t)n);
+            }
+        }
+        for (int i = 0; i < n && most; i++)
+            if (best[i]) {
+                int d = cand[i][0], p = cand[i][1];
+                part[d][p][fi[d]]++;
+                left[d][p]--;
+            }
+    }
+    /* The rest of each dimension over its free temporal loops, uniformly
+     * (over all its free loops if none is temporal). */
+    for (int d = 0; d < wl->ndims; d++) {
+        const nm_dim_space *ds = &ms->dim[d];
+        int8_t to[NM_MAX_SLOTS];
+        int nt = 0;
+        for (int i = 0; i < ds->nfree; i++)
+            if (!ms->slot[ds->free[i]].spatial)
+                to[nt++] = (int8_t)i;
+        if (!nt)
+            for (int i = 0; i < ds->nfree; i++)
+                to[nt++] = (int8_t)i;
+        uint64_t id = 0, radix = 1;
+        for (int p = 0; p < ds->nprimes; p++) {
+            if (nt && left[d][p]) {
+                int sub[NM_MAX_SLOTS];
+                unrank_composition(left[d][p], nt,
+                                   nm_pcg32_bounded64(rng, compositions(left[d][p], nt)), sub);
+                for (int i = 0; i < nt; i++)
+                    part[d][p][to[i]] += sub[i];
+            }
+            uint64_t c = compositions(ds->exp[p], ds->nfree);
+            id += rank_composition(ds->nfree, part[d][p]) * radix;
+            radix *= c;
+        }
+        pt->fid[d] = id;
+    }
 }
 
 uint64_t nm_mapspace_pruned_orders(const nm_mapspace *ms, const nm_mapping *m, int l,

@@ -145,6 +145,124 @@ START_TEST(imperfect_space)
 }
 END_TEST
 
+/* Loads a design of arch/ with a layer from tests/data. */
+static void load_arch(nm_spec *spec, nm_mapspace *ms, const char *design, const char *layer)
+{
+    char arch[1024], wl[1024];
+    const char *src = getenv("NESTMAP_SRCDIR");
+    snprintf(arch, sizeof arch, "%s/arch/%s", src ? src : ".", design);
+    test_data(layer, wl, sizeof wl);
+    const char *files[] = {arch, wl};
+    nm_error err;
+    ck_assert_msg(nm_spec_load(spec, files, 2, NM_NEED_ARCH | NM_NEED_PROBLEM, &err) == NM_OK,
+                  "%s:%d: %s", err.file, err.line, err.msg);
+    ck_assert_int_eq(nm_mapspace_init(ms, &spec->arch, &spec->wl, spec->constraints,
+                                      spec->constraints2, &err), NM_OK);
+}
+
+/* Product of the spatial factors of level l along axis (0: X, 1: Y). */
+static int64_t axis_product(const nm_mapping *m, int l, int ndims, int axis)
+{
+    int64_t p = 1;
+    for (int i = 0; i < ndims; i++)
+        if ((i < m->level[l].split) == !axis)
+            p *= m->level[l].sfactor[m->level[l].sorder[i]];
+    return p;
+}
+
+/* Fan-outs first (nm_mapspace_random_filled): every draw's factors multiply
+ * to the bounds (the point's IDs encode what the fill chose), each fan-out
+ * is full as far as the primes left over allow (no prime factor of a free
+ * temporal loop of a dimension free to spread there would still fit on its
+ * axis, within any <= bound), fixed factors stay fixed, and the fan-outs
+ * are on average far fuller than uniform draws leave them. */
+START_TEST(filled_draws_fill_fanouts)
+{
+    const char *designs[] = {"simple/output_stationary.yaml", "gpu/a100.yaml",
+                             "systolic/tpu_v1.yaml", "eyeriss/eyeriss.yaml"};
+    for (size_t di = 0; di < sizeof designs / sizeof *designs; di++) {
+        nm_spec spec;
+        static nm_mapspace ms;
+        load_arch(&spec, &ms, designs[di], "search/r50_conv3_3x3.yaml");
+        const nm_workload *wl = &spec.wl;
+        nm_pcg32 rng;
+        nm_pcg32_seed(&rng, 11, di);
+        double used[2] = {0, 0};
+        int nfan = 0;
+        for (int s = 0; s < ms.nslots; s++)
+            nfan += ms.slot[s].spatial;
+        for (int i = 0; i < 4000; i++) {
+            int filled = i & 1;
+            nm_point pt;
+            nm_mapping m;
+            int wd, wlv;
+            if (filled)
+                nm_mapspace_random_filled(&ms, &rng, &pt);
+            else
+                nm_mapspace_random(&ms, &rng, &pt);
+            nm_mapspace_decode(&ms, &pt, &m, &wd, &wlv);
+            for (int d = 0; d < wl->ndims; d++) {
+                int64_t f[NM_MAX_SLOTS], prod = 1;
+                ck_assert(nm_mapspace_factors(&ms, d, pt.fid[d], f, NULL));
+                for (int s = 0; s < ms.nslots; s++) {
+                    prod *= f[s];
+                    if (ms.dim[d].fixed[s])
+                        ck_assert_int_eq(f[s], ms.dim[d].fixed[s]);
+                }
+                ck_assert_int_eq(prod, wl->bound[d]);
+            }
+            for (int s = 0; s < ms.nslots; s++) {
+                int l = ms.slot[s].level;
+                if (!ms.slot[s].spatial)
+                    continue;
+                const nm_level *L = &spec.arch.level[l];
+                int64_t fan[2] = {L->fanoutX, L->fanoutY};
+                int64_t got[2] = {axis_product(&m, l, wl->ndims, 0),
+                                  axis_product(&m, l, wl->ndims, 1)};
+                int fits = got[0] <= fan[0] && got[1] <= fan[1];
+                if (fits) /* an overfull fan-out leaves the draw invalid: none used */
+                    used[filled] += (double)(got[0] * got[1]) / (double)(fan[0] * fan[1]);
+                if (!filled)
+                    continue;
+                ck_assert(fits);
+                for (int d = 0; d < wl->ndims; d++) {
+                    const nm_dim_space *ds = &ms.dim[d];
+                    int free_here = 0;
+                    for (int i2 = 0; i2 < ds->nfree; i2++)
+                        free_here |= ds->free[i2] == s;
+                    if (!free_here)
+                        continue;
+                    int axis = 1;
+                    for (int k = 0; k < m.level[l].split; k++)
+                        axis &= m.level[l].sorder[k] != d;
+                    int64_t sf = m.level[l].sfactor[d];
+                    for (int i2 = 0; i2 < ds->nfree; i2++) {
+                        const nm_slot *t = &ms.slot[ds->free[i2]];
+                        if (t->spatial)
+                            continue;
+                        int64_t tf = m.level[t->level].tfactor[d];
+                        for (int p = 0; p < ds->nprimes; p++)
+                            if (tf % ds->prime[p] == 0)
+                                ck_assert_msg(got[axis] * ds->prime[p] > fan[axis] ||
+                                                  (ds->hi[s] && sf * ds->prime[p] > ds->hi[s]),
+                                              "%s, draw %d: %s's factor %lld at level %d would "
+                                              "still fit on level %d's fan-out (%lld of %lld)",
+                                              designs[di], i, wl->dim[d],
+                                              (long long)ds->prime[p], t->level, l,
+                                              (long long)got[axis], (long long)fan[axis]);
+                    }
+                }
+            }
+        }
+        ck_assert_msg(used[1] > 1.5 * used[0], "%s: filled draws use %g of the fan-outs, "
+                      "uniform ones %g", designs[di], used[1], used[0]);
+        printf("filled_draws_fill_fanouts: %s: fan-outs in use %.3f filled, %.3f uniform\n",
+               designs[di], used[1] / 2000 / nfan, used[0] / 2000 / nfan);
+        nm_spec_fini(&spec);
+    }
+}
+END_TEST
+
 /* Each constraint form narrows the space as it says. */
 START_TEST(constraint_forms)
 {
@@ -894,6 +1012,7 @@ static Suite *suite(void)
     tcase_add_test(ts, pruning_keeps_the_optimum);
     tcase_add_test(ts, optimal_matches_exhaustive);
     tcase_add_test(ts, optimal_warm_start);
+    tcase_add_test(ts, filled_draws_fill_fanouts);
     tcase_add_test(ts, refine_climbs);
     tcase_add_test(ts, default_search_finds_optimum);
     tcase_add_test(ts, default_search_crosses_shapes);

@@ -132,6 +132,16 @@ int nm_mapspace_decode(const nm_mapspace *ms, const nm_point *pt, nm_mapping *m,
  * perfect point or, as often, a uniform point of the whole space). */
 void nm_mapspace_random(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt);
 
+/* Draws a point whose factors fill the fan-outs first: each fan-out, in a
+ * random order, takes on its spatial loop the fullest of a few random
+ * greedy picks of the prime factors left (each axis of a 2-D fan-out, with
+ * a free split after 1 .. ndims-1 dimensions, from the dimensions along
+ * it); the primes left are spread uniformly over each dimension's free
+ * temporal loops.  Orders and bypass are drawn as by nm_mapspace_random.
+ * Perfect factors only; the point may still break a capacity or a
+ * constraint that decoding checks. */
+void nm_mapspace_random_filled(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt);
+
 /* Draws a uniform random order for each level (the other components kept). */
 void nm_mapspace_random_perm(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt);
 
