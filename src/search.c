@@ -40,6 +40,7 @@ void nm_search_opts_init(nm_search_opts *o)
     o->topk = 10;
     o->lanes = 128;
     o->refine = 1;
+    o->fill = 1;
 }
 
 static const char *const metric_names[] = {"energy", "delay", "edp", "ed2p",
@@ -161,8 +162,11 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
         (st = nm_yget_bool(x, "penalize_consecutive_bypass_fails", &o->penalize_bypass, err)) !=
             NM_OK)
         return st;
-    if ((x = nm_ymap_get(mapper, "refine")) && (st = nm_yget_bool(x, "refine", &o->refine, err)) != NM_OK)
-        return st;
+    if ((x = nm_ymap_get(mapper, "refine"))) {
+        if ((st = nm_yget_bool(x, "refine", &o->refine, err)) != NM_OK)
+            return st;
+        o->fill = o->refine; /* off: Timeloop's strategies as they are */
+    }
     if (o->max_perms == 0)
         o->max_perms = 1;
     if ((x = nm_ymap_get(mapper, "time_limit")) &&
@@ -246,9 +250,11 @@ struct ctx {
     nm_model mdl;
     nm_stats stats;
     double incumbent; /* best first-metric value so far (optimal) */
-    uint64_t made_o;  /* exhaustive / optimal: the outer point decoded in made */
+    uint64_t made_o;  /* the outer point last made: exhaustive / optimal decode it in
+                       * made, hybrid draws it in drawn */
     int made_ok;
     nm_mapping made;
+    nm_point drawn;
 };
 
 /* Like Timeloop's random and hybrid searches, the random strategies try
@@ -267,8 +273,18 @@ static uint64_t bypass_sweep(const nm_mapspace *ms)
 struct rnd {
     const nm_mapspace *ms;
     uint64_t seed, sweep;
-    int pruned;
+    int pruned, fill;
 };
+
+/* Draw k of a random strategy: uniform, or with the search's own candidate
+ * generation (o->fill) every other draw fills the fan-outs first. */
+static void draw(const nm_mapspace *ms, int fill, uint64_t k, nm_pcg32 *rng, nm_point *pt)
+{
+    if (fill && (k & 1u))
+        nm_mapspace_random_filled(ms, rng, pt);
+    else
+        nm_mapspace_random(ms, rng, pt);
+}
 
 static nm_status rnd_init(void *state, const nm_mapspace *ms, const nm_search_opts *o,
                           nm_error *err)
@@ -279,6 +295,7 @@ static nm_status rnd_init(void *state, const nm_mapspace *ms, const nm_search_op
     r->seed = o->seed;
     r->sweep = bypass_sweep(ms);
     r->pruned = !strcmp(o->algorithm, "random_pruned");
+    r->fill = o->fill;
     return NM_OK;
 }
 
@@ -302,7 +319,7 @@ static int rnd_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mappi
     nm_pcg32 rng;
     nm_pcg32_seed(&rng, r->seed, o * RANDOM_BLOCK + j / r->sweep);
     nm_point pt;
-    nm_mapspace_random(r->ms, &rng, &pt);
+    draw(r->ms, r->fill, o * RANDOM_BLOCK + j / r->sweep, &rng, &pt);
     if (r->sweep > 1)
         pt.bypass = j % r->sweep;
     int wd, wl;
@@ -317,6 +334,7 @@ static int rnd_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mappi
 struct hyb {
     const nm_mapspace *ms;
     uint64_t seed, perms, sweep;
+    int fill;
 };
 
 static nm_status hyb_init(void *state, const nm_mapspace *ms, const nm_search_opts *o,
@@ -328,6 +346,7 @@ static nm_status hyb_init(void *state, const nm_mapspace *ms, const nm_search_op
     h->seed = o->seed;
     h->perms = o->max_perms;
     h->sweep = bypass_sweep(ms);
+    h->fill = o->fill;
     return NM_OK;
 }
 
@@ -340,12 +359,14 @@ static uint64_t hyb_count(void *state, struct ctx *c, uint64_t o, rec *single)
 
 static int hyb_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mapping *m)
 {
-    (void)c;
     struct hyb *h = state;
-    nm_pcg32 rng;
-    nm_pcg32_seed(&rng, h->seed, o);
-    nm_point pt;
-    nm_mapspace_random(h->ms, &rng, &pt);
+    if (c->made_o != o) { /* a point's orders come in runs: draw it once */
+        nm_pcg32 rng;
+        nm_pcg32_seed(&rng, h->seed, o);
+        draw(h->ms, h->fill, o, &rng, &c->drawn);
+        c->made_o = o;
+    }
+    nm_point pt = c->drawn;
     /* Orders from a stream of their own, so candidate j needs no replay. */
     nm_pcg32 prng;
     nm_pcg32_seed(&prng, h->seed ^ UINT64_C(0x9E3779B97F4A7C15), o * h->perms + j / h->sweep);
@@ -1129,8 +1150,9 @@ static int kick(struct ctx *c, const nm_found *from, nm_found *to, int moves, nm
  * times as many kicks for their budget, the even ones go deeper per kick,
  * and neither alone finds every optimum the other does.  A chain stops
  * when it has spent its share of the budget (in all as many evaluations as
- * the search found valid mappings, at least CHAINS x CHAIN_MIN), or at the
- * time limit or Ctrl-C.  Each chain draws from its own stream of the seed
+ * the search found valid mappings, at least CHAINS x CHAIN_MIN), when
+ * KICK_TRIES kicks in a row give no valid mapping, or at the time limit or
+ * Ctrl-C.  Each chain draws from its own stream of the seed
  * and runs on whichever thread is free, and the chains' results are merged
  * in chain order: the result does not depend on the number of threads. */
 #define KICK_MIN 2

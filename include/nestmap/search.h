@@ -29,6 +29,13 @@
  * second more (the roofline covers the rest): lower_bound is always a
  * proven bound, and the best is never worse than the warm start's.
  *
+ * With refine on (the default), a random strategy draws every other point
+ * fan-outs first (nm_mapspace_random_filled: each fan-out takes as large a
+ * share of the remaining prime factors as fits it, the rest spread
+ * uniformly over the temporal loops), so that full arrays are sampled as
+ * often as the uniform draws sample idle ones; with refine off the
+ * strategies draw as Timeloop's do.
+ *
  * After a random strategy (refine, on by default), an iterated local
  * search.  Its hill climb tries, in a fixed order, every neighbour of a
  * mapping -- a prime factor of a loop moved to another level, temporal or
@@ -47,7 +54,8 @@
  * better, up to 8) and climbs again (even chains to the best neighbour,
  * odd chains to the first better one), keeping the result when it is no
  * worse, until the chains have spent as many evaluations as the search
- * found valid mappings (at least 800,000).  Each chain has its own random
+ * found valid mappings (at least 800,000; a chain also ends when none of
+ * 32 kicks in a row meets the constraints).  Each chain has its own random
  * stream of the seed and the chains run on the worker threads; their
  * results are merged in chain order, so the result still does not depend
  * on the number of threads.
@@ -106,8 +114,11 @@ typedef struct nm_search_opts {
     uint64_t max_perms;   /* hybrid: orders tried per factorization */
     int topk;             /* how many of the best to keep */
     int refine;           /* random strategies: iterated local search from the best
-                           * found afterwards (default on; `mapper: refine: false`
-                           * or --no-refine for Timeloop's strategies as they are) */
+                           * found afterwards (default on) */
+    int fill;             /* random strategies: every other draw fan-outs first
+                           * (nm_mapspace_random_filled; default on).  `mapper:
+                           * refine: false` and --no-refine turn both off: Timeloop's
+                           * strategies as they are */
     int imperfect;        /* nm_network_map: search residual factors too
                            * (nm_mapspace_enable_imperfect on each layer's space) */
     volatile sig_atomic_t *stop; /* set (e.g. by SIGINT) to end the search; may be NULL */

@@ -164,8 +164,9 @@ struct nm_search_opts;
     "  --top K           keep the K best\n" \
     "  --imperfect       search residual factors too: tiles that do not divide the\n" \
     "                    bound (as mapspace: {template: ruby})\n" \
-    "  --no-refine       random strategies as Timeloop runs them: no local search\n" \
-    "                    (hill climbing and kicks) from the best found afterwards\n"
+    "  --no-refine       random strategies as Timeloop runs them: uniform draws\n" \
+    "                    only (no fan-outs-first draws), and no local search (hill\n" \
+    "                    climbing and kicks) from the best found afterwards\n"
 int nm_cli_search_take(int *argc, char **argv, nm_cli_search *s);
 int nm_cli_search_apply(const nm_cli_search *s, const nm_cli_opts *co, const char *cmd,
                         struct nm_search_opts *o);

@@ -88,7 +88,7 @@ int nm_cli_search_apply(const nm_cli_search *s, const nm_cli_opts *co, const cha
         o->lanes = (int)v;
     }
     if (s->no_refine)
-        o->refine = 0;
+        o->refine = o->fill = 0;
     if (co->threads)
         o->threads = co->threads;
     if (co->have_seed)
