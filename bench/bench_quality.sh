@@ -6,12 +6,14 @@
 # names it) and prints its EDP, cycles over the roofline bound,
 # utilization and wall time; then SEEDS searches with FACTOR times the
 # budget (FACTOR x as many candidates as the default search proposed, no
-# victory or timeout rule, seeds 1..SEEDS) and prints the best EDP any of
-# them found, and the default's EDP over it.  Asserts nothing.
+# victory or timeout rule, seeds FIRST_SEED .. FIRST_SEED+SEEDS-1) and
+# prints the best EDP any of them found, and the default's EDP over it.
+# Asserts nothing.
 #
 # usage: bench/bench_quality.sh [NESTMAP] [SRCDIR]
 #   THREADS=N (default 2)  SEEDS=N (default 5; 0 runs the default search only)
-#   FACTOR=N (default 20)
+#   FACTOR=N (default 20)  FIRST_SEED=N (default 1: seeds of the long searches
+#   start there, so that runs on several machines can split the seeds)
 #   DESIGNS="eyeriss/eyeriss gpu/h100"  (default: every arch/*/*.yaml)
 #   LAYERS="r50_conv1 bert_qkv"         (default: the whole set below)
 #   CSV=FILE  also write the rows as CSV
@@ -20,6 +22,7 @@ nestmap=${1:-./nestmap}
 src=${2:-.}
 threads=${THREADS:-2}
 seeds=${SEEDS:-5}
+first=${FIRST_SEED:-1}
 factor=${FACTOR:-20}
 csv=${CSV:-}
 tmp=$(mktemp -d)
@@ -77,7 +80,7 @@ search() { # design layer [options...]
         2>/dev/null | figures
 }
 
-echo "default search vs $seeds seeds of a ${factor}x budget, $threads threads"
+echo "default search vs $seeds seeds (from $first) of a ${factor}x budget, $threads threads"
 printf '%-26s %-14s %11s %8s %6s %7s %11s %8s\n' design layer "EDP (J*cyc)" cyc/bnd \
     util% "time s" "best ${factor}x" "default/best"
 [ -n "$csv" ] && echo "design,layer,edp,cycles_over_bound,utilization_pct,seconds,best_edp,ratio" >"$csv"
@@ -86,8 +89,8 @@ for d in $designs; do
         set -- $(search "$d" "$l")
         edp=$1 cb=$2 util=$3 secs=$4 proposed=$5
         best=-
-        s=1
-        while [ "$s" -le "$seeds" ] && [ "$edp" != - ]; do
+        s=$first
+        while [ "$s" -lt $((first + seeds)) ] && [ "$edp" != - ]; do
             e=$(search "$d" "$l" --seed "$s" --max-evals $((proposed * factor)) --victory 0 \
                 --timeout 0 | awk '{print $1}')
             best=$(awk -v a="$best" -v b="$e" 'BEGIN { print (a == "-" || (b != "-" && b + 0 < a + 0)) ? b : a }')
