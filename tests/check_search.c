@@ -779,18 +779,10 @@ END_TEST
  * and a search with 20 times the budget finds none better than 8.2800e10. */
 START_TEST(default_search_crosses_shapes)
 {
-    char arch[1024], layer[1024];
-    const char *src = getenv("NESTMAP_SRCDIR");
-    snprintf(arch, sizeof arch, "%s/arch/gpu/a100.yaml", src ? src : ".");
-    test_data("search/mbv1_dw4.yaml", layer, sizeof layer);
-    const char *files[] = {arch, layer};
     nm_spec spec;
     nm_error err;
-    ck_assert_msg(nm_spec_load(&spec, files, 2, NM_NEED_ARCH | NM_NEED_PROBLEM, &err) == NM_OK,
-                  "%s:%d: %s", err.file, err.line, err.msg);
     static nm_mapspace ms;
-    ck_assert_int_eq(nm_mapspace_init(&ms, &spec.arch, &spec.wl, spec.constraints,
-                                      spec.constraints2, &err), NM_OK);
+    load_arch(&spec, &ms, "gpu/a100.yaml", "search/mbv1_dw4.yaml");
     const struct { uint64_t seed; int topk; } runs[] = {{0, 10}, {2, 10}, {2, 0}};
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
         nm_search_opts o;

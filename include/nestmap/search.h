@@ -29,12 +29,13 @@
  * second more (the roofline covers the rest): lower_bound is always a
  * proven bound, and the best is never worse than the warm start's.
  *
- * With refine on (the default), a random strategy draws every other point
+ * With fill on (the default), a random strategy draws every other point
  * fan-outs first (nm_mapspace_random_filled: each fan-out takes as large a
  * share of the remaining prime factors as fits it, the rest spread
- * uniformly over the temporal loops), so that full arrays are sampled as
- * often as the uniform draws sample idle ones; with refine off the
- * strategies draw as Timeloop's do.
+ * uniformly over the temporal loops): half the draws keep the arrays busy,
+ * where uniform draws mostly leave them idle.  `mapper: refine: false` and
+ * --no-refine turn fill off with the refinement below, and the strategies
+ * then draw as Timeloop's do.
  *
  * After a random strategy (refine, on by default), an iterated local
  * search.  Its hill climb tries, in a fixed order, every neighbour of a
