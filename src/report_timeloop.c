@@ -211,10 +211,16 @@ void nm_report_timeloop_stats(FILE *f, const nm_arch *arch, const nm_workload *w
     if (strlen(arch->arith.name) > align)
         align = strlen(arch->arith.name);
     double c = st->computes ? (double)st->computes : 1.0;
+    /* A level that spends nothing is left out, as Timeloop hides
+     * inconsequential stats by default (TIMELOOP_HIDE_INCONSEQUENTIAL_STATS,
+     * model/topology.cpp): a dummy level, a level every data space bypasses. */
     fprintf(f, "Computes = %llu\nfJ/Compute\n", (unsigned long long)st->computes);
-    fprintf(f, IND "%-*s= %.2f\n", (int)align + 1, arch->arith.name, st->compute_energy * 1000.0 / c);
+    if (st->compute_energy != 0)
+        fprintf(f, IND "%-*s= %.2f\n", (int)align + 1, arch->arith.name,
+                st->compute_energy * 1000.0 / c);
     for (int s = 0; s < arch->nlevels; s++)
-        fprintf(f, IND "%-*s= %.2f\n", (int)align + 1, arch->level[s].name,
-                st->level[s].energy * 1000.0 / c);
+        if (st->level[s].energy != 0)
+            fprintf(f, IND "%-*s= %.2f\n", (int)align + 1, arch->level[s].name,
+                    st->level[s].energy * 1000.0 / c);
     fprintf(f, IND "%-*s= %.2f\n", (int)align + 1, "Total", st->energy * 1000.0 / c);
 }

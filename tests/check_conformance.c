@@ -299,6 +299,9 @@ struct tl_stats {
     int nlevels;
     struct tl_level level[24];
     double cycles, energy_uj, utilization;
+    int nfj; /* the fJ/Compute lines */
+    char fj_name[26][64];
+    double fj[26];
 };
 
 /* The number after the last ':' of line, or NAN. */
@@ -311,7 +314,7 @@ static double tl_value(const char *line)
 static void tl_parse(char *text, struct tl_stats *t)
 {
     memset(t, 0, sizeof *t);
-    int summary = 0;
+    int summary = 0, fj = 0;
     struct tl_level *lv = NULL;
     struct tl_ds *ds = NULL;
     static const char *const labels[] = {"Partition size", "Scalar reads (per-instance)",
@@ -329,6 +332,17 @@ static void tl_parse(char *text, struct tl_stats *t)
                 t->energy_uj = tl_value(line);
             else if (!strncmp(line, "Utilization: ", 13))
                 t->utilization = tl_value(line);
+            else if (!strcmp(line, "fJ/Compute"))
+                fj = 1;
+            else if (fj && ind == 4 && strchr(body, '=') && t->nfj < 26) {
+                const char *eq = strchr(body, '=');
+                int n = (int)(eq - body);
+                while (n > 0 && body[n - 1] == ' ')
+                    n--;
+                snprintf(t->fj_name[t->nfj], sizeof t->fj_name[0], "%.*s", n, body);
+                t->fj[t->nfj++] = strtod(eq + 1, NULL);
+            } else
+                fj = 0;
         } else if (!strncmp(line, "=== ", 4) && strstr(line + 4, " ===")) {
             if (t->nlevels >= 24)
                 break;
@@ -387,6 +401,16 @@ START_TEST(timeloop_layout)
                   "Timeloop %g", k->name, t.energy_uj, ynum(sum, "energy_uj"));
     ck_assert_msg(fabs(t.utilization - ynum(sum, "utilization_pct")) <= 0.0051,
                   "%s: utilization %g", k->name, t.utilization);
+    /* fJ/Compute: the same lines (a level that spends nothing left out,
+     * as Timeloop leaves it out) and values */
+    const nm_ynode *fj = nm_ymap_get(sum, "fj_per_compute");
+    ck_assert_msg(fj && (int)fj->n == t.nfj, "%s: %d fJ/Compute lines, Timeloop %d", k->name,
+                  t.nfj, fj ? (int)fj->n : -1);
+    for (int i = 0; i < t.nfj; i++) {
+        double v = ynum(fj, t.fj_name[i]);
+        ck_assert_msg(fabs(t.fj[i] - v) <= fmax(0.0051, 1e-4 * fabs(v)),
+                      "%s: fJ/Compute %s = %g, Timeloop %g", k->name, t.fj_name[i], t.fj[i], v);
+    }
     const nm_ynode *levels = nm_ymap_get(want.root, "levels");
     int checked = 0;
     for (size_t i = 0; levels && i < levels->n; i++) {
