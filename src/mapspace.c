@@ -462,6 +462,42 @@ nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_worklo
 #define FILL_TRIES 8
 #define FILL_MAX 256 /* prime factors (with multiplicity) a fill may consider */
 
+/* Loop ends f[slot] of dimension d (their product at least the bound)
+ * read as residuals, Timeloop's product rule: the last instance of each
+ * loop runs the digit of bound-1 in the mixed radix of the ends (innermost
+ * first), plus one, into r[slot].  The outermost loops are always on their
+ * last instance: one that runs a single iteration there runs one always
+ * (its end becomes 1), and the outermost that runs more runs just those
+ * (no padding at the top).  Returns 0 when the ends do not cover the bound,
+ * or when a spatial or fixed slot would need a residual or the trim breaks
+ * a fixed factor. */
+static int residuals_of(const nm_mapspace *ms, int d, int64_t *f, int64_t *r)
+{
+    const nm_dim_space *ds = &ms->dim[d];
+    int64_t rest = ms->wl->bound[d] - 1;
+    for (int s = 0; s < ms->nslots; s++) {
+        r[s] = rest % f[s] + 1;
+        rest /= f[s];
+    }
+    if (rest)
+        return 0;
+    for (int s = ms->nslots - 1; s >= 0; s--) {
+        if (f[s] == 1)
+            continue;
+        f[s] = r[s];
+        if (r[s] > 1)
+            break;
+    }
+    int ok = 1;
+    for (int s = 0; s < ms->nslots; s++) {
+        if (r[s] != f[s] && (ms->slot[s].spatial || ds->fixed[s]))
+            ok = 0;
+        if (ds->fixed[s] && f[s] != ds->fixed[s])
+            ok = 0;
+    }
+    return ok;
+}
+
 int nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f, int64_t *r)
 {
     const nm_dim_space *ds = &ms->dim[d];
@@ -486,32 +522,8 @@ int nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f, i
     int exp[NM_MAX_PRIMES];
     int np = nm_prime_factors((bound + pad) / fixed, prime, exp);
     spread(prime, exp, np, ds->free, ds->nfree, k, f);
-    /* ... read as residuals: the last instance of each loop runs the digit of
-     * bound-1 in the mixed radix of the factors (innermost first), plus one. */
-    int64_t digit[NM_MAX_SLOTS], rest = bound - 1;
     int64_t rr[NM_MAX_SLOTS];
-    for (int s = 0; s < ms->nslots; s++) {
-        digit[s] = rest % f[s];
-        rest /= f[s];
-        rr[s] = digit[s] + 1;
-    }
-    /* The outermost loops are always on their last instance: one that runs a
-     * single iteration there runs one always (factor 1), and the outermost
-     * that runs more runs just those (no padding at the top). */
-    for (int s = ms->nslots - 1; s >= 0; s--) {
-        if (f[s] == 1)
-            continue;
-        f[s] = rr[s];
-        if (rr[s] > 1)
-            break;
-    }
-    int ok = 1;
-    for (int s = 0; s < ms->nslots; s++) {
-        if (rr[s] != f[s] && (ms->slot[s].spatial || ds->fixed[s]))
-            ok = 0;
-        if (ds->fixed[s] && f[s] != ds->fixed[s])
-            ok = 0;
-    }
+    int ok = residuals_of(ms, d, f, rr);
     if (r)
         memcpy(r, rr, (size_t)ms->nslots * sizeof *r);
     return ok;
@@ -549,6 +561,29 @@ nm_status nm_mapspace_enable_imperfect(nm_mapspace *ms, nm_error *err)
         ms->log_factor += log10((double)ds->count);
     }
     return NM_OK;
+}
+
+int nm_mapspace_fit_residuals(const nm_mapspace *ms, nm_mapping *m)
+{
+    for (int d = 0; d < ms->wl->ndims; d++) {
+        int64_t f[NM_MAX_SLOTS], r[NM_MAX_SLOTS];
+        for (int s = 0; s < ms->nslots; s++) {
+            const nm_slot *sl = &ms->slot[s];
+            f[s] = sl->spatial ? m->level[sl->level].sfactor[d] : m->level[sl->level].tfactor[d];
+            if (f[s] < 1)
+                return 0;
+        }
+        if (!residuals_of(ms, d, f, r))
+            return 0;
+        for (int s = 0; s < ms->nslots; s++) {
+            const nm_slot *sl = &ms->slot[s];
+            if (sl->spatial)
+                continue;
+            m->level[sl->level].tfactor[d] = f[s];
+            m->level[sl->level].tresidual[d] = r[s] != f[s] ? r[s] : 0;
+        }
+    }
+    return 1;
 }
 
 int nm_mapspace_decode(const nm_mapspace *ms, const nm_point *pt, nm_mapping *m, int *why_dim,
@@ -621,14 +656,9 @@ void nm_mapspace_random_perm(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt)
         pt->pid[l] = nm_pcg32_bounded64(rng, factorial(ms->level[l].nfree));
 }
 
-void nm_mapspace_random(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt)
+static void random_point(const nm_mapspace *ms, int perfect, nm_pcg32 *rng, nm_point *pt)
 {
     memset(pt, 0, sizeof *pt);
-    /* With residuals, half the points stay perfect: the enlarged space
-     * holds many times more imperfect factorizations than perfect ones, and
-     * a search given --imperfect should lose little of what it finds
-     * without. */
-    int perfect = ms->imperfect && (nm_pcg32_next(rng) & 1u);
     for (int d = 0; d < ms->wl->ndims; d++) {
         const nm_dim_space *ds = &ms->dim[d];
         /* Uniform over the factorizations: an independent uniform composition
@@ -641,10 +671,20 @@ void nm_mapspace_random(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt)
     pt->bypass = ms->nbypass ? ((uint64_t)nm_pcg32_next(rng) << 32 | nm_pcg32_next(rng)) : 0;
 }
 
-/* One fill of a fan-out: the prime copies cand[0..n) (dimension, prime
- * index) in a random order, each put on the level's spatial loop when its
- * axis still has room; returns the product placed and marks the copies
- * taken in take[]. */
+void nm_mapspace_random(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt)
+{
+    /* With residuals, half the points stay perfect: the enlarged space
+     * holds many times more imperfect factorizations than perfect ones, and
+     * a search given --imperfect should lose little of what it finds
+     * without. */
+    random_point(ms, ms->imperfect && (nm_pcg32_next(rng) & 1u), rng, pt);
+}
+
+void nm_mapspace_random_perfect(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt)
+{
+    random_point(ms, ms->imperfect, rng, pt);
+}
+
 /* A random order of 0 .. n-1 (Fisher-Yates). */
 static void shuffle(int16_t *a, int n, nm_pcg32 *rng)
 {
@@ -668,6 +708,10 @@ static int axis_of(const nm_level_space *ls, int split, int d)
     return 1;
 }
 
+/* One fill of a fan-out: the prime copies cand[0..n) (dimension, prime
+ * index) in a random order, each put on the level's spatial loop when its
+ * axis still has room; returns the product placed and marks the copies
+ * taken in take[]. */
 static int64_t fill_once(const nm_mapspace *ms, int l, int split, const int8_t (*cand)[2], int n,
                          const int64_t *room0, const int64_t *hi0, nm_pcg32 *rng, int8_t *take)
 {
@@ -694,7 +738,7 @@ void nm_mapspace_random_filled(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *p
 {
     const nm_workload *wl = ms->wl;
     const nm_arch *arch = ms->arch;
-    nm_mapspace_random(ms, rng, pt);
+    nm_mapspace_random_perfect(ms, rng, pt);
     int nl = 0;
     for (int l = 0; l < arch->nlevels; l++)
         nl += ms->level[l].fanout > 1;

@@ -273,15 +273,21 @@ static uint64_t bypass_sweep(const nm_mapspace *ms)
 struct rnd {
     const nm_mapspace *ms;
     uint64_t seed, sweep;
-    int pruned, fill;
+    int pruned, fill, perfect;
 };
 
 /* Draw k of a random strategy: uniform, or with the search's own candidate
- * generation (o->fill) every other draw fills the fan-outs first. */
-static void draw(const nm_mapspace *ms, int fill, uint64_t k, nm_pcg32 *rng, nm_point *pt)
+ * generation (o->fill) every other draw fills the fan-outs first.  With
+ * `perfect` (o->refine: the refinement searches residual factors itself)
+ * only perfect factors are drawn, so that the search until then is the one
+ * it would be without them. */
+static void draw(const nm_mapspace *ms, int fill, int perfect, uint64_t k, nm_pcg32 *rng,
+                 nm_point *pt)
 {
     if (fill && (k & 1u))
         nm_mapspace_random_filled(ms, rng, pt);
+    else if (perfect)
+        nm_mapspace_random_perfect(ms, rng, pt);
     else
         nm_mapspace_random(ms, rng, pt);
 }
@@ -296,6 +302,7 @@ static nm_status rnd_init(void *state, const nm_mapspace *ms, const nm_search_op
     r->sweep = bypass_sweep(ms);
     r->pruned = !strcmp(o->algorithm, "random_pruned");
     r->fill = o->fill;
+    r->perfect = o->refine;
     return NM_OK;
 }
 
@@ -319,7 +326,7 @@ static int rnd_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mappi
     nm_pcg32 rng;
     nm_pcg32_seed(&rng, r->seed, o * RANDOM_BLOCK + j / r->sweep);
     nm_point pt;
-    draw(r->ms, r->fill, o * RANDOM_BLOCK + j / r->sweep, &rng, &pt);
+    draw(r->ms, r->fill, r->perfect, o * RANDOM_BLOCK + j / r->sweep, &rng, &pt);
     if (r->sweep > 1)
         pt.bypass = j % r->sweep;
     int wd, wl;
@@ -334,7 +341,7 @@ static int rnd_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mappi
 struct hyb {
     const nm_mapspace *ms;
     uint64_t seed, perms, sweep;
-    int fill;
+    int fill, perfect;
 };
 
 static nm_status hyb_init(void *state, const nm_mapspace *ms, const nm_search_opts *o,
@@ -347,6 +354,7 @@ static nm_status hyb_init(void *state, const nm_mapspace *ms, const nm_search_op
     h->perms = o->max_perms;
     h->sweep = bypass_sweep(ms);
     h->fill = o->fill;
+    h->perfect = o->refine;
     return NM_OK;
 }
 
@@ -363,7 +371,7 @@ static int hyb_make(void *state, struct ctx *c, uint64_t o, uint64_t j, nm_mappi
     if (c->made_o != o) { /* a point's orders come in runs: draw it once */
         nm_pcg32 rng;
         nm_pcg32_seed(&rng, h->seed, o);
-        draw(h->ms, h->fill, o, &rng, &c->drawn);
+        draw(h->ms, h->fill, h->perfect, o, &rng, &c->drawn);
         c->made_o = o;
     }
     nm_point pt = c->drawn;
@@ -959,12 +967,35 @@ static int coprime(int64_t a, int64_t b)
     return a == 1;
 }
 
+/* Ends tried for a loop of end e by the residual moves: near values and
+ * near ratios (tiles that need not divide the bound), distinct, in [1, hi]. */
+#define RESID_ENDS 10
+
+static int resid_ends(int64_t e, int64_t hi, int64_t *out)
+{
+    int64_t c[RESID_ENDS] = {e - 1, e + 1, e - 2, e + 2, (e + 1) / 2, 2 * e,
+                             (2 * e + 2) / 3, (3 * e + 1) / 2, (3 * e + 3) / 4, (4 * e + 2) / 3};
+    int k = 0;
+    for (int i = 0; i < RESID_ENDS; i++) {
+        int dup = c[i] < 1 || c[i] > hi || c[i] == e;
+        for (int j = 0; j < k && !dup; j++)
+            dup = out[j] == c[i];
+        if (!dup)
+            out[k++] = c[i];
+    }
+    return k;
+}
+
 /* One step from *f: every neighbour in a fixed order, the best strictly
  * better one kept (the first on a tie); with `first`, the first strictly
- * better one.  Returns 1 when *f improved. */
+ * better one.  With `resid` (residual factors enabled) factors are loop
+ * ends whose residuals nm_mapspace_fit_residuals sets, and the
+ * neighbourhood also holds the residual moves.  Returns 1 when *f
+ * improved. */
 #define DIVISORS 128
 
-static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *evals, int first)
+static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *evals, int first,
+                      int resid)
 {
     const nm_mapspace *ms = c->ms;
     const nm_workload *wl = ms->wl;
@@ -973,7 +1004,8 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
 #define TRY()                                                                          \
     do {                                                                               \
         ++*evals;                                                                      \
-        if (score(c, &n, cand) && nm_search_compare(c->o, cand, f) < 0) {              \
+        if ((!resid || nm_mapspace_fit_residuals(ms, &n)) && score(c, &n, cand) &&     \
+            nm_search_compare(c->o, cand, f) < 0) {                                    \
             cand->index = f->index;                                                    \
             *f = *cand;                                                                \
             improved = 1;                                                              \
@@ -1055,6 +1087,41 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
         n.level[ms->bypass_level[i]].keep ^= 1u << ms->bypass_ds[i];
         TRY();
     }
+    /* residual moves: the end of one loop of a dimension set to a near
+     * value, the outermost free temporal loop of the dimension covering
+     * the bound with as few tiles as it needs */
+    for (int d = 0; resid && d < wl->ndims; d++) {
+        const nm_dim_space *ds = &ms->dim[d];
+        int64_t bound = wl->bound[d];
+        int top = -1;
+        for (int t = 0; t < ms->nslots; t++)
+            if (!ms->slot[t].spatial && !ds->fixed[t])
+                top = t;
+        for (int a = 0; top >= 0 && a < ms->nslots; a++) {
+            const nm_slot *sa = &ms->slot[a];
+            if (a == top || ds->fixed[a] || (sa->spatial && ms->level[sa->level].fanout <= 1))
+                continue;
+            int64_t vs[RESID_ENDS];
+            int64_t e = sa->spatial ? base.level[sa->level].sfactor[d]
+                                    : base.level[sa->level].tfactor[d];
+            int nv = resid_ends(e, bound, vs);
+            for (int iv = 0; iv < nv; iv++) {
+                n = base;
+                *(sa->spatial ? &n.level[sa->level].sfactor[d] : &n.level[sa->level].tfactor[d]) =
+                    vs[iv];
+                int64_t inner = 1; /* the ends of the other loops, capped at the bound */
+                for (int t = 0; t < ms->nslots && inner < bound; t++) {
+                    const nm_slot *st = &ms->slot[t];
+                    if (t != top)
+                        inner *= st->spatial ? n.level[st->level].sfactor[d]
+                                             : n.level[st->level].tfactor[d];
+                }
+                n.level[ms->slot[top].level].tfactor[d] =
+                    inner >= bound ? 1 : (bound + inner - 1) / inner;
+                TRY();
+            }
+        }
+    }
 #undef TRY
     return improved;
 }
@@ -1063,11 +1130,13 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
  * (a prime factor of a loop, or the whole loop, to another level or
  * fan-out; one dimension's factors drawn afresh; a level's loops in a
  * random order; a keep/bypass choice flipped), retried until the result is
- * valid.  Returns 1 with the kicked mapping scored in *to. */
+ * valid.  With `resid`, factors are drawn afresh from the whole enlarged
+ * space and residuals fitted to the ends.  Returns 1 with the kicked
+ * mapping scored in *to. */
 #define KICK_TRIES 32
 
 static int kick(struct ctx *c, const nm_found *from, nm_found *to, int moves, nm_pcg32 *rng,
-                uint64_t *evals)
+                uint64_t *evals, int resid)
 {
     const nm_mapspace *ms = c->ms;
     const nm_workload *wl = ms->wl;
@@ -1104,8 +1173,8 @@ static int kick(struct ctx *c, const nm_found *from, nm_found *to, int moves, nm
             } else if (kind == 3) { /* one dimension's factors drawn afresh */
                 const nm_dim_space *ds = &ms->dim[d];
                 int64_t f[NM_MAX_SLOTS];
-                nm_mapspace_factors(ms, d, nm_pcg32_bounded64(rng, ds->perfect ? ds->perfect
-                                                                                : ds->count),
+                nm_mapspace_factors(ms, d, nm_pcg32_bounded64(rng, resid ? ds->count
+                                                                         : ds->perfect),
                                     f, NULL);
                 for (int i = 0; i < ms->nslots; i++) {
                     const nm_slot *sl = &ms->slot[i];
@@ -1125,7 +1194,7 @@ static int kick(struct ctx *c, const nm_found *from, nm_found *to, int moves, nm
             }
         }
         ++*evals;
-        if (score(c, &n, to)) {
+        if ((!resid || nm_mapspace_fit_residuals(ms, &n)) && score(c, &n, to)) {
             to->index = from->index;
             return 1;
         }
@@ -1154,14 +1223,18 @@ static int kick(struct ctx *c, const nm_found *from, nm_found *to, int moves, nm
  * KICK_TRIES kicks in a row give no valid mapping, or at the time limit or
  * Ctrl-C.  Each chain draws from its own stream of the seed
  * and runs on whichever thread is free, and the chains' results are merged
- * in chain order: the result does not depend on the number of threads. */
+ * in chain order: the result does not depend on the number of threads.
+ * With residual factors enabled, every chain then runs again from its
+ * result for RESID_CHAIN evaluations with the residual moves (`resid`). */
 #define KICK_MIN 2
 #define KICK_MAX 8
 #define CHAIN_MIN 50000
+#define RESID_CHAIN 10000
 #define MAX_STEPS 200
 
 struct chains {
     nm_found *f;        /* CHAINS: each chain's start, then its result */
+    int resid;          /* moves in the space enlarged with residual factors */
     uint64_t evals[CHAINS];
     int next;           /* the next chain to run (under the pool's lock) */
     uint64_t budget;    /* evaluations per chain */
@@ -1176,9 +1249,9 @@ static int stopped(const struct ctx *c, double deadline)
 
 /* Climbs *f until no neighbour is better (or it is stopped). */
 static void climb(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *evals, double deadline,
-                  int first)
+                  int first, int resid)
 {
-    for (int step = 0; step < MAX_STEPS && climb_step(c, f, cand, evals, first); step++)
+    for (int step = 0; step < MAX_STEPS && climb_step(c, f, cand, evals, first, resid); step++)
         if (stopped(c, deadline))
             break;
 }
@@ -1188,16 +1261,17 @@ static void run_chain(struct ctx *c, struct chains *ch, int k)
     nm_found *f = &ch->f[k], cur, next, cand;
     uint64_t *evals = &ch->evals[k];
     nm_pcg32 rng;
-    nm_pcg32_seed(&rng, c->o->seed ^ UINT64_C(0xD1B54A32D192ED03), (uint64_t)k);
-    climb(c, f, &cand, evals, ch->deadline, 0);
+    nm_pcg32_seed(&rng, c->o->seed ^ UINT64_C(0xD1B54A32D192ED03),
+                  (uint64_t)k + (ch->resid ? CHAINS : 0));
+    climb(c, f, &cand, evals, ch->deadline, 0, ch->resid);
     cur = *f;
     /* Kicks grow while they lead nowhere better, and start small again
      * after an improvement (variable neighbourhood search). */
     int moves = KICK_MIN;
     while (*evals < ch->budget && !stopped(c, ch->deadline)) {
-        if (!kick(c, &cur, &next, moves, &rng, evals))
+        if (!kick(c, &cur, &next, moves, &rng, evals, ch->resid))
             break;
-        climb(c, &next, &cand, evals, ch->deadline, k & 1);
+        climb(c, &next, &cand, evals, ch->deadline, k & 1, ch->resid);
         int cmp = compare_scores(c->o, next.score, 0, cur.score, 0);
         if (cmp <= 0)
             cur = next;
@@ -1222,10 +1296,42 @@ static void run_chains(worker *w)
     }
 }
 
+/* Runs the chains of ch on the workers and merges their results in chain
+ * order (so that ties go the same way on any number of threads), with
+ * indices from `index` on; returns the evaluations they spent. */
+static uint64_t run_chains_merged(struct merge *mg, struct pool *pool, worker *w, int T,
+                                  struct chains *ch, uint64_t index)
+{
+    nm_search_result *res = mg->res;
+    ch->next = 0;
+    memset(ch->evals, 0, sizeof ch->evals);
+    for (int i = 0; i < T; i++) {
+        w[i].it = NULL;
+        w[i].cn = 0;
+        w[i].chains = ch;
+    }
+    run_round(pool, w, T);
+    for (int i = 0; i < T; i++)
+        w[i].chains = NULL;
+    uint64_t evals = 0;
+    for (int k = 0; k < CHAINS; k++) {
+        nm_found *f = &ch->f[k];
+        evals += ch->evals[k];
+        f->index = index + (uint64_t)k;
+        if (compare_scores(mg->o, f->score, 0, res->best.score, 0) < 0) {
+            res->best = *f;
+            top_add(mg, f);
+        }
+        if (!pareto_dominated(res, f))
+            pareto_add(mg, f);
+    }
+    return evals;
+}
+
 static void refine(struct merge *mg, struct pool *pool, worker *w, int T, double deadline)
 {
     nm_search_result *res = mg->res;
-    if (!res->found || mg->c->ms->imperfect)
+    if (!res->found)
         return;
     struct chains ch = {.f = nm_calloc(CHAINS, sizeof *ch.f), .deadline = deadline,
                         .lock = &pool->lock};
@@ -1246,26 +1352,13 @@ static void refine(struct merge *mg, struct pool *pool, worker *w, int T, double
     }
     for (; k < CHAINS; k++)
         ch.f[k] = res->best;
-    for (int i = 0; i < T; i++) {
-        w[i].it = NULL;
-        w[i].cn = 0;
-        w[i].chains = &ch;
-    }
-    run_round(pool, w, T);
-    for (int i = 0; i < T; i++)
-        w[i].chains = NULL;
-    /* In chain order, so that ties go the same way on any number of threads. */
-    uint64_t evals = 0;
-    for (k = 0; k < CHAINS; k++) {
-        nm_found *f = &ch.f[k];
-        evals += ch.evals[k];
-        f->index = res->proposed + (uint64_t)k; /* after every searched candidate */
-        if (compare_scores(mg->o, f->score, 0, res->best.score, 0) < 0) {
-            res->best = *f;
-            top_add(mg, f);
-        }
-        if (!pareto_dominated(res, f))
-            pareto_add(mg, f);
+    /* after every searched candidate */
+    uint64_t evals = run_chains_merged(mg, pool, w, T, &ch, res->proposed);
+    if (mg->c->ms->imperfect) {
+        /* residual factors: each chain again from where it ended */
+        ch.resid = 1;
+        ch.budget = RESID_CHAIN;
+        evals += run_chains_merged(mg, pool, w, T, &ch, res->proposed + CHAINS);
     }
     res->refined = evals;
     nm_free(ch.f);

@@ -122,6 +122,15 @@ nm_status nm_mapspace_enable_imperfect(nm_mapspace *ms, nm_error *err);
  * break a rule (a spatial or fixed slot with a residual). */
 int nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f, int64_t *r);
 
+/* Reads the temporal and spatial factors of m as loop ends and sets its
+ * temporal residuals by the same rule as decoding: the digits of bound-1
+ * in the mixed radix of the ends, the outermost loop trimmed to the tiles
+ * needed (a perfect factorization stays as it is).  Returns 0 when some
+ * dimension's ends do not cover its bound, or when a spatial or fixed
+ * factor would need a residual.  The mapper's moves in the enlarged space
+ * change ends and call this. */
+int nm_mapspace_fit_residuals(const nm_mapspace *ms, nm_mapping *m);
+
 /* Decodes a point into a mapping.  Returns 0 (mapping still filled) when the
  * point breaks a constraint that decoding cannot enforce (a <= or >= bound,
  * a spatial product beyond a level's fan-out); *why names the slot then. */
@@ -131,6 +140,10 @@ int nm_mapspace_decode(const nm_mapspace *ms, const nm_point *pt, nm_mapping *m,
 /* Draws a uniform random point (with residual factors enabled: a uniform
  * perfect point or, as often, a uniform point of the whole space). */
 void nm_mapspace_random(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt);
+
+/* The same with perfect factors only: with residual factors enabled or
+ * not, the draws of nm_mapspace_random without them. */
+void nm_mapspace_random_perfect(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *pt);
 
 /* Draws a point whose factors fill the fan-outs first: each fan-out, in a
  * random order, takes on its spatial loop the fullest of a few random

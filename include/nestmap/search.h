@@ -60,6 +60,21 @@
  * stream of the seed and the chains run on the worker threads; their
  * results are merged in chain order, so the result still does not depend
  * on the number of threads.
+ *
+ * With residual factors enabled (nm_mapspace_enable_imperfect: --imperfect,
+ * `mapspace: {template: ruby}`) and refine on, the random strategies draw
+ * perfect factors only and the chains run as above: up to there the search
+ * is the one it would be without residuals (the same candidates, valid
+ * mappings and best).  Then each chain climbs and kicks again from where it
+ * ended, 10,000 evaluations more, in the enlarged space: factors are loop
+ * ends whose residuals nm_mapspace_fit_residuals sets, the neighbourhood
+ * gains residual moves (the end of one loop of a dimension set to a near
+ * value or ratio -- +-1, +-2, x2, /2, x3/2, x2/3, x4/3, x3/4 -- and the
+ * outermost free temporal loop of that dimension covering the bound with
+ * the tiles it needs), and kicks draw factors from the whole enlarged
+ * space.  The result is never worse than without residuals.  With refine
+ * off, the random strategies draw half their points perfect and half from
+ * the whole enlarged space, as before.
  */
 #ifndef NESTMAP_SEARCH_H
 #define NESTMAP_SEARCH_H
