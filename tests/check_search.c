@@ -174,25 +174,27 @@ START_TEST(fit_residuals_by_hand)
     nm_mapping_init(&m, &e.spec.arch, &e.spec.wl);
     m.level[2].tfactor[K] = 32;
     m.level[2].tfactor[1] = 3;
-    /* ends 5, 2, 2: 15 = ((1*2) + 1)*5 + 0, so the register file's loop
-     * runs 1 in its last instance; the others run whole:
-     * ((2-1)*2 + (2-1))*5 + 1 = 16 */
-    m.level[0].tfactor[P] = 5, m.level[1].tfactor[P] = 2, m.level[2].tfactor[P] = 2;
-    ck_assert(nm_mapspace_fit_residuals(&e.ms, &m));
-    ck_assert_int_eq(m.level[0].tfactor[P], 5);
-    ck_assert_int_eq(m.level[0].tresidual[P], 1);
-    ck_assert_int_eq(m.level[1].tresidual[P], 0);
-    ck_assert_int_eq(m.level[2].tfactor[P], 2);
-    ck_assert_int_eq(m.level[2].tresidual[P], 0);
-    /* ends 3, 3, 3: 15 = (1*3 + 2)*3 + 0; the memory's loop needs only 2
-     * iterations, so its end becomes 2: ((2-1)*3 + (3-1))*3 + 1 = 16 */
-    m.level[0].tfactor[P] = 3, m.level[1].tfactor[P] = 3, m.level[2].tfactor[P] = 3;
-    ck_assert(nm_mapspace_fit_residuals(&e.ms, &m));
-    ck_assert_int_eq(m.level[0].tresidual[P], 1);
-    ck_assert_int_eq(m.level[1].tfactor[P], 3);
-    ck_assert_int_eq(m.level[1].tresidual[P], 0);
-    ck_assert_int_eq(m.level[2].tfactor[P], 2);
-    ck_assert_int_eq(m.level[2].tresidual[P], 0);
+    /* P's ends at the register file, buffer and memory, and what they
+     * become: ends and residuals (0: none) */
+    static const struct {
+        int64_t end[3], fit[3], res[3];
+    } cases[] = {
+        /* 15 = (1*2 + 1)*5 + 0: the register file's loop runs 1 in its last
+         * instance, the others run whole: ((2-1)*2 + (2-1))*5 + 1 = 16 */
+        {{5, 2, 2}, {5, 2, 2}, {1, 0, 0}},
+        /* 15 = (1*3 + 2)*3 + 0: the memory's loop needs only 2 iterations,
+         * so its end becomes 2: ((2-1)*3 + (3-1))*3 + 1 = 16 */
+        {{3, 3, 3}, {3, 3, 2}, {1, 0, 0}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        for (int l = 0; l < 3; l++)
+            m.level[l].tfactor[P] = cases[i].end[l];
+        ck_assert(nm_mapspace_fit_residuals(&e.ms, &m));
+        for (int l = 0; l < 3; l++) {
+            ck_assert_int_eq(m.level[l].tfactor[P], cases[i].fit[l]);
+            ck_assert_int_eq(m.level[l].tresidual[P], cases[i].res[l]);
+        }
+    }
     nm_model mdl;
     ck_assert_int_eq(nm_model_init(&mdl, &e.spec.arch, &e.spec.wl, &err), NM_OK);
     static nm_stats st;
@@ -855,6 +857,19 @@ START_TEST(default_search_finds_optimum)
 }
 END_TEST
 
+/* The default search as a design of arch/ sets it (its mapper: settings),
+ * with EDP as the metric, on 2 threads. */
+static void design_opts(const nm_spec *spec, uint64_t seed, nm_search_opts *o)
+{
+    nm_error err;
+    nm_search_opts_init(o);
+    ck_assert_int_eq(nm_search_opts_parse(o, spec->mapper, &err), NM_OK);
+    o->metric[0] = NM_MET_EDP;
+    o->nmetrics = 1;
+    o->seed = seed;
+    o->threads = 2;
+}
+
 /* The chains start from the best of different shapes (shape_of in
  * search.c), whatever --top asks to be listed: MobileNet-v1's dw4 on the
  * A100 has two optima of different shapes (keep the inputs in the L2 and
@@ -871,13 +886,8 @@ START_TEST(default_search_crosses_shapes)
     const struct { uint64_t seed; int topk; } runs[] = {{0, 10}, {2, 10}, {2, 0}};
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
         nm_search_opts o;
-        nm_search_opts_init(&o);
-        ck_assert_int_eq(nm_search_opts_parse(&o, spec.mapper, &err), NM_OK);
-        o.metric[0] = NM_MET_EDP;
-        o.nmetrics = 1;
-        o.seed = runs[i].seed;
+        design_opts(&spec, runs[i].seed, &o);
         o.topk = runs[i].topk;
-        o.threads = 2;
         static nm_search_result r;
         ck_assert_int_eq(nm_search_run(&ms, &o, &r, &err), NM_OK);
         ck_assert(r.found);
@@ -902,13 +912,8 @@ START_TEST(default_search_fills_fanouts)
     load_arch(&spec, &ms, "simple/output_stationary.yaml", "search/r50_conv3_3x3.yaml");
     for (uint64_t seed = 0; seed < 2; seed++) {
         nm_search_opts o;
-        nm_search_opts_init(&o);
+        design_opts(&spec, seed, &o);
         nm_error err;
-        ck_assert_int_eq(nm_search_opts_parse(&o, spec.mapper, &err), NM_OK);
-        o.metric[0] = NM_MET_EDP;
-        o.nmetrics = 1;
-        o.seed = seed;
-        o.threads = 2;
         static nm_search_result r;
         ck_assert_int_eq(nm_search_run(&ms, &o, &r, &err), NM_OK);
         ck_assert(r.found);
@@ -933,12 +938,8 @@ START_TEST(imperfect_search_climbs_on)
     static nm_mapspace ms;
     load_arch(&spec, &ms, "nvdla/nv_small.yaml", "search/llama7b_ffn_down.yaml");
     nm_search_opts o;
-    nm_search_opts_init(&o);
+    design_opts(&spec, 0, &o);
     nm_error err;
-    ck_assert_int_eq(nm_search_opts_parse(&o, spec.mapper, &err), NM_OK);
-    o.metric[0] = NM_MET_EDP;
-    o.nmetrics = 1;
-    o.threads = 2;
     static nm_search_result perfect, imperfect;
     ck_assert_int_eq(nm_search_run(&ms, &o, &perfect, &err), NM_OK);
     ck_assert_int_eq(nm_mapspace_enable_imperfect(&ms, &err), NM_OK);
