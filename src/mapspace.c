@@ -575,12 +575,14 @@ int nm_mapspace_fit_residuals(const nm_mapspace *ms, nm_mapping *m)
         }
         if (!residuals_of(ms, d, f, r))
             return 0;
-        for (int s = 0; s < ms->nslots; s++) {
+        for (int s = 0; s < ms->nslots; s++) { /* the outermost end may be trimmed */
             const nm_slot *sl = &ms->slot[s];
-            if (sl->spatial)
-                continue;
-            m->level[sl->level].tfactor[d] = f[s];
-            m->level[sl->level].tresidual[d] = r[s] != f[s] ? r[s] : 0;
+            if (sl->spatial) {
+                m->level[sl->level].sfactor[d] = f[s];
+            } else {
+                m->level[sl->level].tfactor[d] = f[s];
+                m->level[sl->level].tresidual[d] = r[s] != f[s] ? r[s] : 0;
+            }
         }
     }
     return 1;

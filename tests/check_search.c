@@ -243,6 +243,14 @@ START_TEST(fit_residuals_by_hand)
     m.level[pe].tfactor[M] = 8, m.level[top].tfactor[M] = 1;
     ck_assert(nm_mapspace_fit_residuals(&ms, &m));
     ck_assert_int_eq(m.level[pe].tresidual[M], 0);
+    /* 9, 16, 1: 127 = 14*9 + 1; the outermost loop of M is the spatial
+     * one, which needs only 15 of its 16: (15-1)*9 + 2 = 128 (a residual
+     * under a spatial loop of its dimension, which the model rejects) */
+    m.level[pe].tfactor[M] = 9;
+    ck_assert(nm_mapspace_fit_residuals(&ms, &m));
+    ck_assert_int_eq(m.level[fan].sfactor[M], 15);
+    ck_assert_int_eq(m.level[pe].tfactor[M], 9);
+    ck_assert_int_eq(m.level[pe].tresidual[M], 2);
     nm_spec_fini(&spec);
 }
 END_TEST
