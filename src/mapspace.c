@@ -563,6 +563,22 @@ nm_status nm_mapspace_enable_imperfect(nm_mapspace *ms, nm_error *err)
     return NM_OK;
 }
 
+/* Writes dimension d's loop ends f[slot] and last-instance iterations
+ * r[slot] into m. */
+static void set_factors(const nm_mapspace *ms, nm_mapping *m, int d, const int64_t *f,
+                        const int64_t *r)
+{
+    for (int s = 0; s < ms->nslots; s++) {
+        const nm_slot *sl = &ms->slot[s];
+        if (sl->spatial) {
+            m->level[sl->level].sfactor[d] = f[s];
+        } else {
+            m->level[sl->level].tfactor[d] = f[s];
+            m->level[sl->level].tresidual[d] = r[s] != f[s] ? r[s] : 0;
+        }
+    }
+}
+
 int nm_mapspace_fit_residuals(const nm_mapspace *ms, nm_mapping *m)
 {
     for (int d = 0; d < ms->wl->ndims; d++) {
@@ -575,15 +591,7 @@ int nm_mapspace_fit_residuals(const nm_mapspace *ms, nm_mapping *m)
         }
         if (!residuals_of(ms, d, f, r))
             return 0;
-        for (int s = 0; s < ms->nslots; s++) { /* the outermost end may be trimmed */
-            const nm_slot *sl = &ms->slot[s];
-            if (sl->spatial) {
-                m->level[sl->level].sfactor[d] = f[s];
-            } else {
-                m->level[sl->level].tfactor[d] = f[s];
-                m->level[sl->level].tresidual[d] = r[s] != f[s] ? r[s] : 0;
-            }
-        }
+        set_factors(ms, m, d, f, r); /* the outermost end may be trimmed */
     }
     return 1;
 }
@@ -602,14 +610,9 @@ int nm_mapspace_decode(const nm_mapspace *ms, const nm_point *pt, nm_mapping *m,
             ok = 0;
             *why_dim = d;
         }
+        set_factors(ms, m, d, f, r);
         for (int s = 0; s < ms->nslots; s++) {
             const nm_slot *sl = &ms->slot[s];
-            if (sl->spatial) {
-                m->level[sl->level].sfactor[d] = f[s];
-            } else {
-                m->level[sl->level].tfactor[d] = f[s];
-                m->level[sl->level].tresidual[d] = r[s] != f[s] ? r[s] : 0;
-            }
             const nm_dim_space *ds = &ms->dim[d];
             if (ok && ((ds->hi[s] && f[s] > ds->hi[s]) || f[s] < ds->lo[s])) {
                 ok = 0;
