@@ -583,12 +583,9 @@ int nm_mapspace_fit_residuals(const nm_mapspace *ms, nm_mapping *m)
 {
     for (int d = 0; d < ms->wl->ndims; d++) {
         int64_t f[NM_MAX_SLOTS], r[NM_MAX_SLOTS];
-        for (int s = 0; s < ms->nslots; s++) {
-            const nm_slot *sl = &ms->slot[s];
-            f[s] = sl->spatial ? m->level[sl->level].sfactor[d] : m->level[sl->level].tfactor[d];
-            if (f[s] < 1)
+        for (int s = 0; s < ms->nslots; s++)
+            if ((f[s] = *nm_mapspace_slot_factor(ms, m, s, d)) < 1)
                 return 0;
-        }
         if (!residuals_of(ms, d, f, r))
             return 0;
         set_factors(ms, m, d, f, r); /* the outermost end may be trimmed */

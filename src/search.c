@@ -1102,21 +1102,15 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
             if (a == top || ds->fixed[a] || (sa->spatial && ms->level[sa->level].fanout <= 1))
                 continue;
             int64_t vs[RESID_ENDS];
-            int64_t e = sa->spatial ? base.level[sa->level].sfactor[d]
-                                    : base.level[sa->level].tfactor[d];
-            int nv = resid_ends(e, bound, vs);
+            int nv = resid_ends(*nm_mapspace_slot_factor(ms, &base, a, d), bound, vs);
             for (int iv = 0; iv < nv; iv++) {
                 n = base;
-                *(sa->spatial ? &n.level[sa->level].sfactor[d] : &n.level[sa->level].tfactor[d]) =
-                    vs[iv];
+                *nm_mapspace_slot_factor(ms, &n, a, d) = vs[iv];
                 int64_t inner = 1; /* the ends of the other loops, capped at the bound */
-                for (int t = 0; t < ms->nslots && inner < bound; t++) {
-                    const nm_slot *st = &ms->slot[t];
+                for (int t = 0; t < ms->nslots && inner < bound; t++)
                     if (t != top)
-                        inner *= st->spatial ? n.level[st->level].sfactor[d]
-                                             : n.level[st->level].tfactor[d];
-                }
-                n.level[ms->slot[top].level].tfactor[d] =
+                        inner *= *nm_mapspace_slot_factor(ms, &n, t, d);
+                *nm_mapspace_slot_factor(ms, &n, top, d) =
                     inner >= bound ? 1 : (bound + inner - 1) / inner;
                 TRY();
             }
@@ -1176,13 +1170,8 @@ static int kick(struct ctx *c, const nm_found *from, nm_found *to, int moves, nm
                 nm_mapspace_factors(ms, d, nm_pcg32_bounded64(rng, resid ? ds->count
                                                                          : ds->perfect),
                                     f, NULL);
-                for (int i = 0; i < ms->nslots; i++) {
-                    const nm_slot *sl = &ms->slot[i];
-                    if (sl->spatial)
-                        n.level[sl->level].sfactor[d] = f[i];
-                    else
-                        n.level[sl->level].tfactor[d] = f[i];
-                }
+                for (int i = 0; i < ms->nslots; i++)
+                    *nm_mapspace_slot_factor(ms, &n, i, d) = f[i];
             } else if (kind < 6) { /* a level's loops reordered */
                 int l = (int)nm_pcg32_bounded(rng, (uint32_t)S), k2;
                 int8_t dims[NM_MAX_DIMS];

@@ -122,6 +122,13 @@ nm_status nm_mapspace_enable_imperfect(nm_mapspace *ms, nm_error *err);
  * break a rule (a spatial or fixed slot with a residual). */
 int nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f, int64_t *r);
 
+/* The factor (loop end) of dimension d in slot s of m. */
+static inline int64_t *nm_mapspace_slot_factor(const nm_mapspace *ms, nm_mapping *m, int s, int d)
+{
+    nm_level_map *lm = &m->level[ms->slot[s].level];
+    return ms->slot[s].spatial ? &lm->sfactor[d] : &lm->tfactor[d];
+}
+
 /* Reads the temporal and spatial factors of m as loop ends and sets its
  * temporal residuals by the same rule as decoding: the digits of bound-1
  * in the mixed radix of the ends, the outermost loop trimmed to the tiles
