@@ -208,8 +208,7 @@ nm_status nm_mapping_parse_factor_terms(const nm_ynode *n, const nm_workload *wl
     return NM_OK;
 }
 
-/* Factors into factor[]; residuals into residual[], or an error when residual
- * is NULL (spatial loops: every instance runs the full factor). */
+/* Factors into factor[], residuals into residual[]. */
 static nm_status parse_factors(const nm_ynode *n, const nm_workload *wl, int64_t *factor,
                                int64_t *residual, nm_error *err)
 {
@@ -225,13 +224,7 @@ static nm_status parse_factors(const nm_ynode *n, const nm_workload *wl, int64_t
                                 wl->dim[t[i].dim]);
         seen |= 1u << t[i].dim;
         factor[t[i].dim] = t[i].value;
-        if (t[i].residual && !residual)
-            return nm_yerror_at(err, n, t[i].offset, "spatial factors take no residual: "
-                                "residuals ('%s=%lld,%lld') are supported on temporal loops",
-                                wl->dim[t[i].dim], (long long)t[i].value,
-                                (long long)t[i].residual);
-        if (residual)
-            residual[t[i].dim] = t[i].residual;
+        residual[t[i].dim] = t[i].residual;
     }
     return NM_OK;
 }
@@ -240,7 +233,8 @@ int nm_mapping_imperfect(const nm_mapping *m, int ndims)
 {
     for (int s = 0; s < m->nlevels; s++)
         for (int d = 0; d < ndims; d++)
-            if (m->level[s].tresidual[d] && m->level[s].tresidual[d] != m->level[s].tfactor[d])
+            if (nm_level_residual(&m->level[s], d) != m->level[s].tfactor[d] ||
+                nm_level_sresidual(&m->level[s], d) != m->level[s].sfactor[d])
                 return 1;
     return 0;
 }
@@ -408,7 +402,8 @@ nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *a
             int64_t *factor = spatial ? lm->sfactor : lm->tfactor;
             int8_t *order = spatial ? lm->sorder : lm->torder;
             if ((x = nm_ymap_get(e, "factors")) &&
-                (st = parse_factors(x, wl, factor, spatial ? NULL : lm->tresidual, err)) != NM_OK)
+                (st = parse_factors(x, wl, factor, spatial ? lm->sresidual : lm->tresidual,
+                                    err)) != NM_OK)
                 return st;
             if ((x = nm_ymap_get(e, "permutation")) &&
                 (st = parse_permutation(x, wl, order, err)) != NM_OK)

@@ -79,6 +79,7 @@ static int same_but_orders(const nm_mapping *a, const nm_mapping *b, int nlevels
         if (memcmp(x->tfactor, y->tfactor, sizeof x->tfactor) ||
             memcmp(x->tresidual, y->tresidual, sizeof x->tresidual) ||
             memcmp(x->sfactor, y->sfactor, sizeof x->sfactor) ||
+            memcmp(x->sresidual, y->sresidual, sizeof x->sresidual) ||
             memcmp(x->sorder, y->sorder, sizeof x->sorder) || x->split != y->split ||
             x->keep != y->keep || x->no_link != y->no_link ||
             x->no_multicast != y->no_multicast || x->no_temporal_reuse != y->no_temporal_reuse)
@@ -98,14 +99,17 @@ static int invalid(nm_stats *out, nm_invalid_kind kind, int level, int index, ch
  * extents are products of factors.  With residuals the rule is Timeloop's
  * (mapping/parser.cpp), outermost loop first:
  *     ((((r3-1)*f2 + (r2-1))*f1 + (r1-1))*f0 + r0 = bound
- * which is the plain product when every residual equals its factor.  A
+ * where a level's spatial loop (its fan-out) sits inside its temporal one
+ * and, with a residual, uses only that many siblings in its last instance.
+ * This is the plain product when every residual equals its factor.  A
  * residual must not sit under a spatial loop of its own dimension (only
- * the last instance would run it there).  Values stop growing past the
+ * the last sibling would run it there).  Values stop growing past the
  * bound, so nothing overflows whatever the factors. */
 static int check_factors(const nm_model *mdl, const nm_mapping *m, nm_stats *out)
 {
     const nm_arch *arch = mdl->arch;
     const nm_workload *wl = mdl->wl;
+    uint8_t nres[NM_MAX_LEVELS] = {0}; /* spatial residuals per fan-out */
     for (int d = 0; d < wl->ndims; d++) {
         uint64_t p = 0, bound = (uint64_t)wl->bound[d]; /* p: the last index so far */
         int spatial_above = -1;
@@ -113,8 +117,9 @@ static int check_factors(const nm_model *mdl, const nm_mapping *m, nm_stats *out
             const nm_level_map *lm = &m->level[s];
             uint64_t t = (uint64_t)lm->tfactor[d], f = (uint64_t)lm->sfactor[d];
             uint64_t r = (uint64_t)nm_level_residual(lm, d);
-            if (t == 0 || f == 0 || r == 0 || r > t || r > bound || f > bound ||
-                (p && p > bound / t)) {
+            uint64_t rs = (uint64_t)nm_level_sresidual(lm, d);
+            if (t == 0 || f == 0 || r == 0 || r > t || r > bound || rs > bound || rs == 0 ||
+                rs > f || (p && p > bound / t)) {
                 p = bound;
                 break;
             }
@@ -125,7 +130,10 @@ static int check_factors(const nm_model *mdl, const nm_mapping *m, nm_stats *out
                 p = bound;
                 break;
             }
-            p = p * f + (f - 1);
+            if (rs != f && spatial_above >= 0)
+                return invalid(out, NM_INV_RESIDUAL, s, d, 0, (uint64_t)spatial_above, 0);
+            p = p * f + (rs - 1);
+            nres[s] += rs != f;
             if (f > 1)
                 spatial_above = s;
         }
@@ -139,11 +147,15 @@ static int check_factors(const nm_model *mdl, const nm_mapping *m, nm_stats *out
             }
             int residual = 0;
             for (int s = 0; s < arch->nlevels; s++)
-                residual |= nm_level_residual(&m->level[s], d) != m->level[s].tfactor[d];
+                residual |= nm_level_residual(&m->level[s], d) != m->level[s].tfactor[d] ||
+                            nm_level_sresidual(&m->level[s], d) != m->level[s].sfactor[d];
             return invalid(out, NM_INV_FACTORS, -1, d, residual && p < bound ? 'r' : 0,
                            p >= bound ? q : p + 1, bound);
         }
     }
+    for (int s = 0; s < arch->nlevels; s++) /* (the loop above saw every level) */
+        if (nres[s] > NM_MAX_FAN_RESIDUALS)
+            return invalid(out, NM_INV_FAN_RESIDUALS, s, -1, 0, nres[s], NM_MAX_FAN_RESIDUALS);
     return 1;
 }
 
@@ -218,8 +230,8 @@ static void account(const nm_model *mdl, const nm_mapping *m, const nm_nest_resu
     const nm_arch *arch = mdl->arch;
     int S = arch->nlevels;
     double ca[NM_MAX_LEVELS], w[NM_MAX_LEVELS], pas[NM_MAX_LEVELS], lt[NM_MAX_LEVELS];
-    double peer[NM_MAX_LEVELS];
-    uint64_t size[NM_MAX_LEVELS], ps[NM_MAX_LEVELS], F[NM_MAX_LEVELS];
+    double peer[NM_MAX_LEVELS], ps[NM_MAX_LEVELS];
+    uint64_t size[NM_MAX_LEVELS], F[NM_MAX_LEVELS];
     int kept[NM_MAX_LEVELS];
     for (int s = 0; s < S; s++) {
         const nm_tile *t = &nr->tile[s][ds];
@@ -232,14 +244,22 @@ static void account(const nm_model *mdl, const nm_mapping *m, const nm_nest_resu
         kept[s] = (int)((m->level[s].keep >> ds) & 1u);
     }
     /* Partition: the part of the whole tensor one instance is responsible
-     * for, split by each fan-out on the way in. */
+     * for, split by each fan-out on the way in.  Below a spatial residual
+     * the instances hold unequal parts: the mean, which the padded tiles
+     * of the fan-out give when not rounded down. */
     uint64_t p = size[S - 1];
-    ps[S - 1] = p;
+    double pm = (double)p;
+    ps[S - 1] = pm;
     for (int s = S - 2; s >= 0; s--) {
         uint64_t denom = F[s + 1] > 1 ? nr->tile[s + 1][ds].inner_size : size[s];
-        if (denom && denom != size[s]) /* (a division on the hot path otherwise) */
+        if (denom && denom != size[s]) { /* (a division on the hot path otherwise) */
             p = p * size[s] / denom;
-        ps[s] = p;
+            if (nr->uneven)
+                pm = pm * (double)size[s] / (double)denom;
+        }
+        if (nr->uneven && F[s + 1] > 1)
+            pm *= nr->used[s + 1];
+        ps[s] = nr->uneven ? pm : (double)p;
     }
     /* Share of the parent's reads that lands in one instance. */
     for (int s = 0; s < S - 1; s++)
@@ -286,18 +306,18 @@ static void account(const nm_model *mdl, const nm_mapping *m, const nm_nest_resu
             continue;
         int outermost = !outermost_seen;
         outermost_seen = 1;
-        d->partition_size = ps[s];
+        d->partition_size = round_count(ps[s]);
         d->utilized_capacity = size[s];
         if (rw) {
             d->updates = round_count(ca[s]);
-            d->reads = round_count(ca[s] + peer[s] - (double)ps[s]);
+            d->reads = round_count(ca[s] + peer[s] - ps[s]);
             d->temporal_reductions = d->reads;
-            d->fills = round_count(pas[s] + peer[s] - (outermost ? 0.0 : (double)ps[s]));
+            d->fills = round_count(pas[s] + peer[s] - (outermost ? 0.0 : ps[s]));
             d->address_generations = d->updates + d->fills;
         } else {
             d->reads = round_count(ca[s] + peer[s]);
             double f = pas[s] + peer[s];
-            d->fills = f <= 0.0 ? 0 : (uint64_t)(f + 1e-9);
+            d->fills = nr->uneven ? round_count(f) : f <= 0.0 ? 0 : (uint64_t)(f + 1e-9);
             d->address_generations = d->reads + d->fills;
         }
     }
@@ -323,7 +343,7 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
     const nm_workload *wl = mdl->wl;
     uint64_t arith_used = shape->arith_x * shape->arith_y;
     out->arith_utilized = arith_used;
-    out->computes = shape->steps * arith_used; /* the layer's operations */
+    out->computes = shape->computes; /* the layer's operations */
     /* computes / units in use; with residuals Timeloop counts partial tiles
      * as full ones here (arithmetic.cpp), and so does utilization */
     out->compute_cycles = shape->temporal_steps;
@@ -430,7 +450,7 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
 {
     const nm_arch *arch = mdl->arch;
     const nm_workload *wl = mdl->wl;
-    uint64_t computes = shape->steps * shape->arith_x * shape->arith_y;
+    uint64_t computes = shape->computes;
     double e = (double)computes * arch->arith.e_compute;
     for (int s = 0; s < arch->nlevels; s++) {
         const nm_level *L = &arch->level[s];
@@ -648,6 +668,10 @@ void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_wo
                  "level %s, where only the last instance would run it; put the residual at or "
                  "above that level", wl->dim[inv->index], lname, wl->dim[inv->index],
                  arch->level[got].name);
+        return;
+    case NM_INV_FAN_RESIDUALS:
+        snprintf(buf, size, "the fan-out of level %s has %llu spatial loops with a residual; "
+                 "nestmap models at most %d per fan-out", lname, got, NM_MAX_FAN_RESIDUALS);
         return;
     case NM_INV_NO_FANOUT:
         snprintf(buf, size, "couldn't map level %s: it has no spatial fan-out, but the mapping "

@@ -34,7 +34,7 @@
 
 void nm_nest_build(nm_nest *nest, const nm_mapping *m, const nm_arch *arch, const nm_workload *wl)
 {
-    int n = 0, imperfect = 0;
+    int n = 0, imperfect = 0, uneven = 0;
     nest->nlevels = arch->nlevels;
     for (int s = 0; s < arch->nlevels; s++) {
         const nm_level_map *lm = &m->level[s];
@@ -42,10 +42,13 @@ void nm_nest_build(nm_nest *nest, const nm_mapping *m, const nm_arch *arch, cons
         if (arch->level[s].fanoutX * arch->level[s].fanoutY > 1) {
             for (int i = 0; i < wl->ndims; i++) {
                 int d = lm->sorder[i];
-                if (lm->sfactor[d] > 1)
-                    nest->loop[n++] = (nm_loop){lm->sfactor[d], lm->sfactor[d], (int8_t)d,
+                if (lm->sfactor[d] > 1) {
+                    int64_t r = nm_level_sresidual(lm, d);
+                    nest->loop[n++] = (nm_loop){lm->sfactor[d], r, (int8_t)d,
                                                 (int8_t)(i < lm->split ? NM_SPACE_X : NM_SPACE_Y),
                                                 (int8_t)s};
+                    uneven |= r != lm->sfactor[d];
+                }
             }
         }
         int temporal = 0;
@@ -63,7 +66,8 @@ void nm_nest_build(nm_nest *nest, const nm_mapping *m, const nm_arch *arch, cons
         nest->boundary[s] = n - 1;
     }
     nest->nloops = n;
-    nest->imperfect = imperfect;
+    nest->imperfect = imperfect | uneven;
+    nest->uneven = uneven;
 }
 
 /* Extent along each axis of data space ds of the box spanned when every
@@ -111,6 +115,8 @@ void nm_nest_shape(const nm_nest *nest, const nm_workload *wl, nm_nest_result *o
         spatial[d] = 1;
     }
     memset(out, 0, sizeof *out);
+    for (int s = 0; s < nest->nlevels && nest->uneven; s++)
+        out->used[s] = 1.0;
     out->temporal_steps = 1;
     out->arith_x = out->arith_y = 1;
     for (int l = 0; l < nest->nloops; l++) {
@@ -143,15 +149,34 @@ void nm_nest_shape(const nm_nest *nest, const nm_workload *wl, nm_nest_result *o
                     out->tile[s][ds].inner_size = vol;
             }
         }
+        /* A spatial residual whose dimension's loops above never leave their
+         * last iteration always applies: the siblings past it never work. */
+        if (is_master && nest->uneven)
+            for (int i = nest->first[s]; i <= l; i++) {
+                const nm_loop *sp = &nest->loop[i];
+                if (sp->residual != sp->end && !((busy[l] >> sp->dim) & 1u))
+                    out->used[s] *= (double)sp->residual / (double)sp->end;
+            }
     }
     /* Steps actually run per arithmetic instance: residuals never sit under
-     * a spatial loop of their dimension, so every instance in use runs the
-     * same number, bound / spatial factor along each dimension. */
+     * a spatial loop of their dimension, so without spatial residuals every
+     * instance in use runs the same number, bound / spatial factor along
+     * each dimension; with them, the mean. */
     out->steps = out->temporal_steps;
-    if (nest->imperfect) {
-        out->steps = 1;
+    out->uneven = nest->uneven;
+    if (nest->uneven) {
+        uint64_t macs = 1;
         for (int d = 0; d < wl->ndims; d++)
-            out->steps *= (uint64_t)wl->bound[d] / spatial[d];
+            macs *= (uint64_t)wl->bound[d];
+        out->computes = macs;
+        out->steps = macs / (out->arith_x * out->arith_y);
+    } else {
+        if (nest->imperfect) {
+            out->steps = 1;
+            for (int d = 0; d < wl->ndims; d++)
+                out->steps *= (uint64_t)wl->bound[d] / spatial[d];
+        }
+        out->computes = out->steps * out->arith_x * out->arith_y;
     }
     /* Spatial instances in use: the product of the spatial loops outside each
      * level's boundary. */
@@ -308,7 +333,7 @@ typedef struct memo {
 
 /* Memo of the walk of imperfect nests: a sub-walk's entry state (with its
  * loop and last-iteration mask) and the sums and state it leaves. */
-#define WALK_KEY (2 + 4 + 7 * R)
+#define WALK_KEY (2 + (1 << NM_MAX_FAN_RESIDUALS) * (1 + 7 * R))
 #define WALK_MEMO 2048 /* a power of two */
 typedef struct walkmemo {
     uint64_t hash;
@@ -319,10 +344,30 @@ typedef struct walkmemo {
     sums s;
 } walkmemo;
 
+/* Siblings of a fan-out with spatial residuals fall into classes: the set
+ * of its residual loops along which a sibling's digit is past the residual
+ * (so it sits out the calls where that residual applies).  At most
+ * NM_MAX_FAN_RESIDUALS residual loops per fan-out: SCLS classes. */
+#define SCLS (1 << NM_MAX_FAN_RESIDUALS)
+
+/* Neighbour reuse for the siblings of the receiving classes `recv` (in use
+ * under residual mask `mask`), when a neighbour of class c held one step
+ * before what they now need shifted by o[c] (for the classes in `found`).
+ * Kept for one supplying class (o: its shift); without spatial residuals
+ * that is every case. */
 struct reuse {
     int64_t o[R];
     uint64_t nreused, groups;
+    uint8_t recv, mask, found;
 };
+
+/* The siblings of classes recv in use under mask, and the multicast groups
+ * among them. */
+#define USE_MEMO 8
+typedef struct fanuse {
+    uint32_t mask, recv;
+    uint64_t F, groups;
+} fanuse;
 
 /* rest(j)'s results for the few entry states a sequence meets, kept with
  * the loop they belong to (more go to the workspace's hashed memo). */
@@ -416,6 +461,15 @@ struct nm_nest_ws {
     struct walkmemo *wmemo; /* WALK_MEMO entries */
     seq floor_seq;          /* the fan-out of the level nm_nest_floor is at */
     uint64_t *upos;         /* UNION_CAP: tile positions along one axis (nm_nest_floor) */
+    /* the fan-out's loops with a spatial residual (level_open): dimension,
+     * residual, end, and how many siblings one step of each passes */
+    int nfres;
+    int8_t fres_dim[2 * NM_MAX_DIMS];
+    int64_t fres_r[2 * NM_MAX_DIMS], fres_end[2 * NM_MAX_DIMS];
+    uint64_t fres_stride[2 * NM_MAX_DIMS];
+    struct reuse reuse_once; /* reuse_for's answer when it keeps none */
+    int nuse;                /* fan_use's memo, for the sequence being walked */
+    fanuse use[USE_MEMO];
 };
 
 void nm_nest_ws_walk(nm_nest_ws *ws, int on)
@@ -693,6 +747,65 @@ static void fill_keys(nm_nest_ws *ws, int inner, int master)
     ws->keys_of = ws->sq;
 }
 
+/* ---- spatial residuals: the siblings in use ---- */
+
+/* The fan-out's spatial residuals that apply in a call (bits: their index
+ * in ws->fres_*): those whose dimension's loops above are all on their
+ * last iteration (last, as in walk()). */
+static uint32_t fan_mask(const nm_nest_ws *ws, uint32_t last)
+{
+    uint32_t m = 0;
+    for (int i = 0; i < ws->nfres; i++)
+        if ((last >> ws->fres_dim[i]) & 1u)
+            m |= 1u << i;
+    return m;
+}
+
+/* The class of sibling e: the residual loops along which its digit is past
+ * the residual. */
+static uint32_t sibling_class(const nm_nest_ws *ws, uint64_t e)
+{
+    uint32_t c = 0;
+    for (int i = 0; i < ws->nfres; i++)
+        if ((int64_t)(e / ws->fres_stride[i] % (uint64_t)ws->fres_end[i]) >= ws->fres_r[i])
+            c |= 1u << i;
+    return c;
+}
+
+/* Whether sibling e receives in a call where the residuals in mask apply:
+ * its class is in recv and sits out none of them. */
+static int sibling_receives(const nm_nest_ws *ws, uint64_t e, uint32_t recv, uint32_t mask)
+{
+    uint32_t c = sibling_class(ws, e);
+    return ((recv >> c) & 1u) && !(c & mask);
+}
+
+/* The siblings of classes recv in use under mask and the multicast groups
+ * among them (memoized per fan-out and data space). */
+static const fanuse *fan_use(nm_nest_ws *ws, int inner, int master, uint32_t mask, uint32_t recv)
+{
+    for (int i = 0; i < ws->nuse; i++)
+        if (ws->use[i].mask == mask && ws->use[i].recv == recv)
+            return &ws->use[i];
+    uint64_t F = 0;
+    int64_t kmax[R] = {0};
+    if (!ws->nomc)
+        fill_keys(ws, inner, master);
+    for (uint64_t e = 0; e < ws->F; e++) {
+        int in = sibling_receives(ws, e, recv, mask);
+        ws->reused[e] = (uint8_t)!in; /* left out of the groups */
+        F += (uint64_t)in;
+        for (int r = 0; r < ws->nr && !ws->nomc; r++)
+            if (ws->keys[e * R + r] > kmax[r])
+                kmax[r] = ws->keys[e * R + r];
+    }
+    uint64_t groups = ws->nomc ? F : distinct(ws, ws->F, ws->nr, kmax, ws->reused);
+    if (ws->nuse == USE_MEMO)
+        ws->nuse = 0;
+    ws->use[ws->nuse] = (fanuse){mask, recv, F, groups};
+    return &ws->use[ws->nuse++];
+}
+
 /* Runs body with nb set to each grid neighbour of sibling e (siblings are
  * laid out row by row over the physical mesh; no wrap-around). */
 #define FOR_NEIGHBOURS(ws, e, nb, body)                                        \
@@ -842,46 +955,71 @@ static void neighbour_diffs(nm_nest_ws *ws, int inner, int master)
         sq->ndiffs = MAX_DIFFS + 1;
 }
 
-/* Siblings that can take their delta over a link from a grid neighbour that
- * held it one step before (their keys differ by o), and the multicast groups
- * left among the others.  Memoized per o. */
-static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master,
-                                     const int64_t *o)
+/* Siblings of the receiving classes recv, in use under residual mask
+ * `mask`, that can take their delta over a link from a grid neighbour that
+ * held it one step before (a neighbour of class c whose delta then, shifted
+ * by o[c], is theirs now: c in `found`), and the multicast groups left among
+ * the other receivers.  Without spatial residuals every sibling is of class
+ * 0 and recv = found = 1.  Memoized per (recv, mask, found, o). */
+static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master, uint32_t recv,
+                                     uint32_t mask, uint32_t found, const int64_t (*o)[R])
 {
     int nr = ws->nr;
-    for (int i = 0; i < ws->sq->nreuse; i++) {
-        int eq = 1;
+    int one = !(found & (found - 1)), c1 = 0; /* a single supplying class: c1 */
+    while (!((found >> c1) & 1u))
+        c1++;
+    for (int i = 0; one && i < ws->sq->nreuse; i++) {
+        const struct reuse *m = &ws->sq->reuse[i];
+        int eq = m->found == found && m->recv == recv && m->mask == mask;
         for (int r = 0; r < nr && eq; r++)
-            eq = ws->sq->reuse[i].o[r] == o[r];
+            eq = m->o[r] == o[c1][r];
         if (eq)
-            return &ws->sq->reuse[i];
+            return m;
     }
     if (ws->sq->ndiffs < 0)
         neighbour_diffs(ws, inner, master);
     int possible = ws->sq->ndiffs > MAX_DIFFS;
-    for (int i = 0; i < ws->sq->ndiffs && i < MAX_DIFFS && !possible; i++) {
-        int eq = 1;
-        for (int r = 0; r < nr && eq; r++)
-            eq = ws->sq->diffs[i][r] == o[r];
-        possible = eq;
-    }
-    uint64_t F = ws->F, nreused = 0;
+    for (int c = 0; c < SCLS && !possible; c++)
+        for (int i = 0; ((found >> c) & 1u) && i < ws->sq->ndiffs && i < MAX_DIFFS && !possible;
+             i++) {
+            int eq = 1;
+            for (int r = 0; r < nr && eq; r++)
+                eq = ws->sq->diffs[i][r] == o[c][r];
+            possible = eq;
+        }
+    uint64_t F = ws->F, nreused = 0, out = 0;
     if (possible)
         fill_keys(ws, inner, master); /* the scratch may hold another fan-out's */
+    const int64_t *o0 = o[0];
     for (uint64_t e = 0; possible && e < F; e++) {
         const int64_t *k = ws->keys + e * R;
         int hit = 0;
-        FOR_NEIGHBOURS(ws, e, nb, {
-            const int64_t *kn = ws->keys + nb * R;
-            int eq = !hit;
-            for (int r = 0; r < nr && eq; r++)
-                eq = kn[r] - k[r] == o[r];
-            hit |= eq;
-        });
+        if (!ws->nfres) { /* one class (the hot path) */
+            FOR_NEIGHBOURS(ws, e, nb, {
+                const int64_t *kn = ws->keys + nb * R;
+                int eq = !hit;
+                for (int r = 0; r < nr && eq; r++)
+                    eq = kn[r] - k[r] == o0[r];
+                hit |= eq;
+            });
+        } else if (!sibling_receives(ws, e, recv, mask)) {
+            ws->reused[e] = 1; /* left out of the groups below */
+            out++;
+            continue;
+        } else {
+            FOR_NEIGHBOURS(ws, e, nb, {
+                const int64_t *kn = ws->keys + nb * R;
+                uint32_t c = sibling_class(ws, nb);
+                int eq = !hit && ((found >> c) & 1u);
+                for (int r = 0; r < nr && eq; r++)
+                    eq = kn[r] - k[r] == o[c][r];
+                hit |= eq;
+            });
+        }
         ws->reused[e] = (uint8_t)hit;
         nreused += (uint64_t)hit;
     }
-    uint64_t groups = F - nreused;
+    uint64_t groups = F - out - nreused;
     if (nreused && !ws->nomc) {
         int64_t kmax[R] = {0};
         for (uint64_t e = 0; e < F; e++)
@@ -890,13 +1028,18 @@ static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master,
                     kmax[r] = ws->keys[e * R + r];
         groups = distinct(ws, F, nr, kmax, ws->reused);
     }
-    if (ws->sq->nreuse == REUSE_MEMO) { /* full: start over, with the links that point here */
-        ws->sq->nreuse = 0;
-        ws->sq->nlink = 0;
+    struct reuse *slot = &ws->reuse_once; /* several suppliers: not kept */
+    if (one) {
+        if (ws->sq->nreuse == REUSE_MEMO) { /* full: start over, with the links here */
+            ws->sq->nreuse = 0;
+            ws->sq->nlink = 0;
+        }
+        slot = &ws->sq->reuse[ws->sq->nreuse++];
+        memcpy(slot->o, o[c1], (size_t)nr * sizeof **o);
     }
-    struct reuse *slot = &ws->sq->reuse[ws->sq->nreuse++];
-    memset(slot->o, 0, sizeof slot->o);
-    memcpy(slot->o, o, (size_t)nr * sizeof *o);
+    slot->recv = (uint8_t)recv;
+    slot->mask = (uint8_t)mask;
+    slot->found = (uint8_t)found;
     slot->nreused = nreused;
     slot->groups = groups;
     return slot;
@@ -925,12 +1068,12 @@ static const struct reuse *links_for(nm_nest_ws *ws, const struct fanctx *fc, in
      * the previous box at the origin and this one at jump tau. */
     uint64_t psize = pkind == D_EMPTY ? 0 : pkind == D_FULL ? ws->sq->vol : ws->sq->js[ptau].diff;
     uint64_t size = kind == D_EMPTY ? 0 : kind == D_FULL ? ws->sq->vol : ws->sq->js[tau].diff;
-    int64_t o[R];
+    int64_t o[1][R];
     int found;
     if (psize != size) {
         found = 0;
     } else if (kind == pkind && (kind == D_FULL || ptau == tau)) {
-        memcpy(o, ws->sq->js[tau].jump, sizeof o);
+        memcpy(o[0], ws->sq->js[tau].jump, sizeof o[0]);
         found = 1;
     } else {
         delta prev, cur;
@@ -943,11 +1086,11 @@ static const struct reuse *links_for(nm_nest_ws *ws, const struct fanctx *fc, in
             cur.a[r] = ws->sq->js[tau].jump[r];
             prev.aext[r] = prev.bext[r] = cur.aext[r] = cur.bext[r] = ws->sq->ext[r];
         }
-        found = shift_between(&cur, &prev, ws->nr, o);
+        found = shift_between(&cur, &prev, ws->nr, o[0]);
     }
     const struct reuse *ru = NULL;
     if (found) {
-        ru = reuse_for(ws, fc->inner, fc->master, o);
+        ru = reuse_for(ws, fc->inner, fc->master, 1, 0, 1, o);
         if (!ru->nreused || ru->groups >= ws->sq->groups0)
             ru = NULL;
     }
@@ -1115,8 +1258,11 @@ typedef struct walker {
     int accumulating;             /* q[1] sits right above the child's boundary */
     const int64_t *span;          /* the child's extents per dimension ... */
     const int64_t *res;           /* ... and in the last instance of the loops above */
+    const uint32_t *idle;         /* per j: dims whose loops above all on their last
+                                   * iteration leave this class of instances idle */
     int64_t base[R];              /* the child's corner along each axis of the data space */
-    wstate st;
+    int ncls;                     /* classes of siblings in the fan-out (1: no residuals) */
+    wstate st[SCLS];              /* per class: what its siblings' calls left behind */
 } walker;
 
 /* x/2 rounded half away from zero, as C's round() does. */
@@ -1125,37 +1271,23 @@ static int64_t half_round(int64_t x)
     return x >= 0 ? (x + 1) / 2 : -((-x + 1) / 2);
 }
 
-/* One call of the child's boundary loop, weight 1. */
-static sums walk_call(walker *w, uint32_t last)
+/* The delta of a call whose box is cur (volume vol) for siblings whose
+ * calls so far left *st, into *dl; returns its size and moves st on to
+ * this call (all but the previous delta, which links still compare with). */
+static uint64_t take_delta(const walker *w, wstate *st, const wbox *cur, uint64_t vol, delta *dl)
 {
-    nm_nest_ws *ws = w->ws;
-    wstate *st = &w->st;
+    const nm_nest_ws *ws = w->ws;
     int nr = w->nr;
-    const int64_t(*coef)[R] = ws->coef[w->ds];
-    wbox cur;
-    uint64_t vol = 1;
-    for (int r = 0; r < nr; r++) {
-        cur.lo[r] = w->base[r];
-        cur.ext[r] = 1;
-    }
-    for (int d = 0; d < ws->wl->ndims; d++) {
-        int64_t e = (last >> d) & 1u ? w->res[d] : w->span[d];
-        for (int r = 0; r < nr; r++)
-            cur.ext[r] += coef[d][r] * (e - 1);
-    }
-    for (int r = 0; r < nr; r++)
-        vol *= (uint64_t)cur.ext[r];
-    delta dl;
-    memset(&dl, 0, sizeof dl);
-    memcpy(dl.a, cur.lo, sizeof dl.a);
-    memcpy(dl.aext, cur.ext, sizeof dl.aext);
-    dl.kind = D_FULL;
+    memset(dl, 0, sizeof *dl);
+    memcpy(dl->a, cur->lo, sizeof dl->a);
+    memcpy(dl->aext, cur->ext, sizeof dl->aext);
+    dl->kind = D_FULL;
     uint64_t size = vol;
     if (!ws->always_full && st->have_prev) {
         int64_t t[R];
         int zero = 1, same = 1;
         for (int r = 0; r < nr; r++) {
-            t[r] = half_round(2 * (cur.lo[r] - st->prev.lo[r]) + cur.ext[r] - st->prev.ext[r]);
+            t[r] = half_round(2 * (cur->lo[r] - st->prev.lo[r]) + cur->ext[r] - st->prev.ext[r]);
             zero &= t[r] == 0;
             same &= t[r] == st->trans[r];
         }
@@ -1172,45 +1304,117 @@ static sums walk_call(walker *w, uint32_t last)
         if (keep) {
             uint64_t inter = 1;
             for (int r = 0; r < nr; r++) {
-                int64_t lo = cur.lo[r] > st->prev.lo[r] ? cur.lo[r] : st->prev.lo[r];
-                int64_t hi1 = cur.lo[r] + cur.ext[r], hi2 = st->prev.lo[r] + st->prev.ext[r];
+                int64_t lo = cur->lo[r] > st->prev.lo[r] ? cur->lo[r] : st->prev.lo[r];
+                int64_t hi1 = cur->lo[r] + cur->ext[r], hi2 = st->prev.lo[r] + st->prev.ext[r];
                 int64_t hi = hi1 < hi2 ? hi1 : hi2;
                 inter *= hi > lo ? (uint64_t)(hi - lo) : 0;
             }
             size = vol - inter;
-            dl.kind = size == 0 ? D_EMPTY : D_DIFF;
-            memcpy(dl.b, st->prev.lo, sizeof dl.b);
-            memcpy(dl.bext, st->prev.ext, sizeof dl.bext);
+            dl->kind = size == 0 ? D_EMPTY : D_DIFF;
+            memcpy(dl->b, st->prev.lo, sizeof dl->b);
+            memcpy(dl->bext, st->prev.ext, sizeof dl->bext);
         }
     }
     if (!ws->always_full) {
-        st->prev = cur;
+        st->prev = *cur;
         st->have_prev = 1;
     }
-    double sz = (double)size;
-    if (ws->F <= 1)
-        return (sums){sz, sz, 0.0};
-    sums out = {(double)ws->sq->groups0 * sz, (double)ws->F * sz, 0.0};
-    int64_t o[R];
-    if (size > 0 && ws->links && !ws->nolink && st->have_pdelta &&
-        shift_between(&dl, &st->pdelta, nr, o)) {
-        const struct reuse *ru = reuse_for(ws, w->fc->inner, w->fc->master, o);
-        if (ru->nreused && ru->groups < ws->sq->groups0)
-            out = (sums){(double)ru->groups * sz, (double)(ws->F - ru->nreused) * sz,
-                         (double)ru->nreused * sz};
+    return size;
+}
+
+/* Whether two deltas of the same call (same box) are the same data. */
+static int same_delta(const delta *x, const delta *y, int nr)
+{
+    if (x->kind != y->kind)
+        return 0;
+    for (int r = 0; r < nr && x->kind == D_DIFF; r++)
+        if (x->b[r] != y->b[r] || x->bext[r] != y->bext[r])
+            return 0;
+    return 1;
+}
+
+/* One call of the child's boundary loop, weight 1.  With spatial residuals
+ * in the fan-out each class of siblings takes its own delta (a class that
+ * sat out calls may still hold what the others had to fetch again); the
+ * classes that take the same delta share its multicast. */
+static sums walk_call(walker *w, uint32_t last)
+{
+    nm_nest_ws *ws = w->ws;
+    int nr = w->nr;
+    const int64_t(*coef)[R] = ws->coef[w->ds];
+    wbox cur;
+    uint64_t vol = 1;
+    for (int r = 0; r < nr; r++) {
+        cur.lo[r] = w->base[r];
+        cur.ext[r] = 1;
     }
-    if (ws->links) {
-        st->pdelta = dl;
-        st->have_pdelta = 1;
+    for (int d = 0; d < ws->wl->ndims; d++) {
+        int64_t e = (last >> d) & 1u ? w->res[d] : w->span[d];
+        for (int r = 0; r < nr; r++)
+            cur.ext[r] += coef[d][r] * (e - 1);
+    }
+    for (int r = 0; r < nr; r++)
+        vol *= (uint64_t)cur.ext[r];
+    uint32_t mask = ws->nfres ? fan_mask(ws, last) : 0;
+    delta dl[SCLS];
+    uint64_t size[SCLS];
+    uint32_t recv[SCLS]; /* per class that leads a group of equal deltas: the group */
+    for (int c = 0; c < w->ncls; c++) {
+        recv[c] = 0;
+        if (c & (int)mask)
+            continue; /* sits this call out */
+        size[c] = take_delta(w, &w->st[c], &cur, vol, &dl[c]);
+        int lead = c;
+        for (int c2 = 0; c2 < c && lead == c; c2++)
+            if (recv[c2] && same_delta(&dl[c2], &dl[c], nr))
+                lead = c2;
+        recv[lead] |= 1u << c;
+    }
+    if (ws->F <= 1) {
+        double sz = (double)size[0];
+        return (sums){sz, sz, 0.0};
+    }
+    sums out = {0, 0, 0};
+    for (int c = 0; c < w->ncls; c++) {
+        if (!recv[c])
+            continue;
+        double sz = (double)size[c];
+        uint64_t F = ws->F, groups = ws->sq->groups0;
+        if (ws->nfres) { /* the siblings of this group, in use now */
+            const fanuse *u = fan_use(ws, w->fc->inner, w->fc->master, mask, recv[c]);
+            F = u->F;
+            groups = u->groups;
+        }
+        sums one = {(double)groups * sz, (double)F * sz, 0.0};
+        int64_t o[SCLS][R];
+        uint32_t found = 0;
+        for (int c2 = 0; size[c] > 0 && ws->links && !ws->nolink && c2 < w->ncls; c2++)
+            if (w->st[c2].have_pdelta && shift_between(&dl[c], &w->st[c2].pdelta, nr, o[c2]))
+                found |= 1u << c2;
+        if (found) {
+            const struct reuse *ru =
+                reuse_for(ws, w->fc->inner, w->fc->master, recv[c], mask, found, o);
+            if (ru->nreused && ru->groups < groups)
+                one = (sums){(double)ru->groups * sz, (double)(F - ru->nreused) * sz,
+                             (double)ru->nreused * sz};
+        }
+        out.acc += one.acc;
+        out.wacc += one.wacc;
+        out.link += one.link;
+    }
+    for (int c = 0; ws->links && c < w->ncls; c++) {
+        if (c & (int)mask)
+            continue;
+        w->st[c].pdelta = dl[c];
+        w->st[c].have_pdelta = 1;
     }
     return out;
 }
 
 /* The state as integers relative to the current corner (so that sub-walks
  * that differ only by where they start compare equal); returns the count. */
-static int pack_state(const walker *w, int64_t *k)
+static int pack_one(const walker *w, const wstate *st, int64_t *k)
 {
-    const wstate *st = &w->st;
     int nr = w->nr, n = 0;
     k[n++] = st->have_prev | st->moving << 1 | st->have_pdelta << 2 |
              (int64_t)(st->have_pdelta ? st->pdelta.kind : 0) << 3;
@@ -1236,9 +1440,8 @@ static int pack_state(const walker *w, int64_t *k)
     return n;
 }
 
-static void unpack_state(walker *w, const int64_t *k)
+static int unpack_one(const walker *w, wstate *st, const int64_t *k)
 {
-    wstate *st = &w->st;
     int nr = w->nr, n = 0;
     memset(st, 0, sizeof *st);
     st->have_prev = (int)(k[n] & 1);
@@ -1264,6 +1467,23 @@ static void unpack_state(walker *w, const int64_t *k)
             }
         }
     }
+    return n;
+}
+
+/* Every class's state, one after the other. */
+static int pack_state(const walker *w, int64_t *k)
+{
+    int n = 0;
+    for (int c = 0; c < w->ncls; c++)
+        n += pack_one(w, &w->st[c], k + n);
+    return n;
+}
+
+static void unpack_state(walker *w, const int64_t *k)
+{
+    int n = 0;
+    for (int c = 0; c < w->ncls; c++)
+        n += unpack_one(w, &w->st[c], k + n);
 }
 
 static uint64_t hash_ints(const int64_t *k, int n)
@@ -1280,6 +1500,8 @@ static uint64_t hash_ints(const int64_t *k, int n)
  * state it leaves are memoized on that. */
 static sums walk(walker *w, int j, uint32_t last)
 {
+    if (last & w->idle[j]) /* this class of instances sits these calls out */
+        return (sums){0, 0, 0};
     if (j == 0)
         return walk_call(w, last);
     nm_nest_ws *ws = w->ws;
@@ -1371,7 +1593,8 @@ static sums walk(walker *w, int j, uint32_t last)
  * boundary b with extents span (res in the last instance of the loops
  * above), branching loops q[1..k] above it. */
 static sums walk_level(nm_nest_ws *ws, const struct fanctx *fc, int ds, int b,
-                       const int64_t *span, const int64_t *res, const int *q, int k)
+                       const int64_t *span, const int64_t *res, const int *q, int k,
+                       const uint32_t *idle)
 {
     walker wk, *w = &wk;
     memset(w, 0, sizeof *w);
@@ -1389,6 +1612,8 @@ static sums walk_level(nm_nest_ws *ws, const struct fanctx *fc, int ds, int b,
     w->accumulating = k >= 1 && q[1] == b + 1 && !ws->wl->ds[ds].read_write;
     w->span = span;
     w->res = res;
+    w->idle = idle;
+    w->ncls = 1 << ws->nfres;
     return walk(w, k, ~0u);
 }
 
@@ -1436,12 +1661,21 @@ static void level_open(nm_nest_ws *ws, int s, lvl *v)
     uint32_t all = (1u << wl->nds) - 1u;
     ws->links = v->spatial && (ws->map->level[s].no_link & all) != all;
     ws->F = 1;
+    ws->nfres = 0;
     if (v->spatial) {
         int64_t fx = 1;
         for (int l = v->inner; l <= v->master; l++) {
-            ws->F *= (uint64_t)nest->loop[l].end;
-            if (nest->loop[l].space == NM_SPACE_X)
-                fx *= nest->loop[l].end;
+            const nm_loop *lp = &nest->loop[l];
+            if (lp->residual != lp->end) {
+                int i = ws->nfres++;
+                ws->fres_dim[i] = lp->dim;
+                ws->fres_r[i] = lp->residual;
+                ws->fres_end[i] = lp->end;
+                ws->fres_stride[i] = ws->F;
+            }
+            ws->F *= (uint64_t)lp->end;
+            if (lp->space == NM_SPACE_X)
+                fx *= lp->end;
         }
         /* Neighbour links run over the physical mesh, row by row. */
         ws->hsize = ws->arch->level[s].fanoutX > fx ? ws->arch->level[s].fanoutX : fx;
@@ -1468,7 +1702,9 @@ static int level_given(const nm_nest_ws *ws, int s, int ds, const lvl *v, nm_nes
     if (v->spatial)
         return 0;
     if (v->b < 0) {
-        t->accesses = t->weighted = (double)out->steps;
+        t->accesses = t->weighted = out->uneven ? (double)out->computes /
+                                                      (double)out->replication[s]
+                                                : (double)out->steps;
     } else if (!((ws->map->level[s - 1].keep >> ds) & 1u) && out->tile[s - 1][ds].size &&
                t->size) {
         t->accesses = t->weighted = out->tile[s - 1][ds].accesses;
@@ -1503,6 +1739,21 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
         kept++;
     const nm_level_map *lm = &ws->map->level[s];
     int walking = nest->imperfect || ws->walk_always;
+    /* Spatial residuals above the level's instances, and the gap between
+     * branching loops each sits in (j: above q[j], below q[j+1]); each
+     * subset of them is a class of instances, idle in those residuals. */
+    int unev[NM_MAX_LOOPS], unev_gap[NM_MAX_LOOPS], nunev = 0;
+    for (int l = nest->boundary[s] + 1; nest->uneven && l < nest->nloops; l++) {
+        const nm_loop *lp = &nest->loop[l];
+        if (lp->space == NM_TIME || lp->residual == lp->end)
+            continue;
+        int j = 0;
+        while (j < k && q[j + 1] < l)
+            j++;
+        unev_gap[nunev] = j;
+        unev[nunev++] = l;
+    }
+    uint32_t ncls = 1u << nunev;
 
     for (int ds = 0; ds < wl->nds; ds++) {
         const nm_dataspace *dsp = &wl->ds[ds];
@@ -1584,11 +1835,32 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
         struct fanctx fc = {inner, master};
         sums sum;
         if (walking) {
-            if (++ws->gen == 0) { /* generation wrapped: clear for real */
-                memset(ws->wmemo, 0, WALK_MEMO * sizeof *ws->wmemo);
-                ws->gen = 1;
+            ws->nuse = 0;
+            sum = (sums){0, 0, 0};
+            for (uint32_t c = 0; c < ncls; c++) {
+                /* instances idle past the residuals in c, in use at the others */
+                double share = 1.0;
+                uint32_t idle[NM_MAX_LOOPS + 1];
+                memset(idle, 0, (size_t)(k + 1) * sizeof *idle);
+                for (int i = 0; i < nunev; i++) {
+                    const nm_loop *lp = &nest->loop[unev[i]];
+                    double used = (double)lp->residual / (double)lp->end;
+                    if ((c >> i) & 1u) {
+                        share *= 1.0 - used;
+                        idle[unev_gap[i]] |= 1u << lp->dim;
+                    } else {
+                        share *= used;
+                    }
+                }
+                if (++ws->gen == 0) { /* generation wrapped: clear for real */
+                    memset(ws->wmemo, 0, WALK_MEMO * sizeof *ws->wmemo);
+                    ws->gen = 1;
+                }
+                sums one = walk_level(ws, &fc, ds, b, span, res, q, k, idle);
+                sum.acc += share * one.acc;
+                sum.wacc += share * one.wacc;
+                sum.link += share * one.link;
             }
-            sum = walk_level(ws, &fc, ds, b, span, res, q, k);
         } else {
             dstate st = {0, -1, 0};
             sums first = one_call(ws, &fc, -1, &st);

@@ -452,7 +452,7 @@ static void write_directives(directives *w, const nm_arch *arch, const nm_worklo
         directive_end(w);
         if (L->fanoutX * L->fanoutY > 1) {
             directive_begin(w, L->name, "spatial");
-            factor_list(text, wl, lm->sfactor, NULL);
+            factor_list(text, wl, lm->sfactor, lm->sresidual);
             directive_text(w, "factors", text);
             dim_list(text, wl, lm->sorder, wl->ndims);
             directive_text(w, "permutation", text);
@@ -507,6 +507,8 @@ static const char *reject_name(int kind)
         return "instances";
     case NM_INV_RESIDUAL:
         return "residual_under_spatial";
+    case NM_INV_FAN_RESIDUALS:
+        return "fanout_residuals";
     case NM_REJECT_CONSTRAINT:
         return "constraints";
     }

@@ -264,7 +264,8 @@ static void explain_capacity(FILE *f, nm_model *mdl, const nm_mapping *m, const 
         for (int sp = 0; sp < 2; sp++)
             for (int d = 0; d < wl->ndims; d++) {
                 int64_t fac = sp ? m->level[t].sfactor[d] : m->level[t].tfactor[d];
-                if (fac < 2 || (!sp && m->level[t].tresidual[d]) || m->level[s + 1].tresidual[d])
+                if (fac < 2 || (sp ? m->level[t].sresidual[d] : m->level[t].tresidual[d]) ||
+                    m->level[s + 1].tresidual[d])
                     continue;
                 int64_t cands[2] = {smallest_prime(fac), fac};
                 for (int k = 0; k < 2; k++) {

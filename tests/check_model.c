@@ -488,12 +488,42 @@ START_TEST(imperfect_rules)
     nm_invalid_describe(&r.st.invalid, &r.spec.arch, &r.spec.wl, why, sizeof why);
     ck_assert_msg(strstr(why, "under the spatial P loop of level MainMemory"), "%s", why);
     done(&r);
-    /* Parse errors: a residual on a spatial loop, one above its factor. */
+    /* A spatial residual above any other P loop: P = (0*4 + 2)*4 + 3 ... the
+     * outer fan-out's last instance runs 3 of its 4 PEs. */
+    static const char spatial_top[] =
+        "- {target: MainMemory, type: spatial, factors: \"R=1 P=4,3\"}\n"
+        "- {target: MainMemory, type: temporal, factors: R=1 P=4}\n"
+        "- {target: Buffer, type: temporal, factors: R=3 P=1}\n";
+    run(&r, design(text, sizeof text, 4, "", conv1d, spatial_top));
+    ck_assert(!r.valid); /* (4-1)*4 + 3 = 15: the temporal P, outermost, runs its 4 */
+    ck_assert_int_eq(r.st.invalid.kind, NM_INV_FACTORS);
+    done(&r);
+    /* Three residuals in one fan-out: more than the model follows. */
+    static const char three[] =
+        "  shape:\n"
+        "    name: three\n"
+        "    dimensions: [A, B, C]\n"
+        "    data_spaces:\n"
+        "    - {name: X, projection: [[[A]], [[B]], [[C]]]}\n"
+        "    - {name: Y, projection: [[[A]], [[B]]], read_write: true}\n"
+        "  instance: {A: 3, B: 3, C: 3}\n";
+    static const char three_map[] =
+        "- {target: MainMemory, type: spatial, factors: \"A=2,1 B=2,1 C=2,1\", split: 3}\n"
+        "- {target: MainMemory, type: temporal, factors: A=2 B=2 C=2}\n";
+    run(&r, design(text, sizeof text, 8, "", three, three_map));
+    ck_assert(!r.valid);
+    ck_assert_int_eq(r.st.invalid.kind, NM_INV_FAN_RESIDUALS);
+    nm_invalid_describe(&r.st.invalid, &r.spec.arch, &r.spec.wl, why, sizeof why);
+    ck_assert_msg(strstr(why, "3 spatial loops with a residual") && strstr(why, "at most 2"),
+                  "%s", why);
+    done(&r);
+    /* Parse errors: residuals above their factor, temporal or spatial; a
+     * factor past the bound without a residual. */
     static const char *const bad[] = {
-        "- {target: MainMemory, type: spatial, factors: \"R=1 P=4,3\"}\n",
+        "- {target: MainMemory, type: spatial, factors: \"R=1 P=4,5\"}\n",
         "- {target: Buffer, type: temporal, factors: \"R=3 P=4,5\"}\n",
         "- {target: Buffer, type: temporal, factors: \"R=3 P=20\"}\n"};
-    static const char *const says[] = {"spatial factors take no residual",
+    static const char *const says[] = {"must be between 1 and the factor",
                                        "must be between 1 and the factor",
                                        "larger than the problem's P = 16"};
     for (int i = 0; i < 3; i++) {
@@ -507,6 +537,222 @@ START_TEST(imperfect_rules)
         ck_assert_msg(strstr(err.msg, says[i]), "%s", err.msg);
         nm_spec_fini(&spec);
     }
+}
+END_TEST
+
+/* Spatial residuals.  K = 6 output channels on 4 PEs as "K=4,2" spatial
+ * under a temporal K=2: the first step uses all four PEs (K 0..3), the
+ * second only PEs 0 and 1 (K 4, 5).  By hand, per PE (PEs 0-1 / PEs 2-3):
+ * MACs 16 / 8 (R=2, P=4 each step), weights 2 per step filled (4 / 2),
+ * the 5 inputs once (the K step does not move them), outputs 8 / 4 held,
+ * each updated twice (R) and read back once.  Counts per instance are the
+ * means over the four: 12 MACs, 3 weight fills, 5 input fills, partition 6,
+ * 6 output reads.  MainMemory sends every weight once (4 PEs x 2, then
+ * 2 x 2), the inputs once to all (multicast), and takes 6 x 4 output
+ * updates.  Computes are the layer's 48 MACs; cycles count the padded
+ * second step (16); utilization 48 / (4 x 16). */
+static const char conv1d_k6[] =
+    "  shape:\n"
+    "    name: conv1d_oc\n"
+    "    dimensions: [K, R, P]\n"
+    "    data_spaces:\n"
+    "    - {name: Weights, projection: [[[K]], [[R]]]}\n"
+    "    - {name: Inputs, projection: [[[R], [P]]]}\n"
+    "    - {name: Outputs, projection: [[[K]], [[P]]], read_write: true}\n"
+    "  instance: {K: 6, R: 2, P: 4}\n";
+
+START_TEST(spatial_residual_counts)
+{
+    static const char map[] =
+        "- {target: MainMemory, type: spatial, factors: \"K=4,2 R=1 P=1\", permutation: KRP, split: 3}\n"
+        "- {target: MainMemory, type: temporal, factors: K=2 R=1 P=1, permutation: KRP}\n"
+        "- {target: Buffer, type: temporal, factors: R=2 P=4 K=1, permutation: RPK}\n";
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 4, "", conv1d_k6, map));
+    ck_assert(r.valid);
+    ck_assert_uint_eq(r.st.computes, 48);
+    ck_assert_uint_eq(r.st.cycles, 16);
+    ck_assert_double_eq_tol(r.st.utilization, 48.0 / 64.0, 1e-12);
+    COUNTS(ds(&r, "Buffer", "Weights"), 12, 3, 0);
+    COUNTS(ds(&r, "Buffer", "Inputs"), 12, 5, 0);
+    COUNTS(ds(&r, "Buffer", "Outputs"), 6, 0, 12);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Outputs")->partition_size, 6);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Weights")->partition_size, 3);
+    ck_assert_uint_eq(ds(&r, "Buffer", "Outputs")->utilized_instances, 4);
+    COUNTS(ds(&r, "MainMemory", "Weights"), 12, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "Inputs"), 5, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "Outputs"), 0, 0, 24);
+    done(&r);
+}
+END_TEST
+
+/* Two residuals in one fan-out: K = 3 and P = 3 as "K=2,1" and "P=2,1"
+ * spatial (PE e = k + 2p) under temporal K=2 (inner) and P=2.  Steps
+ * (P,K) = (0,0): all four PEs; (0,1): K's residual, PEs 0 and 2; (1,0):
+ * P's, PEs 0 and 1; (1,1): PE 0 alone -- 9 MACs.  Each PE holds one
+ * weight, input and output (R = 1).  By hand, Timeloop's rule for keeping
+ * the previous tile applied to each PE's own steps:
+ *   weights k = 2K+k: PE 0 sees 0,2,0,2 (4 fills: the move back breaks the
+ *   stride); PE 1 sees 1, sits out (0,1), then 1 again (1 fill: it kept
+ *   it); PE 2 sees 0,2 (2); PE 3 sees 1 (1).  8 fills, mean 2.  MainMemory:
+ *   2 distinct weights at (0,0), 1 for PEs 0 and 2 at (0,1), 1 for PE 0 at
+ *   (1,0) (PE 1 needs nothing), 1 at (1,1): 5 reads.
+ *   inputs p = 2P+p: PE 0 sees 0,0,2,2 (2 fills), PE 1 sees 0,2 (2), PE 2
+ *   sees 1,1 (1), PE 3 sees 1 (1).  6 fills, mean 1.5, shown as 2.
+ *   MainMemory: 2 at (0,0), 1 for PEs 0 and 1 at (1,0): 3 reads.
+ *   outputs: one per MAC, 9 updates. */
+START_TEST(spatial_residual_classes)
+{
+    static const char problem[] =
+        "  shape:\n"
+        "    name: conv1d_oc\n"
+        "    dimensions: [K, R, P]\n"
+        "    data_spaces:\n"
+        "    - {name: Weights, projection: [[[K]], [[R]]]}\n"
+        "    - {name: Inputs, projection: [[[R], [P]]]}\n"
+        "    - {name: Outputs, projection: [[[K]], [[P]]], read_write: true}\n"
+        "  instance: {K: 3, R: 1, P: 3}\n";
+    static const char map[] =
+        "- {target: MainMemory, type: spatial, factors: \"K=2,1 R=1 P=2,1\", permutation: KPR, split: 3}\n"
+        "- {target: MainMemory, type: temporal, factors: K=2 R=1 P=2, permutation: KPR}\n";
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 4, "", problem, map));
+    ck_assert(r.valid);
+    ck_assert_uint_eq(r.st.computes, 9);
+    ck_assert_uint_eq(r.st.cycles, 4);
+    COUNTS(ds(&r, "Buffer", "Weights"), 2, 2, 0);
+    COUNTS(ds(&r, "Buffer", "Inputs"), 2, 2, 0);
+    COUNTS(ds(&r, "MainMemory", "Weights"), 5, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "Inputs"), 3, 0, 0);
+    COUNTS(ds(&r, "MainMemory", "Outputs"), 0, 0, 9);
+    done(&r);
+}
+END_TEST
+
+/* A spatial residual with no loop of its dimension above always applies:
+ * "P=8,7" spatial is 7 PEs at work and one idle, and every level's total
+ * (mean per instance x instances) must equal that of plain "P=7".  Four
+ * levels, so that a level between the fan-out and the arithmetic is walked
+ * per class of instances, and one above it sees the short tile. */
+static void analyze(struct run *r, nm_nest_result *nr)
+{
+    nm_nest nest;
+    ck_assert(nm_model_eval(&r->mdl, &r->spec.map, &r->st, &nest));
+    nm_nest_ws *ws = nm_nest_ws_new(&r->spec.arch, &r->spec.wl);
+    ck_assert_ptr_nonnull(ws);
+    nm_nest_shape(&nest, &r->spec.wl, nr);
+    nm_nest_analyze(ws, &nest, &r->spec.map, &r->spec.arch, &r->spec.wl, nr);
+    nm_nest_ws_free(ws);
+}
+
+START_TEST(spatial_residual_always_applies)
+{
+    static const char fmt[] =
+        "architecture:\n"
+        "  version: '0.4'\n"
+        "  subtree:\n"
+        "  - name: chip\n"
+        "    local:\n"
+        "    - {name: MainMemory, class: SRAM, attributes: {depth: 65536, width: 8, datawidth: 8}}\n"
+        "    - {name: GLB, class: SRAM, attributes: {depth: 4096, width: 8, datawidth: 8}}\n"
+        "    - {name: 'PEBuf[1..8]', class: regfile, attributes: {depth: 64, width: 8, datawidth: 8, meshX: 8}}\n"
+        "    - {name: 'RF[1..8]', class: regfile, attributes: {depth: 16, width: 8, datawidth: 8, meshX: 8}}\n"
+        "    - {name: 'MACC[1..8]', class: intmac, attributes: {meshX: 8}}\n"
+        "problem:\n%s"
+        "mapping:\n"
+        "- {target: MainMemory, type: temporal, factors: K=2 R=1 P=1, permutation: KRP}\n"
+        "- {target: GLB, type: spatial, factors: \"K=1 R=1 %s\", permutation: PKR, split: 3}\n"
+        "- {target: GLB, type: temporal, factors: K=2 R=1 P=1, permutation: KRP}\n"
+        "- {target: PEBuf, type: temporal, factors: K=1 R=3 P=1, permutation: RKP}\n";
+    static const char problem[] =
+        "  shape:\n"
+        "    name: conv1d_oc\n"
+        "    dimensions: [K, R, P]\n"
+        "    data_spaces:\n"
+        "    - {name: Weights, projection: [[[K]], [[R]]]}\n"
+        "    - {name: Inputs, projection: [[[R], [P]]]}\n"
+        "    - {name: Outputs, projection: [[[K]], [[P]]], read_write: true}\n"
+        "  instance: {K: 4, R: 3, P: 7}\n";
+    char text[4096];
+    struct run a, b;
+    nm_nest_result na, nb;
+    snprintf(text, sizeof text, fmt, problem, "P=8,7");
+    run(&a, text);
+    snprintf(text, sizeof text, fmt, problem, "P=7");
+    run(&b, text);
+    ck_assert(a.valid && b.valid);
+    analyze(&a, &na);
+    analyze(&b, &nb);
+    ck_assert_uint_eq(a.st.computes, 84);
+    ck_assert_uint_eq(b.st.computes, 84);
+    ck_assert_uint_eq(a.st.cycles, b.st.cycles);
+    for (int s = 0; s < a.spec.arch.nlevels; s++)
+        for (int d = 0; d < a.spec.wl.nds; d++) {
+            const nm_tile *x = &na.tile[s][d], *y = &nb.tile[s][d];
+            double rx = (double)na.replication[s], ry = (double)nb.replication[s];
+            ck_assert_double_eq_tol(x->accesses * rx, y->accesses * ry, 1e-9);
+            ck_assert_double_eq_tol(x->weighted * rx, y->weighted * ry, 1e-9);
+            ck_assert_double_eq_tol(x->link * rx, y->link * ry, 1e-9);
+        }
+    /* partitions per instance: means over 8 instances against 7 */
+    int pe = nm_arch_level(&a.spec.arch, "PEBuf"), in = nm_workload_ds(&a.spec.wl, "Inputs");
+    ck_assert_uint_eq(na.replication[pe], 8);
+    ck_assert_uint_eq(a.st.level[pe].ds[in].partition_size,
+                      (uint64_t)llround(7.0 * (double)b.st.level[pe].ds[in].partition_size / 8));
+    done(&a);
+    done(&b);
+}
+END_TEST
+
+/* Instances that sit a residual out and then work on: K = 3 as "K=2,1"
+ * spatial over two PEs under temporal K=2 (GLB) inside P=2 (MainMemory),
+ * R = 1.  PE 1 sits out the steps with K's last iteration, (P,K) = (0,1)
+ * and (1,1), between which it works (1,0).  Each PE's buffer serves its
+ * register file one weight, input and output per step; by hand, with
+ * Timeloop's rule for keeping the previous tile along each PE's own steps:
+ * weights k = 2K+k: PE 0 needs 0,2,0,2 (4 reads: the move back breaks the
+ * stride), PE 1 needs 1, then 1 again (1: kept while it sat out); mean
+ * 2.5.  Inputs p: PE 0 needs 0,0,1,1 (2), PE 1 0,1 (2).  Outputs: 4 and 2,
+ * mean 3. */
+START_TEST(spatial_residual_idle_class)
+{
+    static const char fmt[] =
+        "architecture:\n"
+        "  version: '0.4'\n"
+        "  subtree:\n"
+        "  - name: chip\n"
+        "    local:\n"
+        "    - {name: MainMemory, class: SRAM, attributes: {depth: 65536, width: 8, datawidth: 8}}\n"
+        "    - {name: GLB, class: SRAM, attributes: {depth: 4096, width: 8, datawidth: 8}}\n"
+        "    - {name: 'PEBuf[1..2]', class: regfile, attributes: {depth: 64, width: 8, datawidth: 8, meshX: 2}}\n"
+        "    - {name: 'RF[1..2]', class: regfile, attributes: {depth: 16, width: 8, datawidth: 8, meshX: 2}}\n"
+        "    - {name: 'MACC[1..2]', class: intmac, attributes: {meshX: 2}}\n"
+        "problem:\n"
+        "  shape:\n"
+        "    name: conv1d_oc\n"
+        "    dimensions: [K, R, P]\n"
+        "    data_spaces:\n"
+        "    - {name: Weights, projection: [[[K]], [[R]]]}\n"
+        "    - {name: Inputs, projection: [[[R], [P]]]}\n"
+        "    - {name: Outputs, projection: [[[K]], [[P]]], read_write: true}\n"
+        "  instance: {K: 3, R: 1, P: 2}\n"
+        "mapping:\n"
+        "- {target: MainMemory, type: temporal, factors: K=1 R=1 P=2, permutation: PKR}\n"
+        "- {target: GLB, type: spatial, factors: \"K=2,1 R=1 P=1\", permutation: KRP, split: 3}\n"
+        "- {target: GLB, type: temporal, factors: K=2 R=1 P=1, permutation: KRP}\n";
+    struct run r;
+    nm_nest_result nr;
+    run(&r, fmt);
+    ck_assert(r.valid);
+    analyze(&r, &nr);
+    ck_assert_uint_eq(r.st.computes, 6);
+    int pe = nm_arch_level(&r.spec.arch, "PEBuf");
+    ck_assert_double_eq_tol(nr.tile[pe][nm_workload_ds(&r.spec.wl, "Weights")].accesses, 2.5, 1e-12);
+    ck_assert_double_eq_tol(nr.tile[pe][nm_workload_ds(&r.spec.wl, "Inputs")].accesses, 2.0, 1e-12);
+    ck_assert_double_eq_tol(nr.tile[pe][nm_workload_ds(&r.spec.wl, "Outputs")].accesses, 3.0, 1e-12);
+    done(&r);
 }
 END_TEST
 
@@ -606,6 +852,10 @@ static Suite *suite(void)
     tcase_add_test(tc, repeatable);
     tcase_add_test(tc, imperfect_outputs_exact);
     tcase_add_test(tc, imperfect_rules);
+    tcase_add_test(tc, spatial_residual_counts);
+    tcase_add_test(tc, spatial_residual_classes);
+    tcase_add_test(tc, spatial_residual_always_applies);
+    tcase_add_test(tc, spatial_residual_idle_class);
     tcase_add_test(tc, v04_parallel_and_area);
     suite_add_tcase(s, tc);
     return s;

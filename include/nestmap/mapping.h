@@ -22,6 +22,8 @@ typedef struct nm_level_map {
                                      * "P=8,7"); 0: the factor itself (perfect) */
     int8_t torder[NM_MAX_DIMS];   /* dims, innermost first */
     int64_t sfactor[NM_MAX_DIMS]; /* spatial factor per dimension */
+    int64_t sresidual[NM_MAX_DIMS]; /* siblings in use in the fan-out's last instance
+                                     * ("P=16,8" spatial); 0: the factor itself */
     int8_t sorder[NM_MAX_DIMS];
     int split;                    /* sorder[i] for i < split is X, the rest Y */
     uint32_t keep;                /* bit d set: data space d is kept here */
@@ -39,6 +41,12 @@ typedef struct nm_mapping {
 static inline int64_t nm_level_residual(const nm_level_map *lm, int d)
 {
     return lm->tresidual[d] ? lm->tresidual[d] : lm->tfactor[d];
+}
+
+/* Siblings along dimension d of level s's fan-out in its last instance. */
+static inline int64_t nm_level_sresidual(const nm_level_map *lm, int d)
+{
+    return lm->sresidual[d] ? lm->sresidual[d] : lm->sfactor[d];
 }
 
 /* Whether any loop of m has a residual (imperfect factorization). */

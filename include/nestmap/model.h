@@ -26,7 +26,8 @@ typedef enum nm_invalid_kind {
     NM_INV_MIN_UTIL,    /* tiles fill less than the level's min_utilization */
     NM_INV_ARITH,       /* more arithmetic units (or X/Y) than the mesh has */
     NM_INV_INSTANCES,   /* more instances (or X/Y) of a storage level than it has */
-    NM_INV_RESIDUAL     /* a residual under a spatial loop of its dimension (got: that level) */
+    NM_INV_RESIDUAL,    /* a residual under a spatial loop of its dimension (got: that level) */
+    NM_INV_FAN_RESIDUALS /* more spatial residuals in one fan-out than NM_MAX_FAN_RESIDUALS */
 } nm_invalid_kind;
 
 typedef struct nm_invalid {

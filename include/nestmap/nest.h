@@ -49,6 +49,7 @@ typedef struct nm_nest {
     int boundary[NM_MAX_LEVELS];    /* index of each storage level's outermost loop */
     int first[NM_MAX_LEVELS];       /* index of each storage level's innermost loop */
     int imperfect;                  /* some loop has residual != end */
+    int uneven;                     /* ... a spatial one: instances below it do unequal work */
 } nm_nest;
 
 /* Builds the nest of mapping m.  Never fails: caps are checked at parse time. */
@@ -76,7 +77,15 @@ typedef struct nm_nest_result {
     uint64_t temporal_steps;             /* compute steps per arithmetic instance, counting
                                           * partial tiles as full ones (cycles) */
     uint64_t steps;                      /* compute steps each instance in use runs: the
-                                          * same, less the steps partial tiles leave out */
+                                          * same, less the steps partial tiles leave out
+                                          * (uneven: the mean, rounded down) */
+    uint64_t computes;                   /* the layer's operations: steps x instances in
+                                          * use, the product of the bounds */
+    int uneven;                          /* the nest's: counts below a spatial residual
+                                          * are means over the instances */
+    double used[NM_MAX_LEVELS];          /* share of each level's fan-out that ever
+                                          * receives (< 1: residuals that always apply;
+                                          * set when uneven) */
     uint64_t arith_x, arith_y;           /* arithmetic instances in use along X and Y */
 } nm_nest_result;
 
@@ -88,7 +97,18 @@ typedef struct nm_nest_ws nm_nest_ws;
 nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl);
 void nm_nest_ws_free(nm_nest_ws *ws);
 
-/* Imperfect nests are analysed by walking Timeloop's schedule call by call;
+/* Spatial residuals ("P=16,8" spatial: 8 of the 16 siblings in the fan-out's
+ * last instance) make the instances below them unequal: those past the
+ * residual sit idle through every call in which the loops of that
+ * dimension above the fan-out are all on their last iteration, and then
+ * neither receive nor ask for anything.  Each storage level's counts are
+ * then the mean over its instances: the walk runs once per class of
+ * instances (idle or not in each such region), weighted by the share of
+ * instances in the class, and the fan-out itself delivers to, multicasts
+ * among and links between the siblings in use only.  Counted that way,
+ * computes are the layer's MACs and totals (mean x instances) are exact.
+ *
+ * Imperfect nests are analysed by walking Timeloop's schedule call by call;
  * perfect ones by a memoized recursion over the same calls.  With on != 0
  * the walk serves perfect nests too: the tests compare the two. */
 void nm_nest_ws_walk(nm_nest_ws *ws, int on);
