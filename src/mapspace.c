@@ -468,8 +468,10 @@ nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_worklo
  * first), plus one, into r[slot].  The outermost loops are always on their
  * last instance: one that runs a single iteration there runs one always
  * (its end becomes 1), and the outermost that runs more runs just those
- * (no padding at the top).  Returns 0 when the ends do not cover the bound,
- * or when a spatial or fixed slot would need a residual or the trim breaks
+ * (no padding at the top).  A spatial slot may take a residual (fewer
+ * siblings in its last instance); one under a spatial loop of its dimension
+ * is left for the model to reject.  Returns 0 when the ends do not cover
+ * the bound, or when a fixed slot would need a residual or the trim breaks
  * a fixed factor. */
 static int residuals_of(const nm_mapspace *ms, int d, int64_t *f, int64_t *r)
 {
@@ -490,7 +492,7 @@ static int residuals_of(const nm_mapspace *ms, int d, int64_t *f, int64_t *r)
     }
     int ok = 1;
     for (int s = 0; s < ms->nslots; s++) {
-        if (r[s] != f[s] && (ms->slot[s].spatial || ds->fixed[s]))
+        if (r[s] != f[s] && ds->fixed[s])
             ok = 0;
         if (ds->fixed[s] && f[s] != ds->fixed[s])
             ok = 0;
@@ -572,6 +574,7 @@ static void set_factors(const nm_mapspace *ms, nm_mapping *m, int d, const int64
         const nm_slot *sl = &ms->slot[s];
         if (sl->spatial) {
             m->level[sl->level].sfactor[d] = f[s];
+            m->level[sl->level].sresidual[d] = r[s] != f[s] ? r[s] : 0;
         } else {
             m->level[sl->level].tfactor[d] = f[s];
             m->level[sl->level].tresidual[d] = r[s] != f[s] ? r[s] : 0;

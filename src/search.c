@@ -986,6 +986,23 @@ static int resid_ends(int64_t e, int64_t hi, int64_t *out)
     return k;
 }
 
+/* The largest end dimension d's spatial loop at level l can have in m: the
+ * room its axis of the fan-out leaves beside the other spatial loops there. */
+static int64_t fanout_room(const struct ctx *c, const nm_mapping *m, int l, int d)
+{
+    const nm_level *L = &c->ms->arch->level[l];
+    const nm_level_map *lm = &m->level[l];
+    int nd = c->ms->wl->ndims, on_x = 1;
+    for (int i = 0; i < nd; i++)
+        if (lm->sorder[i] == d)
+            on_x = i < lm->split;
+    int64_t other = 1;
+    for (int i = 0; i < nd; i++)
+        if (lm->sorder[i] != d && (i < lm->split) == on_x)
+            other *= lm->sfactor[lm->sorder[i]];
+    return (on_x ? L->fanoutX : L->fanoutY) / other;
+}
+
 /* One step from *f: every neighbour in a fixed order, the best strictly
  * better one kept (the first on a tie); with `first`, the first strictly
  * better one.  With `resid` (residual factors enabled) factors are loop
@@ -1101,8 +1118,16 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
             const nm_slot *sa = &ms->slot[a];
             if (a == top || ds->fixed[a] || (sa->spatial && ms->level[sa->level].fanout <= 1))
                 continue;
-            int64_t vs[RESID_ENDS];
+            int64_t vs[RESID_ENDS + 1];
             int nv = resid_ends(*nm_mapspace_slot_factor(ms, &base, a, d), bound, vs);
+            if (sa->spatial) { /* and the end that fills the fan-out's axis */
+                int64_t room = fanout_room(c, &base, sa->level, d);
+                int dup = room > bound || room == *nm_mapspace_slot_factor(ms, &base, a, d);
+                for (int i = 0; i < nv && !dup; i++)
+                    dup = vs[i] == room;
+                if (!dup)
+                    vs[nv++] = room;
+            }
             for (int iv = 0; iv < nv; iv++) {
                 n = base;
                 *nm_mapspace_slot_factor(ms, &n, a, d) = vs[iv];

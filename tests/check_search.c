@@ -212,10 +212,10 @@ START_TEST(fit_residuals_by_hand)
     ck_assert(!nm_mapspace_fit_residuals(&e.ms, &m));
     unload(&e);
 
-    /* a spatial loop takes no residual: on the 16x16 output-stationary
-     * array, M = 128 as ends 3 (the PE's scratchpad), 11 (across the
-     * array), 4 (memory) would need 127 = (3*11 + 9)*3 + 1, the spatial
-     * loop running 10 of its 11 */
+    /* a spatial loop takes a residual too: on the 16x16 output-stationary
+     * array, M = 128 as ends 1 (the PE's scratchpad), 12 (across the
+     * array), 11 (memory): 127 = 10*12 + 7, the array's last instance
+     * running 8 of its 12 PEs; the model takes it, computes all 128 */
     nm_spec spec;
     static nm_mapspace ms;
     load_arch(&spec, &ms, "simple/output_stationary.yaml", "search/r50_conv3_3x3.yaml");
@@ -231,18 +231,42 @@ START_TEST(fit_residuals_by_hand)
             pe = l;
     }
     ck_assert(M >= 0 && fan > pe && pe >= 0);
-    nm_mapping_init(&m, &spec.arch, &spec.wl);
+    nm_point pt;
+    int why_dim, why_level;
+    memset(&pt, 0, sizeof pt);
+    nm_mapspace_decode(&ms, &pt, &m, &why_dim, &why_level); /* the design's bypass */
+    for (int l = 0; l < spec.arch.nlevels; l++)
+        for (int d = 0; d < spec.wl.ndims; d++) {
+            m.level[l].tfactor[d] = l == top ? spec.wl.bound[d] : 1;
+            m.level[l].sfactor[d] = 1;
+        }
+    m.level[fan].sfactor[M] = 12, m.level[top].tfactor[M] = 11;
+    ck_assert(nm_mapspace_fit_residuals(&ms, &m));
+    ck_assert_int_eq(m.level[fan].sresidual[M], 8);
+    ck_assert_int_eq(m.level[top].tfactor[M], 11);
+    ck_assert_int_eq(m.level[top].tresidual[M], 0);
+    uint64_t macs = 1;
     for (int d = 0; d < spec.wl.ndims; d++)
-        m.level[top].tfactor[d] = spec.wl.bound[d];
+        macs *= (uint64_t)spec.wl.bound[d];
+    ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, &spec.wl, &err), NM_OK);
+    int ok = nm_model_eval(&mdl, &m, &st, NULL);
+    char why[512];
+    nm_invalid_describe(&st.invalid, &spec.arch, &spec.wl, why, sizeof why);
+    ck_assert_msg(ok, "%s", why);
+    ck_assert_uint_eq(st.computes, macs);
+    /* 3, 11, 4: 127 = (3*11 + 9)*3 + 1: the scratchpad's loop runs 2 in its
+     * last instance, under the spatial M -- fitted, and the model rejects it */
     m.level[pe].tfactor[M] = 3, m.level[fan].sfactor[M] = 11, m.level[top].tfactor[M] = 4;
-    ck_assert(!nm_mapspace_fit_residuals(&ms, &m));
-    /* 3, 16, 3: 127 = (2*16 + 10)*3 + 1, the same; 8, 16, 1: 127 = 15*8 + 7,
-     * whole on the array and perfect */
-    m.level[fan].sfactor[M] = 16, m.level[top].tfactor[M] = 3;
-    ck_assert(!nm_mapspace_fit_residuals(&ms, &m));
-    m.level[pe].tfactor[M] = 8, m.level[top].tfactor[M] = 1;
+    ck_assert(nm_mapspace_fit_residuals(&ms, &m));
+    ck_assert_int_eq(m.level[fan].sresidual[M], 10);
+    ck_assert_int_eq(m.level[pe].tresidual[M], 2);
+    ck_assert(!nm_model_eval(&mdl, &m, &st, NULL));
+    ck_assert_int_eq(st.invalid.kind, NM_INV_RESIDUAL);
+    /* 8, 16, 1: 127 = 15*8 + 7, whole on the array and perfect */
+    m.level[pe].tfactor[M] = 8, m.level[fan].sfactor[M] = 16, m.level[top].tfactor[M] = 1;
     ck_assert(nm_mapspace_fit_residuals(&ms, &m));
     ck_assert_int_eq(m.level[pe].tresidual[M], 0);
+    ck_assert_int_eq(m.level[fan].sresidual[M], 0);
     /* 9, 16, 1: 127 = 14*9 + 1; the outermost loop of M is the spatial
      * one, which needs only 15 of its 16: (15-1)*9 + 2 = 128 (a residual
      * under a spatial loop of its dimension, which the model rejects) */
@@ -251,6 +275,7 @@ START_TEST(fit_residuals_by_hand)
     ck_assert_int_eq(m.level[fan].sfactor[M], 15);
     ck_assert_int_eq(m.level[pe].tfactor[M], 9);
     ck_assert_int_eq(m.level[pe].tresidual[M], 2);
+    nm_model_fini(&mdl);
     nm_spec_fini(&spec);
 }
 END_TEST

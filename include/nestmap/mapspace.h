@@ -111,15 +111,16 @@ nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_worklo
  * NM_MAX_PAD, less than the bound) becomes a point, read as the loops that
  * cover the bound with those tile sizes: the residuals are the digits of
  * bound-1 in the mixed radix of the factors, and the outermost loop runs
- * only the tiles needed.  Fixed factors stay perfect; a point that would put
- * a residual on a spatial loop or a fixed factor decodes as breaking a
- * constraint.  Call after nm_mapspace_init. */
+ * only the tiles needed.  Residuals may fall on spatial loops (fewer
+ * siblings in the fan-out's last instance).  Fixed factors stay perfect: a
+ * point that would put a residual on one decodes as breaking a constraint.
+ * Call after nm_mapspace_init. */
 nm_status nm_mapspace_enable_imperfect(nm_mapspace *ms, nm_error *err);
 
 /* Writes the factors of dimension d for factorization id into f[slot] and,
  * when r is not NULL, the iterations of each slot's last instance into
  * r[slot] (equal to f without residuals).  Returns 0 when the residuals
- * break a rule (a spatial or fixed slot with a residual). */
+ * break a rule (a fixed slot with a residual). */
 int nm_mapspace_factors(const nm_mapspace *ms, int d, uint64_t id, int64_t *f, int64_t *r);
 
 /* The factor (loop end) of dimension d in slot s of m. */
@@ -129,12 +130,12 @@ static inline int64_t *nm_mapspace_slot_factor(const nm_mapspace *ms, nm_mapping
     return ms->slot[s].spatial ? &lm->sfactor[d] : &lm->tfactor[d];
 }
 
-/* Reads the temporal and spatial factors of m as loop ends and sets its
- * temporal residuals by the same rule as decoding: the digits of bound-1
+/* Reads the temporal and spatial factors of m as loop ends and sets their
+ * residuals by the same rule as decoding: the digits of bound-1
  * in the mixed radix of the ends, the outermost loop trimmed to the tiles
  * needed (a perfect factorization stays as it is).  Returns 0 when some
- * dimension's ends do not cover its bound, or when a spatial or fixed
- * factor would need a residual.  The mapper's moves in the enlarged space
+ * dimension's ends do not cover its bound, or when a fixed factor would
+ * need a residual.  The mapper's moves in the enlarged space
  * change ends and call this. */
 int nm_mapspace_fit_residuals(const nm_mapspace *ms, nm_mapping *m);
 
