@@ -117,9 +117,9 @@ static int check_factors(const nm_model *mdl, const nm_mapping *m, nm_stats *out
             const nm_level_map *lm = &m->level[s];
             uint64_t t = (uint64_t)lm->tfactor[d], f = (uint64_t)lm->sfactor[d];
             uint64_t r = (uint64_t)nm_level_residual(lm, d);
-            uint64_t rs = (uint64_t)nm_level_sresidual(lm, d);
-            if (t == 0 || f == 0 || r == 0 || r > t || r > bound || rs > bound || rs == 0 ||
-                rs > f || (p && p > bound / t)) {
+            uint64_t rs = (uint64_t)nm_level_sresidual(lm, d); /* f, or fewer (spatial residual) */
+            if (t == 0 || f == 0 || r == 0 || r > t || r > bound || rs > bound ||
+                (p && p > bound / t) || (rs != f && (rs == 0 || rs > f))) {
                 p = bound;
                 break;
             }
@@ -130,10 +130,12 @@ static int check_factors(const nm_model *mdl, const nm_mapping *m, nm_stats *out
                 p = bound;
                 break;
             }
-            if (rs != f && spatial_above >= 0)
-                return invalid(out, NM_INV_RESIDUAL, s, d, 0, (uint64_t)spatial_above, 0);
+            if (rs != f) {
+                if (spatial_above >= 0)
+                    return invalid(out, NM_INV_RESIDUAL, s, d, 0, (uint64_t)spatial_above, 0);
+                nres[s]++;
+            }
             p = p * f + (rs - 1);
-            nres[s] += rs != f;
             if (f > 1)
                 spatial_above = s;
         }

@@ -333,7 +333,9 @@ typedef struct memo {
 
 /* Memo of the walk of imperfect nests: a sub-walk's entry state (with its
  * loop and last-iteration mask) and the sums and state it leaves. */
-#define WALK_KEY (2 + (1 << NM_MAX_FAN_RESIDUALS) * (1 + 7 * R))
+#define STATE_INTS (1 + 7 * R) /* one class's state, packed, at most */
+#define WALK_STATES 3          /* distinct class states a memo entry holds */
+#define WALK_KEY (2 + WALK_STATES * STATE_INTS + (1 << NM_MAX_FAN_RESIDUALS))
 #define WALK_MEMO 2048 /* a power of two */
 typedef struct walkmemo {
     uint64_t hash;
@@ -368,6 +370,34 @@ typedef struct fanuse {
     uint32_t mask, recv;
     uint64_t F, groups;
 } fanuse;
+
+/* The same kept for any set of supplying classes (a fan-out with spatial
+ * residuals; the workspace keeps these for the sequence being walked). */
+#define MANY_MEMO 32
+struct reuse_many {
+    struct reuse r;
+    int64_t o[SCLS][R];
+};
+
+/* What fan_use and reuse_for found for a fan-out with spatial residuals,
+ * kept across analyses with what it depends on (the fan-out's loops, its
+ * mesh, the data's step per loop): the walk of imperfect nests starts each
+ * analysis afresh, and a fan-out of 65,536 PEs costs much to count. */
+#define FAN_MEMOS 4
+typedef struct fankey {
+    int64_t nl, nr, nomc, F, hsize, vsize;
+    int64_t end[2 * NM_MAX_DIMS], res[2 * NM_MAX_DIMS];
+    int64_t tv[2 * NM_MAX_DIMS][R];
+} fankey;
+
+typedef struct fanmemo {
+    uint32_t used; /* clock of the last use (0: empty) */
+    fankey key;
+    int nuse, nmany, many_at;
+    fanuse use[USE_MEMO];
+    struct reuse_many many[MANY_MEMO];
+} fanmemo;
+
 
 /* rest(j)'s results for the few entry states a sequence meets, kept with
  * the loop they belong to (more go to the workspace's hashed memo). */
@@ -404,6 +434,8 @@ typedef struct seq {
     int64_t ext[R];
     uint64_t vol;
     uint64_t groups0;            /* multicast groups of the fan-out */
+    int injective;               /* distinct offsets of the moving loops: distinct data */
+    uint32_t moving;             /* the fan-out's loops (bit: position) that move the data */
     int64_t tv_run[2 * NM_MAX_DIMS][R]; /* offset per step of each spatial loop of the fan-out */
     int nreuse;
     struct reuse reuse[REUSE_MEMO];
@@ -455,6 +487,9 @@ struct nm_nest_ws {
     int64_t *keys2;  /* cap x R: scratch for counting distinct wide keys */
     uint64_t *code;  /* cap: keys packed for counting */
     uint8_t *reused; /* cap */
+    uint8_t *cls;    /* cap: each sibling's class (sibling_classes) */
+    int cls_ready;
+    int fan_inner, fan_master; /* the fan-out of the level being analysed */
     int walk_always; /* walk perfect nests too (nm_nest_ws_walk) */
     uint32_t residual_below[NM_MAX_LOOPS]; /* dims with a residual loop inside each loop */
     uint32_t residual_dims;                /* dims with a residual loop anywhere */
@@ -464,12 +499,12 @@ struct nm_nest_ws {
     /* the fan-out's loops with a spatial residual (level_open): dimension,
      * residual, end, and how many siblings one step of each passes */
     int nfres;
-    int8_t fres_dim[2 * NM_MAX_DIMS];
+    int8_t fres_j[2 * NM_MAX_DIMS], fres_dim[2 * NM_MAX_DIMS];
     int64_t fres_r[2 * NM_MAX_DIMS], fres_end[2 * NM_MAX_DIMS];
     uint64_t fres_stride[2 * NM_MAX_DIMS];
-    struct reuse reuse_once; /* reuse_for's answer when it keeps none */
-    int nuse;                /* fan_use's memo, for the sequence being walked */
-    fanuse use[USE_MEMO];
+    fanmemo fanmemo[FAN_MEMOS]; /* fan-outs with spatial residuals seen lately */
+    fanmemo *fm;                /* the one being walked (NULL: the sequence's own memo) */
+    uint32_t fan_clock;
 };
 
 void nm_nest_ws_walk(nm_nest_ws *ws, int on)
@@ -495,6 +530,7 @@ nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
     ws->keys2 = nm_calloc(cap, R * sizeof(int64_t));
     ws->code = nm_calloc(cap, sizeof(uint64_t));
     ws->reused = nm_calloc(cap, 1);
+    ws->cls = nm_calloc(cap, 1);
     ws->wmemo = nm_calloc(WALK_MEMO, sizeof *ws->wmemo);
     ws->upos = nm_calloc(UNION_CAP, sizeof *ws->upos);
     ws->nseqs = arch->nlevels * NM_MAX_DS;
@@ -503,7 +539,7 @@ nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
     ws->jsteps = nm_calloc((size_t)ws->nseqs * (size_t)ws->jcap, sizeof *ws->jsteps);
     ws->stamps = nm_calloc((size_t)ws->nseqs * (size_t)ws->jcap, sizeof *ws->stamps);
     ws->hashes = nm_calloc((size_t)ws->nseqs * (size_t)ws->jcap, sizeof *ws->hashes);
-    if (!ws->keys || !ws->keys2 || !ws->code || !ws->reused || !ws->wmemo || !ws->seqs ||
+    if (!ws->keys || !ws->keys2 || !ws->code || !ws->reused || !ws->cls || !ws->wmemo || !ws->seqs ||
         !ws->jsteps || !ws->stamps || !ws->hashes || !ws->upos) {
         nm_nest_ws_free(ws);
         return NULL;
@@ -521,6 +557,7 @@ void nm_nest_ws_free(nm_nest_ws *ws)
     nm_free(ws->keys2);
     nm_free(ws->code);
     nm_free(ws->reused);
+    nm_free(ws->cls);
     nm_free(ws->wmemo);
     nm_free(ws->seqs);
     nm_free(ws->jsteps);
@@ -661,6 +698,44 @@ static uint64_t distinct(nm_nest_ws *ws, uint64_t F, int nr, const int64_t *kmax
     return groups;
 }
 
+/* The distinct offsets among the siblings not marked in skip when the
+ * fan-out's offsets are injective (prepare_fanout): the distinct digit
+ * tuples of the loops that move the data, marked in a bitmap over those
+ * tuples (ws->code's words), the siblings counted as fill_keys does. */
+static uint64_t distinct_moving(nm_nest_ws *ws, int inner, int master, const uint8_t *skip)
+{
+    int nl = master - inner + 1;
+    int64_t n[2 * NM_MAX_DIMS], idx[2 * NM_MAX_DIMS] = {0};
+    uint64_t w[2 * NM_MAX_DIMS], tuples = 1;
+    for (int j = 0; j < nl; j++) {
+        n[j] = ws->nest->loop[inner + j].end;
+        w[j] = 0;
+        if ((ws->sq->moving >> j) & 1u) {
+            w[j] = tuples;
+            tuples *= (uint64_t)n[j];
+        }
+    }
+    uint64_t *bits = ws->code;
+    memset(bits, 0, (size_t)(tuples + 63) / 64 * sizeof *bits);
+    uint64_t groups = 0, t = 0;
+    for (uint64_t e = 0; e < ws->F; e++) {
+        uint64_t b = UINT64_C(1) << (t & 63);
+        if (!skip[e] && !(bits[t >> 6] & b)) {
+            bits[t >> 6] |= b;
+            groups++;
+        }
+        for (int j = 0; j < nl; j++) {
+            if (++idx[j] < n[j]) {
+                t += w[j];
+                break;
+            }
+            t -= (uint64_t)(idx[j] - 1) * w[j];
+            idx[j] = 0;
+        }
+    }
+    return groups;
+}
+
 /* Translation of data space ds when loop l steps once (nm_nest_analyze
  * keeps them in ws->step). */
 static void step_vector(const nm_nest_ws *ws, int ds, int l, int64_t *t)
@@ -679,13 +754,16 @@ static void prepare_fanout(nm_nest_ws *ws, int ds, int inner, int master)
     int nl = master - inner + 1;
     uint64_t groups_fast = 1;
     int injective = 1;
+    ws->sq->moving = 0;
     for (int j = 0; j < nl; j++) {
         step_vector(ws, ds, inner + j, ws->sq->tv_run[j]);
         int nz = 0;
         for (int r = 0; r < nr; r++)
             nz |= ws->sq->tv_run[j][r] != 0;
-        if (nz)
+        if (nz) {
             groups_fast *= (uint64_t)ws->nest->loop[inner + j].end;
+            ws->sq->moving |= 1u << j;
+        }
     }
     /* Distinct offsets: exact product when each moving loop owns an axis no
      * other moving loop touches; otherwise count them. */
@@ -706,6 +784,7 @@ static void prepare_fanout(nm_nest_ws *ws, int ds, int inner, int master)
         }
         injective = own;
     }
+    ws->sq->injective = injective;
     if (ws->nomc) {
         ws->sq->groups0 = ws->F;
     } else if (injective) {
@@ -761,15 +840,45 @@ static uint32_t fan_mask(const nm_nest_ws *ws, uint32_t last)
     return m;
 }
 
-/* The class of sibling e: the residual loops along which its digit is past
- * the residual. */
+/* Each sibling's class (the residual loops along which its digit is past
+ * the residual) into ws->cls, once per fan-out (level_open clears it): the
+ * siblings counted in the mixed radix of the run's ends, as fill_keys does. */
+static void sibling_classes(nm_nest_ws *ws)
+{
+    if (ws->cls_ready)
+        return;
+    int nl = ws->fan_master - ws->fan_inner + 1;
+    int64_t n[2 * NM_MAX_DIMS], r[2 * NM_MAX_DIMS], idx[2 * NM_MAX_DIMS] = {0};
+    int bit[2 * NM_MAX_DIMS];
+    for (int j = 0; j < nl; j++) {
+        n[j] = ws->nest->loop[ws->fan_inner + j].end;
+        r[j] = n[j];
+        bit[j] = -1;
+    }
+    for (int i = 0; i < ws->nfres; i++) {
+        r[ws->fres_j[i]] = ws->fres_r[i];
+        bit[ws->fres_j[i]] = i;
+    }
+    uint32_t c = 0;
+    for (uint64_t e = 0; e < ws->F; e++) {
+        ws->cls[e] = (uint8_t)c;
+        for (int j = 0; j < nl; j++) {
+            if (++idx[j] < n[j]) {
+                if (idx[j] == r[j] && bit[j] >= 0)
+                    c |= 1u << bit[j];
+                break;
+            }
+            idx[j] = 0;
+            if (bit[j] >= 0)
+                c &= ~(1u << bit[j]);
+        }
+    }
+    ws->cls_ready = 1;
+}
+
 static uint32_t sibling_class(const nm_nest_ws *ws, uint64_t e)
 {
-    uint32_t c = 0;
-    for (int i = 0; i < ws->nfres; i++)
-        if ((int64_t)(e / ws->fres_stride[i] % (uint64_t)ws->fres_end[i]) >= ws->fres_r[i])
-            c |= 1u << i;
-    return c;
+    return ws->cls[e];
 }
 
 /* Whether sibling e receives in a call where the residuals in mask apply:
@@ -784,26 +893,67 @@ static int sibling_receives(const nm_nest_ws *ws, uint64_t e, uint32_t recv, uin
  * among them (memoized per fan-out and data space). */
 static const fanuse *fan_use(nm_nest_ws *ws, int inner, int master, uint32_t mask, uint32_t recv)
 {
-    for (int i = 0; i < ws->nuse; i++)
-        if (ws->use[i].mask == mask && ws->use[i].recv == recv)
-            return &ws->use[i];
-    uint64_t F = 0;
-    int64_t kmax[R] = {0};
-    if (!ws->nomc)
-        fill_keys(ws, inner, master);
-    for (uint64_t e = 0; e < ws->F; e++) {
-        int in = sibling_receives(ws, e, recv, mask);
-        ws->reused[e] = (uint8_t)!in; /* left out of the groups */
-        F += (uint64_t)in;
-        for (int r = 0; r < ws->nr && !ws->nomc; r++)
-            if (ws->keys[e * R + r] > kmax[r])
-                kmax[r] = ws->keys[e * R + r];
+    fanmemo *fm = ws->fm;
+    for (int i = 0; i < fm->nuse; i++)
+        if (fm->use[i].mask == mask && fm->use[i].recv == recv)
+            return &fm->use[i];
+    /* A class's siblings: digits in [0, r) along the residuals it works in
+     * and [r, end) along those it sits out, any digit along the others. */
+    uint64_t others = ws->F, F = 0, groups = 0;
+    for (int i = 0; i < ws->nfres; i++)
+        others /= (uint64_t)ws->fres_end[i];
+    uint32_t moving = 0, seen = 0; /* residuals that move the data; their classes counted */
+    for (int i = 0; i < ws->nfres; i++)
+        if ((ws->sq->moving >> ws->fres_j[i]) & 1u)
+            moving |= 1u << i;
+    uint64_t still = 1; /* the other loops that move the data: their ends */
+    for (int j = 0; j <= master - inner; j++) {
+        if (!((ws->sq->moving >> j) & 1u))
+            continue;
+        int res = 0;
+        for (int i = 0; i < ws->nfres; i++)
+            res |= ws->fres_j[i] == j;
+        if (!res)
+            still *= (uint64_t)ws->nest->loop[inner + j].end;
     }
-    uint64_t groups = ws->nomc ? F : distinct(ws, ws->F, ws->nr, kmax, ws->reused);
-    if (ws->nuse == USE_MEMO)
-        ws->nuse = 0;
-    ws->use[ws->nuse] = (fanuse){mask, recv, F, groups};
-    return &ws->use[ws->nuse++];
+    for (uint32_t c = 0; c < (1u << ws->nfres); c++) {
+        if (!((recv >> c) & 1u))
+            continue;
+        uint64_t n = others, g = still;
+        for (int i = 0; i < ws->nfres; i++) {
+            uint64_t k = (c >> i) & 1u ? (uint64_t)(ws->fres_end[i] - ws->fres_r[i])
+                                       : (uint64_t)ws->fres_r[i];
+            n *= k;
+            if ((moving >> i) & 1u)
+                g *= k;
+        }
+        F += n;
+        /* classes that differ only along residuals that do not move the
+         * data hold the same data */
+        uint32_t sig = c & moving; /* < SCLS */
+        if (!((seen >> sig) & 1u)) {
+            seen |= 1u << sig;
+            groups += g;
+        }
+    }
+    if (ws->nomc) {
+        groups = F;
+    } else if (!ws->sq->injective) { /* count the distinct offsets */
+        fill_keys(ws, inner, master);
+        sibling_classes(ws);
+        int64_t kmax[R] = {0};
+        for (uint64_t e = 0; e < ws->F; e++) {
+            ws->reused[e] = (uint8_t)!sibling_receives(ws, e, recv, mask); /* left out */
+            for (int r = 0; r < ws->nr; r++)
+                if (ws->keys[e * R + r] > kmax[r])
+                    kmax[r] = ws->keys[e * R + r];
+        }
+        groups = distinct(ws, ws->F, ws->nr, kmax, ws->reused);
+    }
+    if (fm->nuse == USE_MEMO)
+        fm->nuse = 0;
+    fm->use[fm->nuse] = (fanuse){mask, recv, F, groups};
+    return &fm->use[fm->nuse++];
 }
 
 /* Runs body with nb set to each grid neighbour of sibling e (siblings are
@@ -965,31 +1115,41 @@ static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master, uint
                                      uint32_t mask, uint32_t found, const int64_t (*o)[R])
 {
     int nr = ws->nr;
-    int one = !(found & (found - 1)), c1 = 0; /* a single supplying class: c1 */
-    while (!((found >> c1) & 1u))
-        c1++;
-    for (int i = 0; one && i < ws->sq->nreuse; i++) {
+    for (int i = 0; !ws->fm && i < ws->sq->nreuse; i++) {
         const struct reuse *m = &ws->sq->reuse[i];
-        int eq = m->found == found && m->recv == recv && m->mask == mask;
+        int eq = 1;
         for (int r = 0; r < nr && eq; r++)
-            eq = m->o[r] == o[c1][r];
+            eq = m->o[r] == o[0][r];
         if (eq)
             return m;
+    }
+    for (int i = 0; ws->fm && i < ws->fm->nmany; i++) {
+        const struct reuse_many *m = &ws->fm->many[i];
+        int eq = m->r.found == found && m->r.recv == recv && m->r.mask == mask;
+        for (uint32_t left = found; left && eq; left &= left - 1)
+            eq = !memcmp(m->o[__builtin_ctz(left)], o[__builtin_ctz(left)],
+                         (size_t)nr * sizeof **o);
+        if (eq)
+            return &m->r;
     }
     if (ws->sq->ndiffs < 0)
         neighbour_diffs(ws, inner, master);
     int possible = ws->sq->ndiffs > MAX_DIFFS;
-    for (int c = 0; c < SCLS && !possible; c++)
-        for (int i = 0; ((found >> c) & 1u) && i < ws->sq->ndiffs && i < MAX_DIFFS && !possible;
-             i++) {
+    for (uint32_t left = found; left && !possible; left &= left - 1) {
+        int c = __builtin_ctz(left);
+        for (int i = 0; i < ws->sq->ndiffs && i < MAX_DIFFS && !possible; i++) {
             int eq = 1;
             for (int r = 0; r < nr && eq; r++)
                 eq = ws->sq->diffs[i][r] == o[c][r];
             possible = eq;
         }
+    }
     uint64_t F = ws->F, nreused = 0, out = 0;
-    if (possible)
+    if (possible) {
         fill_keys(ws, inner, master); /* the scratch may hold another fan-out's */
+        if (ws->nfres)
+            sibling_classes(ws);
+    }
     const int64_t *o0 = o[0];
     for (uint64_t e = 0; possible && e < F; e++) {
         const int64_t *k = ws->keys + e * R;
@@ -1020,7 +1180,9 @@ static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master, uint
         nreused += (uint64_t)hit;
     }
     uint64_t groups = F - out - nreused;
-    if (nreused && !ws->nomc) {
+    if (nreused && !ws->nomc && ws->sq->injective) {
+        groups = distinct_moving(ws, inner, master, ws->reused);
+    } else if (nreused && !ws->nomc) {
         int64_t kmax[R] = {0};
         for (uint64_t e = 0; e < F; e++)
             for (int r = 0; r < nr; r++)
@@ -1028,14 +1190,23 @@ static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master, uint
                     kmax[r] = ws->keys[e * R + r];
         groups = distinct(ws, F, nr, kmax, ws->reused);
     }
-    struct reuse *slot = &ws->reuse_once; /* several suppliers: not kept */
-    if (one) {
+    struct reuse *slot;
+    if (!ws->fm) {
         if (ws->sq->nreuse == REUSE_MEMO) { /* full: start over, with the links here */
             ws->sq->nreuse = 0;
             ws->sq->nlink = 0;
         }
         slot = &ws->sq->reuse[ws->sq->nreuse++];
-        memcpy(slot->o, o[c1], (size_t)nr * sizeof **o);
+        memcpy(slot->o, o[0], (size_t)nr * sizeof **o);
+    } else {
+        fanmemo *fm = ws->fm;
+        struct reuse_many *m = &fm->many[fm->many_at];
+        fm->many_at = (fm->many_at + 1) % MANY_MEMO;
+        if (fm->nmany < MANY_MEMO)
+            fm->nmany++;
+        for (uint32_t left = found; left; left &= left - 1)
+            memcpy(m->o[__builtin_ctz(left)], o[__builtin_ctz(left)], (size_t)nr * sizeof **o);
+        slot = &m->r;
     }
     slot->recv = (uint8_t)recv;
     slot->mask = (uint8_t)mask;
@@ -1470,20 +1641,40 @@ static int unpack_one(const walker *w, wstate *st, const int64_t *k)
     return n;
 }
 
-/* Every class's state, one after the other. */
-static int pack_state(const walker *w, int64_t *k)
+/* Every class's state, one after the other; a class whose state equals an
+ * earlier one's is written as -(that class + 1).  Returns the count, or -1
+ * when more than `room` ints would be needed (then the state is not kept). */
+static int pack_state(const walker *w, int64_t *k, int room)
 {
-    int n = 0;
-    for (int c = 0; c < w->ncls; c++)
-        n += pack_one(w, &w->st[c], k + n);
+    int n = 0, at[SCLS], len[SCLS];
+    for (int c = 0; c < w->ncls; c++) {
+        if (n + STATE_INTS > room)
+            return -1;
+        at[c] = n;
+        len[c] = pack_one(w, &w->st[c], k + n);
+        int same = -1;
+        for (int c2 = 0; c2 < c && same < 0; c2++)
+            if (len[c2] == len[c] && !memcmp(k + at[c2], k + n, (size_t)len[c] * sizeof *k))
+                same = c2;
+        if (same >= 0) {
+            k[n++] = -(int64_t)(same + 1);
+            len[c] = -1; /* (matches nothing later) */
+        } else {
+            n += len[c];
+        }
+    }
     return n;
 }
 
 static void unpack_state(walker *w, const int64_t *k)
 {
     int n = 0;
-    for (int c = 0; c < w->ncls; c++)
-        n += unpack_one(w, &w->st[c], k + n);
+    for (int c = 0; c < w->ncls; c++) {
+        if (k[n] < 0)
+            w->st[c] = w->st[-k[n++] - 1];
+        else
+            n += unpack_one(w, &w->st[c], k + n);
+    }
 }
 
 static uint64_t hash_ints(const int64_t *k, int n)
@@ -1513,8 +1704,10 @@ static sums walk(walker *w, int j, uint32_t last)
     if (cached) {
         key[0] = j;
         key[1] = last & ws->residual_dims;
-        nk = 2 + pack_state(w, key + 2);
-        h = hash_ints(key, nk);
+        int n = pack_state(w, key + 2, WALK_KEY - 2);
+        cached = n >= 0;
+        nk = 2 + n;
+        h = cached ? hash_ints(key, nk) : 0;
         slot = (size_t)(h & (WALK_MEMO - 1));
     }
     for (size_t probe = 0; cached && probe < 8; probe++) {
@@ -1577,11 +1770,12 @@ static sums walk(walker *w, int j, uint32_t last)
     for (size_t probe = 0; cached && probe < 8; probe++) { /* a full neighbourhood: not cached */
         walkmemo *m = &ws->wmemo[(slot + probe) & (WALK_MEMO - 1)];
         if (m->gen != ws->gen) {
+            if (pack_state(w, m->out, WALK_KEY) < 0)
+                break; /* the state it leaves is too varied to keep */
             m->gen = ws->gen;
             m->hash = h;
             m->nkey = nk;
             memcpy(m->key, key, (size_t)nk * sizeof *key);
-            pack_state(w, m->out);
             m->s = out;
             break;
         }
@@ -1662,12 +1856,16 @@ static void level_open(nm_nest_ws *ws, int s, lvl *v)
     ws->links = v->spatial && (ws->map->level[s].no_link & all) != all;
     ws->F = 1;
     ws->nfres = 0;
+    ws->cls_ready = 0;
+    ws->fan_inner = v->inner;
+    ws->fan_master = v->master;
     if (v->spatial) {
         int64_t fx = 1;
         for (int l = v->inner; l <= v->master; l++) {
             const nm_loop *lp = &nest->loop[l];
             if (lp->residual != lp->end) {
                 int i = ws->nfres++;
+                ws->fres_j[i] = (int8_t)(l - v->inner);
                 ws->fres_dim[i] = lp->dim;
                 ws->fres_r[i] = lp->residual;
                 ws->fres_end[i] = lp->end;
@@ -1715,6 +1913,42 @@ static int level_given(const nm_nest_ws *ws, int s, int ds, const lvl *v, nm_nes
     return 1;
 }
 
+/* Points ws->fm at the memo of the fan-out inner..master for the current
+ * data space (prepare_fanout done): the one kept for the same fan-out, or
+ * the least recently used one, emptied. */
+static void fan_memo(nm_nest_ws *ws, int inner, int master)
+{
+    fankey k;
+    memset(&k, 0, sizeof k);
+    k.nl = master - inner + 1;
+    k.nr = ws->nr;
+    k.nomc = ws->nomc;
+    k.F = (int64_t)ws->F;
+    k.hsize = ws->hsize;
+    k.vsize = ws->vsize;
+    for (int j = 0; j < k.nl; j++) {
+        k.end[j] = ws->nest->loop[inner + j].end;
+        k.res[j] = ws->nest->loop[inner + j].residual;
+        memcpy(k.tv[j], ws->sq->tv_run[j], sizeof k.tv[j]);
+    }
+    fanmemo *lru = &ws->fanmemo[0];
+    ws->fan_clock++;
+    for (int i = 0; i < FAN_MEMOS; i++) {
+        fanmemo *m = &ws->fanmemo[i];
+        if (m->used && !memcmp(&m->key, &k, sizeof k)) {
+            m->used = ws->fan_clock;
+            ws->fm = m;
+            return;
+        }
+        if (m->used < lru->used)
+            lru = m;
+    }
+    lru->key = k;
+    lru->used = ws->fan_clock;
+    lru->nuse = lru->nmany = lru->many_at = 0;
+    ws->fm = lru;
+}
+
 /* Accesses that storage level s receives from below, per data space.  The
  * loops below index `same` are those of the previous analysis. */
 static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
@@ -1759,6 +1993,7 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
         const nm_dataspace *dsp = &wl->ds[ds];
         ws->sid = s * NM_MAX_DS + ds;
         seq *S = ws->sq = &ws->seqs[ws->sid];
+        ws->fm = NULL;
         if (level_given(ws, s, ds, &v, out)) {
             S->valid = 0;
             continue;
@@ -1835,7 +2070,8 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
         struct fanctx fc = {inner, master};
         sums sum;
         if (walking) {
-            ws->nuse = 0;
+            if (spatial)
+                fan_memo(ws, inner, master);
             sum = (sums){0, 0, 0};
             for (uint32_t c = 0; c < ncls; c++) {
                 /* instances idle past the residuals in c, in use at the others */

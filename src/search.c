@@ -1122,7 +1122,8 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
             int nv = resid_ends(*nm_mapspace_slot_factor(ms, &base, a, d), bound, vs);
             if (sa->spatial) { /* and the end that fills the fan-out's axis */
                 int64_t room = fanout_room(c, &base, sa->level, d);
-                int dup = room > bound || room == *nm_mapspace_slot_factor(ms, &base, a, d);
+                int dup = room < 1 || room > bound ||
+                          room == *nm_mapspace_slot_factor(ms, &base, a, d);
                 for (int i = 0; i < nv && !dup; i++)
                     dup = vs[i] == room;
                 if (!dup)

@@ -498,23 +498,24 @@ START_TEST(imperfect_rules)
     ck_assert(!r.valid); /* (4-1)*4 + 3 = 15: the temporal P, outermost, runs its 4 */
     ck_assert_int_eq(r.st.invalid.kind, NM_INV_FACTORS);
     done(&r);
-    /* Three residuals in one fan-out: more than the model follows. */
-    static const char three[] =
+    /* Five residuals in one fan-out: more than the model follows. */
+    static const char five[] =
         "  shape:\n"
-        "    name: three\n"
-        "    dimensions: [A, B, C]\n"
+        "    name: five\n"
+        "    dimensions: [A, B, C, D, E]\n"
         "    data_spaces:\n"
-        "    - {name: X, projection: [[[A]], [[B]], [[C]]]}\n"
+        "    - {name: X, projection: [[[A]], [[B]], [[C]], [[D]], [[E]]]}\n"
         "    - {name: Y, projection: [[[A]], [[B]]], read_write: true}\n"
-        "  instance: {A: 3, B: 3, C: 3}\n";
-    static const char three_map[] =
-        "- {target: MainMemory, type: spatial, factors: \"A=2,1 B=2,1 C=2,1\", split: 3}\n"
-        "- {target: MainMemory, type: temporal, factors: A=2 B=2 C=2}\n";
-    run(&r, design(text, sizeof text, 8, "", three, three_map));
+        "  instance: {A: 3, B: 3, C: 3, D: 3, E: 3}\n";
+    static const char five_map[] =
+        "- {target: MainMemory, type: spatial, factors: \"A=2,1 B=2,1 C=2,1 D=2,1 E=2,1\", "
+        "split: 5}\n"
+        "- {target: MainMemory, type: temporal, factors: A=2 B=2 C=2 D=2 E=2}\n";
+    run(&r, design(text, sizeof text, 32, "", five, five_map));
     ck_assert(!r.valid);
     ck_assert_int_eq(r.st.invalid.kind, NM_INV_FAN_RESIDUALS);
     nm_invalid_describe(&r.st.invalid, &r.spec.arch, &r.spec.wl, why, sizeof why);
-    ck_assert_msg(strstr(why, "3 spatial loops with a residual") && strstr(why, "at most 2"),
+    ck_assert_msg(strstr(why, "5 spatial loops with a residual") && strstr(why, "at most 4"),
                   "%s", why);
     done(&r);
     /* Parse errors: residuals above their factor, temporal or spatial; a

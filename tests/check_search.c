@@ -999,6 +999,37 @@ START_TEST(imperfect_search_climbs_on)
 }
 END_TEST
 
+/* The residual moves on an array whose axes are already full: on the A100
+ * (SMs by threads) with MobileNet-v1's dw4, the end that would fill a
+ * fan-out's axis can be 0 (the other loops there fill it); the move must
+ * skip it, not divide by it (it crashed the search with --imperfect).  The
+ * search ends with residuals no worse than without, and re-evaluates. */
+START_TEST(imperfect_search_full_axes)
+{
+    nm_spec spec;
+    static nm_mapspace ms;
+    load_arch(&spec, &ms, "gpu/a100.yaml", "search/mbv1_dw4.yaml");
+    nm_search_opts o;
+    design_opts(&spec, 0, &o);
+    nm_error err;
+    static nm_search_result perfect, imperfect;
+    ck_assert_int_eq(nm_search_run(&ms, &o, &perfect, &err), NM_OK);
+    ck_assert_int_eq(nm_mapspace_enable_imperfect(&ms, &err), NM_OK);
+    ck_assert_int_eq(nm_search_run(&ms, &o, &imperfect, &err), NM_OK);
+    ck_assert(perfect.found && imperfect.found);
+    ck_assert(imperfect.best.score[0] <= perfect.best.score[0]);
+    nm_model mdl;
+    ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, &spec.wl, &err), NM_OK);
+    static nm_stats st;
+    ck_assert(nm_model_eval(&mdl, &imperfect.best.map, &st, NULL));
+    ck_assert_double_eq(st.energy, imperfect.best.energy);
+    nm_model_fini(&mdl);
+    nm_search_result_fini(&perfect);
+    nm_search_result_fini(&imperfect);
+    nm_spec_fini(&spec);
+}
+END_TEST
+
 /* Runs of mappings evaluated on one model (the nest analysis carries over
  * what the previous mapping left) give exactly what each gives from
  * scratch: the orders of spread outer points in enumeration order (as the
@@ -1205,6 +1236,7 @@ static Suite *suite(void)
     tcase_add_test(ts, default_search_crosses_shapes);
     tcase_add_test(ts, default_search_fills_fanouts);
     tcase_add_test(ts, imperfect_search_climbs_on);
+    tcase_add_test(ts, imperfect_search_full_axes);
     tcase_add_test(ts, threads_do_not_change_the_result);
     tcase_add_test(ts, termination_rules);
     tcase_add_test(ts, bound_is_admissible);

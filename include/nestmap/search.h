@@ -69,10 +69,12 @@
  * ended, 10,000 evaluations more, in the enlarged space: factors are loop
  * ends whose residuals nm_mapspace_fit_residuals sets, the neighbourhood
  * gains residual moves (the end of one loop of a dimension set to a near
- * value or ratio -- +-1, +-2, x2, /2, x3/2, x2/3, x4/3, x3/4 -- and the
- * outermost free temporal loop of that dimension covering the bound with
- * the tiles it needs), and kicks draw factors from the whole enlarged
- * space.  The result is never worse than without residuals.  With refine
+ * value or ratio -- +-1, +-2, x2, /2, x3/2, x2/3, x4/3, x3/4 -- or, for a
+ * spatial loop, to the end that fills its axis of the fan-out; the
+ * outermost free temporal loop of that dimension covers the bound with the
+ * tiles it needs), and kicks draw factors from the whole enlarged space.
+ * Residuals fall on spatial loops too: a fan-out's last instance then uses
+ * fewer siblings.  The result is never worse than without residuals.  With refine
  * off, the random strategies draw half their points perfect and half from
  * the whole enlarged space, as before.
  */
