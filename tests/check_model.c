@@ -552,15 +552,21 @@ END_TEST
  * 2 x 2), the inputs once to all (multicast), and takes 6 x 4 output
  * updates.  Computes are the layer's 48 MACs; cycles count the padded
  * second step (16); utilization 48 / (4 x 16). */
-static const char conv1d_k6[] =
-    "  shape:\n"
-    "    name: conv1d_oc\n"
-    "    dimensions: [K, R, P]\n"
-    "    data_spaces:\n"
-    "    - {name: Weights, projection: [[[K]], [[R]]]}\n"
-    "    - {name: Inputs, projection: [[[R], [P]]]}\n"
-    "    - {name: Outputs, projection: [[[K]], [[P]]], read_write: true}\n"
-    "  instance: {K: 6, R: 2, P: 4}\n";
+/* conv1d with output channels (conv1d_k's shape) of any size. */
+static const char *conv1d_oc(char *buf, size_t size, int K, int R, int P)
+{
+    snprintf(buf, size,
+             "  shape:\n"
+             "    name: conv1d_oc\n"
+             "    dimensions: [K, R, P]\n"
+             "    data_spaces:\n"
+             "    - {name: Weights, projection: [[[K]], [[R]]]}\n"
+             "    - {name: Inputs, projection: [[[R], [P]]]}\n"
+             "    - {name: Outputs, projection: [[[K]], [[P]]], read_write: true}\n"
+             "  instance: {K: %d, R: %d, P: %d}\n",
+             K, R, P);
+    return buf;
+}
 
 START_TEST(spatial_residual_counts)
 {
@@ -568,9 +574,9 @@ START_TEST(spatial_residual_counts)
         "- {target: MainMemory, type: spatial, factors: \"K=4,2 R=1 P=1\", permutation: KRP, split: 3}\n"
         "- {target: MainMemory, type: temporal, factors: K=2 R=1 P=1, permutation: KRP}\n"
         "- {target: Buffer, type: temporal, factors: R=2 P=4 K=1, permutation: RPK}\n";
-    char text[8192];
+    char text[8192], problem[512];
     struct run r;
-    run(&r, design(text, sizeof text, 4, "", conv1d_k6, map));
+    run(&r, design(text, sizeof text, 4, "", conv1d_oc(problem, sizeof problem, 6, 2, 4), map));
     ck_assert(r.valid);
     ck_assert_uint_eq(r.st.computes, 48);
     ck_assert_uint_eq(r.st.cycles, 16);
@@ -605,21 +611,12 @@ END_TEST
  *   outputs: one per MAC, 9 updates. */
 START_TEST(spatial_residual_classes)
 {
-    static const char problem[] =
-        "  shape:\n"
-        "    name: conv1d_oc\n"
-        "    dimensions: [K, R, P]\n"
-        "    data_spaces:\n"
-        "    - {name: Weights, projection: [[[K]], [[R]]]}\n"
-        "    - {name: Inputs, projection: [[[R], [P]]]}\n"
-        "    - {name: Outputs, projection: [[[K]], [[P]]], read_write: true}\n"
-        "  instance: {K: 3, R: 1, P: 3}\n";
     static const char map[] =
         "- {target: MainMemory, type: spatial, factors: \"K=2,1 R=1 P=2,1\", permutation: KPR, split: 3}\n"
         "- {target: MainMemory, type: temporal, factors: K=2 R=1 P=2, permutation: KPR}\n";
-    char text[8192];
+    char text[8192], problem[512];
     struct run r;
-    run(&r, design(text, sizeof text, 4, "", problem, map));
+    run(&r, design(text, sizeof text, 4, "", conv1d_oc(problem, sizeof problem, 3, 1, 3), map));
     ck_assert(r.valid);
     ck_assert_uint_eq(r.st.computes, 9);
     ck_assert_uint_eq(r.st.cycles, 4);
@@ -637,6 +634,30 @@ END_TEST
  * (mean per instance x instances) must equal that of plain "P=7".  Four
  * levels, so that a level between the fan-out and the arithmetic is walked
  * per class of instances, and one above it sees the short tile. */
+/* Four levels: MainMemory, a GLB fanning out to `pes` PEs, each with a
+ * buffer and a register file in front of its MAC. */
+static char *four_levels(char *buf, size_t size, int pes, const char *problem,
+                         const char *mapping)
+{
+    snprintf(buf, size,
+             "architecture:\n"
+             "  version: '0.4'\n"
+             "  subtree:\n"
+             "  - name: chip\n"
+             "    local:\n"
+             "    - {name: MainMemory, class: SRAM, attributes: {depth: 65536, width: 8, datawidth: 8}}\n"
+             "    - {name: GLB, class: SRAM, attributes: {depth: 4096, width: 8, datawidth: 8}}\n"
+             "    - {name: 'PEBuf[1..%d]', class: regfile,\n"
+             "       attributes: {depth: 64, width: 8, datawidth: 8, meshX: %d}}\n"
+             "    - {name: 'RF[1..%d]', class: regfile,\n"
+             "       attributes: {depth: 16, width: 8, datawidth: 8, meshX: %d}}\n"
+             "    - {name: 'MACC[1..%d]', class: intmac, attributes: {meshX: %d}}\n"
+             "problem:\n%s"
+             "mapping:\n%s",
+             pes, pes, pes, pes, pes, pes, problem, mapping);
+    return buf;
+}
+
 static void analyze(struct run *r, nm_nest_result *nr)
 {
     nm_nest nest;
@@ -651,38 +672,18 @@ static void analyze(struct run *r, nm_nest_result *nr)
 START_TEST(spatial_residual_always_applies)
 {
     static const char fmt[] =
-        "architecture:\n"
-        "  version: '0.4'\n"
-        "  subtree:\n"
-        "  - name: chip\n"
-        "    local:\n"
-        "    - {name: MainMemory, class: SRAM, attributes: {depth: 65536, width: 8, datawidth: 8}}\n"
-        "    - {name: GLB, class: SRAM, attributes: {depth: 4096, width: 8, datawidth: 8}}\n"
-        "    - {name: 'PEBuf[1..8]', class: regfile, attributes: {depth: 64, width: 8, datawidth: 8, meshX: 8}}\n"
-        "    - {name: 'RF[1..8]', class: regfile, attributes: {depth: 16, width: 8, datawidth: 8, meshX: 8}}\n"
-        "    - {name: 'MACC[1..8]', class: intmac, attributes: {meshX: 8}}\n"
-        "problem:\n%s"
-        "mapping:\n"
         "- {target: MainMemory, type: temporal, factors: K=2 R=1 P=1, permutation: KRP}\n"
         "- {target: GLB, type: spatial, factors: \"K=1 R=1 %s\", permutation: PKR, split: 3}\n"
         "- {target: GLB, type: temporal, factors: K=2 R=1 P=1, permutation: KRP}\n"
         "- {target: PEBuf, type: temporal, factors: K=1 R=3 P=1, permutation: RKP}\n";
-    static const char problem[] =
-        "  shape:\n"
-        "    name: conv1d_oc\n"
-        "    dimensions: [K, R, P]\n"
-        "    data_spaces:\n"
-        "    - {name: Weights, projection: [[[K]], [[R]]]}\n"
-        "    - {name: Inputs, projection: [[[R], [P]]]}\n"
-        "    - {name: Outputs, projection: [[[K]], [[P]]], read_write: true}\n"
-        "  instance: {K: 4, R: 3, P: 7}\n";
-    char text[4096];
+    char text[4096], problem[512], map[512];
+    conv1d_oc(problem, sizeof problem, 4, 3, 7);
     struct run a, b;
     nm_nest_result na, nb;
-    snprintf(text, sizeof text, fmt, problem, "P=8,7");
-    run(&a, text);
-    snprintf(text, sizeof text, fmt, problem, "P=7");
-    run(&b, text);
+    snprintf(map, sizeof map, fmt, "P=8,7");
+    run(&a, four_levels(text, sizeof text, 8, problem, map));
+    snprintf(map, sizeof map, fmt, "P=7");
+    run(&b, four_levels(text, sizeof text, 8, problem, map));
     ck_assert(a.valid && b.valid);
     analyze(&a, &na);
     analyze(&b, &nb);
@@ -719,33 +720,14 @@ END_TEST
  * mean 3. */
 START_TEST(spatial_residual_idle_class)
 {
-    static const char fmt[] =
-        "architecture:\n"
-        "  version: '0.4'\n"
-        "  subtree:\n"
-        "  - name: chip\n"
-        "    local:\n"
-        "    - {name: MainMemory, class: SRAM, attributes: {depth: 65536, width: 8, datawidth: 8}}\n"
-        "    - {name: GLB, class: SRAM, attributes: {depth: 4096, width: 8, datawidth: 8}}\n"
-        "    - {name: 'PEBuf[1..2]', class: regfile, attributes: {depth: 64, width: 8, datawidth: 8, meshX: 2}}\n"
-        "    - {name: 'RF[1..2]', class: regfile, attributes: {depth: 16, width: 8, datawidth: 8, meshX: 2}}\n"
-        "    - {name: 'MACC[1..2]', class: intmac, attributes: {meshX: 2}}\n"
-        "problem:\n"
-        "  shape:\n"
-        "    name: conv1d_oc\n"
-        "    dimensions: [K, R, P]\n"
-        "    data_spaces:\n"
-        "    - {name: Weights, projection: [[[K]], [[R]]]}\n"
-        "    - {name: Inputs, projection: [[[R], [P]]]}\n"
-        "    - {name: Outputs, projection: [[[K]], [[P]]], read_write: true}\n"
-        "  instance: {K: 3, R: 1, P: 2}\n"
-        "mapping:\n"
+    static const char map[] =
         "- {target: MainMemory, type: temporal, factors: K=1 R=1 P=2, permutation: PKR}\n"
         "- {target: GLB, type: spatial, factors: \"K=2,1 R=1 P=1\", permutation: KRP, split: 3}\n"
         "- {target: GLB, type: temporal, factors: K=2 R=1 P=1, permutation: KRP}\n";
+    char text[4096], problem[512];
     struct run r;
     nm_nest_result nr;
-    run(&r, fmt);
+    run(&r, four_levels(text, sizeof text, 2, conv1d_oc(problem, sizeof problem, 3, 1, 2), map));
     ck_assert(r.valid);
     analyze(&r, &nr);
     ck_assert_uint_eq(r.st.computes, 6);
