@@ -25,6 +25,7 @@
  */
 #include <config.h>
 
+#include <stddef.h>
 #include <string.h>
 
 #include "nestmap/alloc.h"
@@ -355,8 +356,8 @@ typedef struct walkmemo {
 /* Neighbour reuse for the siblings of the receiving classes `recv` (in use
  * under residual mask `mask`), when a neighbour of class c held one step
  * before what they now need shifted by o[c] (for the classes in `found`).
- * Kept for one supplying class (o: its shift); without spatial residuals
- * that is every case. */
+ * The recursion over perfect nests keeps these per sequence, with one
+ * class (o: its shift). */
 struct reuse {
     int64_t o[R];
     uint64_t nreused, groups;
@@ -371,15 +372,14 @@ typedef struct fanuse {
     uint64_t F, groups;
 } fanuse;
 
-/* The same kept for any set of supplying classes (a fan-out with spatial
- * residuals; the workspace keeps these for the sequence being walked). */
+/* The same for any set of supplying classes (kept per fan-out: fanmemo). */
 #define MANY_MEMO 32
 struct reuse_many {
     struct reuse r;
     int64_t o[SCLS][R];
 };
 
-/* What fan_use and reuse_for found for a fan-out with spatial residuals,
+/* What fan_use and reuse_for found for a fan-out of an imperfect nest,
  * kept across analyses with what it depends on (the fan-out's loops, its
  * mesh, the data's step per loop): the walk of imperfect nests starts each
  * analysis afresh, and a fan-out of 65,536 PEs costs much to count. */
@@ -397,7 +397,6 @@ typedef struct fanmemo {
     fanuse use[USE_MEMO];
     struct reuse_many many[MANY_MEMO];
 } fanmemo;
-
 
 /* rest(j)'s results for the few entry states a sequence meets, kept with
  * the loop they belong to (more go to the workspace's hashed memo). */
@@ -496,13 +495,12 @@ struct nm_nest_ws {
     struct walkmemo *wmemo; /* WALK_MEMO entries */
     seq floor_seq;          /* the fan-out of the level nm_nest_floor is at */
     uint64_t *upos;         /* UNION_CAP: tile positions along one axis (nm_nest_floor) */
-    /* the fan-out's loops with a spatial residual (level_open): dimension,
-     * residual, end, and how many siblings one step of each passes */
+    /* the fan-out's loops with a spatial residual (level_open): position
+     * in the run, dimension, residual and end */
     int nfres;
     int8_t fres_j[2 * NM_MAX_DIMS], fres_dim[2 * NM_MAX_DIMS];
     int64_t fres_r[2 * NM_MAX_DIMS], fres_end[2 * NM_MAX_DIMS];
-    uint64_t fres_stride[2 * NM_MAX_DIMS];
-    fanmemo fanmemo[FAN_MEMOS]; /* fan-outs with spatial residuals seen lately */
+    fanmemo fanmemo[FAN_MEMOS]; /* fan-outs of walked nests seen lately */
     fanmemo *fm;                /* the one being walked (NULL: the sequence's own memo) */
     uint32_t fan_clock;
 };
@@ -1791,7 +1789,9 @@ static sums walk_level(nm_nest_ws *ws, const struct fanctx *fc, int ds, int b,
                        const uint32_t *idle)
 {
     walker wk, *w = &wk;
-    memset(w, 0, sizeof *w);
+    memset(w, 0, offsetof(walker, st)); /* and the states of the classes there are */
+    w->ncls = 1 << ws->nfres;
+    memset(w->st, 0, (size_t)w->ncls * sizeof w->st[0]);
     w->ws = ws;
     w->fc = fc;
     w->ds = ds;
@@ -1807,7 +1807,6 @@ static sums walk_level(nm_nest_ws *ws, const struct fanctx *fc, int ds, int b,
     w->span = span;
     w->res = res;
     w->idle = idle;
-    w->ncls = 1 << ws->nfres;
     return walk(w, k, ~0u);
 }
 
@@ -1869,7 +1868,6 @@ static void level_open(nm_nest_ws *ws, int s, lvl *v)
                 ws->fres_dim[i] = lp->dim;
                 ws->fres_r[i] = lp->residual;
                 ws->fres_end[i] = lp->end;
-                ws->fres_stride[i] = ws->F;
             }
             ws->F *= (uint64_t)lp->end;
             if (lp->space == NM_SPACE_X)
