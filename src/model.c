@@ -95,6 +95,14 @@ static int invalid(nm_stats *out, nm_invalid_kind kind, int level, int index, ch
     return 0;
 }
 
+/* a*b + c, or UINT64_MAX where that overflows */
+static uint64_t sat_mul_add(uint64_t a, uint64_t b, uint64_t c)
+{
+    if (b && a > (UINT64_MAX - c) / b)
+        return UINT64_MAX;
+    return a * b + c;
+}
+
 /* Factors must compose to the bounds; checked first, since the nest's
  * extents are products of factors.  With residuals the rule is Timeloop's
  * (mapping/parser.cpp), outermost loop first:
@@ -147,12 +155,23 @@ static int check_factors(const nm_model *mdl, const nm_mapping *m, nm_stats *out
                 q = (t == 0 || f == 0 || t > bound / f || q > bound / (t * f)) ? bound + 1
                                                                                : q * t * f;
             }
-            int residual = 0;
-            for (int s = 0; s < arch->nlevels; s++)
-                residual |= nm_level_residual(&m->level[s], d) != m->level[s].tfactor[d] ||
-                            nm_level_sresidual(&m->level[s], d) != m->level[s].sfactor[d];
-            return invalid(out, NM_INV_FACTORS, -1, d, residual && p < bound ? 'r' : 0,
-                           p >= bound ? q : p + 1, bound);
+            /* with well-formed residuals, what they cover, saturating */
+            int residual = 0, wellformed = 1;
+            uint64_t c = 0;
+            for (int s = arch->nlevels - 1; s >= 0; s--) {
+                const nm_level_map *lm = &m->level[s];
+                uint64_t t = (uint64_t)lm->tfactor[d], f = (uint64_t)lm->sfactor[d];
+                uint64_t r = (uint64_t)nm_level_residual(lm, d);
+                uint64_t rs = (uint64_t)nm_level_sresidual(lm, d);
+                residual |= r != t || rs != f;
+                wellformed &= r >= 1 && r <= t && rs >= 1 && rs <= f;
+                if (wellformed)
+                    c = sat_mul_add(sat_mul_add(c, t, r - 1), f, rs - 1);
+            }
+            if (residual && wellformed)
+                return invalid(out, NM_INV_FACTORS, -1, d, 'r', c == UINT64_MAX ? c : c + 1,
+                               bound);
+            return invalid(out, NM_INV_FACTORS, -1, d, 0, p >= bound ? q : p + 1, bound);
         }
     }
     for (int s = 0; s < arch->nlevels; s++) /* (the loop above saw every level) */

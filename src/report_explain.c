@@ -352,9 +352,16 @@ static void explain_invalid(FILE *f, nm_model *mdl, const nm_mapping *m, const n
         int d = inv->index;
         fprintf(f, "  %s's factors, outermost level first:", wl->dim[d]);
         for (int s = arch->nlevels - 1; s >= 0; s--) {
-            fprintf(f, " %s %" PRId64, arch->level[s].name, m->level[s].tfactor[d]);
-            if (m->level[s].sfactor[d] > 1)
-                fprintf(f, " (x %" PRId64 " spatial)", m->level[s].sfactor[d]);
+            const nm_level_map *lm = &m->level[s];
+            fprintf(f, " %s %" PRId64, arch->level[s].name, lm->tfactor[d]);
+            if (nm_level_residual(lm, d) != lm->tfactor[d])
+                fprintf(f, ",%" PRId64, nm_level_residual(lm, d));
+            if (lm->sfactor[d] > 1) {
+                fprintf(f, " (x %" PRId64, lm->sfactor[d]);
+                if (nm_level_sresidual(lm, d) != lm->sfactor[d])
+                    fprintf(f, ",%" PRId64, nm_level_sresidual(lm, d));
+                fprintf(f, " spatial)");
+            }
         }
         fprintf(f, "\n");
         break;

@@ -477,6 +477,16 @@ START_TEST(imperfect_rules)
     nm_invalid_describe(&r.st.invalid, &r.spec.arch, &r.spec.wl, why, sizeof why);
     ck_assert_msg(strstr(why, "cover 14") && strstr(why, "P = 16"), "%s", why);
     done(&r);
+    /* ((4-1)*5 + 4) = 19: past the bound, still said as what they cover */
+    static const char over_cover[] =
+        "- {target: MainMemory, type: temporal, factors: R=1 P=4}\n"
+        "- {target: Buffer, type: temporal, factors: \"R=3 P=5,4\"}\n";
+    run(&r, design(text, sizeof text, 1, "", conv1d, over_cover));
+    ck_assert(!r.valid);
+    ck_assert_int_eq(r.st.invalid.kind, NM_INV_FACTORS);
+    nm_invalid_describe(&r.st.invalid, &r.spec.arch, &r.spec.wl, why, sizeof why);
+    ck_assert_msg(strstr(why, "cover 19") && strstr(why, "P = 16"), "%s", why);
+    done(&r);
     /* P = ((0*4 + 3)*5 + 0) + 1 = 16 with the residual under the spatial P:
      * only the last PE would run it. */
     static const char under_spatial[] =
@@ -813,9 +823,6 @@ START_TEST(v04_parallel_and_area)
 }
 END_TEST
 
-/* Built-in DRAM energies: bits per access x the type's pJ/bit (Accelergy's
- * table); an ERT entry wins; no type means LPDDR4, with a warning; an
- * unknown type is a located error. */
 static Suite *suite(void)
 {
     Suite *s = suite_create("model");

@@ -163,7 +163,8 @@ struct nm_search_opts;
     "  --time-limit S    stop after S seconds of wall time\n" \
     "  --top K           keep the K best\n" \
     "  --imperfect       search residual factors too: tiles that do not divide the\n" \
-    "                    bound (as mapspace: {template: ruby}); the default search\n" \
+    "                    bound and fan-outs whose last instance uses fewer PEs\n" \
+    "                    (as mapspace: {template: ruby}); the default search\n" \
     "                    then climbs on from its result, never ending worse\n" \
     "  --no-refine       random strategies as Timeloop runs them: uniform draws\n" \
     "                    only (no fan-outs-first draws), and no local search (hill\n" \

@@ -30,7 +30,7 @@ static const char usage[] =
     "                    distribution of energy, cycles and EDP\n"
     "  --seed S          seed for the sampling (default 0)\n"
     "  --imperfect       residual factors too: tiles that need not divide the bound\n"
-    "                    (as mapspace: {template: ruby})\n"
+    "                    and partly used fan-outs (as mapspace: {template: ruby})\n"
     "  --builtin-energy\n"
     "                    ignore the ERT/ART: estimate every energy and area from the\n"
     "                    component classes (see nestmap energy)\n"
