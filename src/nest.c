@@ -1447,7 +1447,8 @@ static uint64_t take_delta(const walker *w, wstate *st, const wbox *cur, uint64_
 {
     const nm_nest_ws *ws = w->ws;
     int nr = w->nr;
-    memset(dl, 0, sizeof *dl);
+    /* (b and bext are read only for D_DIFF, and only their first nr ranks:
+     * no memset, which costs as much as the rest of a call) */
     memcpy(dl->a, cur->lo, sizeof dl->a);
     memcpy(dl->aext, cur->ext, sizeof dl->aext);
     dl->kind = D_FULL;
@@ -1582,7 +1583,8 @@ static sums walk_call(walker *w, uint32_t last)
 
 /* The state as integers relative to the current corner (so that sub-walks
  * that differ only by where they start compare equal); returns the count. */
-static int pack_one(const walker *w, const wstate *st, int64_t *k)
+static inline __attribute__((always_inline)) int pack_one(const walker *w, const wstate *st,
+                                                           int64_t *restrict k)
 {
     int nr = w->nr, n = 0;
     k[n++] = st->have_prev | st->moving << 1 | st->have_pdelta << 2 |
@@ -1642,7 +1644,7 @@ static int unpack_one(const walker *w, wstate *st, const int64_t *k)
 /* Every class's state, one after the other; a class whose state equals an
  * earlier one's is written as -(that class + 1).  Returns the count, or -1
  * when more than `room` ints would be needed (then the state is not kept). */
-static int pack_state(const walker *w, int64_t *k, int room)
+static int pack_classes(const walker *w, int64_t *k, int room)
 {
     int n = 0, at[SCLS], len[SCLS];
     for (int c = 0; c < w->ncls; c++) {
@@ -1662,6 +1664,16 @@ static int pack_state(const walker *w, int64_t *k, int room)
         }
     }
     return n;
+}
+
+/* The same, inline where there is one class (no spatial residual: the hot
+ * path). */
+static inline __attribute__((always_inline)) int pack_state(const walker *w, int64_t *k,
+                                                            int room)
+{
+    if (w->ncls == 1)
+        return room >= STATE_INTS ? pack_one(w, &w->st[0], k) : -1;
+    return pack_classes(w, k, room);
 }
 
 static void unpack_state(walker *w, const int64_t *k)
