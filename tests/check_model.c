@@ -467,26 +467,27 @@ START_TEST(imperfect_rules)
 {
     char text[8192], why[512];
     struct run r;
-    /* ((3-1)*5 + 4) = 14, not 16 */
-    static const char short_cover[] =
-        "- {target: MainMemory, type: temporal, factors: R=1 P=3}\n"
-        "- {target: Buffer, type: temporal, factors: \"R=3 P=5,4\"}\n";
-    run(&r, design(text, sizeof text, 1, "", conv1d, short_cover));
-    ck_assert(!r.valid);
-    ck_assert_int_eq(r.st.invalid.kind, NM_INV_FACTORS);
-    nm_invalid_describe(&r.st.invalid, &r.spec.arch, &r.spec.wl, why, sizeof why);
-    ck_assert_msg(strstr(why, "cover 14") && strstr(why, "P = 16"), "%s", why);
-    done(&r);
-    /* ((4-1)*5 + 4) = 19: past the bound, still said as what they cover */
-    static const char over_cover[] =
-        "- {target: MainMemory, type: temporal, factors: R=1 P=4}\n"
-        "- {target: Buffer, type: temporal, factors: \"R=3 P=5,4\"}\n";
-    run(&r, design(text, sizeof text, 1, "", conv1d, over_cover));
-    ck_assert(!r.valid);
-    ck_assert_int_eq(r.st.invalid.kind, NM_INV_FACTORS);
-    nm_invalid_describe(&r.st.invalid, &r.spec.arch, &r.spec.wl, why, sizeof why);
-    ck_assert_msg(strstr(why, "cover 19") && strstr(why, "P = 16"), "%s", why);
-    done(&r);
+    /* What residuals cover, said as such whether short of the bound or past it */
+    static const struct {
+        const char *map, *said;
+    } covers[] = {
+        {/* ((3-1)*5 + 4) = 14, not 16 */
+         "- {target: MainMemory, type: temporal, factors: R=1 P=3}\n"
+         "- {target: Buffer, type: temporal, factors: \"R=3 P=5,4\"}\n",
+         "cover 14"},
+        {/* ((4-1)*5 + 4) = 19 */
+         "- {target: MainMemory, type: temporal, factors: R=1 P=4}\n"
+         "- {target: Buffer, type: temporal, factors: \"R=3 P=5,4\"}\n",
+         "cover 19"},
+    };
+    for (size_t i = 0; i < sizeof covers / sizeof covers[0]; i++) {
+        run(&r, design(text, sizeof text, 1, "", conv1d, covers[i].map));
+        ck_assert(!r.valid);
+        ck_assert_int_eq(r.st.invalid.kind, NM_INV_FACTORS);
+        nm_invalid_describe(&r.st.invalid, &r.spec.arch, &r.spec.wl, why, sizeof why);
+        ck_assert_msg(strstr(why, covers[i].said) && strstr(why, "P = 16"), "%s", why);
+        done(&r);
+    }
     /* P = ((0*4 + 3)*5 + 0) + 1 = 16 with the residual under the spatial P:
      * only the last PE would run it. */
     static const char under_spatial[] =
