@@ -35,6 +35,7 @@ results=${RESULTS:-}
 build=${BUILD:-$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo -)}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+long=${results:-$tmp/long} # the long searches' rows, this run's or kept across runs
 
 # The layer set: name and problem.  ResNet-50 (workloads/networks/resnet50.yaml):
 # conv1, and per stage its 3x3 conv and the 1x1 reduction of its repeated
@@ -88,18 +89,17 @@ search() { # design layer [options...]
         2>/dev/null | figures
 }
 
-# The EDP FILE holds for a cell and seed, if any.
+# The EDP the rows hold for a cell and seed, if any.
 recorded() { # design layer seed
-    [ -n "$results" ] && [ -f "$results" ] || return 0
     awk -F, -v d="$1" -v l="$2" -v s="$3" -v f="$factor" \
-        '$1 == d && $2 == l && $3 == s && $4 == f { print $5; exit }' "$results"
+        '$1 == d && $2 == l && $3 == s && $4 == f { print $5; exit }' "$long"
 }
 
 echo "default search vs $seeds seeds (from $first) of a ${factor}x budget${results:+, and the seeds $results holds}, $threads threads"
 printf '%-26s %-14s %11s %8s %6s %7s %11s %5s %8s\n' design layer "EDP (J*cyc)" cyc/bnd \
     util% "time s" "best ${factor}x" seeds "default/best"
 [ -n "$csv" ] && echo "design,layer,edp,cycles_over_bound,utilization_pct,seconds,best_edp,seeds,ratio" >"$csv"
-[ -n "$results" ] && [ ! -s "$results" ] && echo "design,layer,seed,factor,edp,build" >"$results"
+[ -s "$long" ] || echo "design,layer,seed,factor,edp,build" >"$long"
 for d in $designs; do
     for l in $layers; do
         set -- $(search "$d" "$l")
@@ -109,16 +109,14 @@ for d in $designs; do
             if [ -z "$(recorded "$d" "$l" "$s")" ]; then
                 e=$(search "$d" "$l" --seed "$s" --max-evals $((proposed * factor)) --victory 0 \
                     --timeout 0 | awk '{print $1}')
-                echo "$d,$l,$s,$factor,$e,$build" >>"$tmp/long"
-                [ -n "$results" ] && echo "$d,$l,$s,$factor,$e,$build" >>"$results"
+                echo "$d,$l,$s,$factor,$e,$build" >>"$long"
             fi
             s=$((s + 1))
         done
-        # the best over this run's seeds and every seed FILE holds
-        set -- $(cat "$tmp/long" ${results:+"$results"} 2>/dev/null |
-            awk -F, -v d="$d" -v l="$l" -v f="$factor" '$1 == d && $2 == l && $4 == f &&
+        # the best over every seed the rows hold
+        set -- $(awk -F, -v d="$d" -v l="$l" -v f="$factor" '$1 == d && $2 == l && $4 == f &&
                 $5 != "-" && !seen[$3]++ { n++; if (best == "" || $5 + 0 < best + 0) best = $5 }
-                END { print (n ? best : "-"), n + 0 }')
+                END { print (n ? best : "-"), n + 0 }' "$long")
         best=$1 nseeds=$2
         ratio=$(awk -v a="$edp" -v b="$best" 'BEGIN { if (a == "-" || b == "-") print "-";
                                                       else printf "%.3f", a / b }')
