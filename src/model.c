@@ -381,7 +381,11 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
          * words per compute cycle, and summed in data-space order.  The same
          * order of rounding matters: a level whose accesses divide its
          * bandwidth exactly must come out at exactly that many cycles.
-         * A level with no bandwidth limit needs none of it (hot path). */
+         * Below a partly used fan-out the counts are the mean instance's
+         * (Timeloop's per-instance statistics are means too), so a busier
+         * instance may need more than this; no corpus case is throttled
+         * there to pin it.  A level with no bandwidth limit needs none of it
+         * (hot path). */
         double need_r = 0.0, need_w = 0.0;
         double fan = (double)(shape->xexp[s] * shape->yexp[s]);
         int limited = L->has_read_bw || L->has_write_bw || L->has_shared_bw;
