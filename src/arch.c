@@ -25,7 +25,19 @@ int nm_arch_level(const nm_arch *arch, const char *name)
     for (int i = 0; i < arch->nlevels; i++)
         if (!strcmp(arch->level[i].name, name))
             return i;
+    for (int i = 0; i < arch->nlevels; i++)
+        if (arch->level[i].container[0] && !strcmp(arch->level[i].container, name))
+            return i;
     return -1;
+}
+
+int nm_arch_target(const nm_arch *arch, const char *name, int spatial)
+{
+    if (spatial)
+        for (int i = 0; i < arch->nlevels; i++)
+            if (!strcmp(arch->level[i].container, name))
+                return i;
+    return nm_arch_level(arch, name);
 }
 
 const char *nm_arch_suggest_level(const nm_arch *arch, const char *name)
@@ -382,6 +394,7 @@ struct flat {
     int have_arith;
     int nscope;                             /* enclosing subtrees / containers */
     const nm_ynode *scope[NM_MAX_SCOPES];   /* their `attributes` maps, outermost first */
+    nm_ynode *constraints;                  /* v0.4 inline constraints as targets, or NULL */
 };
 
 /* Accelergy hands an enclosing subtree's (or container's) attributes down
@@ -719,17 +732,125 @@ static nm_status walk_subtree(struct flat *fl, const nm_ynode *tree, int64_t out
 
 /* ---- v0.4 nodes form ---- */
 
-/* Constraints written on v0.4 nodes are not read yet: say so, once per node. */
-static nm_status unread_constraints(struct flat *fl, const nm_ynode *node, const char *what,
-                                    nm_error *err)
+/* timeloopfe's inline constraints: `constraints: {temporal: {...}, spatial:
+ * {...}, dataspace: {...}}` on a node become architecture_constraints
+ * targets ({target, type, ...}), kept in fl->constraints in the order
+ * written.  `which` picks the kinds taken here: a fan-out's level takes the
+ * spatial one, its component the rest.  The new entries share the written
+ * nodes, so errors point at what the user wrote. */
+enum { CK_SPATIAL = 1, CK_OTHER = 2 };
+
+static nm_status read_constraints(struct flat *fl, const nm_ynode *node, const char *target,
+                                  unsigned which, nm_error *err)
 {
+    static const char *const kinds[] = {"temporal", "spatial", "dataspace", "utilization", NULL};
     const nm_ynode *c = nm_ymap_get(node, "constraints");
+    nm_status st;
     if (!c || nm_yis_null(c))
         return NM_OK;
-    if (nm_ydoc_warn(fl->doc, c, "constraints on v0.4 %s are not read: nestmap map would "
-                     "search without them; give them under architecture_constraints "
-                     "(targets: [...]) instead", what) != NM_OK)
+    if ((st = nm_yexpect(c, NM_Y_MAP, "constraints", err)) != NM_OK ||
+        (st = nm_ycheck_keys(c, kinds, "constraints", err)) != NM_OK)
+        return st;
+    for (size_t i = 0; i < c->n; i++) {
+        const nm_ynode *k = nm_ymap_key(c, i), *v = nm_ymap_val(c, i);
+        unsigned kind = nm_text_key_equal(k->str, "spatial") ? CK_SPATIAL : CK_OTHER;
+        if (!(which & kind) || nm_yis_null(v))
+            continue;
+        if ((st = nm_yexpect(v, NM_Y_MAP, k->str, err)) != NM_OK)
+            return st;
+        if (nm_ymap_get(v, "target") || nm_ymap_get(v, "type"))
+            return nm_yerror(err, v, "a constraint written on a node takes its target and type "
+                             "from where it stands: drop 'target' and 'type'");
+        nm_ynode *e = nm_ydoc_map_copy(fl->doc, v);
+        nm_ynode *tn = e ? nm_ydoc_scalar(fl->doc, k, NULL, target) : NULL;
+        nm_ynode *ty = tn ? nm_ydoc_scalar(fl->doc, k, NULL,
+                                           kind == CK_SPATIAL ? "spatial" : k->str) : NULL;
+        if (!fl->constraints && ty)
+            fl->constraints = nm_ydoc_seq(fl->doc, c);
+        if (!ty || !fl->constraints)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        if (nm_ymap_set(fl->doc, e, "target", tn) != NM_OK ||
+            nm_ymap_set(fl->doc, e, "type", ty) != NM_OK ||
+            nm_yseq_append(fl->doc, fl->constraints, e) != NM_OK)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    return NM_OK;
+}
+
+/* Constraints a container holds that no level can take: timeloopfe keeps
+ * only the spatial ones of a container with a fan-out, and drops the rest
+ * with no word.  nestmap says so. */
+static nm_status unused_constraints(struct flat *fl, const nm_ynode *node, const char *name,
+                                    int fanout, nm_error *err)
+{
+    const nm_ynode *c = nm_ymap_get(node, "constraints");
+    if (!c || c->kind != NM_Y_MAP)
+        return NM_OK;
+    for (size_t i = 0; i < c->n; i++) {
+        const nm_ynode *k = nm_ymap_key(c, i);
+        if ((fanout && nm_text_key_equal(k->str, "spatial")) || nm_yis_null(nm_ymap_val(c, i)))
+            continue;
+        if (nm_ydoc_warn(fl->doc, k, "container '%s': %s constraints have no level to "
+                         "constrain (%s), and timeloopfe drops them too; put them on a "
+                         "component", name, k->str,
+                         fanout ? "a container stands only for its fan-out"
+                                : "it has no fan-out") != NM_OK)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    return NM_OK;
+}
+
+/* A fan-out in the v0.4 form (a container's `spatial`, or a component's)
+ * is a level of its own, as timeloopfe writes it for Timeloop: a dummy
+ * storage level `inter_<name>_spatial` with the instances above the
+ * fan-out, keeping no data, whose spatial loops spread over the fan-out.
+ * Mappings and constraints name it by either name. */
+static nm_status add_fanout_level(struct flat *fl, const nm_ynode *node, const nm_ynode *name_node,
+                                  const char *name, int64_t outer, int64_t outer_x,
+                                  nm_error *err)
+{
+    char dname[NM_NAME_MAX];
+    if (snprintf(dname, sizeof dname, "inter_%s_spatial", name) >= (int)sizeof dname)
+        return nm_yerror(err, name_node, "name '%s' is too long for its fan-out level "
+                         "inter_%s_spatial", name, name);
+    nm_ynode *cls = nm_ydoc_scalar(fl->doc, node, NULL, "dummy_storage");
+    if (!cls)
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    nm_status st = add_component(fl, node, name_node, dname, outer, outer_x, cls, NULL, err);
+    if (st != NM_OK)
+        return st;
+    snprintf(fl->store[fl->nstore - 1].container, NM_NAME_MAX, "%s", name);
+    return read_constraints(fl, node, dname, CK_SPATIAL, err);
+}
+
+/* The fan-out a node's `spatial` (or, for a container, `attributes`) gives:
+ * meshX x meshY. */
+static nm_status node_fanout(const nm_ynode *n, int with_attrs, int64_t *x, int64_t *y,
+                             nm_error *err)
+{
+    *x = *y = 1;
+    for (int k = 0; k < 1 + with_attrs; k++) {
+        const nm_ynode *src = nm_ymap_get(n, k ? "attributes" : "spatial");
+        if (!src || nm_yis_null(src))
+            continue;
+        nm_status st = nm_yexpect(src, NM_Y_MAP, k ? "attributes" : "spatial", err);
+        if (st != NM_OK)
+            return st;
+        if (!k) {
+            static const char *const skeys[] = {"meshX", "meshY", NULL};
+            if ((st = nm_ycheck_keys(src, skeys, "spatial", err)) != NM_OK)
+                return st;
+        }
+        int v, fx, fy;
+        if ((st = get_u32(src, "meshX", &v, &fx, err)) != NM_OK)
+            return st;
+        if (fx)
+            *x *= v;
+        if ((st = get_u32(src, "meshY", &v, &fy, err)) != NM_OK)
+            return st;
+        if (fy)
+            *y *= v;
+    }
     return NM_OK;
 }
 
@@ -755,32 +876,24 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
         if (!strcmp(tag, "!Container") || !strcmp(tag, "!Hierarchical")) {
             if ((st = nm_ycheck_keys(n, kkeys, "a container", err)) != NM_OK)
                 return st;
-            if ((st = unread_constraints(fl, n, "containers", err)) != NM_OK)
+            /* A container with a spatial mesh multiplies everything below
+             * it, through a fan-out level of its own. */
+            int64_t x, y;
+            if ((st = node_fanout(n, 1, &x, &y, err)) != NM_OK)
                 return st;
-            /* A container with a spatial mesh multiplies everything below it. */
-            const nm_ynode *sp = nm_ymap_get(n, "spatial");
-            const nm_ynode *at = nm_ymap_get(n, "attributes");
-            int64_t mult = 1, multx = 1;
-            for (int k = 0; k < 2; k++) {
-                const nm_ynode *src = k == 0 ? sp : at;
-                if (!src || nm_yis_null(src))
-                    continue;
-                if ((st = nm_yexpect(src, NM_Y_MAP, k ? "attributes" : "spatial", err)) != NM_OK)
+            const nm_ynode *cn = nm_ymap_get(n, "name");
+            const char *cname = cn && cn->kind == NM_Y_SCALAR ? cn->str : "";
+            if (x * y > 1) {
+                if (!cname[0])
+                    return nm_yerror(err, n, "a container with a fan-out needs a 'name': "
+                                     "mappings name its spatial loops by it");
+                if ((st = add_fanout_level(fl, n, cn, cname, outer, outer_x, err)) != NM_OK)
                     return st;
-                int v, fx, fy, x = 1, y = 1;
-                if ((st = get_u32(src, "meshX", &v, &fx, err)) != NM_OK)
-                    return st;
-                if (fx)
-                    x = v;
-                if ((st = get_u32(src, "meshY", &v, &fy, err)) != NM_OK)
-                    return st;
-                if (fy)
-                    y = v;
-                mult *= (int64_t)x * y;
-                multx *= x;
             }
-            outer *= mult;
-            outer_x *= multx;
+            if ((st = unused_constraints(fl, n, cname, x * y > 1, err)) != NM_OK)
+                return st;
+            outer *= x * y;
+            outer_x *= x;
             if (outer > NM_MAX_FANOUT)
                 return nm_yerror(err, n, "more than %d instances", NM_MAX_FANOUT);
             /* A container encloses what follows it in the list (and what it
@@ -804,16 +917,36 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
                 (st = split_name(cn, base, &cnt, err)) != NM_OK)
                 return st;
             const nm_ynode *attrs = nm_ymap_get(n, "attributes");
-            const nm_ynode *sp = nm_ymap_get(n, "spatial");
-            if (sp && !nm_yis_null(sp))
-                return nm_yerror(err, sp, "'spatial' on a component is not supported; put the "
-                                 "mesh on an enclosing !Container");
-            if ((st = unread_constraints(fl, n, "components", err)) != NM_OK)
+            /* A component's own `spatial` puts a fan-out level above it;
+             * the component and what follows it are that many. */
+            int64_t x, y;
+            if ((st = node_fanout(n, 0, &x, &y, err)) != NM_OK)
                 return st;
+            if (x * y > 1) {
+                if ((st = add_fanout_level(fl, n, cn, base, outer, outer_x, err)) != NM_OK)
+                    return st;
+                outer *= x * y;
+                outer_x *= x;
+                if (outer > NM_MAX_FANOUT)
+                    return nm_yerror(err, n, "more than %d instances", NM_MAX_FANOUT);
+            }
             /* In the v0.4 form the enclosing containers set the mesh. */
             if ((st = add_component(fl, n, cn, base, outer, outer_x, nm_ymap_get(n, "class"),
                                     attrs, err)) != NM_OK)
                 return st;
+            if (fl->have_arith && !strcmp(fl->arch->arith.name, base)) {
+                if (nm_ymap_get(n, "constraints") &&
+                    !nm_yis_null(nm_ymap_get(n, "constraints")))
+                    return nm_yerror(err, nm_ymap_get(n, "constraints"), "constraints on the "
+                                     "arithmetic level '%s' constrain nothing: mappings target "
+                                     "storage levels", base);
+            } else if ((st = read_constraints(fl, n, base, x * y > 1 ? CK_OTHER :
+                                              CK_OTHER | CK_SPATIAL, err)) != NM_OK) {
+                return st;
+            }
+        } else if (!strcmp(tag, "!Nothing")) {
+            /* timeloopfe's placeholder: a node that is not there. */
+            continue;
         } else if (!strcmp(tag, "!Parallel")) {
             /* Sibling buffers that each hold some of the data spaces (an
              * input buffer beside a weight buffer).  nestmap places them as
@@ -830,7 +963,8 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
             if ((st = walk_nodes(fl, inner, outer, outer_x, depth + 1, err)) != NM_OK)
                 return st;
         } else {
-            return nm_yerror(err, n, "node needs a tag: !Container, !Component or !Parallel (got '%s')",
+            return nm_yerror(err, n, "node needs a tag: !Container, !Component, !Parallel or "
+                             "!Nothing (got '%s')",
                              n->tag ? n->tag : "no tag");
         }
     }
@@ -849,6 +983,25 @@ static nm_status finish(struct flat *fl, const nm_ynode *node, nm_error *err)
     arch->nlevels = fl->nstore;
     for (int i = 0; i < fl->nstore; i++)
         arch->level[i] = fl->store[fl->nstore - 1 - i];
+    arch->constraints = fl->constraints;
+    /* A container's name stands for its fan-out level: it must name
+     * nothing else (a component with its own `spatial` sits right inside
+     * its fan-out level and shares its name). */
+    for (int i = 0; i < arch->nlevels; i++) {
+        const char *c = arch->level[i].container;
+        if (!c[0])
+            continue;
+        for (int j = 0; j < arch->nlevels; j++) {
+            const nm_level *o = &arch->level[j];
+            if (j != i && (!strcmp(o->container, c) || (!strcmp(o->name, c) && j != i - 1)))
+                return nm_yerror(err, o->node, "'%s' names both a container and another "
+                                 "component: mappings and constraints name levels, so each "
+                                 "name must be unique", c);
+        }
+        if (!strcmp(arch->arith.name, c))
+            return nm_yerror(err, arch->level[i].node, "a container and the arithmetic level "
+                             "are both called '%s'", c);
+    }
     /* Fan-out of level i: child instances over own, per axis. */
     for (int i = 0; i < arch->nlevels; i++) {
         nm_level *L = &arch->level[i];

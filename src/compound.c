@@ -54,6 +54,7 @@ struct inst {
     const nm_ynode *def;  /* compound class, or NULL for a primitive */
     const nm_ynode *at;   /* where it was declared */
     int64_t count;        /* how many ([0..3] -> 4) */
+    int64_t first;        /* the first index declared: 0 for [0..3], 1 for [1..depth] */
     double area_scale;
     char base[NM_NAME_MAX];
     struct scope sc;
@@ -248,6 +249,12 @@ static nm_status split_range(struct scope *s, const nm_ynode *n, char *base, int
     return NM_OK;
 }
 
+const nm_ynode *nm_compound_section(const nm_ynode *root)
+{
+    const nm_ynode *cc = nm_ymap_get(root, "compound_components");
+    return cc ? cc : nm_ymap_get(root, "components");
+}
+
 const nm_ynode *nm_compound_find(const nm_ynode *cc, const char *cls)
 {
     const nm_ynode *classes = cc ? nm_ymap_get(cc, "classes") : NULL;
@@ -350,8 +357,7 @@ static nm_status subcomponents(struct ctx *c, struct inst *in, struct inst **out
         if ((st = nm_yexpect(nn, NM_Y_SCALAR, "a subcomponent name", c->err)) != NM_OK ||
             (st = nm_yget_str(cn, "class", &s->cls, c->err)) != NM_OK)
             goto fail;
-        int64_t lo;
-        if ((st = split_range(&in->sc, nn, s->base, &lo, &s->count)) != NM_OK)
+        if ((st = split_range(&in->sc, nn, s->base, &s->first, &s->count)) != NM_OK)
             goto fail;
         if (s->count < 0)
             s->count = 1;
@@ -551,11 +557,13 @@ static nm_status energy(struct ctx *c, struct inst *in, const char *action, cons
                    : nm_yerror(c->err, nn, "'%s' has no subcomponent '%s'", in->cls, base);
             goto done;
         }
+        /* Ranges count from where the declaration does: Accelergy's files
+         * write both [0..depth-1] and [1..depth]. */
         if (count < 0)
             count = s->count;
-        else if (lo + count > s->count) {
-            st = nm_yerror(c->err, nn, "'%s' has only %lld of '%s'", in->cls,
-                           (long long)s->count, base);
+        else if (lo < s->first || lo - s->first + count > s->count) {
+            st = nm_yerror(c->err, nn, "'%s' has only %s[%lld..%lld]", in->cls, base,
+                           (long long)s->first, (long long)(s->first + s->count - 1));
             goto done;
         }
         if ((st = nm_yexpect(al, NM_Y_SEQ, "actions", c->err)) != NM_OK)

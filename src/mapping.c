@@ -23,7 +23,9 @@ void nm_mapping_init(nm_mapping *m, const nm_arch *arch, const nm_workload *wl)
             lm->sorder[d] = (int8_t)d;
         }
         lm->split = wl->ndims;
-        lm->keep = (1u << wl->nds) - 1u;
+        /* A v0.4 fan-out level keeps nothing (timeloopfe bypasses every
+         * data space there). */
+        lm->keep = arch->level[l].container[0] ? 0 : (1u << wl->nds) - 1u;
     }
 }
 
@@ -124,6 +126,23 @@ nm_status nm_mapping_parse_factor_terms(const nm_ynode *n, const nm_workload *wl
 {
     nm_status st;
     *count = 0;
+    if (n->kind == NM_Y_SEQ) { /* [N=1, "C=1 P=1"]: each item a string of terms */
+        for (size_t i = 0; i < n->n; i++) {
+            nm_factor_term item[NM_MAX_FACTOR_TERMS];
+            int k;
+            if (n->items[i]->kind != NM_Y_SCALAR)
+                return nm_yerror(err, n->items[i], "a factors list holds strings such as "
+                                 "N=1, not %s", nm_ykind_name(n->items[i]->kind));
+            if ((st = nm_mapping_parse_factor_terms(n->items[i], wl, allow_bounds, item, &k,
+                                                    err)) != NM_OK)
+                return st;
+            if (*count + k > NM_MAX_FACTOR_TERMS)
+                return nm_yerror(err, n->items[i], "too many factors");
+            memcpy(out + *count, item, (size_t)k * sizeof *item);
+            *count += k;
+        }
+        return NM_OK;
+    }
     if (n->kind == NM_Y_MAP) { /* {P: 16, R: 3} */
         for (size_t i = 0; i < n->n; i++) {
             if (*count >= NM_MAX_FACTOR_TERMS)
@@ -133,6 +152,7 @@ nm_status nm_mapping_parse_factor_terms(const nm_ynode *n, const nm_workload *wl
             t->dim = nm_workload_dim(wl, name);
             t->op = '=';
             t->offset = 0;
+            t->at = nm_ymap_key(n, i);
             t->residual = 0;
             if (t->dim < 0 && !nm_workload_unit_dim(wl, name))
                 return nm_mapping_unknown_dim(nm_ymap_key(n, i), 0, name, wl, err);
@@ -182,6 +202,7 @@ nm_status nm_mapping_parse_factor_terms(const nm_ynode *n, const nm_workload *wl
         if ((st = factor_token(n, off, tok, wl, allow_bounds, t, err)) != NM_OK)
             return st;
         t->residual = 0;
+        t->at = n;
         if (rlen) {
             char *end;
             errno = 0;
@@ -220,7 +241,7 @@ static nm_status parse_factors(const nm_ynode *n, const nm_workload *wl, int64_t
     uint32_t seen = 0;
     for (int i = 0; i < count; i++) {
         if (seen & (1u << t[i].dim))
-            return nm_yerror_at(err, n, t[i].offset, "dimension '%s' appears twice in factors",
+            return nm_yerror_at(err, t[i].at, t[i].offset, "dimension '%s' appears twice in factors",
                                 wl->dim[t[i].dim]);
         seen |= 1u << t[i].dim;
         factor[t[i].dim] = t[i].value;
@@ -371,7 +392,7 @@ nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *a
         if ((st = nm_yget_str(tn, "target", &target, err)) != NM_OK ||
             (st = nm_yget_str(ty, "type", &type, err)) != NM_OK)
             return st;
-        int l = nm_arch_level(arch, target);
+        int l = nm_arch_target(arch, target, !strcmp(type, "spatial"));
         if (l < 0) {
             const char *s = nm_arch_suggest_level(arch, target);
             if (!strcmp(target, arch->arith.name))
@@ -408,6 +429,13 @@ nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *a
             if ((x = nm_ymap_get(e, "permutation")) &&
                 (st = parse_permutation(x, wl, order, err)) != NM_OK)
                 return st;
+            if (!spatial && arch->level[l].container[0])
+                for (int d = 0; d < wl->ndims; d++)
+                    if (factor[d] != 1)
+                        return nm_yerror(err, e, "'%s' stands for the fan-out of container "
+                                         "'%s': it has spatial loops only (%s=%lld is temporal)",
+                                         arch->level[l].name, arch->level[l].container,
+                                         wl->dim[d], (long long)factor[d]);
             if (spatial && (x = nm_ymap_get(e, "split"))) {
                 int64_t v;
                 if ((st = nm_yget_int(x, "split", &v, err)) != NM_OK)
@@ -450,6 +478,9 @@ nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *a
                 return nm_yerror(err, e, "data space '%s' is both kept and bypassed at '%s'",
                                  wl->ds[d].name, target);
             }
+            if (keep && arch->level[l].container[0])
+                return nm_yerror(err, e, "'%s' stands for the fan-out of container '%s' and "
+                                 "keeps no data", arch->level[l].name, arch->level[l].container);
             lm->keep = (lm->keep | keep) & ~bypass;
         } else {
             static const char *const types[] = {"temporal", "spatial", "bypass", "datatype",
@@ -462,6 +493,25 @@ nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *a
             return nm_yerror(err, ty, "unknown mapping type '%s' (temporal, spatial or bypass)",
                              type);
         }
+    }
+    /* timeloopfe hands timeloop-model the constraints written on a v0.4
+     * design's components as mapping entries: a level the mapping gives no
+     * keep/bypass for keeps what its `dataspace` constraint says. */
+    const nm_ynode *c = arch->constraints;
+    for (size_t i = 0; c && i < c->n; i++) {
+        const nm_ynode *e = c->items[i], *x;
+        const char *type = nm_ymap_get(e, "type")->str, *target = nm_ymap_get(e, "target")->str;
+        if (strcmp(type, "dataspace"))
+            continue;
+        int l = nm_arch_target(arch, target, 0);
+        if (l < 0 || (seen_d & (1u << l)))
+            continue;
+        uint32_t keep = 0, bypass = 0;
+        if ((x = nm_ymap_get(e, "keep")) && (st = nm_mapping_parse_ds_list(x, wl, &keep, err)) != NM_OK)
+            return st;
+        if ((x = nm_ymap_get(e, "bypass")) && (st = nm_mapping_parse_ds_list(x, wl, &bypass, err)) != NM_OK)
+            return st;
+        m->level[l].keep = (m->level[l].keep | keep) & ~bypass;
     }
     return NM_OK;
 }

@@ -122,7 +122,7 @@ static nm_status constrain_factors(nm_mapspace *ms, int slot, const nm_ynode *n,
         long long v = t[i].value;
         if (t[i].op == '=') {
             if (ds->fixed[slot] && ds->fixed[slot] != v)
-                return nm_yerror_at(err, n, t[i].offset, "%s is fixed to %lld here but to %lld "
+                return nm_yerror_at(err, t[i].at, t[i].offset, "%s is fixed to %lld here but to %lld "
                                     "by the constraint at line %d", name, v,
                                     (long long)ds->fixed[slot], ds->at[slot] ? ds->at[slot]->line : 0);
             ds->fixed[slot] = v;
@@ -136,7 +136,46 @@ static nm_status constrain_factors(nm_mapspace *ms, int slot, const nm_ynode *n,
     return NM_OK;
 }
 
-static nm_status apply_constraint(nm_mapspace *ms, const nm_ynode *e, nm_error *err)
+/* timeloopfe's permutation optimizer (v4/processors/permutation_optimizer.py)
+ * rewrites the permutation of every constraint written on a v0.4 design
+ * before Timeloop sees it: each dimension the constraint fixes to 1, then
+ * each dimension of size 1, that the permutation does not name goes to its
+ * front, one after the other (so in reverse).  That moves the split between
+ * X and Y of a spatial constraint; nestmap rewrites the same way, so the
+ * design means what it means to Timeloop. */
+static int fe_permutation(const nm_mapspace *ms, const nm_ynode *factors, int8_t *dims, int n)
+{
+    int8_t out[NM_MAX_DIMS];
+    int k = 0;
+    uint32_t seen = 0;
+    for (int i = 0; i < n; i++)
+        seen |= 1u << dims[i];
+    int8_t front[NM_MAX_DIMS];
+    int nf = 0;
+    nm_factor_term t[NM_MAX_FACTOR_TERMS];
+    int count = 0;
+    nm_error ignored;
+    if (factors && nm_mapping_parse_factor_terms(factors, ms->wl, 1, t, &count, &ignored) != NM_OK)
+        count = 0;
+    for (int i = 0; i < count; i++)
+        if (t[i].op == '=' && t[i].value == 1 && !(seen & (1u << t[i].dim))) {
+            front[nf++] = (int8_t)t[i].dim;
+            seen |= 1u << t[i].dim;
+        }
+    for (int d = 0; d < ms->wl->ndims; d++)
+        if (ms->wl->bound[d] == 1 && !(seen & (1u << d))) {
+            front[nf++] = (int8_t)d;
+            seen |= 1u << d;
+        }
+    for (int i = nf - 1; i >= 0; i--) /* each was put in front of the ones before */
+        out[k++] = front[i];
+    for (int i = 0; i < n; i++)
+        out[k++] = dims[i];
+    memcpy(dims, out, (size_t)k);
+    return k;
+}
+
+static nm_status apply_constraint(nm_mapspace *ms, const nm_ynode *e, int fe, nm_error *err)
 {
     static const char *const keys[] = {"target", "type", "factors", "permutation", "split", "keep",
                                        "bypass", "no_link_transfer", "no_reuse",
@@ -154,7 +193,7 @@ static nm_status apply_constraint(nm_mapspace *ms, const nm_ynode *e, nm_error *
     if ((st = nm_yget_str(tn, "target", &target, err)) != NM_OK ||
         (st = nm_yget_str(ty, "type", &type, err)) != NM_OK)
         return st;
-    int l = nm_arch_level(ms->arch, target);
+    int l = nm_arch_target(ms->arch, target, !strcmp(type, "spatial"));
     if (l < 0)
         return bad_target(ms->arch, tn, target, err);
     nm_level_space *ls = &ms->level[l];
@@ -167,11 +206,13 @@ static nm_status apply_constraint(nm_mapspace *ms, const nm_ynode *e, nm_error *
             return nm_yerror(err, ty, "'%s' has no spatial fan-out to constrain", target);
         if ((x = nm_ymap_get(e, "factors")) && (st = constrain_factors(ms, slot, x, err)) != NM_OK)
             return st;
-        if ((x = nm_ymap_get(e, "permutation"))) {
+        if ((x = nm_ymap_get(e, "permutation")) || fe) {
             int8_t dims[NM_MAX_DIMS];
-            int n;
-            if ((st = nm_mapping_parse_dims(x, ms->wl, dims, &n, err)) != NM_OK)
+            int n = 0;
+            if (x && (st = nm_mapping_parse_dims(x, ms->wl, dims, &n, err)) != NM_OK)
                 return st;
+            if (fe)
+                n = fe_permutation(ms, nm_ymap_get(e, "factors"), dims, n);
             if (spatial) {
                 uint32_t seen = 0;
                 int k = 0;
@@ -257,7 +298,8 @@ static nm_status apply_constraint(nm_mapspace *ms, const nm_ynode *e, nm_error *
                      "utilization)", type);
 }
 
-static nm_status apply_source(nm_mapspace *ms, const nm_ynode *src, nm_error *err)
+/* The constraints of src; fe: written on a v0.4 design (timeloopfe's). */
+static nm_status apply_source(nm_mapspace *ms, const nm_ynode *src, int fe, nm_error *err)
 {
     if (!src || nm_yis_null(src))
         return NM_OK;
@@ -275,7 +317,7 @@ static nm_status apply_source(nm_mapspace *ms, const nm_ynode *src, nm_error *er
     if (st != NM_OK)
         return st;
     for (size_t i = 0; i < list->n; i++)
-        if ((st = apply_constraint(ms, list->items[i], err)) != NM_OK)
+        if ((st = apply_constraint(ms, list->items[i], fe, err)) != NM_OK)
             return st;
     return NM_OK;
 }
@@ -370,9 +412,24 @@ nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_worklo
         else if (L->fanoutX == 1)
             ls->split = 0;
     }
-    nm_status st = apply_source(ms, constraints, err);
+    /* A v0.4 fan-out level has spatial loops only and keeps no data, as
+     * timeloopfe constrains its inter_<name>_spatial levels. */
+    for (int l = 0; l < arch->nlevels; l++) {
+        if (!arch->level[l].container[0])
+            continue;
+        int slot = slot_of(ms, l, 0);
+        for (int d = 0; d < wl->ndims; d++) {
+            ms->dim[d].fixed[slot] = 1;
+            ms->dim[d].at[slot] = arch->level[l].node;
+        }
+        ms->level[l].bypass = (1u << wl->nds) - 1u;
+    }
+    /* The design's own constraints (written on its v0.4 nodes) first. */
+    nm_status st = apply_source(ms, arch->constraints, 1, err);
     if (st == NM_OK)
-        st = apply_source(ms, more, err);
+        st = apply_source(ms, constraints, 0, err);
+    if (st == NM_OK)
+        st = apply_source(ms, more, 0, err);
     if (st != NM_OK)
         return st;
 
@@ -933,9 +990,14 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
         for (int i = 0; i < wl->ndims; i++)
             if (lm->tfactor[lm->torder[i]] > 1)
                 eff[ne++] = lm->torder[i];
+        /* At the innermost level the loop order changes no count, and
+         * Timeloop's mapspace takes its canonical order there whatever the
+         * constraint says (mapspaces/uber.cpp, InitLoopPermutationSpace), so
+         * its mappings may break it: the search still follows it there (it
+         * prunes orders that change nothing), a given mapping need not. */
         int8_t want[NM_MAX_DIMS];
         int nw = 0;
-        for (int i = 0; i < ls->nprefix; i++)
+        for (int i = 0; i < ls->nprefix && l > 0; i++)
             if (lm->tfactor[ls->prefix[i]] > 1)
                 want[nw++] = ls->prefix[i];
         for (int i = 0; i < nw; i++) {

@@ -464,6 +464,7 @@ struct nm_nest_ws {
     int sid;                     /* that index */
     int nr;
     int always_full;             /* no reuse: every call fetches the whole box */
+    int stride_2024;             /* Timeloop's stride rule before 2025 (nest.h) */
     /* fan-out below the recorder (F == 1: temporal recorder) */
     uint64_t F;
     int links, nolink, nomc;
@@ -510,6 +511,13 @@ void nm_nest_ws_walk(nm_nest_ws *ws, int on)
     ws->walk_always = on;
 }
 
+void nm_nest_ws_stride_rule(nm_nest_ws *ws, int before_2025)
+{
+    /* The memoized recursion leans on a zero move leaving the state as it
+     * was; under the old rule every call is walked. */
+    ws->stride_2024 = before_2025;
+}
+
 nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
 {
     nm_nest_ws *ws = nm_calloc(1, sizeof *ws);
@@ -544,6 +552,7 @@ nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
     }
     for (int i = 0; i < ws->nseqs; i++)
         ws->seqs[i].js = ws->jsteps + (size_t)i * (size_t)ws->jcap;
+    nm_nest_ws_stride_rule(ws, arch->stride_rule_2024);
     return ws;
 }
 
@@ -1462,10 +1471,10 @@ static uint64_t take_delta(const walker *w, wstate *st, const wbox *cur, uint64_
             same &= t[r] == st->trans[r];
         }
         int keep = 1;
-        if (!zero) {
+        if (!zero || ws->stride_2024) { /* before 2025 a zero move was a stride too */
             if (!st->moving) {
                 st->moving = 1;
-                memcpy(st->trans, t, sizeof t);
+                memcpy(st->trans, t, (size_t)nr * sizeof *t);
             } else if (!same) {
                 keep = 0;
                 st->moving = 0;
@@ -1982,7 +1991,7 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
     while (child_same && kept < k && q[kept + 1] < same)
         kept++;
     const nm_level_map *lm = &ws->map->level[s];
-    int walking = nest->imperfect || ws->walk_always;
+    int walking = nest->imperfect || ws->walk_always || ws->stride_2024;
     /* Spatial residuals above the level's instances, and the gap between
      * branching loops each sits in (j: above q[j], below q[j+1]); each
      * subset of them is a class of instances, idle in those residuals. */
@@ -2193,7 +2202,7 @@ void nm_nest_analyze(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
     /* Stamps for every sequence of this analysis, or start over. */
     if (ws->stamp > UINT32_MAX - (uint32_t)ws->nseqs)
         restamp(ws);
-    int walking = nest->imperfect || ws->walk_always;
+    int walking = nest->imperfect || ws->walk_always || ws->stride_2024;
     int same = first_change(ws, nest, m);
     if (walking)
         same = 0;

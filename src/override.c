@@ -11,6 +11,7 @@
 
 #include "nestmap/alloc.h"
 #include "nestmap/arch.h"
+#include "nestmap/compound.h"
 #include "nestmap/override.h"
 #include "nestmap/text.h"
 
@@ -407,8 +408,7 @@ static nm_status apply_one(nm_ydoc *doc, nm_ynode *arch_node, const nm_override 
             nm_arch *arch = nm_calloc(1, sizeof *arch);
             size_t nwarn = doc->nwarnings;
             const nm_ynode *root = doc->root;
-            nm_arch_hints hints = {nm_ymap_get(root, "compound_components"),
-                                   nm_ymap_get(root, "ERT")};
+            nm_arch_hints hints = {nm_compound_section(root), nm_ymap_get(root, "ERT")};
             if (!arch)
                 st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
             else if ((st = nm_arch_parse(arch, arch_node, &hints, doc, err)) == NM_OK)

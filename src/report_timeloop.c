@@ -11,6 +11,7 @@
 #include <config.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nestmap/energy.h"
@@ -223,4 +224,130 @@ void nm_report_timeloop_stats(FILE *f, const nm_arch *arch, const nm_workload *w
             fprintf(f, IND "%-*s= %.2f\n", (int)align + 1, arch->level[s].name,
                     st->level[s].energy * 1000.0 / c);
     fprintf(f, IND "%-*s= %.2f\n", (int)align + 1, "Total", st->energy * 1000.0 / c);
+}
+
+/* ---- timeloop-input.yaml: the evaluated input, for timeloop-model ---- */
+
+/* Whether Timeloop's topology sorts a class the way nestmap did: it takes a
+ * component for storage when its class holds DRAM, SRAM, regfile,
+ * smartbuffer or storage, and for compute when it holds mac or compute
+ * (Timeloop's model/topology.hpp, bufferClasses and computeClasses). */
+static int timeloop_storage_class(const char *cls)
+{
+    static const char *const k[] = {"DRAM", "SRAM", "regfile", "smartbuffer", "storage"};
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+        if (strstr(cls, k[i]))
+            return 1;
+    return 0;
+}
+
+static int timeloop_compute_class(const char *cls)
+{
+    return strstr(cls, "mac") || strstr(cls, "compute");
+}
+
+/* The coefficient name standing for value c in projections. */
+static void coef_name(char *buf, size_t size, int64_t c)
+{
+    snprintf(buf, size, "nm_coef%lld", (long long)c);
+}
+
+void nm_report_timeloop_input(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                              const nm_mapping *m)
+{
+    fputs("# The evaluated input as timeloop-model reads it (written by nestmap): the\n"
+          "# design flattened to one subtree, the problem expanded, the mapping, and the\n"
+          "# energy and area tables nestmap used.\n", f);
+    fputs("architecture:\n  version: '0.4'\n  subtree:\n  - name: system\n", f);
+    char clock[32];
+    for (int p = 15; p <= 17; p++) { /* the shortest form that reads back */
+        snprintf(clock, sizeof clock, "%.*g", p, arch->cycle_seconds);
+        if (strtod(clock, NULL) == arch->cycle_seconds)
+            break;
+    }
+    fprintf(f, "    attributes: {global_cycle_seconds: %s}\n    local:\n", clock);
+    for (int l = arch->nlevels - 1; l >= 0; l--) {
+        const nm_level *L = &arch->level[l];
+        /* A class Timeloop would not take for storage goes as `storage`
+         * with the class as its subclass (the ERT below sets its energy). */
+        int keep = L->dummy || timeloop_storage_class(L->cls);
+        fprintf(f, "    - name: %s[1..%lld]\n      class: %s\n", L->name, (long long)L->instances,
+                L->dummy ? "dummy_storage" : keep ? L->cls : "storage");
+        if (!keep)
+            fprintf(f, "      subclass: %s\n", L->cls);
+        fprintf(f, "      attributes: {meshX: %lld, meshY: %lld, word_bits: %d, block_size: %d, "
+                "cluster_size: %d",
+                (long long)L->meshX, (long long)L->meshY, L->word_bits, L->block_size,
+                L->cluster_size);
+        if (L->has_size)
+            fprintf(f, ", depth: %lld", (long long)(L->size / L->block_size));
+        if (L->multiple_buffering != 1.0)
+            fprintf(f, ", multiple_buffering: %.17g", L->multiple_buffering);
+        if (L->min_utilization != 0.0)
+            fprintf(f, ", min_utilization: %.17g", L->min_utilization);
+        if (L->has_read_bw)
+            fprintf(f, ", read_bandwidth: %.17g", L->read_bw);
+        if (L->has_write_bw)
+            fprintf(f, ", write_bandwidth: %.17g", L->write_bw);
+        if (L->has_shared_bw)
+            fprintf(f, ", shared_bandwidth: %.17g", L->shared_bw);
+        fputs("}\n", f);
+    }
+    const nm_arith *A = &arch->arith;
+    fprintf(f, "    - name: %s[1..%lld]\n      class: %s\n", A->name, (long long)A->instances,
+            timeloop_compute_class(A->cls) ? A->cls : "compute");
+    fprintf(f, "      attributes: {meshX: %lld, meshY: %lld, word_bits: %d}\n",
+            (long long)A->meshX, (long long)A->meshY, A->word_bits);
+
+    /* The problem in Timeloop's shape + instance form; coefficients other
+     * than 1 become named coefficients. */
+    fprintf(f, "problem:\n  shape:\n    name: \"%s\"\n    dimensions: [", wl->name[0] ? wl->name : "layer");
+    for (int d = 0; d < wl->ndims; d++)
+        fprintf(f, "%s%s", d ? ", " : "", wl->dim[d]);
+    fputs("]\n    coefficients:", f);
+    int64_t seen[NM_MAX_DS * NM_MAX_RANKS * NM_MAX_TERMS];
+    int nseen = 0;
+    for (int ds = 0; ds < wl->nds; ds++)
+        for (int r = 0; r < wl->ds[ds].nranks; r++)
+            for (int t = 0; t < wl->ds[ds].rank[r].nterms; t++) {
+                int64_t c = wl->ds[ds].rank[r].term[t].coef;
+                int known = c == 1;
+                for (int i = 0; i < nseen && !known; i++)
+                    known = seen[i] == c;
+                if (known)
+                    continue;
+                seen[nseen++] = c;
+                char name[32];
+                coef_name(name, sizeof name, c);
+                fprintf(f, "\n    - {name: %s, default: %lld}", name, (long long)c);
+            }
+    fputs(nseen ? "\n" : " []\n", f);
+    fputs("    data_spaces:\n", f);
+    for (int ds = 0; ds < wl->nds; ds++) {
+        const nm_dataspace *D = &wl->ds[ds];
+        fprintf(f, "    - name: %s\n      projection:\n", D->name);
+        for (int r = 0; r < D->nranks; r++) {
+            fputs("      - [", f);
+            for (int t = 0; t < D->rank[r].nterms; t++) {
+                const nm_term *T = &D->rank[r].term[t];
+                fprintf(f, "%s[%s", t ? ", " : "", wl->dim[T->dim]);
+                if (T->coef != 1) {
+                    char name[32];
+                    coef_name(name, sizeof name, T->coef);
+                    fprintf(f, ", %s", name);
+                }
+                fputc(']', f);
+            }
+            fputs("]\n", f);
+        }
+        if (D->read_write)
+            fputs("      read_write: true\n", f);
+    }
+    fputs("  instance: {", f);
+    for (int d = 0; d < wl->ndims; d++)
+        fprintf(f, "%s%s: %lld", d ? ", " : "", wl->dim[d], (long long)wl->bound[d]);
+    fputs("}\n", f);
+    nm_report_mapping_yaml(f, arch, wl, m);
+    nm_report_ert(f, arch);
+    nm_report_art(f, arch);
 }

@@ -89,7 +89,11 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
                                        "max_permutations_per_if_visit", "seed", "max_evals",
                                        "time_limit", "top_k", "live_status", "diagnostics",
                                        "log_stats", "log_suboptimal", "penalize_consecutive_bypass_fails",
-                                       "sync_interval", "log_interval", "lanes", "refine", NULL};
+                                       "sync_interval", "log_interval", "lanes", "refine",
+                                       /* what timeloopfe writes for Timeloop's logging */
+                                       "out_prefix", "log_oaves", "log_oaves_mappings",
+                                       "emit_whoop_nest", "filter_revisits",
+                                       "max_temporal_loops_in_a_mapping", NULL};
     nm_status st = nm_yexpect(mapper, NM_Y_MAP, "mapper", err);
     if (st != NM_OK || (st = nm_ycheck_keys(mapper, keys, "mapper", err)) != NM_OK)
         return st;
@@ -108,9 +112,22 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
         if (!strncmp(o->algorithm, "random", 6) || !strcmp(o->algorithm, "hybrid"))
             o->warm_algorithm = o->algorithm; /* what --algorithm optimal starts from */
     }
+    /* timeloopfe writes the keys it was not given as null (and
+     * optimization_metric as []): they leave the defaults as they are. */
     const nm_ynode *om = nm_ymap_get(mapper, "optimization_metrics");
-    if (!om)
+    if (!om || nm_yis_null(om) || (om->kind == NM_Y_SEQ && !om->n))
         om = nm_ymap_get(mapper, "optimization_metric");
+    if (om && (nm_yis_null(om) || (om->kind == NM_Y_SEQ && !om->n)))
+        om = NULL;
+    if ((x = nm_ymap_get(mapper, "max_temporal_loops_in_a_mapping")) && !nm_yis_null(x)) {
+        int64_t limit;
+        if ((st = nm_yget_int(x, "max_temporal_loops_in_a_mapping", &limit, err)) != NM_OK)
+            return st;
+        if (limit >= 0)
+            return nm_yerror(err, x, "max_temporal_loops_in_a_mapping is not supported: "
+                             "nestmap searches every number of loops (-1, as Timeloop's "
+                             "default)");
+    }
     if (om) {
         o->nmetrics = 0;
         size_t n = om->kind == NM_Y_SEQ ? om->n : 1;
@@ -131,7 +148,7 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
             return nm_yerror(err, om, "optimization_metrics is empty");
     }
     uint64_t v = 0;
-    if ((x = nm_ymap_get(mapper, "num_threads"))) {
+    if ((x = nm_ymap_get(mapper, "num_threads")) && !nm_yis_null(x)) {
         if ((st = get_count(x, "num_threads", &v, err)) != NM_OK)
             return st;
         if (v < 1 || v > 1024)
@@ -151,12 +168,12 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
         {"seed", &o->seed}, {"max_evals", &o->max_evals},
     };
     for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
-        if ((x = nm_ymap_get(mapper, counts[i].key)) &&
+        if ((x = nm_ymap_get(mapper, counts[i].key)) && !nm_yis_null(x) &&
             (st = get_count(x, counts[i].key, counts[i].dst, err)) != NM_OK)
             return st;
-    if (nm_ymap_get(mapper, "victory_condition"))
+    if ((x = nm_ymap_get(mapper, "victory_condition")) && !nm_yis_null(x))
         o->victory_set = 1;
-    if (nm_ymap_get(mapper, "timeout"))
+    if ((x = nm_ymap_get(mapper, "timeout")) && !nm_yis_null(x))
         o->timeout_set = 1;
     if ((x = nm_ymap_get(mapper, "penalize_consecutive_bypass_fails")) &&
         (st = nm_yget_bool(x, "penalize_consecutive_bypass_fails", &o->penalize_bypass, err)) !=

@@ -3,22 +3,25 @@
 
 #include <string.h>
 
+#include "nestmap/compound.h"
 #include "nestmap/energy.h"
 #include "nestmap/override.h"
 #include "nestmap/spec.h"
 #include "nestmap/text.h"
+#include "nestmap/variables.h"
 
 /* Top-level keys nestmap reads. */
 static const char *const used_keys[] = {
     "architecture", "problem", "mapping", "ERT", "ART", "mapper", "mapspace_constraints",
     "architecture_constraints", "constraints", "mapspace", "network", "compound_components",
-    "sweep",
+    "components", "sweep", "dumped_by_timeloop_front_end", "variables",
+    "extra_mapping_constraints",
     NULL};
 
 /* Keys that Timeloop's front end writes into parsed-processed-input.yaml and
  * that do not change the model; accepted with a note. */
 static const char *const ignored_keys[] = {
-    "ERT_summary", "ART_summary", "globals", "variables", "components", "model",
+    "ERT_summary", "ART_summary", "globals", "model",
     "sparse_optimizations", "version", "automatic_ert",
     "automatic_art", "layout", NULL};
 
@@ -30,7 +33,9 @@ static nm_status check_top(nm_spec *spec, nm_error *err)
         int known = 0;
         for (int j = 0; used_keys[j] && !known; j++)
             known = nm_text_key_equal(k->str, used_keys[j]);
-        if (known)
+        /* timeloopfe takes any key holding "ignore" as a place for anchors
+         * (layer_shapes' problem_base_ignore: &problem_base). */
+        if (known || strstr(k->str, "ignore"))
             continue;
         for (int j = 0; ignored_keys[j] && !known; j++)
             known = nm_text_key_equal(k->str, ignored_keys[j]);
@@ -55,10 +60,44 @@ static nm_status check_top(nm_spec *spec, nm_error *err)
     return NM_OK;
 }
 
+/* The constraint targets of *a (a list, or {targets: [...]}, or NULL) and
+ * then b's, as one {targets: [...]} in *a. */
+static nm_status join_targets(nm_ydoc *doc, const nm_ynode **a, const nm_ynode *b, nm_error *err)
+{
+    const nm_ynode *src[2] = {*a, b};
+    nm_ynode *list = nm_ydoc_seq(doc, b), *map = nm_ydoc_map(doc, b);
+    if (!list || !map)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    for (int k = 0; k < 2; k++) {
+        const nm_ynode *t = src[k];
+        if (!t || nm_yis_null(t))
+            continue;
+        if (t->kind == NM_Y_MAP) {
+            static const char *const keys[] = {"targets", "version", NULL};
+            nm_status st = nm_ycheck_keys(t, keys, "constraints", err);
+            if (st != NM_OK)
+                return st;
+            t = nm_ymap_get(t, "targets");
+            if (!t || nm_yis_null(t))
+                continue;
+        }
+        nm_status st = nm_yexpect(t, NM_Y_SEQ, "constraint targets", err);
+        if (st != NM_OK)
+            return st;
+        for (size_t i = 0; i < t->n; i++)
+            if (nm_yseq_append(doc, list, t->items[i]) != NM_OK)
+                return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    if (nm_ymap_set(doc, map, "targets", list) != NM_OK)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    *a = map;
+    return NM_OK;
+}
+
 static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
 {
     nm_status st = check_top(spec, err);
-    if (st != NM_OK)
+    if (st != NM_OK || (st = nm_variables_apply(&spec->doc, err)) != NM_OK)
         return st;
     const nm_ynode *root = spec->doc.root;
     const nm_ynode *arch = nm_ymap_get(root, "architecture");
@@ -81,8 +120,7 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
                          "for one)");
     if (arch) {
         int tables = !(need & NM_BUILTIN_ENERGY);
-        nm_arch_hints hints = {nm_ymap_get(root, "compound_components"),
-                               tables ? nm_ymap_get(root, "ERT") : NULL};
+        nm_arch_hints hints = {nm_compound_section(root), tables ? nm_ymap_get(root, "ERT") : NULL};
         if ((st = nm_arch_parse(&spec->arch, arch, &hints, &spec->doc, err)) != NM_OK)
             return st;
         if ((st = nm_energy_apply(&spec->arch, hints.ert, tables ? nm_ymap_get(root, "ART") : NULL,
@@ -105,9 +143,15 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
     if (!spec->constraints)
         spec->constraints = nm_ymap_get(root, "constraints");
     spec->constraints2 = nm_ymap_get(root, "mapspace_constraints");
+    /* timeloopfe's extra_mapping_constraints (top.yaml.jinja2 puts a
+     * design's mapping.yaml there) join the mapspace constraints. */
+    const nm_ynode *extra = nm_ymap_get(root, "extra_mapping_constraints");
+    if (extra && !nm_yis_null(extra) &&
+        (st = join_targets(&spec->doc, &spec->constraints2, extra, err)) != NM_OK)
+        return st;
     const nm_ynode *msp = nm_ymap_get(root, "mapspace");
     if (msp && msp->kind == NM_Y_MAP) {
-        static const char *const keys[] = {"constraints", "template", NULL};
+        static const char *const keys[] = {"constraints", "template", "version", NULL};
         if ((st = nm_ycheck_keys(msp, keys, "mapspace", err)) != NM_OK)
             return st;
         if (!spec->constraints2)
@@ -150,14 +194,26 @@ nm_status nm_spec_load(nm_spec *spec, const char *const *files, size_t n, unsign
 nm_status nm_spec_load_set(nm_spec *spec, const char *const *files, size_t n,
                            const nm_override *ov, size_t nov, unsigned need, nm_error *err)
 {
+    nm_spec_opts opts = {ov, nov, NULL, 0};
+    return nm_spec_load_opts(spec, files, n, &opts, need, err);
+}
+
+nm_status nm_spec_load_opts(nm_spec *spec, const char *const *files, size_t n,
+                            const nm_spec_opts *opts, unsigned need, nm_error *err)
+{
+    static const nm_spec_opts none = {0};
+    if (!opts)
+        opts = &none;
     memset(spec, 0, sizeof *spec);
     nm_ydoc_init(&spec->doc);
+    spec->doc.vars = opts->vars;
+    spec->doc.nvars = opts->nvars;
     for (size_t i = 0; i < n; i++) {
         nm_status st = nm_ydoc_load_file(&spec->doc, files[i], err);
         if (st != NM_OK)
             return st;
     }
-    return finish_load(spec, ov, nov, need, "no input files", err);
+    return finish_load(spec, opts->ov, opts->nov, need, "no input files", err);
 }
 
 nm_status nm_spec_load_string(nm_spec *spec, const char *name, const char *text, unsigned need,

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "nestmap/text.h"
 #include "nestmap/workload.h"
@@ -385,11 +386,22 @@ static nm_status parse_timeloop(nm_workload *wl, const nm_ynode *problem, nm_ydo
             for (int j = 0; j < c.n; j++)
                 cands[nc++] = c.name[j];
             const char *s = nm_text_suggest(k->str, cands, (size_t)nc);
+            /* The public layer_shapes files write HStride for Hstride:
+             * Timeloop runs them with the stride at its default, and so does
+             * nestmap, aloud.  Other near misses are errors. */
+            if (s && strlen(k->str) > 2 && !strcasecmp(s, k->str)) {
+                if (nm_ydoc_warn(doc, k, "instance key '%s' is not '%s' (names are "
+                                 "case-sensitive); ignored, as Timeloop ignores it, so '%s' "
+                                 "keeps its default", k->str, s, s) != NM_OK)
+                    return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+                continue;
+            }
             if (s && strlen(k->str) > 2)
                 return nm_yerror(err, k, "instance key '%s' is not a dimension or "
                                  "coefficient; did you mean '%s'?", k->str, s);
             if (nm_ydoc_warn(doc, k, "instance key '%s' is neither a dimension nor a "
-                             "coefficient of shape '%s'; ignored", k->str, wl->name) != NM_OK)
+                             "coefficient of the shape%s%s%s; ignored", k->str,
+                             wl->name[0] ? " '" : "", wl->name, wl->name[0] ? "'" : "") != NM_OK)
                 return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         }
     }

@@ -1,4 +1,5 @@
 /* yaml.c — libyaml documents converted to located nm_ynode trees; see yaml.h. */
+#define _GNU_SOURCE /* scandir's versionsort: layer files 2.yaml before 10.yaml */
 #include <config.h>
 
 #include <ctype.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <yaml.h>
@@ -104,7 +106,33 @@ struct conv {
     const char *file;
     nm_error *err;
     size_t limit; /* doc->nodes may not pass it */
+    const nm_tmpl_out *map; /* a rendered template's line map, or NULL */
 };
+
+/* The file and 1-based line that 0-based line `line0` of the parsed text
+ * came from: itself, or the template line a rendering maps it to. */
+static void text_origin(const nm_tmpl_out *map, const char *file, size_t line0,
+                        const char **ofile, int *oline)
+{
+    if (map && line0 < map->nlines) {
+        *ofile = map->lines[line0].file;
+        *oline = map->lines[line0].line;
+    } else {
+        *ofile = file;
+        *oline = (int)line0 + 1;
+    }
+}
+
+/* Moves an error located in a rendered text to the template line. */
+static nm_status remap_error(const nm_tmpl_out *map, nm_error *err, nm_status st)
+{
+    if (!map || !err || err->line < 1 || (size_t)err->line > map->nlines)
+        return st;
+    const nm_tmpl_line *l = &map->lines[err->line - 1];
+    snprintf(err->file, sizeof err->file, "%s", l->file);
+    err->line = l->line;
+    return st;
+}
 
 static nm_ynode *convert(struct conv *cv, yaml_node_t *yn, unsigned depth);
 
@@ -123,8 +151,7 @@ static nm_ynode *new_node(struct conv *cv, yaml_node_t *yn, nm_ykind kind)
         return NULL;
     }
     n->kind = kind;
-    n->file = cv->file;
-    n->line = (int)yn->start_mark.line + 1;
+    text_origin(cv->map, cv->file, yn->start_mark.line, &n->file, &n->line);
     n->col = (int)yn->start_mark.column + 1;
     n->str = "";
     const char *tag = (const char *)yn->tag;
@@ -138,70 +165,114 @@ static nm_ynode *new_node(struct conv *cv, yaml_node_t *yn, nm_ykind kind)
     return n;
 }
 
-/* YAML 1.1's merge key: `<<: *anchor` (or a list of them) adds the anchored
- * mapping's pairs that the mapping does not set itself, as Accelergy's
- * files use it ("update: same as write").  Returns 0 on failure. */
+/* A merge key: YAML 1.1's `<<: *anchor` (or a list of them) adds the
+ * anchored mapping's pairs that the mapping does not set itself, as
+ * Accelergy's files use it ("update: same as write"); timeloopfe's `<<<:`
+ * does the same all the way down: where both sides hold a mapping under
+ * one key, the two mappings merge in turn (the layer_shapes files set a
+ * few `instance:` entries over a base problem this way). */
+static int merge_kind(const nm_ynode *k)
+{
+    if (k->quoted)
+        return 0;
+    return !strcmp(k->str, "<<") ? 1 : !strcmp(k->str, "<<<") ? 2 : 0;
+}
+
+/* Sets *out to own's pairs, then src's pairs own lacks; with deep, a key
+ * both hold mappings under gets the two merged.  Returns 0 on failure. */
+static int merge_into(struct conv *cv, const nm_ynode *own, const nm_ynode *src, int deep,
+                      unsigned depth, nm_ynode **out)
+{
+    if (depth > MAX_DEPTH) {
+        nm_yerror(cv->err, own, "merges nested deeper than %u levels", MAX_DEPTH);
+        return 0;
+    }
+    nm_ynode *n = nm_arena_alloc(cv->doc->arena, sizeof *n);
+    nm_ynode **items = n ? nm_arena_alloc(cv->doc->arena, (2 * (own->n + src->n) + 1) *
+                                                              sizeof *items)
+                         : NULL;
+    if (!items) {
+        nm_error_set(cv->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        return 0;
+    }
+    *n = *own;
+    memcpy(items, own->items, 2 * own->n * sizeof *items);
+    size_t m = own->n;
+    for (size_t p = 0; p < src->n; p++) {
+        const nm_ynode *sk = src->items[2 * p], *sv = src->items[2 * p + 1];
+        size_t q;
+        for (q = 0; q < own->n; q++)
+            if (nm_text_key_equal(items[2 * q]->str, sk->str))
+                break;
+        if (q < own->n) {
+            if (deep && items[2 * q + 1]->kind == NM_Y_MAP && sv->kind == NM_Y_MAP &&
+                !merge_into(cv, items[2 * q + 1], sv, 1, depth + 1, &items[2 * q + 1]))
+                return 0;
+            continue;
+        }
+        items[2 * m] = src->items[2 * p];
+        items[2 * m + 1] = src->items[2 * p + 1];
+        m++;
+    }
+    n->items = items;
+    n->n = m;
+    *out = n;
+    return 1;
+}
+
+/* Applies the merge keys of mapping n in place.  Returns 0 on failure. */
 static int merge_keys(struct conv *cv, nm_ynode *n)
 {
-    size_t extra = 0, merges = 0;
+    size_t merges = 0;
     for (size_t i = 0; i < n->n; i++) {
         const nm_ynode *k = n->items[2 * i], *v = n->items[2 * i + 1];
-        if (k->quoted || strcmp(k->str, "<<"))
+        int kind = merge_kind(k);
+        if (!kind)
             continue;
         merges++;
-        if (v->kind == NM_Y_MAP) {
-            extra += v->n;
-        } else if (v->kind == NM_Y_SEQ) {
-            for (size_t j = 0; j < v->n; j++) {
+        if (v->kind == NM_Y_SEQ) {
+            for (size_t j = 0; j < v->n; j++)
                 if (v->items[j]->kind != NM_Y_MAP) {
-                    nm_yerror(cv->err, v->items[j], "a merge key ('<<') takes mappings");
+                    nm_yerror(cv->err, v->items[j], "a merge key ('%s') takes mappings", k->str);
                     return 0;
                 }
-                extra += v->items[j]->n;
-            }
-        } else {
-            nm_yerror(cv->err, v, "a merge key ('<<') takes a mapping or a list of mappings");
+        } else if (v->kind != NM_Y_MAP) {
+            nm_yerror(cv->err, v, "a merge key ('%s') takes a mapping or a list of mappings",
+                      k->str);
             return 0;
         }
     }
     if (!merges)
         return 1;
-    nm_ynode **items = nm_arena_alloc(cv->doc->arena, (2 * (n->n + extra) + 1) * sizeof *items);
+    /* The mapping's own pairs first (they win), then each source's. */
+    nm_ynode own = *n;
+    nm_ynode **items = nm_arena_alloc(cv->doc->arena, (2 * n->n + 1) * sizeof *items);
     if (!items) {
         nm_error_set(cv->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         return 0;
     }
-    size_t m = 0;
+    own.items = items;
+    own.n = 0;
     for (size_t i = 0; i < n->n; i++) {
-        const nm_ynode *k = n->items[2 * i];
-        if (!k->quoted && !strcmp(k->str, "<<"))
+        if (merge_kind(n->items[2 * i]))
             continue;
-        items[2 * m] = n->items[2 * i];
-        items[2 * m + 1] = n->items[2 * i + 1];
-        m++;
+        items[2 * own.n] = n->items[2 * i];
+        items[2 * own.n + 1] = n->items[2 * i + 1];
+        own.n++;
     }
+    nm_ynode *cur = &own;
     for (size_t i = 0; i < n->n; i++) {
-        const nm_ynode *k = n->items[2 * i], *v = n->items[2 * i + 1];
-        if (k->quoted || strcmp(k->str, "<<"))
+        const nm_ynode *v = n->items[2 * i + 1];
+        int kind = merge_kind(n->items[2 * i]);
+        if (!kind)
             continue;
         size_t nsrc = v->kind == NM_Y_MAP ? 1 : v->n;
-        for (size_t j = 0; j < nsrc; j++) {
-            const nm_ynode *src = v->kind == NM_Y_MAP ? v : v->items[j];
-            for (size_t p = 0; p < src->n; p++) {
-                const nm_ynode *sk = src->items[2 * p];
-                int present = 0;
-                for (size_t q = 0; q < m && !present; q++)
-                    present = nm_text_key_equal(items[2 * q]->str, sk->str);
-                if (present)
-                    continue;
-                items[2 * m] = src->items[2 * p];
-                items[2 * m + 1] = src->items[2 * p + 1];
-                m++;
-            }
-        }
+        for (size_t j = 0; j < nsrc; j++)
+            if (!merge_into(cv, cur, v->kind == NM_Y_MAP ? v : v->items[j], kind == 2, 0, &cur))
+                return 0;
     }
-    n->items = items;
-    n->n = m;
+    n->items = cur->items;
+    n->n = cur->n;
     return 1;
 }
 
@@ -228,6 +299,17 @@ static nm_ynode *convert(struct conv *cv, yaml_node_t *yn, unsigned depth)
             return NULL;
         }
         n->quoted = yn->data.scalar.style != YAML_PLAIN_SCALAR_STYLE;
+        if (n->tag && !strcmp(n->tag, "!nm_include")) {
+            /* What a template's include() put here (template.h). */
+            char *end;
+            unsigned long id = strtoul(n->str, &end, 10);
+            if (*end || end == n->str || id >= cv->doc->nincluded) {
+                nm_yerror(cv->err, n, "'!nm_include' is nestmap's own tag for what a "
+                          "template's include() gives; it is not for input files");
+                return NULL;
+            }
+            return cv->doc->included[id];
+        }
         return n;
     case YAML_SEQUENCE_NODE: {
         if (!(n = new_node(cv, yn, NM_Y_SEQ)))
@@ -327,6 +409,33 @@ static nm_status parser_error(const yaml_parser_t *p, const char *name, const ch
     return nm_error_set(err, NM_ERR_INPUT, name, line, col, "%s", problem);
 }
 
+/* Compound component classes given in several files (`compound_components`
+ * or v0.4's `components`, each {version, classes: [...]}) are all read, as
+ * Accelergy reads every file it is given.  *out becomes a copy of the later
+ * mapping whose `classes` lists the earlier file's classes, then its own
+ * (a class is looked up first to last).  NM_ERR_INPUT when the key is
+ * another one or either side has no class list (nothing merged). */
+static nm_status merge_classes(nm_ydoc *doc, const nm_ynode *key, const nm_ynode *old,
+                               nm_ynode *later, nm_ynode **out)
+{
+    if (!nm_text_key_equal(key->str, "compound_components") &&
+        !nm_text_key_equal(key->str, "components"))
+        return NM_ERR_INPUT;
+    const nm_ynode *a = nm_ymap_get(old, "classes"), *b = nm_ymap_get(later, "classes");
+    if (!a || !b || a->kind != NM_Y_SEQ || b->kind != NM_Y_SEQ)
+        return NM_ERR_INPUT;
+    nm_ynode *m = nm_ydoc_map_copy(doc, later), *list = nm_ydoc_seq(doc, b);
+    if (!m || !list)
+        return NM_ERR_NOMEM;
+    for (size_t i = 0; i < a->n + b->n; i++)
+        if (nm_yseq_append(doc, list, i < a->n ? a->items[i] : b->items[i - a->n]) != NM_OK)
+            return NM_ERR_NOMEM;
+    if (nm_ymap_set(doc, m, "classes", list) != NM_OK)
+        return NM_ERR_NOMEM;
+    *out = m;
+    return NM_OK;
+}
+
 /* Merges the top-level mapping `top` into doc->root. */
 static nm_status merge_top(nm_ydoc *doc, nm_ynode *top, nm_error *err)
 {
@@ -350,7 +459,13 @@ static nm_status merge_top(nm_ydoc *doc, nm_ynode *top, nm_error *err)
         for (j = 0; j < n; j++)
             if (nm_text_key_equal(items[2 * j]->str, k->str))
                 break;
-        if (j < n) {
+        nm_ynode *merged = NULL;
+        nm_status ms = j < n ? merge_classes(doc, k, items[2 * j + 1], v, &merged) : NM_ERR_INPUT;
+        if (ms == NM_ERR_NOMEM)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        if (ms == NM_OK) {
+            items[2 * j + 1] = merged;
+        } else if (j < n) {
             if (nm_ydoc_warn(doc, k, "top-level key '%s' replaces the one given at %s:%d:%d",
                              k->str, items[2 * j]->file, items[2 * j]->line,
                              items[2 * j]->col) != NM_OK)
@@ -370,7 +485,7 @@ static nm_status merge_top(nm_ydoc *doc, nm_ynode *top, nm_error *err)
 
 /* Parses one file's text into its top-level mapping (*out), not merged. */
 static nm_status parse_top(nm_ydoc *doc, const char *name, const char *text, size_t len,
-                           nm_ynode **out, nm_error *err)
+                           const nm_tmpl_out *map, nm_ynode **out, nm_error *err)
 {
     nm_status st = ensure_arena(doc, err);
     if (st != NM_OK)
@@ -401,7 +516,7 @@ static nm_status parse_top(nm_ydoc *doc, const char *name, const char *text, siz
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     if (!yaml_parser_load(&parser, &ydoc)) {
-        st = parser_error(&parser, file, text, len, err);
+        st = remap_error(map, err, parser_error(&parser, file, text, len, err));
         yaml_parser_delete(&parser);
         return st;
     }
@@ -414,7 +529,7 @@ static nm_status parse_top(nm_ydoc *doc, const char *name, const char *text, siz
                             "(architecture, problem, mapping, ...)");
     }
     size_t limit = doc->nodes + MAX_ALIAS_NODES + len;
-    struct conv cv = {doc, &ydoc, file, err, limit < MAX_NODES ? limit : MAX_NODES};
+    struct conv cv = {doc, &ydoc, file, err, limit < MAX_NODES ? limit : MAX_NODES, map};
     nm_ynode *top = convert(&cv, yroot, 0);
     yaml_document_delete(&ydoc);
     if (!top) {
@@ -424,16 +539,18 @@ static nm_status parse_top(nm_ydoc *doc, const char *name, const char *text, siz
     /* Exactly one document per file: a second one would be silently ignored. */
     yaml_document_t extra;
     if (!yaml_parser_load(&parser, &extra)) {
-        st = parser_error(&parser, file, text, len, err);
+        st = remap_error(map, err, parser_error(&parser, file, text, len, err));
         yaml_parser_delete(&parser);
         return st;
     }
     yaml_node_t *xroot = yaml_document_get_root_node(&extra);
     if (xroot) {
         int line = (int)xroot->start_mark.line + 1, col = (int)xroot->start_mark.column + 1;
+        const char *where;
+        text_origin(map, file, xroot->start_mark.line, &where, &line);
         yaml_document_delete(&extra);
         yaml_parser_delete(&parser);
-        return nm_error_set(err, NM_ERR_INPUT, file, line, col,
+        return nm_error_set(err, NM_ERR_INPUT, where, line, col,
                             "a second YAML document ('---'): nestmap reads one document "
                             "per file; put the others in files of their own");
     }
@@ -449,11 +566,14 @@ static nm_status parse_top(nm_ydoc *doc, const char *name, const char *text, siz
     return NM_OK;
 }
 
+static nm_status parse_text(nm_ydoc *doc, const char *name, const char *text, size_t len,
+                            const char *const *dirs, size_t ndirs, nm_ynode **top, nm_error *err);
+
 nm_status nm_ydoc_load_string(nm_ydoc *doc, const char *name, const char *text, size_t len,
                               nm_error *err)
 {
     nm_ynode *top;
-    nm_status st = parse_top(doc, name, text, len, &top, err);
+    nm_status st = parse_text(doc, name, text, len, NULL, 0, &top, err);
     return st != NM_OK ? st : merge_top(doc, top, err);
 }
 
@@ -503,7 +623,8 @@ static nm_status load_includes(nm_ydoc *doc, nm_ynode *top, const char *path, nm
     return NM_OK;
 }
 
-nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err)
+/* Reads a whole file (or standard input for "-") into *buf (nm_malloc'd). */
+static nm_status read_file(const char *path, char **buf_out, size_t *len_out, nm_error *err)
 {
     int from_stdin = !strcmp(path, "-");
     FILE *f = from_stdin ? stdin : fopen(path, "rb");
@@ -520,7 +641,8 @@ nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err)
     size_t cap = 4096, len = 0;
     char *buf = nm_malloc(cap);
     if (!buf) {
-        fclose(f);
+        if (!from_stdin)
+            fclose(f);
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     }
     for (;;) {
@@ -556,11 +678,203 @@ nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err)
         nm_free(buf);
         return nm_error_set(err, NM_ERR_IO, path, 0, 0, "read error: %s", strerror(saved));
     }
-    nm_ynode *top;
-    nm_status st = parse_top(doc, path, buf, len, &top, err);
+    *buf_out = buf;
+    *len_out = len;
+    return NM_OK;
+}
+
+static nm_status include_hook(void *ctx, const char *const *paths, size_t n, const char *key,
+                              const char *const *dirs, size_t ndirs, const char *file, int line,
+                              int col, int *id, nm_error *err);
+
+/* A file's top-level mapping, rendered first when it is a template (with
+ * doc->vars and the include folders dirs[0..ndirs)). */
+static nm_status load_tree(nm_ydoc *doc, const char *path, const char *const *dirs, size_t ndirs,
+                           nm_ynode **top, nm_error *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    nm_status st = read_file(path, &buf, &len, err);
+    if (st != NM_OK)
+        return st;
+    if (!strcmp(path, "-"))
+        path = "<stdin>";
+    st = parse_text(doc, path, buf, len, dirs, ndirs, top, err);
     nm_free(buf);
+    return st;
+}
+
+/* A text's top-level mapping, rendered first when it is a template. */
+static nm_status parse_text(nm_ydoc *doc, const char *name, const char *text, size_t len,
+                            const char *const *dirs, size_t ndirs, nm_ynode **top, nm_error *err)
+{
+    if (!nm_tmpl_is_template(text, len) || memchr(text, '\0', len))
+        return parse_top(doc, name, text, len, NULL, top, err);
+    nm_status st = ensure_arena(doc, err);
+    if (st != NM_OK)
+        return st;
+    nm_tmpl_hooks hooks = {doc, include_hook};
+    nm_tmpl_out out;
+    if ((st = nm_tmpl_render(name, text, len, doc->vars, doc->nvars, dirs, ndirs, &hooks,
+                             doc->arena, &out, err)) != NM_OK)
+        return st;
+    st = parse_top(doc, name, out.text, out.len, &out, top, err);
+    nm_tmpl_out_fini(&out);
+    return st;
+}
+
+/* include(path, key) and include_all(glob, key) of a template: each file's
+ * subtree at the dotted key, joined (lists concatenate, mappings merge with
+ * the first file's keys first), kept in doc->included. */
+static nm_status include_hook(void *ctx, const char *const *paths, size_t n, const char *key,
+                              const char *const *dirs, size_t ndirs, const char *file, int line,
+                              int col, int *id, nm_error *err)
+{
+    nm_ydoc *doc = ctx;
+    nm_ynode *joined = NULL;
+    if (doc->include_depth >= MAX_INCLUDE_DEPTH)
+        return nm_error_set(err, NM_ERR_INPUT, file, line, col, "includes nest more than %d "
+                            "files deep (does a file include itself?)", MAX_INCLUDE_DEPTH);
+    for (size_t i = 0; i < n; i++) {
+        nm_ynode *top;
+        doc->include_depth++;
+        nm_status st = load_tree(doc, paths[i], dirs, ndirs, &top, err);
+        doc->include_depth--;
+        if (st != NM_OK)
+            return st;
+        /* The dotted key: "compound_components.classes". */
+        const nm_ynode *node = top;
+        for (const char *k = key; *k;) {
+            size_t kl = strcspn(k, ".");
+            char part[128];
+            snprintf(part, sizeof part, "%.*s", (int)(kl < sizeof part ? kl : sizeof part - 1), k);
+            const nm_ynode *next = nm_ymap_get(node, part);
+            if (!next)
+                return nm_error_set(err, NM_ERR_INPUT, file, line, col, "include: '%s' has no "
+                                    "'%s'", paths[i], key);
+            node = next;
+            k += kl;
+            if (*k == '.')
+                k++;
+        }
+        if (!joined) {
+            joined = (nm_ynode *)node;
+            continue;
+        }
+        if (joined->kind != node->kind || joined->kind == NM_Y_SCALAR)
+            return nm_error_set(err, NM_ERR_INPUT, file, line, col, "include_all: '%s' gives %s "
+                                "where the files before it give %s", paths[i],
+                                nm_ykind_name(node->kind), nm_ykind_name(joined->kind));
+        nm_ynode *both = joined->kind == NM_Y_SEQ ? nm_ydoc_seq(doc, joined) : nm_ydoc_map(doc, joined);
+        if (!both)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        size_t per = joined->kind == NM_Y_SEQ ? 1 : 2;
+        both->items = nm_arena_alloc(doc->arena, (per * (joined->n + node->n) + 1) * sizeof *both->items);
+        if (!both->items)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        memcpy(both->items, joined->items, per * joined->n * sizeof *both->items);
+        both->n = joined->n;
+        for (size_t j = 0; j < node->n; j++) {
+            if (per == 2 && nm_ymap_get(both, node->items[2 * j]->str))
+                continue;
+            memcpy(&both->items[per * both->n], &node->items[per * j], per * sizeof *both->items);
+            both->n++;
+        }
+        joined = both;
+    }
+    if (doc->nincluded == doc->capincluded) {
+        size_t cap = doc->capincluded ? 2 * doc->capincluded : 8;
+        nm_ynode **t = nm_arena_alloc(doc->arena, cap * sizeof *t);
+        if (!t)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        if (doc->nincluded)
+            memcpy(t, doc->included, doc->nincluded * sizeof *t);
+        doc->included = t;
+        doc->capincluded = cap;
+    }
+    doc->included[doc->nincluded] = joined;
+    *id = (int)doc->nincluded++;
+    return NM_OK;
+}
+
+static int yaml_name(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return e->d_name[0] != '.' && ((n > 5 && !strcmp(e->d_name + n - 5, ".yaml")) ||
+                                   (n > 4 && !strcmp(e->d_name + n - 4, ".yml")));
+}
+
+/* A folder of workload files (Timeloop's layer_shapes/NET/, which the
+ * exercises' scripts run one by one) reads as a network: a layer per file
+ * holding a `problem:`, named by the file, in the folder's natural order. */
+static nm_status load_dir(nm_ydoc *doc, const char *path, nm_error *err)
+{
+    struct dirent **list;
+    int n = scandir(path, &list, yaml_name, versionsort);
+    if (n < 0)
+        return nm_error_set(err, NM_ERR_IO, path, 0, 0, "cannot read the folder: %s",
+                            strerror(errno));
+    nm_status st = ensure_arena(doc, err);
+    nm_ynode *net = NULL, *layers = NULL, *top = NULL;
+    const char *where = st == NM_OK ? nm_arena_strndup(doc->arena, path, strlen(path)) : NULL;
+    if (st == NM_OK && where) {
+        nm_ynode at = {.kind = NM_Y_MAP, .str = "", .file = where};
+        net = nm_ydoc_map(doc, &at);
+        layers = nm_ydoc_seq(doc, &at);
+        top = nm_ydoc_map(doc, &at);
+        if (!net || !layers || !top)
+            st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    } else if (st == NM_OK) {
+        st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        char full[4096];
+        snprintf(full, sizeof full, "%s/%s", path, list[i]->d_name);
+        nm_ynode *file;
+        if (st == NM_OK && (st = load_tree(doc, full, NULL, 0, &file, err)) == NM_OK) {
+            nm_ynode *prob = (nm_ynode *)nm_ymap_get(file, "problem");
+            size_t stem = strcspn(list[i]->d_name, ".");
+            char name[256];
+            snprintf(name, sizeof name, "%.*s", (int)(stem < 255 ? stem : 255), list[i]->d_name);
+            nm_ynode *layer = prob ? nm_ydoc_map(doc, prob) : NULL;
+            nm_ynode *lname = prob ? nm_ydoc_scalar(doc, prob, NULL, name) : NULL;
+            if (!prob)
+                st = nm_ydoc_warn(doc, file, "'%s' has no 'problem': not a layer of the "
+                                  "folder's network", full);
+            else if (!layer || !lname || nm_ymap_set(doc, layer, "name", lname) != NM_OK ||
+                     nm_ymap_set(doc, layer, "problem", prob) != NM_OK ||
+                     nm_yseq_append(doc, layers, layer) != NM_OK)
+                st = NM_ERR_NOMEM;
+            if (st == NM_ERR_NOMEM)
+                nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        }
+        free(list[i]);
+    }
+    free(list);
+    if (st != NM_OK)
+        return st;
+    if (!layers->n)
+        return nm_error_set(err, NM_ERR_INPUT, path, 0, 0, "is a directory with no workload "
+                            "files (*.yaml holding a 'problem:'); name a YAML file in it");
+    const char *base = strrchr(path, '/');
+    base = base && base[1] ? base + 1 : path;
+    nm_ynode *nname = nm_ydoc_scalar(doc, layers, NULL, base);
+    if (!nname || nm_ymap_set(doc, net, "name", nname) != NM_OK ||
+        nm_ymap_set(doc, net, "layers", layers) != NM_OK ||
+        nm_ymap_set(doc, top, "network", net) != NM_OK)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    return merge_top(doc, top, err);
+}
+
+nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err)
+{
+    struct stat sb;
+    if (strcmp(path, "-") && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return load_dir(doc, path, err);
+    nm_ynode *top;
+    nm_status st = load_tree(doc, path, NULL, 0, &top, err);
     if (st == NM_OK)
-        st = load_includes(doc, top, path, err);
+        st = load_includes(doc, top, !strcmp(path, "-") ? "<stdin>" : path, err);
     return st != NM_OK ? st : merge_top(doc, top, err);
 }
 
@@ -652,6 +966,37 @@ nm_ynode *nm_ydoc_map(nm_ydoc *doc, const nm_ynode *at)
         n->items = NULL;
     }
     return n;
+}
+
+nm_ynode *nm_ydoc_map_copy(nm_ydoc *doc, const nm_ynode *map)
+{
+    nm_ynode *n = nm_ydoc_map(doc, map);
+    if (n) {
+        n->items = map->items; /* nm_ymap_set copies the pairs before changing them */
+        n->n = map->n;
+        n->tag = map->tag;
+    }
+    return n;
+}
+
+nm_ynode *nm_ydoc_seq(nm_ydoc *doc, const nm_ynode *at)
+{
+    nm_ynode *n = nm_ydoc_map(doc, at);
+    if (n)
+        n->kind = NM_Y_SEQ;
+    return n;
+}
+
+nm_status nm_yseq_append(nm_ydoc *doc, nm_ynode *seq, nm_ynode *item)
+{
+    nm_ynode **items = nm_arena_alloc(doc->arena, (seq->n + 1) * sizeof *items);
+    if (!items)
+        return NM_ERR_NOMEM;
+    if (seq->n)
+        memcpy(items, seq->items, seq->n * sizeof *items);
+    items[seq->n++] = item;
+    seq->items = items;
+    return NM_OK;
 }
 
 nm_status nm_ymap_set(nm_ydoc *doc, nm_ynode *map, const char *key, nm_ynode *value)

@@ -186,8 +186,13 @@ START_TEST(classes_from_attributes)
         "  - !Component {name: mac, class: intmac, attributes: {}}\n";
     ck_assert_int_eq(nm_spec_load_string(&spec, "nodes.yaml", nodes, NM_NEED_ARCH, &err),
                      NM_OK);
-    ck_assert_int_eq(spec.arch.level[0].word_bits, 16);
-    ck_assert(REL(spec.arch.level[0].e_read, nm_estimate_sram_pj(1024, 64, 32)));
+    /* The PE array's fan-out is a level of its own, as timeloopfe writes it. */
+    ck_assert_str_eq(spec.arch.level[0].name, "inter_PE_spatial");
+    ck_assert_str_eq(spec.arch.level[0].container, "PE");
+    ck_assert(spec.arch.level[0].dummy);
+    ck_assert_int_eq(spec.arch.level[0].fanoutX, 4);
+    ck_assert_int_eq(spec.arch.level[1].word_bits, 16);
+    ck_assert(REL(spec.arch.level[1].e_read, nm_estimate_sram_pj(1024, 64, 32)));
     ck_assert(REL(spec.arch.arith.e_compute, nm_estimate_mac_pj(16, 16, 0, 22)));
     ck_assert_int_eq(spec.arch.arith.instances, 4);
     ck_assert_double_eq(spec.arch.cycle_seconds, 2e-9);

@@ -793,7 +793,7 @@ START_TEST(v04_parallel_and_area)
         "  - !Component {name: MAC, class: intmac}\n"
         "problem: {gemm: {M: 4, N: 8, K: 4}}\n"
         "mapping:\n"
-        "- {target: DRAM, type: spatial, factors: M=4, permutation: MNK}\n"
+        "- {target: PE, type: spatial, factors: M=4, permutation: MNK}\n"
         "- {target: DRAM, type: temporal, factors: N=8, permutation: NMK}\n"
         "- {target: WeightBuf, type: temporal, factors: K=4, permutation: KMN}\n"
         "- {target: WeightBuf, type: bypass, keep: [B], bypass: [A, Z]}\n"
@@ -808,11 +808,15 @@ START_TEST(v04_parallel_and_area)
     struct run r;
     run(&r, text);
     ck_assert(r.valid);
-    ck_assert_int_eq(r.spec.arch.nlevels, 3);
+    /* The container's fan-out is timeloopfe's inter_PE_spatial level. */
+    ck_assert_int_eq(r.spec.arch.nlevels, 4);
     ck_assert_str_eq(r.spec.arch.level[0].name, "InputBuf");
     ck_assert_str_eq(r.spec.arch.level[1].name, "WeightBuf");
+    ck_assert_str_eq(r.spec.arch.level[2].name, "inter_PE_spatial");
     ck_assert_int_eq(r.spec.arch.level[0].instances, 4);
+    ck_assert_int_eq(r.spec.arch.level[2].instances, 1);
     ck_assert_int_eq(r.spec.arch.level[2].fanoutX, 4);
+    ck_assert_int_eq(r.spec.arch.level[3].fanoutX, 1);
     COUNTS(ds(&r, "InputBuf", "A"), 32, 32, 0);
     COUNTS(ds(&r, "WeightBuf", "B"), 32, 32, 0);
     ck_assert_uint_eq(ds(&r, "WeightBuf", "B")->utilized_capacity, 4);

@@ -321,4 +321,63 @@ has "$tmp/out" "pJ/MAC  */bound$" "network: a /bound column"
 head -1 "$tmp/nb/layers.csv" | grep -q "bound_cycles,cycles_over_bound,energy_bound_pj,energy_over_bound" &&
     ok "layers.csv: the bound and the ratios" || bad "layers.csv lacks the bound"
 
+# ---- Timeloop users' files (README, "Coming from Timeloop") ----
+good=$data/good/timeloopfe.yaml
+expect 0 "a timeloopfe-style design (variables, expressions, inline constraints)" -- "$bin" model -q "$good"
+has "$tmp/out" "^inter_PE_spatial \[\]" "model: a container's fan-out is inter_PE_spatial"
+has "$tmp/out" "^GlobalBuffer \[ Inputs:18 Outputs:512 \]" "model: a component's dataspace constraint keeps what it says"
+expect 1 "--jinja reaches the template (2 lanes cannot take K=4)" -- "$bin" model -q --jinja lanes=2 "$good"
+expect 2 "--jinja needs NAME=VALUE" -- "$bin" model --jinja 2x=1 "$good"
+has "$tmp/err" "--jinja takes NAME=VALUE" "--jinja: a bad name is a usage error"
+expect 0 "model -o --timeloop-names writes timeloop-input.yaml" -- "$bin" model -q -o "$tmp/tl" --timeloop-names "$good"
+[ -s "$tmp/tl/timeloop-input.yaml" ] && ok "timeloop-input.yaml written" || bad "no timeloop-input.yaml"
+
+# Every shipped design: its classes sort as Timeloop's topology sorts them
+# (storage: DRAM, SRAM, regfile, smartbuffer, storage; compute: mac,
+# compute; model/topology.hpp), and its best mapping's timeloop-input.yaml
+# reads back to the same cycles and energy.
+for design in $(cd "$src" && find arch -name '*.yaml' | sort); do
+    "$bin" energy -q --json "$src/$design" >"$tmp/en.json" 2>"$tmp/err" &&
+        python3 -c '
+import json, sys
+for c in json.load(open(sys.argv[1]))["components"]:
+    compute = "compute_pj" in c
+    keys = ["mac", "compute"] if compute else ["DRAM", "SRAM", "regfile", "smartbuffer", "storage"]
+    if not any(k in c["class"] for k in keys):
+        sys.exit("%s: class %s is not %s for Timeloop" % (c["name"], c["class"], "compute" if compute else "storage"))
+' "$tmp/en.json" 2>"$tmp/err" && ok "$design: classes Timeloop sorts the same way" ||
+        bad "$design: $(tail -1 "$tmp/err")"
+    rm -rf "$tmp/rt"
+    if "$bin" map -q --threads 2 --max-evals 2000 -o "$tmp/rt" --timeloop-names "$src/$design" \
+        "$src/workloads/layers/resnet50_conv1.yaml" >"$tmp/rt1" 2>"$tmp/err" &&
+        "$bin" model -q "$tmp/rt/timeloop-input.yaml" >"$tmp/rt2" 2>>"$tmp/err" &&
+        [ "$(grep -E '^(Cycles|Energy) +:' "$tmp/rt1")" = "$(grep -E '^(Cycles|Energy) +:' "$tmp/rt2")" ]; then
+        ok "$design: timeloop-input.yaml gives the same cycles and energy"
+    else
+        bad "$design: timeloop-input.yaml round trip"; head -3 "$tmp/err"
+    fi
+done
+
+# SIGTERM (timeout, a batch scheduler) ends a search as Ctrl-C does: the best
+# mapping is reported and its files written, exit 0.
+"$bin" map -q --threads 2 --victory 1000000 -o "$tmp/term" "$src/arch/eyeriss/eyeriss.yaml" \
+    "$src/workloads/layers/resnet50_res3_3x3.yaml" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 2
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "^Cycles " "$tmp/out" && [ -s "$tmp/term/map.yaml" ]; then
+    ok "SIGTERM: the best mapping reported and written (exit 0)"
+else
+    bad "SIGTERM: exit $rc"; tail -3 "$tmp/err"
+fi
+
+# A folder of workload files is a network, a layer per file.
+mkdir -p "$tmp/net"
+for l in resnet50_conv1 resnet50_res3_3x3; do cp "$src/workloads/layers/$l.yaml" "$tmp/net/"; done
+expect 0 "network over a folder of layer files" -- "$bin" network -q --threads 2 --max-evals 2000 \
+    "$src/arch/eyeriss/eyeriss.yaml" "$tmp/net"
+has "$tmp/out" "^resnet50_res3_3x3 " "network: the folder's files are its layers"
+
 finish

@@ -31,6 +31,11 @@ typedef struct nm_level {
     const nm_ynode *attrs;   /* its attributes with those its scopes hand down */
     const nm_ynode *tech;    /* `technology`, its own or an enclosing subtree's; NULL */
     int dummy;               /* dummy_storage: a placeholder for a fan-out */
+    /* v0.4 form: the !Container (or !Component with `spatial`) whose fan-out
+     * this level stands for, as timeloopfe's inter_<name>_spatial; mappings
+     * and constraints may name it by either name.  It keeps no data and has
+     * no temporal loops.  "" for every other level. */
+    char container[NM_NAME_MAX];
     int is_dram;
     int64_t instances, meshX, meshY;
     int64_t fanoutX, fanoutY; /* to the next inner level (or the arithmetic) */
@@ -75,6 +80,14 @@ typedef struct nm_arch {
     nm_arith arith;
     double cycle_seconds;           /* global_cycle_seconds, default 1e-9 */
     int clock_given;                /* the input gave global_cycle_seconds */
+    /* v0.4 form: the `constraints:` written on components and containers,
+     * as a list of targets (each with `target` and `type`, as timeloopfe
+     * turns them into architecture_constraints), or NULL.  In the
+     * document's arena; the entries point at the written nodes. */
+    const nm_ynode *constraints;
+    /* Count with Timeloop's tile-keeping rule from before 2025 (see
+     * nm_nest_ws_stride_rule in nest.h); set by the caller, 0 by parsing. */
+    int stride_rule_2024;
 } nm_arch;
 
 /* What the rest of the input says about classes the architecture names:
@@ -92,8 +105,14 @@ typedef struct nm_arch_hints {
 nm_status nm_arch_parse(nm_arch *arch, const nm_ynode *node, const nm_arch_hints *hints,
                         nm_ydoc *doc, nm_error *err);
 
-/* Index of the storage level called name (ranges ignored), or -1. */
+/* Index of the storage level called name (ranges ignored), or of the
+ * level standing for the v0.4 container called name; -1 when none. */
 int nm_arch_level(const nm_arch *arch, const char *name);
+
+/* The level a mapping or constraint entry targets: as nm_arch_level, but a
+ * spatial entry naming a v0.4 component with its own `spatial` goes to
+ * that component's fan-out level, as timeloopfe moves it there. */
+int nm_arch_target(const nm_arch *arch, const char *name, int spatial);
 
 /* The storage level whose name is closest to name (for "did you mean"), or
  * NULL when none is close. */

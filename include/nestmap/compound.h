@@ -56,6 +56,11 @@ typedef struct nm_compound {
  * or NULL when it defines none. */
 const nm_ynode *nm_compound_find(const nm_ynode *cc, const char *cls);
 
+/* The compound classes of a merged input: Timeloop's `compound_components`,
+ * else the v0.4 front end's `components` (both {version, classes: [...]});
+ * NULL when neither is there. */
+const nm_ynode *nm_compound_section(const nm_ynode *root);
+
 /* The class closest to cls among those cc defines (for "did you mean"). */
 const char *nm_compound_suggest(const nm_ynode *cc, const char *cls);
 

@@ -69,9 +69,11 @@ typedef struct nm_factor_term {
     int64_t value;
     int64_t residual; /* "P=8,7": 7; 0 when none is written */
     size_t offset;  /* of the token within the factors string, for errors */
+    const nm_ynode *at; /* the scalar holding the token (a list item for [N=1, C=1]) */
 } nm_factor_term;
 
-/* Parses `factors:` ("R=3 P=16", "C1 M8", or a {P: 16} map) into terms;
+/* Parses `factors:` ("R=3 P=16", "C1 M8", a {P: 16} map, or a list of
+ * such strings as timeloopfe writes them, [N=1, C=1]) into terms;
  * "P<=4" and "P>=2" only when allow_bounds.  "P=8,7" gives a residual: the
  * last instance of the loop runs 7 iterations instead of 8. */
 nm_status nm_mapping_parse_factor_terms(const nm_ynode *n, const nm_workload *wl,

@@ -113,6 +113,16 @@ void nm_nest_ws_free(nm_nest_ws *ws);
  * the walk serves perfect nests too: the tests compare the two. */
 void nm_nest_ws_walk(nm_nest_ws *ws, int on);
 
+/* Timeloop's rule for keeping the previous tile as it stood before January
+ * 2025 (its commit a12fff5, "Translation fix"): the tile's overlap with the
+ * previous one is kept while it moves by the same stride, and a zero move
+ * (standing still) counted as a stride of its own, so that moving on after
+ * standing still, or standing still after moving, fetched the whole tile.
+ * Since then a zero move keeps the tile and leaves the stride as it was
+ * (the default).  Reference outputs written before 2025 (the public
+ * exercises') follow the old rule. */
+void nm_nest_ws_stride_rule(nm_nest_ws *ws, int before_2025);
+
 /* A workspace keeps, between analyses, what depends only on the loops
  * below the first one that changed (see nest.c, struct seq), so a run of
  * mappings that differ in their outer loops costs less than the same

@@ -82,6 +82,14 @@ void nm_report_art(FILE *f, const nm_arch *arch);
 void nm_report_timeloop_stats(FILE *f, const nm_arch *arch, const nm_workload *wl,
                               const nm_stats *st);
 
+/* The evaluated input as one file timeloop-model reads (timeloop-input.yaml):
+ * the design flattened to Timeloop's core form (a class Timeloop would not
+ * sort as storage written as `storage` with its class as subclass), the
+ * problem in shape + instance form, the mapping, and the ERT and ART in
+ * use (report_timeloop.c). */
+void nm_report_timeloop_input(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                              const nm_mapping *m);
+
 /* The energies of `given` (as loaded, with the input's ERT) beside those of
  * `builtin` (the same design, built-in estimates only), per component and
  * action, with their ratio and how many lie within 1.5x; text or JSON. */

@@ -48,6 +48,19 @@ nm_status nm_spec_load_set(nm_spec *spec, const char *const *files, size_t n,
                            const struct nm_override *ov, size_t nov, unsigned need,
                            nm_error *err);
 
+/* What else shapes the loading: the overrides (--set) applied to the
+ * design, and the variables (--jinja) templates are rendered with. */
+typedef struct nm_spec_opts {
+    const struct nm_override *ov;
+    size_t nov;
+    const nm_tmpl_var *vars;
+    size_t nvars;
+} nm_spec_opts;
+
+/* Same as nm_spec_load_set, with the options in *opts (NULL: none). */
+nm_status nm_spec_load_opts(nm_spec *spec, const char *const *files, size_t n,
+                            const nm_spec_opts *opts, unsigned need, nm_error *err);
+
 /* Same from one string (tests). */
 nm_status nm_spec_load_string(nm_spec *spec, const char *name, const char *text, unsigned need,
                               nm_error *err);

@@ -20,6 +20,7 @@
 
 #include "nestmap/alloc.h"
 #include "nestmap/error.h"
+#include "nestmap/template.h"
 
 typedef enum nm_ykind { NM_Y_SCALAR, NM_Y_SEQ, NM_Y_MAP } nm_ykind;
 
@@ -48,6 +49,13 @@ typedef struct nm_ydoc {
     size_t nwarnings, capwarnings;
     size_t nodes;            /* nodes converted, bounded to stop alias bombs */
     int include_depth;       /* files being included (see nm_ydoc_load_file) */
+    /* Templates (template.h): the variables every file is rendered with
+     * (set by the caller before loading; not owned), and the subtrees that
+     * include()/include_all() put in place, by id. */
+    const nm_tmpl_var *vars;
+    size_t nvars;
+    nm_ynode **included;     /* in arena */
+    size_t nincluded, capincluded;
 } nm_ydoc;
 
 /* Initializes an empty document (no allocation). */
@@ -55,9 +63,14 @@ void nm_ydoc_init(nm_ydoc *doc);
 /* Releases everything; safe on a zeroed or half-loaded document. */
 void nm_ydoc_fini(nm_ydoc *doc);
 
-/* Loads one file and merges its top-level mapping into doc->root.  A
- * top-level `include:` (a file name or a list, relative to the file) loads
- * those files first, so that the file's own keys replace theirs.  On error
+/* Loads one file and merges its top-level mapping into doc->root.  A file
+ * holding Jinja2 syntax ("{{", "{%", "{#") is rendered first, with
+ * doc->vars, as Timeloop's front end renders every file (template.h); the
+ * nodes keep the template's lines.  A top-level `include:` (a file name or
+ * a list, relative to the file) loads those files first, so that the
+ * file's own keys replace theirs.  A folder reads as a `network:` of one
+ * layer per *.yaml file in it that holds a `problem:` (named by the file,
+ * in natural order: 2.yaml before 10.yaml).  On error
  * fills *err with the file:line:col of the problem; doc stays usable (and must
  * still be released with nm_ydoc_fini). */
 nm_status nm_ydoc_load_file(nm_ydoc *doc, const char *path, nm_error *err);
@@ -79,6 +92,14 @@ const nm_ynode *nm_ymap_get(const nm_ynode *map, const char *key);
 nm_ynode *nm_ydoc_scalar(nm_ydoc *doc, const nm_ynode *at, const char *where, const char *text);
 /* An empty mapping located at `at`; NULL when out of memory. */
 nm_ynode *nm_ydoc_map(nm_ydoc *doc, const nm_ynode *at);
+/* A shallow copy of mapping `map` (same tag, place and pairs) to change
+ * with nm_ymap_set without touching map; NULL when out of memory. */
+nm_ynode *nm_ydoc_map_copy(nm_ydoc *doc, const nm_ynode *map);
+/* An empty sequence located at `at`; NULL when out of memory. */
+nm_ynode *nm_ydoc_seq(nm_ydoc *doc, const nm_ynode *at);
+/* Appends item to seq (the item list is copied, as nm_ymap_set copies
+ * pairs).  Returns NM_ERR_NOMEM on failure. */
+nm_status nm_yseq_append(nm_ydoc *doc, nm_ynode *seq, nm_ynode *item);
 /* Sets key (a new scalar located at `value`) to value in map: the pair is
  * replaced when the key is there, else appended.  The pair list is copied,
  * so a mapping shared through an alias elsewhere keeps its old pairs only

@@ -18,13 +18,24 @@
 #define NM_CLI_SET_USAGE \
     "  --set C.A=V       change attribute A of component or subtree C of the design\n" \
     "                    (repeatable; e.g. GlobalBuffer.depth=64Ki, DRAM.type=HBM2,\n" \
-    "                    PE.meshX=16 resizes the PE array)\n"
+    "                    PE.meshX=16 resizes the PE array)\n" \
+    "  --jinja NAME=VALUE\n" \
+    "                    a variable for the Jinja2 templates among the input files,\n" \
+    "                    as Timeloop's front end takes jinja_parse_data (repeatable;\n" \
+    "                    e.g. --jinja architecture=eyeriss_like for top.yaml.jinja2)\n"
+
+#define NM_CLI_STRIDE_USAGE \
+    "  --stride-rule Y   count as Timeloop of year Y does: 2025 (the default, Timeloop\n" \
+    "                    since January 2025) or 2024 (before: a tile that stood still\n" \
+    "                    refetches whole when it moves on; reference outputs written\n" \
+    "                    then, as the public exercises' were, need it)\n"
 
 typedef struct nm_cli_opts {
     const char *outdir; /* -o DIR */
     int json;           /* --json */
     int quiet;          /* --quiet */
     int builtin_energy; /* --builtin-energy: ignore the input's ERT/ART */
+    int stride_2024;    /* --stride-rule 2024: Timeloop's tile-keeping rule before 2025 */
     int threads;        /* --threads N (0: default) */
     uint64_t seed;      /* --seed S */
     int have_seed;
@@ -32,6 +43,8 @@ typedef struct nm_cli_opts {
     int nfiles;
     nm_override sets[NM_CLI_MAX_SETS]; /* --set C.A=V, in order */
     int nsets;
+    nm_tmpl_var vars[NM_TMPL_MAX_VARS]; /* --jinja NAME=VALUE, pointing into argv */
+    int nvars;
 } nm_cli_opts;
 
 typedef struct nm_command {
@@ -50,6 +63,7 @@ enum {
     NM_OPT_SEED = 1u << 3,    /* --seed S */
     NM_OPT_SET = 1u << 4,     /* --set C.A=V */
     NM_OPT_BUILTIN = 1u << 5, /* --builtin-energy */
+    NM_OPT_STRIDE = 1u << 6,  /* --stride-rule YEAR (model and map) */
     NM_OPT_SEARCH = NM_OPT_OUT | NM_OPT_JSON | NM_OPT_THREADS | NM_OPT_SEED | NM_OPT_SET |
                     NM_OPT_BUILTIN /* map, network, sweep */
 };
@@ -131,9 +145,10 @@ int nm_cli_close_out(FILE *f, const char *path);
  * use (PREFIX + "ERT.yaml", "ART.yaml"), and, when `timeloop` names the
  * program ("timeloop-model", "timeloop-mapper"), the files that program
  * writes: PROG.stats.txt in Timeloop's layout, PROG.map.txt (the loop nest)
- * and PROG.ERT.yaml / PROG.ART.yaml.  st/nest/map may be NULL when there is
- * no valid mapping (then only the tables).  Returns 0 after printing an
- * error. */
+ * and PROG.ERT.yaml / PROG.ART.yaml, and timeloop-input.yaml (the design,
+ * problem, mapping and tables as one input timeloop-model reads).
+ * st/nest/map may be NULL when there is no valid mapping (then only the
+ * tables).  Returns 0 after printing an error. */
 int nm_cli_write_tables(const char *dir, const char *timeloop, const nm_spec *spec,
                         const nm_stats *st, const nm_nest *nest, const nm_mapping *map);
 
@@ -194,7 +209,8 @@ struct nm_layer_result;
 size_t nm_cli_network_warn(nm_ydoc *doc, const nm_arch *arch, const struct nm_network *net,
                            const struct nm_layer_result *out, const struct nm_search_opts *o);
 
-/* Ctrl-C sets the returned flag (a search's stop) until released. */
+/* Ctrl-C (SIGINT) or SIGTERM sets the returned flag (a search's stop) until
+ * released. */
 volatile sig_atomic_t *nm_cli_catch_sigint(void);
 void nm_cli_release_sigint(void);
 

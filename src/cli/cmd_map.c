@@ -28,10 +28,13 @@ static const char usage[] =
     "                    (each row's mapping in pareto/RANK.map.yaml, top/RANK.map.yaml)\n"
     "                    and the energy and area tables in use (ERT.yaml, ART.yaml)\n"
     "  --timeloop-names  with -o, also write Timeloop's files: timeloop-mapper.stats.txt\n"
-    "                    (Timeloop's layout), .map.txt, .map.yaml, .ERT.yaml, .ART.yaml\n"
+    "                    (Timeloop's layout), .map.txt, .map.yaml, .ERT.yaml, .ART.yaml,\n"
+    "                    and timeloop-input.yaml, the best mapping's whole input for\n"
+    "                    timeloop-model\n"
     "  --json            print stats and search summary as JSON\n"
     "  --builtin-energy  ignore the input's ERT/ART: estimate every energy and area\n"
     "                    from the component classes (see nestmap energy)\n"
+    NM_CLI_STRIDE_USAGE
     NM_CLI_TEACH_USAGE
     "  -q, --quiet       no warnings, no progress\n\n"
     "Ctrl-C ends the search and still reports the best mapping found.\n"

@@ -23,11 +23,13 @@ static const char usage[] =
     "  --timeloop-names\n"
     "                    with -o, name the files as Timeloop does\n"
     "                    (timeloop-model.stats.txt in Timeloop's layout,\n"
-    "                    timeloop-model.map.txt, timeloop-model.ERT.yaml, .ART.yaml)\n"
+    "                    timeloop-model.map.txt, timeloop-model.ERT.yaml, .ART.yaml,\n"
+    "                    and timeloop-input.yaml: the whole input for timeloop-model)\n"
     "  --json            print the stats as JSON on stdout\n"
     "  --builtin-energy\n"
     "                    ignore the ERT/ART: estimate every energy and area from the\n"
     "                    component classes (see nestmap energy)\n"
+    NM_CLI_STRIDE_USAGE
     NM_CLI_TEACH_USAGE
     "  -q, --quiet       no warnings\n\n"
     "exit status: 0 valid mapping, 1 invalid mapping, 2 bad input\n";
@@ -57,16 +59,16 @@ int nm_cmd_model(int argc, char **argv)
     nm_cli_opts o;
     nm_spec spec;
     int rc = nm_cli_begin(argc, argv, "model", usage,
-                          NM_OPT_SET | NM_OPT_OUT | NM_OPT_JSON | NM_OPT_BUILTIN,
+                          NM_OPT_SET | NM_OPT_OUT | NM_OPT_JSON | NM_OPT_BUILTIN | NM_OPT_STRIDE,
                           NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &o, &spec);
     if (rc >= 0)
         return rc;
     nm_error err;
     nm_error_clear(&err);
     /* Inputs that carry constraints (a map.yaml beside the design it was
-     * searched on): the mapping must meet them. */
+     * searched on, or a v0.4 design's own): the mapping must meet them. */
     char broken[1024] = "";
-    if (spec.constraints || spec.constraints2) {
+    if (spec.constraints || spec.constraints2 || spec.arch.constraints) {
         nm_mapspace *ms = nm_cli_mapspace(&spec, &rc);
         if (!ms) {
             nm_spec_fini(&spec);

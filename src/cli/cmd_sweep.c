@@ -98,7 +98,8 @@ static nm_status load(const sweep_run *run, int w, const nm_override *ov, int no
     const char *files[NM_SWEEP_MAX_WORKLOADS + 2 + NM_CLI_MAX_SETS];
     int n = files_of(run, w, files);
     unsigned need = NM_NEED_ARCH | (run->co.builtin_energy ? NM_BUILTIN_ENERGY : 0);
-    nm_status st = nm_spec_load_set(spec, files, (size_t)n, ov, (size_t)nov, need, err);
+    nm_spec_opts so = {ov, (size_t)nov, run->co.vars, (size_t)run->co.nvars};
+    nm_status st = nm_spec_load_opts(spec, files, (size_t)n, &so, need, err);
     memset(net, 0, sizeof *net);
     if (st != NM_OK)
         return st;

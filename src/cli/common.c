@@ -25,10 +25,13 @@ static unsigned common_option(const char *a)
         return NM_OPT_JSON;
     if (!strcmp(a, "--builtin-energy"))
         return NM_OPT_BUILTIN;
+    if (!strcmp(a, "--stride-rule") || !strncmp(a, "--stride-rule=", 14))
+        return NM_OPT_STRIDE;
     if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strncmp(a, "--output=", 9))
         return NM_OPT_OUT;
-    if (!strcmp(a, "--set") || !strncmp(a, "--set=", 6))
-        return NM_OPT_SET;
+    if (!strcmp(a, "--set") || !strncmp(a, "--set=", 6) || !strcmp(a, "--jinja") ||
+        !strncmp(a, "--jinja=", 8))
+        return NM_OPT_SET; /* a command that reads a design reads templates too */
     if (!strcmp(a, "--threads") || !strncmp(a, "--threads=", 10))
         return NM_OPT_THREADS;
     if (!strcmp(a, "--seed") || !strncmp(a, "--seed=", 7))
@@ -101,8 +104,24 @@ int nm_cli_parse(int argc, char **argv, const char *cmd, const char *usage, unsi
         const char *v = option_value(argc, argv, &i);
         if (!v)
             return usage_error(cmd, usage, done, "%s needs a value", a);
-        if (opt == NM_OPT_OUT) {
+        if (opt == NM_OPT_STRIDE) {
+            if (strcmp(v, "2024") && strcmp(v, "2025"))
+                return usage_error(cmd, usage, done, "--stride-rule takes 2025 (Timeloop since "
+                                   "January 2025, the default) or 2024 (before), not '%s'", v);
+            o->stride_2024 = !strcmp(v, "2024");
+        } else if (opt == NM_OPT_OUT) {
             o->outdir = v;
+        } else if (opt == NM_OPT_SET && !strncmp(a, "--jinja", 7)) {
+            if (o->nvars >= NM_TMPL_MAX_VARS)
+                return usage_error(cmd, usage, done, "at most 64 --jinja options%s", "");
+            nm_error err;
+            nm_error_clear(&err);
+            nm_tmpl_var *tv = &o->vars[o->nvars++];
+            if (nm_tmpl_var_parse((char *)v, tv, &err) != NM_OK)
+                return usage_error(cmd, usage, done, "%s", err.msg);
+            for (int k = 0; k + 1 < o->nvars; k++)
+                if (!strcmp(o->vars[k].name, tv->name))
+                    return usage_error(cmd, usage, done, "--jinja %s is given twice", tv->name);
         } else if (opt == NM_OPT_SET) {
             if (o->nsets >= NM_CLI_MAX_SETS)
                 return usage_error(cmd, usage, done, "at most %s --set options",
@@ -399,11 +418,12 @@ int nm_cli_load(const nm_cli_opts *o, unsigned need, nm_spec *spec)
         memset(spec, 0, sizeof *spec);
         return rc;
     }
-    nm_status st = nm_spec_load_set(spec, files, (size_t)o->nfiles, o->sets, (size_t)o->nsets,
-                                    need, &err);
+    nm_spec_opts so = {o->sets, (size_t)o->nsets, o->vars, (size_t)o->nvars};
+    nm_status st = nm_spec_load_opts(spec, files, (size_t)o->nfiles, &so, need, &err);
     nm_free(paths);
     nm_free(files);
     nm_cli_warnings(&spec->doc, o->quiet, 0);
+    spec->arch.stride_rule_2024 = o->stride_2024;
     if (st == NM_OK)
         return 0;
     nm_cli_error(&err);
@@ -434,10 +454,11 @@ nm_mapspace *nm_cli_mapspace(const nm_spec *spec, int *rc)
     return ms;
 }
 
-/* Set by SIGINT, and the handler it replaced: the program's only globals,
- * since a signal handler can reach nothing else. */
+/* Set by SIGINT or SIGTERM (`timeout`, a batch scheduler's kill), and the
+ * handlers they replaced: the program's only globals, since a signal
+ * handler can reach nothing else. */
 static volatile sig_atomic_t interrupted;
-static struct sigaction old_sigint;
+static struct sigaction old_sigint, old_sigterm;
 
 static void on_sigint(int sig)
 {
@@ -452,12 +473,14 @@ volatile sig_atomic_t *nm_cli_catch_sigint(void)
     sa.sa_handler = on_sigint;
     interrupted = 0;
     sigaction(SIGINT, &sa, &old_sigint);
+    sigaction(SIGTERM, &sa, &old_sigterm);
     return &interrupted;
 }
 
 void nm_cli_release_sigint(void)
 {
     sigaction(SIGINT, &old_sigint, NULL);
+    sigaction(SIGTERM, &old_sigterm, NULL);
 }
 
 FILE *nm_cli_open_out(const char *dir, const char *name, char *path, size_t size)
@@ -482,9 +505,14 @@ int nm_cli_write_tables(const char *dir, const char *timeloop, const nm_spec *sp
                         const nm_stats *st, const nm_nest *nest, const nm_mapping *map)
 {
     char name[256], path[4096];
-    for (int k = 0; k < (st && timeloop ? 4 : 2); k++) {
-        static const char *const what[] = {"ERT.yaml", "ART.yaml", "stats.txt", "map.txt"};
-        if (timeloop)
+    for (int k = 0; k < 5; k++) {
+        static const char *const what[] = {"ERT.yaml", "ART.yaml", "stats.txt", "map.txt",
+                                           "timeloop-input.yaml"};
+        if ((k == 2 || k == 3) && !(st && timeloop))
+            continue;
+        if (k == 4 && !(map && timeloop)) /* the whole input, for timeloop-model */
+            continue;
+        if (timeloop && k < 4)
             snprintf(name, sizeof name, "%s.%s", timeloop, what[k]);
         else
             snprintf(name, sizeof name, "%s", what[k]);
@@ -497,8 +525,10 @@ int nm_cli_write_tables(const char *dir, const char *timeloop, const nm_spec *sp
             nm_report_art(f, &spec->arch);
         else if (k == 2)
             nm_report_timeloop_stats(f, &spec->arch, &spec->wl, st);
-        else
+        else if (k == 3)
             nm_report_loopnest(f, &spec->arch, &spec->wl, nest, map, st);
+        else
+            nm_report_timeloop_input(f, &spec->arch, &spec->wl, map);
         if (!nm_cli_close_out(f, path))
             return 0;
     }

@@ -107,7 +107,8 @@ int nm_cli_search_setup(int argc, char **argv, const char *cmd, const char *usag
         fprintf(stderr, "nestmap %s: an option is missing its value\n\n%s", cmd, usage);
         return 2;
     }
-    int rc = nm_cli_begin(argc, argv, cmd, usage, NM_OPT_SEARCH, need, co, spec);
+    unsigned accept = NM_OPT_SEARCH | (!strcmp(cmd, "map") ? NM_OPT_STRIDE : 0u);
+    int rc = nm_cli_begin(argc, argv, cmd, usage, accept, need, co, spec);
     if (rc >= 0)
         return rc;
     nm_error err;
