@@ -31,9 +31,10 @@
 #include "nestmap/template.h"
 
 #define MAX_DEPTH 64       /* nested blocks, expression nesting, includes */
-#define MAX_OUTPUT (64u << 20)
+#define MAX_OUTPUT (16u << 20) /* inputs are small: a larger rendering is a runaway loop */
 #define MAX_DIRS 64
-#define MAX_LOOP 1000000   /* iterations of one for loop */
+#define MAX_LOOP 100000    /* iterations of one for loop */
+#define MAX_STEPS 2000000  /* nodes executed in one rendering, all loops together */
 #define PATH_LEN 4096
 
 /* ---- values ---- */
@@ -89,6 +90,8 @@ struct render {
     size_t cap;
     nm_error *err;
     const char *ofile;       /* this template's name in the line map (keep) */
+    int files;               /* may read files (a template given as text may not) */
+    long *steps;             /* nodes executed so far (shared with included renders) */
 };
 
 /* An expression being evaluated: its text and where it starts. */
@@ -1002,6 +1005,9 @@ static nm_status call(struct ex *e, const char *name, size_t nlen, size_t at, tv
     }
     if (e->skip)
         return NM_OK; /* an untaken branch: no file is read, no path added */
+    if (!r->files && !IS("setenv"))
+        return ex_fail(e, at, "%.*s() reads files, and a template given as text has none to "
+                       "read", (int)nlen, name);
     if (IS("cwd")) {
         NEED(0, 0, "no arguments");
         return v_str(r, r->dir, strlen(r->dir), out);
@@ -1736,6 +1742,9 @@ static nm_status exec(struct render *r, const tnode *n, int depth)
 {
     nm_status st;
     for (; n; n = n->next) {
+        if (++*r->steps > MAX_STEPS)
+            return fail_at(r, n->line, n->col, "the template runs more than %d steps (a loop "
+                           "that does not end?)", MAX_STEPS);
         switch (n->k) {
         case N_TEXT:
             if ((st = emit(r, n->src, n->len, n->line, 1)) != NM_OK)
@@ -1817,6 +1826,9 @@ static nm_status exec(struct render *r, const tnode *n, int depth)
                 return st;
             if (v.k != V_STR)
                 return fail_at(r, n->line, n->col, "'include' takes a file name");
+            if (!r->files)
+                return fail_at(r, n->line, n->col, "'include' reads files, and a template "
+                               "given as text has none to read");
             /* Jinja's loader: relative to the template's own folder. */
             char path[PATH_LEN];
             int plen = snprintf(path, sizeof path, "%s%s%s", v.s[0] == '/' ? "" : r->dir,
@@ -1946,14 +1958,17 @@ static nm_status render_file(struct render *parent, const char *path, nm_tmpl_ou
     return st;
 }
 
-nm_status nm_tmpl_render(const char *path, const char *text, size_t len,
+nm_status nm_tmpl_render(const char *path, int files, const char *text, size_t len,
                          const nm_tmpl_var *vars, size_t nvars, const char *const *dirs,
                          size_t ndirs, const nm_tmpl_hooks *hooks, nm_arena *arena,
                          nm_tmpl_out *out, nm_error *err)
 {
     memset(out, 0, sizeof *out);
     struct render r;
+    long steps = 0;
     memset(&r, 0, sizeof r);
+    r.files = files;
+    r.steps = &steps;
     r.text = text;
     r.len = len;
     r.vars = vars;

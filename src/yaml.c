@@ -566,14 +566,15 @@ static nm_status parse_top(nm_ydoc *doc, const char *name, const char *text, siz
     return NM_OK;
 }
 
-static nm_status parse_text(nm_ydoc *doc, const char *name, const char *text, size_t len,
-                            const char *const *dirs, size_t ndirs, nm_ynode **top, nm_error *err);
+static nm_status parse_text(nm_ydoc *doc, const char *name, int files, const char *text,
+                            size_t len, const char *const *dirs, size_t ndirs, nm_ynode **top,
+                            nm_error *err);
 
 nm_status nm_ydoc_load_string(nm_ydoc *doc, const char *name, const char *text, size_t len,
                               nm_error *err)
 {
     nm_ynode *top;
-    nm_status st = parse_text(doc, name, text, len, NULL, 0, &top, err);
+    nm_status st = parse_text(doc, name, 0, text, len, NULL, 0, &top, err);
     return st != NM_OK ? st : merge_top(doc, top, err);
 }
 
@@ -699,14 +700,16 @@ static nm_status load_tree(nm_ydoc *doc, const char *path, const char *const *di
         return st;
     if (!strcmp(path, "-"))
         path = "<stdin>";
-    st = parse_text(doc, path, buf, len, dirs, ndirs, top, err);
+    st = parse_text(doc, path, strcmp(path, "<stdin>") != 0, buf, len, dirs, ndirs, top, err);
     nm_free(buf);
     return st;
 }
 
-/* A text's top-level mapping, rendered first when it is a template. */
-static nm_status parse_text(nm_ydoc *doc, const char *name, const char *text, size_t len,
-                            const char *const *dirs, size_t ndirs, nm_ynode **top, nm_error *err)
+/* A text's top-level mapping, rendered first when it is a template (files:
+ * the text is a file's, so its template may read files beside it). */
+static nm_status parse_text(nm_ydoc *doc, const char *name, int files, const char *text,
+                            size_t len, const char *const *dirs, size_t ndirs, nm_ynode **top,
+                            nm_error *err)
 {
     if (!nm_tmpl_is_template(text, len) || memchr(text, '\0', len))
         return parse_top(doc, name, text, len, NULL, top, err);
@@ -715,7 +718,7 @@ static nm_status parse_text(nm_ydoc *doc, const char *name, const char *text, si
         return st;
     nm_tmpl_hooks hooks = {doc, include_hook};
     nm_tmpl_out out;
-    if ((st = nm_tmpl_render(name, text, len, doc->vars, doc->nvars, dirs, ndirs, &hooks,
+    if ((st = nm_tmpl_render(name, files, text, len, doc->vars, doc->nvars, dirs, ndirs, &hooks,
                              doc->arena, &out, err)) != NM_OK)
         return st;
     st = parse_top(doc, name, out.text, out.len, &out, top, err);

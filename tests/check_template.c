@@ -51,7 +51,7 @@ static nm_status render(const char *text, const nm_tmpl_var *vars, size_t n, nm_
 {
     const char *path = put("t.yaml.jinja2", text);
     nm_arena *a = nm_arena_new();
-    nm_status st = nm_tmpl_render(path, text, strlen(text), vars, n, NULL, 0, NULL, a, out, err);
+    nm_status st = nm_tmpl_render(path, 1, text, strlen(text), vars, n, NULL, 0, NULL, a, out, err);
     /* The line map's file names live in the arena: copy what the tests read. */
     static char file0[320];
     snprintf(file0, sizeof file0, "%s", out->nlines ? out->lines[0].file : "");
@@ -114,6 +114,19 @@ START_TEST(errors_point_into_the_template)
     ck_assert_ptr_nonnull(strstr(err.msg, "'endfor' with no block open"));
     ck_assert_int_eq(render("{% while x %}", NULL, 0, &o, &err), NM_ERR_INPUT);
     ck_assert_ptr_nonnull(strstr(err.msg, "unknown statement 'while'"));
+    /* A runaway template ends with an error, not a hang. */
+    ck_assert_int_eq(render("{% for a in range(100000) %}{% for b in range(100000) %}"
+                            "{% set x = 1 %}{% endfor %}{% endfor %}", NULL, 0, &o, &err),
+                     NM_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "more than 2000000 steps"));
+    /* A template given as text (not read from a file) reads no files. */
+    nm_ydoc doc;
+    nm_ydoc_init(&doc);
+    const char *text = "a: {{ include_text('/etc/hostname') }}\n";
+    ck_assert_int_eq(nm_ydoc_load_string(&doc, "text.yaml", text, strlen(text), &err),
+                     NM_ERR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "a template given as text has none to read"));
+    nm_ydoc_fini(&doc);
 }
 END_TEST
 

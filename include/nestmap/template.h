@@ -79,10 +79,13 @@ int nm_tmpl_is_template(const char *text, size_t len);
 
 /* Renders the template text[0..len) read from file `path` (absolute or
  * relative to the working directory) with vars[0..nvars) and the include
- * directories dirs[0..ndirs).  Strings that must outlive the call (file
- * names in the line map) go to `arena`.  On failure *err is located in the
- * template and out is released. */
-nm_status nm_tmpl_render(const char *path, const char *text, size_t len,
+ * directories dirs[0..ndirs).  With files 0 (a text not read from a file,
+ * `path` only its name) the functions that read files are errors.  A
+ * rendering is bounded (loops, steps, output), so no template runs away.
+ * Strings that must outlive the call (file names in the line map) go to
+ * `arena`.  On failure *err is located in the template and out is
+ * released. */
+nm_status nm_tmpl_render(const char *path, int files, const char *text, size_t len,
                          const nm_tmpl_var *vars, size_t nvars, const char *const *dirs,
                          size_t ndirs, const nm_tmpl_hooks *hooks, nm_arena *arena,
                          nm_tmpl_out *out, nm_error *err);
