@@ -945,10 +945,13 @@ static nm_status find_paths(struct render *r, const char *p, char ***paths, size
 static nm_status not_found(struct ex *e, size_t pos, const char *p)
 {
     struct render *r = e->r;
+    if (p[0] == '/')
+        return ex_fail(e, pos, "no file '%s'", p);
     char where[PATH_LEN + 64];
     int k = snprintf(where, sizeof where, "%s", r->dir);
     for (size_t i = 0; i < r->ndirs && k < (int)sizeof where - 1; i++)
-        k += snprintf(where + k, sizeof where - (size_t)k, ", %s", r->dirs[i]);
+        if (strcmp(r->dirs[i], r->dir)) /* add_to_path(cwd()) adds the folder itself */
+            k += snprintf(where + k, sizeof where - (size_t)k, ", %s", r->dirs[i]);
     return ex_fail(e, pos, "no file '%s' in %s%s", p, where,
                    r->ndirs ? "" : " (add_to_path() adds folders to look in)");
 }
