@@ -174,7 +174,7 @@ for p in 00-model-conv1d-1level/ref-output 01-model-conv1d-2level/ref-output/ws 
     02-model-conv1d+oc-2level/ref-output/tiling 03-model-conv1d+oc-3level/ref-output/no-bypass \
     03-model-conv1d+oc-3level/ref-output/bypass 04-model-conv1d+oc-3levelspatial/ref-output/cp \
     04-model-conv1d+oc-3levelspatial/ref-output/kp; do
-    processed "${p%%/*}/${p#*/ref-output/}" "$t/$p" model
+    processed "${p%%/*}${p#*/ref-output}" "$t/$p" model
 done
 for p in 05-mapper-conv1d+oc-3level/ref-output/baked 05-mapper-conv1d+oc-3level/ref-output/freebypass \
     05-mapper-conv1d+oc-3level/ref-output/null 06-mapper-convlayer-eyeriss/ref-output; do
