@@ -15,6 +15,9 @@
 #ifndef NM_PKGDATADIR
 #define NM_PKGDATADIR "/usr/local/share/nestmap"
 #endif
+#ifndef NM_SRCDIR
+#define NM_SRCDIR ""
+#endif
 
 /* Where a name may live under a root, tried in this order. */
 static const char *const forms[] = {"%s/%s", "%s/%s.yaml", "%s/arch/%s.yaml",
@@ -59,6 +62,28 @@ static int exe_data_dir(char *out, size_t size)
     return m > 0 && (size_t)m < size;
 }
 
+/* The source tree the running program was built from, when it runs from
+ * its build tree (config.status beside it): a course run from a fresh
+ * build finds the shipped designs and workloads with nothing installed. */
+static int build_src_dir(char *out, size_t size)
+{
+    char exe[NM_PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0 || !NM_SRCDIR[0])
+        return 0;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return 0;
+    *slash = '\0';
+    char status[NM_PATH_MAX + 16];
+    int m = snprintf(status, sizeof status, "%s/config.status", exe);
+    if (m <= 0 || (size_t)m >= sizeof status || !regular_file(status))
+        return 0;
+    m = snprintf(out, size, "%s", NM_SRCDIR);
+    return m > 0 && (size_t)m < size;
+}
+
 int nm_path_find(const char *name, char *out, size_t size)
 {
     snprintf(out, size, "%s", name);
@@ -80,6 +105,8 @@ int nm_path_find(const char *name, char *out, size_t size)
     char dir[NM_PATH_MAX + 32];
     if (exe_data_dir(dir, sizeof dir) && try_root(dir, strlen(dir), name, out, size))
         return 1;
+    if (build_src_dir(dir, sizeof dir) && try_root(dir, strlen(dir), name, out, size))
+        return 1;
     snprintf(out, size, "%s", name);
     return 0;
 }
@@ -90,6 +117,9 @@ void nm_path_roots(char *out, size_t size)
     char exe[NM_PATH_MAX + 32], real_exe[PATH_MAX], real_cfg[PATH_MAX];
     int other = exe_data_dir(exe, sizeof exe) && realpath(exe, real_exe) &&
                 (!realpath(NM_PKGDATADIR, real_cfg) || strcmp(real_exe, real_cfg));
-    snprintf(out, size, ".%s%s, %s%s%s", env && *env ? ", " : "", env && *env ? env : "",
-             NM_PKGDATADIR, other ? ", " : "", other ? real_exe : "");
+    char build[NM_PATH_MAX];
+    int in_build = build_src_dir(build, sizeof build);
+    snprintf(out, size, ".%s%s, %s%s%s%s%s", env && *env ? ", " : "", env && *env ? env : "",
+             NM_PKGDATADIR, other ? ", " : "", other ? real_exe : "", in_build ? ", " : "",
+             in_build ? build : "");
 }

@@ -1,8 +1,9 @@
 #!/bin/sh
 # course.sh — the exercises of examples/course run as their READMEs say:
 # every "$ command" line of a ```console block is run in the exercise's
-# directory (with this build's nestmap first on PATH, and the shipped
-# designs and workloads found by name), and what it prints must be the lines
+# directory (with this build's nestmap first on PATH and no NESTMAP_PATH: a
+# build finds the shipped designs and workloads by name, as a student's
+# fresh build does), and what it prints must be the lines
 # the README shows under it, exactly.  So the handouts never rot.
 name=course
 . "${NESTMAP_SRCDIR:-.}/tests/harness.sh"
@@ -12,8 +13,7 @@ ln -s "$bin" "$tmp/bin/nestmap"
 n=0
 for readme in "$src"/examples/course/*/README.md; do
     n=$((n + 1))
-    if PATH="$tmp/bin:$PATH" NESTMAP_PATH="$src/arch:$src/workloads/layers:$src/workloads/networks:$src" \
-        python3 - "$readme" "$tmp/run" >"$tmp/report" 2>&1 <<'PY'
+    if PATH="$tmp/bin:$PATH" NESTMAP_PATH= python3 - "$readme" "$tmp/run" >"$tmp/report" 2>&1 <<'PY'
 import os, subprocess, sys
 readme, scratch = sys.argv[1], sys.argv[2]
 cmds, inside = [], False

@@ -19,7 +19,9 @@
  * for ROOT in: the current directory, each directory of $NESTMAP_PATH
  * (colon-separated), the installed data directory (the one configured, then
  * ../share/nestmap beside the running program, so a staged install finds
- * its own).  Returns 1 when found, 0 when not (out then holds `name`). */
+ * its own), and, when the program runs from its build tree, the source
+ * tree it was built from.  Returns 1 when found, 0 when not (out then holds
+ * `name`). */
 int nm_path_find(const char *name, char *out, size_t size);
 
 /* The roots nm_path_find searches, as text for a message. */

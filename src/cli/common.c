@@ -387,7 +387,8 @@ static int resolve_inputs(const nm_cli_opts *o, char (*paths)[NM_PATH_MAX], cons
             char roots[4096];
             nm_path_roots(roots, sizeof roots);
             fprintf(stderr, "%s: error: no such file, nor a design or workload of that name "
-                    "under %s\n", o->files[i], roots);
+                    "under %s (NESTMAP_PATH=DIR:DIR... adds folders to look in)\n", o->files[i],
+                    roots);
             return 2;
         }
     }
