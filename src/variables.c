@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nestmap/arch.h"
 #include "nestmap/expr.h"
 #include "nestmap/text.h"
 #include "nestmap/variables.h"
@@ -123,6 +124,12 @@ static nm_status resolve_map(struct eval *ev, const nm_ynode **mapp, const struc
         nm_expr_status st = eval_node(ev, &own, v, &val, &e);
         if (ev->failed)
             return ev->err->status;
+        /* An attribute nestmap does not read may hold any text (Accelergy
+         * keeps what it cannot evaluate as a string); one it reads, or a
+         * variable, must evaluate. */
+        const char *sug;
+        if (st == NM_EXPR_ERROR && !strcmp(what, "attribute") && !nm_arch_attr_known(k->str, &sug))
+            continue;
         if (st == NM_EXPR_ERROR)
             return nm_yerror_at(ev->err, v, e.offset, "%s '%s': %s", what, k->str, e.msg);
         if (st != NM_EXPR_OK)
