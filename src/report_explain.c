@@ -336,16 +336,48 @@ static void explain_invalid(FILE *f, nm_model *mdl, const nm_mapping *m, const n
         break;
     case NM_INV_ARITH:
     case NM_INV_INSTANCES: {
+        /* The level whose spatial loops spread onto the units that overflow:
+         * the nearest one above them with a spatial factor (a v0.4 design's
+         * fan-out level stands above its component). */
         int s = inv->kind == NM_INV_ARITH ? 0 : inv->level + 1;
+        while (s + 1 < arch->nlevels && s < arch->nlevels) {
+            int any = 0;
+            for (int d = 0; d < wl->ndims; d++)
+                any |= m->level[s].sfactor[d] > 1;
+            if (any)
+                break;
+            s++;
+        }
         if (s >= arch->nlevels)
             break;
+        /* A fan-out level of its own (a v0.4 container's) has no temporal
+         * loops: the factor moves to the level above. */
+        const nm_level *L = &arch->level[s];
+        const char *who = L->container[0] ? L->container : L->name;
+        int dest = L->dummy && s + 1 < arch->nlevels ? s + 1 : s;
         fprintf(f, "  the spatial factors of %s ask for %" PRIu64 " where there are %" PRIu64
                    ": make a spatial factor smaller (move it to %s's temporal loops)\n",
-                arch->level[s].name, inv->got, inv->limit, arch->level[s].name);
+                who, inv->got, inv->limit, arch->level[dest].name);
         for (int d = 0; d < wl->ndims; d++)
             if (m->level[s].sfactor[d] > 1)
-                fprintf(f, "  %s's spatial %s = %" PRId64 "\n", arch->level[s].name, wl->dim[d],
+                fprintf(f, "  %s's spatial %s = %" PRId64 "\n", who, wl->dim[d],
                         m->level[s].sfactor[d]);
+        /* Along one axis too many, but the array holds them all: the split
+         * between X and Y is what to change. */
+        const nm_level_map *lm = &m->level[s];
+        int64_t fx = arch->level[s].fanoutX, fy = arch->level[s].fanoutY;
+        for (int split = 0; inv->axis && split <= wl->ndims; split++) {
+            int64_t x = 1, y = 1;
+            for (int i = 0; i < wl->ndims; i++)
+                *(i < split ? &x : &y) *= lm->sfactor[lm->sorder[i]];
+            if (x <= fx && y <= fy) {
+                fprintf(f, "  or keep them and set split: %d in %s's spatial entry: the first %d "
+                           "loops of its permutation go along X (%" PRId64 " of %" PRId64 "), "
+                           "the rest along Y (%" PRId64 " of %" PRId64 ")\n",
+                        split, who, split, x, fx, y, fy);
+                break;
+            }
+        }
         break;
     }
     case NM_INV_FACTORS: {

@@ -380,4 +380,10 @@ expect 0 "network over a folder of layer files" -- "$bin" network -q --threads 2
     "$src/arch/eyeriss/eyeriss.yaml" "$tmp/net"
 has "$tmp/out" "^resnet50_res3_3x3 " "network: the folder's files are its layers"
 
+# A fan-out too wide along X that the array holds when split: --explain
+# says which split fits.
+expect 1 "model --explain on spatial factors all along X" -- "$bin" model -q --explain "$data/good/split_hint.yaml"
+has "$tmp/out" "set split: 1 in PE's spatial entry: the first 1 loops of its permutation go along X (4 of 4), the rest along Y (4 of 4)" "--explain suggests the split"
+has "$tmp/out" "move it to DRAM's temporal loops" "--explain: a container's factor moves to the level above"
+
 finish
