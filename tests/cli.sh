@@ -348,7 +348,7 @@ for c in json.load(open(sys.argv[1]))["components"]:
 ' "$tmp/en.json" 2>"$tmp/err" && ok "$design: classes Timeloop sorts the same way" ||
         bad "$design: $(tail -1 "$tmp/err")"
     rm -rf "$tmp/rt"
-    if "$bin" map -q --threads 2 --max-evals 2000 -o "$tmp/rt" --timeloop-names "$src/$design" \
+    if "$bin" map -q --threads 2 --max-evals 300 --no-refine -o "$tmp/rt" --timeloop-names "$src/$design" \
         "$src/workloads/layers/resnet50_conv1.yaml" >"$tmp/rt1" 2>"$tmp/err" &&
         "$bin" model -q "$tmp/rt/timeloop-input.yaml" >"$tmp/rt2" 2>>"$tmp/err" &&
         [ "$(grep -E '^(Cycles|Energy) +:' "$tmp/rt1")" = "$(grep -E '^(Cycles|Energy) +:' "$tmp/rt2")" ]; then

@@ -34,9 +34,9 @@ cmp="python3 $src/tests/timeloop_stats.py"
 # rule for keeping a tile that stood still differs from today's (see
 # --stride-rule); the conformance corpus pins today's.
 rule="--stride-rule 2024"
-# The mapper runs search less than nestmap's default (32 lanes, not 128) to
+# The mapper runs search less than nestmap's default (16 lanes, not 128) to
 # keep the suite short; they still must reach the reference's metric.
-MAPOPTS=${MAPOPTS---lanes 32}
+MAPOPTS=${MAPOPTS---lanes 16}
 
 # model NAME REFDIR FILES...: nestmap model on FILES plus the reference ERT.
 model() {
