@@ -76,19 +76,13 @@ static int is_storage_class(const char *cls)
 {
     static const char *const k[] = {"DRAM", "SRAM", "regfile", "smartbuffer", "storage",
                                     "buffer", "register", "fifo", "cache"};
-    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
-        if (strstr(cls, k[i]))
-            return 1;
-    return 0;
+    return nm_text_has_any(cls, k, sizeof k / sizeof *k);
 }
 
 static int is_compute_class(const char *cls)
 {
     static const char *const k[] = {"mac", "compute", "multiplier", "adder", "alu"};
-    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
-        if (strstr(cls, k[i]))
-            return 1;
-    return 0;
+    return nm_text_has_any(cls, k, sizeof k / sizeof *k);
 }
 
 /* Attributes that change the model.  A misspelling of one of these is an

@@ -16,6 +16,7 @@
 
 #include "nestmap/energy.h"
 #include "nestmap/report.h"
+#include "nestmap/text.h"
 
 #define IND "    "
 
@@ -235,15 +236,13 @@ void nm_report_timeloop_stats(FILE *f, const nm_arch *arch, const nm_workload *w
 static int timeloop_storage_class(const char *cls)
 {
     static const char *const k[] = {"DRAM", "SRAM", "regfile", "smartbuffer", "storage"};
-    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
-        if (strstr(cls, k[i]))
-            return 1;
-    return 0;
+    return nm_text_has_any(cls, k, sizeof k / sizeof *k);
 }
 
 static int timeloop_compute_class(const char *cls)
 {
-    return strstr(cls, "mac") || strstr(cls, "compute");
+    static const char *const k[] = {"mac", "compute"};
+    return nm_text_has_any(cls, k, sizeof k / sizeof *k);
 }
 
 /* The coefficient name standing for value c in projections. */

@@ -146,3 +146,11 @@ char *nm_text_si(double v, const char *unit, char *buf, size_t size)
     snprintf(buf, size, "%.4g %s%s", v / prefix[i].f, prefix[i].p, unit);
     return buf;
 }
+
+int nm_text_has_any(const char *s, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strstr(s, list[i]))
+            return 1;
+    return 0;
+}

@@ -19,6 +19,10 @@ const char *nm_text_suggest(const char *word, const char *const *cands, size_t n
  * (Timeloop writes keys both ways). */
 int nm_text_key_equal(const char *a, const char *b);
 
+/* Whether s holds any of list[0..n) as a substring (how Timeloop and nestmap
+ * sort component classes: "smartbuffer_SRAM" holds "SRAM"). */
+int nm_text_has_any(const char *s, const char *const *list, size_t n);
+
 /* Writes "A, B, C" (at most size bytes) naming the candidates. */
 void nm_text_join(char *buf, size_t size, const char *const *cands, size_t n);
 
