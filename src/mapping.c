@@ -367,6 +367,19 @@ nm_status nm_mapping_parse_ds_list(const nm_ynode *n, const nm_workload *wl, uin
     return NM_OK;
 }
 
+nm_status nm_mapping_parse_keep_bypass(const nm_ynode *entry, const nm_workload *wl,
+                                       uint32_t *keep, uint32_t *bypass, nm_error *err)
+{
+    const nm_ynode *x;
+    nm_status st = NM_OK;
+    *keep = *bypass = 0;
+    if ((x = nm_ymap_get(entry, "keep")) && (st = nm_mapping_parse_ds_list(x, wl, keep, err)) != NM_OK)
+        return st;
+    if ((x = nm_ymap_get(entry, "bypass")))
+        st = nm_mapping_parse_ds_list(x, wl, bypass, err);
+    return st;
+}
+
 nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *arch,
                            const nm_workload *wl, nm_error *err)
 {
@@ -468,10 +481,8 @@ nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *a
             static const char *const allowed[] = {"target", "type", "keep", "bypass", NULL};
             if ((st = nm_ycheck_keys(e, allowed, "a bypass entry", err)) != NM_OK)
                 return st;
-            uint32_t keep = 0, bypass = 0;
-            if ((x = nm_ymap_get(e, "keep")) && (st = nm_mapping_parse_ds_list(x, wl, &keep, err)) != NM_OK)
-                return st;
-            if ((x = nm_ymap_get(e, "bypass")) && (st = nm_mapping_parse_ds_list(x, wl, &bypass, err)) != NM_OK)
+            uint32_t keep, bypass;
+            if ((st = nm_mapping_parse_keep_bypass(e, wl, &keep, &bypass, err)) != NM_OK)
                 return st;
             if (keep & bypass) {
                 int d = __builtin_ctz(keep & bypass);
@@ -499,17 +510,15 @@ nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *a
      * keep/bypass for keeps what its `dataspace` constraint says. */
     const nm_ynode *c = arch->constraints;
     for (size_t i = 0; c && i < c->n; i++) {
-        const nm_ynode *e = c->items[i], *x;
+        const nm_ynode *e = c->items[i];
         const char *type = nm_ymap_get(e, "type")->str, *target = nm_ymap_get(e, "target")->str;
         if (strcmp(type, "dataspace"))
             continue;
         int l = nm_arch_target(arch, target, 0);
         if (l < 0 || (seen_d & (1u << l)))
             continue;
-        uint32_t keep = 0, bypass = 0;
-        if ((x = nm_ymap_get(e, "keep")) && (st = nm_mapping_parse_ds_list(x, wl, &keep, err)) != NM_OK)
-            return st;
-        if ((x = nm_ymap_get(e, "bypass")) && (st = nm_mapping_parse_ds_list(x, wl, &bypass, err)) != NM_OK)
+        uint32_t keep, bypass;
+        if ((st = nm_mapping_parse_keep_bypass(e, wl, &keep, &bypass, err)) != NM_OK)
             return st;
         m->level[l].keep = (m->level[l].keep | keep) & ~bypass;
     }

@@ -258,10 +258,8 @@ static nm_status apply_constraint(nm_mapspace *ms, const nm_ynode *e, int fe, nm
         return NM_OK;
     }
     if (!strcmp(type, "bypass") || !strcmp(type, "datatype") || !strcmp(type, "dataspace")) {
-        uint32_t keep = 0, bypass = 0;
-        if ((x = nm_ymap_get(e, "keep")) && (st = nm_mapping_parse_ds_list(x, ms->wl, &keep, err)) != NM_OK)
-            return st;
-        if ((x = nm_ymap_get(e, "bypass")) && (st = nm_mapping_parse_ds_list(x, ms->wl, &bypass, err)) != NM_OK)
+        uint32_t keep, bypass;
+        if ((st = nm_mapping_parse_keep_bypass(e, ms->wl, &keep, &bypass, err)) != NM_OK)
             return st;
         if ((keep | ls->keep) & (bypass | ls->bypass)) {
             int d = __builtin_ctz((keep | ls->keep) & (bypass | ls->bypass));

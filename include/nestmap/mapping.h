@@ -90,6 +90,11 @@ nm_status nm_mapping_parse_dims(const nm_ynode *n, const nm_workload *wl, int8_t
 nm_status nm_mapping_parse_ds_list(const nm_ynode *n, const nm_workload *wl, uint32_t *mask,
                                    nm_error *err);
 
+/* The `keep:` and `bypass:` lists of a bypass (dataspace) entry, as masks
+ * (0 for a list not given). */
+nm_status nm_mapping_parse_keep_bypass(const nm_ynode *entry, const nm_workload *wl,
+                                       uint32_t *keep, uint32_t *bypass, nm_error *err);
+
 /* A located "unknown dimension" error with a suggestion or the known names. */
 nm_status nm_mapping_unknown_dim(const nm_ynode *at, size_t offset, const char *name,
                                  const nm_workload *wl, nm_error *err);
