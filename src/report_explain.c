@@ -340,7 +340,7 @@ static void explain_invalid(FILE *f, nm_model *mdl, const nm_mapping *m, const n
          * the nearest one above them with a spatial factor (a v0.4 design's
          * fan-out level stands above its component). */
         int s = inv->kind == NM_INV_ARITH ? 0 : inv->level + 1;
-        while (s + 1 < arch->nlevels && s < arch->nlevels) {
+        while (s + 1 < arch->nlevels) {
             int any = 0;
             for (int d = 0; d < wl->ndims; d++)
                 any |= m->level[s].sfactor[d] > 1;
