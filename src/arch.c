@@ -93,19 +93,22 @@ static const char *const model_attrs[] = {
     "data_storage_width", "sizeKB", "multiple_buffering", "min_utilization", "meshX", "meshY",
     "instances", "read_bandwidth", "write_bandwidth", "shared_bandwidth", "bandwidth",
     "vector_access_energy", "addr_gen_energy", "energy", "technology", "multiplier_width",
-    "adder_width", "exponent", "mantissa", "role", NULL};
+    "adder_width", "exponent", "mantissa", "role",
+    /* networks between levels (noc.h) */
+    "network_read", "network_fill", "network_update", "network_drain", "network_operand",
+    "network_result", "energy_per_hop", "router_energy", "wire_energy", "tile_width",
+    "energy-per-ingress", "network_word_bits", "network_type", "reduction_supported", NULL};
 
 /* Attributes Timeloop and Accelergy (and its plug-ins) use for estimation
  * or bookkeeping; they do not change the model and are accepted quietly. */
 static const char *const estimation_attrs[] = {
     "global_cycle_seconds", "has_power_gating", "power_gated_at", "n_banks",
-    "num_banks", "n_ports", "num_ports", "nports", "reduction_supported", "allow_overbooking",
+    "num_banks", "n_ports", "num_ports", "nports", "allow_overbooking",
     "type", "update_fifo_depth", "version", "latency",
     "action_latency_cycles", "cycle_seconds", "area", "area_share", "n_rdwr_ports",
     "n_rd_ports", "n_wr_ports", "metadata_datawidth", "metadata_word_bits",
     "metadata_block_size", "metadata_storage_width", "metadata_storage_depth", "metadata_depth",
-    "metadata_width", "network_read", "network_fill", "network_update", "network_drain",
-    "network_fill_latency", "network_drain_latency", "leakage_power", "resolution", "voltage",
+    "metadata_width", "leakage_power", "resolution", "voltage",
     "n_rows", "n_columns", "subclass", "n_instances", "ports", NULL};
 
 static int in_list(const char *k, const char *const *list)
@@ -389,6 +392,8 @@ struct flat {
     int nscope;                             /* enclosing subtrees / containers */
     const nm_ynode *scope[NM_MAX_SCOPES];   /* their `attributes` maps, outermost first */
     nm_ynode *constraints;                  /* v0.4 inline constraints as targets, or NULL */
+    int nnets;                              /* explicit networks (class XY_NoC or Legacy) */
+    nm_noc nets[NM_MAX_LEVELS * 2];
 };
 
 /* Accelergy hands an enclosing subtree's (or container's) attributes down
@@ -516,6 +521,30 @@ static nm_status role(struct flat *fl, const char *base, const char *cls,
                      base, cls);
 }
 
+/* An explicit network (noc.h): kept until finish() joins it to the levels
+ * that name it. */
+static nm_status add_network(struct flat *fl, const nm_ynode *comp, const char *base,
+                             const char *cls, const nm_ynode *attrs, nm_error *err)
+{
+    if (fl->nnets >= (int)(sizeof fl->nets / sizeof *fl->nets))
+        return nm_yerror(err, comp, "more than %d networks", (int)(sizeof fl->nets /
+                                                                   sizeof *fl->nets));
+    for (int i = 0; i < fl->nnets; i++)
+        if (!strcmp(fl->nets[i].name, base))
+            return nm_yerror(err, comp, "two networks are called '%s'", base);
+    nm_noc *net = &fl->nets[fl->nnets];
+    memset(net, 0, sizeof *net);
+    nm_status st = nm_noc_parse(net, attrs, DEFAULT_WORD_BITS, err);
+    if (st != NM_OK)
+        return st;
+    snprintf(net->name, sizeof net->name, "%s", base);
+    snprintf(net->cls, sizeof net->cls, "%s", cls);
+    net->node = comp;
+    net->explicit_net = 1;
+    fl->nnets++;
+    return NM_OK;
+}
+
 static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_ynode *name_node,
                                const char *base, int64_t instances, int64_t defx,
                                const nm_ynode *cls_node, const nm_ynode *attrs, nm_error *err)
@@ -541,6 +570,12 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
         return st;
     if ((st = effective_attrs(fl, attrs, &attrs, err)) != NM_OK)
         return st;
+    if (!strcmp(cls, "XY_NoC") || !strcmp(cls, "Legacy"))
+        return add_network(fl, comp, base, cls, attrs, err);
+    if (strstr(cls, "ReductionTree") || strstr(cls, "SimpleMulticast"))
+        return nm_yerror(err, cls_node, "component '%s': network class '%s' is not modelled "
+                         "(nestmap models Timeloop's legacy networks: class XY_NoC or Legacy)",
+                         base, cls);
     if (fl->have_arith)
         return nm_yerror(err, comp, "component '%s' comes after the arithmetic level '%s'; "
                          "storage levels must be listed outermost first, compute last",
@@ -966,6 +1001,87 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
     return NM_OK;
 }
 
+/* The name attribute `key` of a component, or NULL. */
+static nm_status net_name(const nm_ynode *attrs, const char *key, const nm_ynode **at,
+                          const char **name, nm_error *err)
+{
+    *name = NULL;
+    *at = nm_ymap_get(attrs, key);
+    if (!*at || nm_yis_null(*at))
+        return NM_OK;
+    return nm_yget_str(*at, key, name, err);
+}
+
+/* Level i's networks to its child: the ones it names (network_read,
+ * network_update), which the child must name too (network_fill and
+ * network_drain, or the arithmetic's network_operand and network_result),
+ * else one inferred from its own attributes, as Timeloop connects them
+ * (topology.cpp). */
+static nm_status join_networks(struct flat *fl, int i, nm_error *err)
+{
+    nm_arch *arch = fl->arch;
+    nm_level *L = &arch->level[i];
+    const nm_ynode *child_attrs = i ? arch->level[i - 1].attrs : arch->arith.attrs;
+    const char *child = i ? arch->level[i - 1].name : arch->arith.name;
+    static const char *const outer_key[2] = {"network_read", "network_update"};
+    static const char *const inner_key[2][2] = {{"network_fill", "network_drain"},
+                                                {"network_operand", "network_result"}};
+    nm_status st;
+    L->nnet = 0;
+    for (int dir = 0; dir < 2; dir++) {
+        const nm_ynode *oat, *iat;
+        const char *oname, *iname;
+        const char *ikey = inner_key[i == 0][dir];
+        if ((st = net_name(L->attrs, outer_key[dir], &oat, &oname, err)) != NM_OK ||
+            (st = net_name(child_attrs, ikey, &iat, &iname, err)) != NM_OK)
+            return st;
+        if (!oname && iname)
+            return nm_yerror(err, iat, "'%s' names network '%s' as its %s, but '%s' names no "
+                             "%s", child, iname, ikey, L->name, outer_key[dir]);
+        if (!oname) {
+            if (dir == 1)
+                break; /* the read network serves both ways */
+            nm_noc *net = &L->net[0];
+            memset(net, 0, sizeof *net);
+            if ((st = nm_noc_parse(net, L->attrs, DEFAULT_WORD_BITS, err)) != NM_OK)
+                return st;
+            char name[sizeof net->name];
+            snprintf(name, sizeof name, "%s <==> %s", L->name, child);
+            memcpy(net->name, name, sizeof name);
+            net->node = L->node;
+            L->nnet = 1;
+            continue;
+        }
+        const nm_noc *found = NULL;
+        for (int n = 0; n < fl->nnets && !found; n++)
+            if (!strcmp(fl->nets[n].name, oname))
+                found = &fl->nets[n];
+        if (!found)
+            return nm_yerror(err, oat, "network '%s' not found: no component of class XY_NoC "
+                             "or Legacy is called so", oname);
+        if (!iname)
+            return nm_yerror(err, oat, "'%s' names network '%s' as its %s, but its child '%s' "
+                             "names no %s", L->name, oname, outer_key[dir], child, ikey);
+        if (strcmp(iname, oname))
+            return nm_yerror(err, iat, "'%s' names network '%s' as its %s, but '%s' names '%s' "
+                             "as its %s: both ends must name the same network", child, iname,
+                             ikey, L->name, oname, outer_key[dir]);
+        if (dir == 1 && L->nnet == 1 && !strcmp(L->net[0].name, found->name))
+            break; /* the same network both ways */
+        L->net[dir] = *found;
+        L->nnet = dir + 1;
+    }
+    L->net[0].directions = NM_NOC_READ_FILL | (L->nnet == 1 ? NM_NOC_UPDATE_DRAIN : 0);
+    if (L->nnet == 2)
+        L->net[1].directions = NM_NOC_UPDATE_DRAIN;
+    L->reduces = !L->is_dram;
+    const nm_ynode *r = nm_ymap_get(L->attrs, "reduction_supported");
+    if (r && !nm_yis_null(r) &&
+        (st = nm_yget_bool(r, "attribute 'reduction_supported'", &L->reduces, err)) != NM_OK)
+        return st;
+    return NM_OK;
+}
+
 static nm_status finish(struct flat *fl, const nm_ynode *node, nm_error *err)
 {
     nm_arch *arch = fl->arch;
@@ -1011,7 +1127,21 @@ static nm_status finish(struct flat *fl, const nm_ynode *node, nm_error *err)
         L->fanoutX = cx / L->meshX;
         L->fanoutY = cy / L->meshY;
     }
+    for (int i = 0; i < arch->nlevels; i++) {
+        nm_status st = join_networks(fl, i, err);
+        if (st != NM_OK)
+            return st;
+    }
+    nm_arch_noc_update(arch);
     return NM_OK;
+}
+
+void nm_arch_noc_update(nm_arch *arch)
+{
+    arch->noc = 0;
+    for (int i = 0; i < arch->nlevels; i++)
+        for (int n = 0; n < arch->level[i].nnet; n++)
+            arch->noc |= nm_noc_charged(&arch->level[i].net[n]);
 }
 
 nm_status nm_arch_parse(nm_arch *arch, const nm_ynode *node, const nm_arch_hints *hints,

@@ -315,6 +315,24 @@ static nm_status ert_entry(nm_arch *arch, nm_ydoc *doc, const nm_ynode *cc,
     if (st != NM_OK)
         return st;
     int which = find_component(arch, name);
+    if (which == -1 && (!strcmp(name, "wire") || !strcmp(name, "Wire"))) {
+        /* Timeloop reads a wire's transfer_random energy (as a float) into
+         * the wire_energy of every inferred network (topology.cpp). */
+        static const char *const tr[] = {"transfer_random", NULL};
+        const double *e = action_get(&a, tr);
+        if (e && *e != 0.0) {
+            for (int i = 0; i < arch->nlevels; i++)
+                for (int n = 0; n < arch->level[i].nnet; n++) {
+                    nm_noc *net = &arch->level[i].net[n];
+                    if (!net->explicit_net) {
+                        net->has_wire = 1;
+                        net->wire_energy = (double)(float)*e;
+                    }
+                }
+            nm_arch_noc_update(arch);
+        }
+        return NM_OK;
+    }
     if (which == -1)
         return unmatched(arch, doc, cc, name_node, full, name, "ERT", err);
     if ((st = warn_misspelt_actions(doc, which == -2, &a, full, err)) != NM_OK)

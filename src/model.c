@@ -48,9 +48,18 @@ nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *w
     }
     mdl->ws = nm_nest_ws_new(arch, wl);
     mdl->shape = nm_calloc(1, sizeof *mdl->shape);
-    if (!mdl->ws || !mdl->shape) {
+    if (!mdl->ws || !mdl->shape || (arch->noc && !nm_nest_ws_noc(mdl->ws, 1))) {
         nm_model_fini(mdl);
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    /* Floor plan (Timeloop's Topology::FloorPlan): a level's tile is the
+     * level and its fan-out's tiles; a network hops the width of a child
+     * tile. */
+    double tile = arch->arith.area;
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        mdl->noc_width[s] = sqrt(tile);
+        tile = L->area + (double)(L->fanoutX * L->fanoutY) * tile;
     }
     return NM_OK;
 }
@@ -244,12 +253,74 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
     return b == 1 ? a : a / b + (a % b != 0);
 }
 
-/* Reads, fills and updates of one data space at every level. */
-static void account(const nm_model *mdl, const nm_mapping *m, const nm_nest_result *nr, int ds,
-                    nm_stats *out)
+/* Per level, what the network to its child carries of one data space
+ * (account() fills it). */
+typedef struct noc_in {
+    double acc;       /* accesses as the network sees them (bypass applied) */
+    double link, partition;
+    double dist_acc;  /* distributed multicast on the child's behalf: the child's
+                       * accesses (0: none) */
+    double own_acc;   /* > 0: the accesses before distribution divided the level's */
+} noc_in;
+
+static void noc_charge(const nm_model *mdl, const nm_nest_result *nr, int ds, const noc_in *in,
+                       int exact, nm_stats *out);
+static void noc_traffic(const nm_model *mdl, const nm_nest_result *nr, int s, int ds,
+                        const noc_in *in, int exact, nm_noc_traffic *t);
+
+/* Distributed multicast (Timeloop's DistributeTiles, tiling.cpp): below a
+ * level whose fan-out multicasts a data space m ways, a child whose own
+ * network is M:N may hold 1/m of the tile each, the m siblings sharing out
+ * what one held: the parent scatters to all of them, and the child's
+ * accesses travel the parent's network as a distributed multicast.  Only
+ * the first such child does it, and only when the parent's and the child's
+ * networks each carry the data at one multicast factor (else Timeloop
+ * stops: 0 here, with out->invalid set).  Divides the child's counts (as
+ * Timeloop rounds them: partition size up, the others to a half) and
+ * marks the parent's network in dist. */
+static int distribute(const nm_model *mdl, const nm_nest_result *nr, int ds, double *ca,
+                      double *w, double *pas, double *ps, noc_in *dist, nm_stats *out)
 {
     const nm_arch *arch = mdl->arch;
+    for (int s = 0; s + 1 < arch->nlevels; s++) {
+        if (arch->level[s].nnet < 1 || arch->level[s].net[0].type != NM_NOC_M_N)
+            continue;
+        nm_noc_traffic o, i;
+        noc_in raw_o = {.acc = nr->tile[s + 1][ds].accesses};
+        noc_in raw_i = {.acc = nr->tile[s][ds].accesses};
+        noc_traffic(mdl, nr, s + 1, ds, &raw_o, 1, &o);
+        noc_traffic(mdl, nr, s, ds, &raw_i, 1, &i);
+        if (o.nb != 1 || i.nb != 1)
+            return invalid(out, NM_INV_MULTICAST, s, ds, 0, 0, 0);
+        double m = (double)o.b[0].m;
+        if (o.b[0].m <= 1)
+            continue;
+        if (ps[s] > 0)
+            ps[s] = 1.0 + floor((ps[s] - 1.0) / m);
+        dist[s].own_acc = ca[s]; /* the network keeps the undivided accesses */
+        ca[s] = 1.0 + (ca[s] - 1.0) / m;
+        pas[s] = 1.0 + (pas[s] - 1.0) / m;
+        dist[s + 1].dist_acc = i.b[0].acc;
+        w[s + 1] = o.b[0].acc; /* each receiver reached alone now */
+        break;
+    }
+    return 1;
+}
+
+/* Reads, fills and updates of one data space at every level; the networks'
+ * energy too when the design charges it (exact: the tiles come from an
+ * analysis, whose multicast signatures hold), or, when keep is not NULL,
+ * what they carry into keep instead. */
+static int account(const nm_model *mdl, const nm_mapping *m, const nm_nest_result *nr, int ds,
+                   int exact, nm_stats *out, noc_in *keep)
+{
+    noc_in noc[NM_MAX_LEVELS];
+    const nm_arch *arch = mdl->arch;
     int S = arch->nlevels;
+    if (S < 1) /* (parsing guarantees a level; this tells the compiler) */
+        return 1;
+    if (arch->noc || keep)
+        memset(noc, 0, sizeof noc);
     double ca[NM_MAX_LEVELS], w[NM_MAX_LEVELS], pas[NM_MAX_LEVELS], lt[NM_MAX_LEVELS];
     double peer[NM_MAX_LEVELS], ps[NM_MAX_LEVELS];
     uint64_t size[NM_MAX_LEVELS], F[NM_MAX_LEVELS];
@@ -286,6 +357,8 @@ static void account(const nm_model *mdl, const nm_mapping *m, const nm_nest_resu
     for (int s = 0; s < S - 1; s++)
         pas[s] = w[s + 1] / (double)F[s + 1];
     pas[S - 1] = 0.0;
+    if (arch->noc && exact && !distribute(mdl, nr, ds, ca, w, pas, ps, noc, out))
+        return 0;
     /* Bypass: the next level out now serves what the bypassed level received. */
     for (int s = 0; s < S; s++) {
         if (size[s] == 0 || kept[s])
@@ -295,10 +368,21 @@ static void account(const nm_model *mdl, const nm_mapping *m, const nm_nest_resu
             outer++;
         if (outer < S && w[outer] > 0.0) {
             double f = ca[s] * (double)F[outer] / w[outer];
+            /* the outer level's accesses are what its network delivers
+             * (also where distribution divided its own) */
+            if ((arch->noc || keep) && noc[outer].own_acc > 0.0) {
+                ca[outer] = noc[outer].own_acc;
+                noc[outer].own_acc = 0.0;
+            }
             ca[outer] *= f;
             w[outer] *= f;
             lt[outer] = 0.0;
         }
+        /* Timeloop keeps a bypassed level's network counts (tiling.cpp,
+         * CollapseTiles), without its partition. */
+        noc[s].acc = noc[s].own_acc > 0 ? noc[s].own_acc : ca[s];
+        noc[s].link = lt[s];
+        noc[s].partition = 0.0;
         size[s] = ps[s] = 0;
         ca[s] = w[s] = pas[s] = 0.0;
         if (outer == S)
@@ -311,7 +395,15 @@ static void account(const nm_model *mdl, const nm_mapping *m, const nm_nest_resu
         }
         size[s] = ps[s] = 0;
         ca[s] = w[s] = pas[s] = lt[s] = 0.0;
+        noc[s].acc = noc[s].link = noc[s].partition = 0.0; /* ... not above the outermost keeper */
     }
+    for (int s = 0; (mdl->arch->noc || keep) && s < S; s++)
+        if (kept[s])
+        {
+            noc[s].acc = noc[s].own_acc > 0 ? noc[s].own_acc : ca[s];
+            noc[s].link = lt[s];
+            noc[s].partition = ps[s];
+        }
     for (int s = S - 1; s > 0; s--)
         if (lt[s] != 0.0)
             peer[s - 1] += lt[s] / (double)nr->replication[s - 1];
@@ -342,6 +434,126 @@ static void account(const nm_model *mdl, const nm_mapping *m, const nm_nest_resu
             d->address_generations = d->reads + d->fills;
         }
     }
+    if (keep)
+        memcpy(keep, noc, sizeof noc);
+    else if (mdl->arch->noc)
+        noc_charge(mdl, nr, ds, noc, exact, out);
+    return 1;
+}
+
+/* The traffic of data space ds on the network below level s: the tile's
+ * accesses in the buckets of its multicast signatures (the calls without
+ * links and those with), scaled as bypass scaled the accesses (Timeloop
+ * scales the ingresses, not the hops). */
+static void noc_traffic(const nm_model *mdl, const nm_nest_result *nr, int s, int ds,
+                        const noc_in *in, int exact, nm_noc_traffic *t)
+{
+    const nm_tile *tile = &nr->tile[s][ds];
+    memset(t, 0, sizeof *t);
+    t->acc = in->acc;
+    t->link = in->link;
+    t->partition = in->partition;
+    t->fanout = tile->fanout;
+    t->instances = (double)nr->replication[s];
+    if (in->acc <= 0.0)
+        return;
+    double f = tile->accesses > 0.0 ? in->acc / tile->accesses : 0.0;
+    if (!exact || tile->fanout <= 1) {
+        t->nb = 1;
+        t->b[0].m = t->b[0].s = 1;
+        t->b[0].acc = in->acc;
+        t->hops = t->b[0].hops = exact ? tile->hop : 0.0;
+        return;
+    }
+    t->hops = tile->hop;
+    t->rt = tile->rt * f;
+    if (nm_nest_noc_mixed(mdl->ws, s, ds)) { /* totals only */
+        t->nb = -1;
+        return;
+    }
+    for (int k = 0; k < NM_NOC_SLOTS; k++) {
+        const nm_noc_sig *sig = nm_nest_noc_sig(mdl->ws, s, ds, k);
+        if (!sig || tile->noc_sz[k] <= 0.0)
+            continue;
+        for (int i = 0; i < sig->n; i++) {
+            const struct nm_noc_bucket *b = &sig->b[i];
+            int j = 0;
+            while (j < t->nb && !(t->b[j].m == b->m && t->b[j].s == b->s))
+                j++;
+            if (j == t->nb) {
+                if (t->nb == NM_NOC_MAX_BUCKETS) {
+                    t->nb = -1;
+                    return;
+                }
+                t->nb++;
+                t->b[j].m = b->m;
+                t->b[j].s = b->s;
+            }
+            /* per call: the delta to each of s groups; hops summed per group */
+            t->b[j].acc += tile->noc_sz[k] * (double)b->s * f;
+            t->b[j].hops += tile->noc_sz[k] * b->hops;
+            t->b[j].uhops += tile->noc_sz[k] * b->uhops;
+        }
+    }
+    if (in->dist_acc > 0.0 && t->nb == 1) {
+        /* the multicast turns into a scatter to every receiver, each
+         * reached alone, and the child's accesses ride along, multicast */
+        double acc0 = t->b[0].acc / f, hops0 = t->b[0].hops;
+        t->b[1] = t->b[0];
+        t->b[1].acc = in->dist_acc;
+        t->b[1].hops = hops0 * in->dist_acc / acc0;
+        t->b[1].distributed = 1;
+        t->b[0].s *= t->b[0].m;
+        t->b[0].m = 1;
+        t->b[0].hops = t->b[0].uhops;
+        t->nb = 2;
+    }
+}
+
+static void noc_charge(const nm_model *mdl, const nm_nest_result *nr, int ds, const noc_in *in,
+                       int exact, nm_stats *out)
+{
+    const nm_arch *arch = mdl->arch;
+    int rw = mdl->wl->ds[ds].read_write;
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        nm_noc_traffic t;
+        noc_traffic(mdl, nr, s, ds, &in[s], exact, &t);
+        for (int n = 0; n < L->nnet; n++) {
+            double e = nm_noc_energy(&L->net[n], mdl->noc_width[s], &t, rw, L->reduces, NULL);
+            out->level[s].noc_energy += e;
+        }
+    }
+}
+
+int nm_model_noc_stats(nm_model *mdl, const nm_mapping *m, nm_stats *st, nm_noc_stats *noc)
+{
+    memset(noc, 0, sizeof *noc);
+    nm_model_forget(mdl);
+    int valid = nm_model_eval(mdl, m, st, NULL);
+    st->noc = noc;
+    if (!valid || !mdl->arch->noc)
+        return valid;
+    /* account() again on the analysis just made, keeping each data
+     * space's traffic rather than charging it */
+    const nm_arch *arch = mdl->arch;
+    const nm_nest_result *nr = &mdl->shape->nr;
+    nm_stats *scratch = &mdl->shape->floor;
+    for (int ds = 0; ds < mdl->wl->nds; ds++) {
+        noc_in in[NM_MAX_LEVELS];
+        account(mdl, m, nr, ds, 1, scratch, in);
+        for (int s = 0; s < arch->nlevels; s++) {
+            const nm_level *L = &arch->level[s];
+            nm_noc_traffic t;
+            noc_traffic(mdl, nr, s, ds, &in[s], 1, &t);
+            for (int n = 0; n < L->nnet; n++) {
+                nm_noc_ds *d = &noc->ds[s][n][ds];
+                noc->energy[s][n] += nm_noc_energy(&L->net[n], mdl->noc_width[s], &t,
+                                                   mdl->wl->ds[ds].read_write, L->reduces, d);
+            }
+        }
+    }
+    return valid;
 }
 
 int nm_model_precheck(nm_model *mdl, const nm_mapping *m, nm_stats *out)
@@ -416,6 +628,7 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
     out->cycles = cycles;
 
     double energy = out->compute_energy;
+    double noc = 0.0;
     double output_size = 0.0;
     out->compute_area = arch->arith.area * (double)arch->arith.instances;
     out->area = out->compute_area;
@@ -444,7 +657,8 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
         uint64_t leaking = shape->replication[s] > 1 ? shape->replication[s] : 1;
         ls->leakage = L->e_leak * (double)cycles * (double)leaking;
         ls->energy = e + addr + ls->leakage;
-        energy += ls->energy;
+        energy += ls->energy + ls->noc_energy;
+        noc += ls->noc_energy;
         ls->area = L->area * (double)L->instances;
         out->area += ls->area;
     }
@@ -459,6 +673,7 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
         }
     }
     out->energy = energy;
+    out->noc_energy = noc;
     out->utilization = (double)out->computes / (double)arch->arith.instances / (double)cycles;
     out->total_ops = 2.0 * (double)out->computes - output_size;
     uint64_t lla = 0;
@@ -561,8 +776,10 @@ static void floor_figures(nm_model *mdl, const nm_mapping *m, const nm_nest_resu
                           double *e, double *c, double *l)
 {
     nm_stats *fl = &mdl->shape->floor;
+    for (int s = 0; s < mdl->arch->nlevels; s++)
+        fl->level[s].noc_energy = 0.0;
     for (int ds = 0; ds < mdl->wl->nds; ds++)
-        account(mdl, m, nr, ds, fl);
+        account(mdl, m, nr, ds, 0, fl, NULL);
     finish(mdl, nr, fl);
     *e = fmin(*e, fl->energy);
     *c = fmin(*c, (double)fl->cycles);
@@ -664,8 +881,12 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
         }
     }
     nm_nest_analyze(mdl->ws, nest, m, arch, wl, shape);
+    out->noc = NULL;
+    for (int s = 0; s < arch->nlevels; s++)
+        out->level[s].noc_energy = 0.0;
     for (int ds = 0; ds < wl->nds; ds++)
-        account(mdl, m, shape, ds, out);
+        if (!account(mdl, m, shape, ds, 1, out, NULL))
+            return 0;
     finish(mdl, shape, out);
     return 1;
 }
@@ -693,6 +914,12 @@ void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_wo
                  "level %s, where only the last instance would run it; put the residual at or "
                  "above that level", wl->dim[inv->index], lname, wl->dim[inv->index],
                  arch->level[got].name);
+        return;
+    case NM_INV_MULTICAST:
+        snprintf(buf, size, "couldn't distribute the multicast of %s to level %s (network_type "
+                 "M:N): the fan-out above it or below it delivers %s at more than one multicast "
+                 "factor (Timeloop: complex multicast signature detected)",
+                 wl->ds[inv->index].name, lname, wl->ds[inv->index].name);
         return;
     case NM_INV_FAN_RESIDUALS:
         snprintf(buf, size, "the fan-out of level %s has %llu spatial loops with a residual; "

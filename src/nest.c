@@ -25,6 +25,7 @@
  */
 #include <config.h>
 
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -302,10 +303,23 @@ static int shift_between(const delta *cur, const delta *prev, int nr, int64_t *o
 #define DIFF_SET 128    /* hash set of neighbour differences: a power of two > 2 MAX_DIFFS */
 #define UNION_CAP 4096 /* tile positions along one axis that nm_nest_floor merges */
 
-/* Contribution of a run of calls, in units of delta size x weight. */
+/* Contribution of a run of calls, in units of delta size x weight (sz,
+ * hop and rt: see nm_tile; 0 unless the workspace counts networks). */
 typedef struct sums {
-    double acc, wacc, link;
+    double acc, wacc, link, sz[NM_NOC_SLOTS], hop, rt;
 } sums;
+
+/* *a += w * b */
+static inline void sums_add(sums *a, const sums *b, double w)
+{
+    a->acc += w * b->acc;
+    a->wacc += w * b->wacc;
+    a->link += w * b->link;
+    for (int i = 0; i < NM_NOC_SLOTS; i++)
+        a->sz[i] += w * b->sz[i];
+    a->hop += w * b->hop;
+    a->rt += w * b->rt;
+}
 
 /* The state a call leaves behind: the stride of the last move (a canonical
  * jump id, 0 = none) and, for fan-outs, the previous delta's shape.  Jumps
@@ -442,6 +456,12 @@ typedef struct seq {
     int64_t diffs[MAX_DIFFS][R];         /* key differences between grid neighbours */
     int nlink;
     linkmemo link[LINK_MEMO];
+    /* networks (nm_nest_ws_noc): the fan-out's multicast signatures, the
+     * whole one [0] and those of links (sig_ru[i]'s in slot i, nsig in
+     * use); sig_mixed: some call's signature is in no slot */
+    nm_noc_sig sig[NM_NOC_SLOTS];
+    const struct reuse *sig_ru[NM_NOC_SLOTS];
+    int nsig, sig_mixed;
 } seq;
 
 /* The loops and switches the previous analysis saw. */
@@ -504,6 +524,11 @@ struct nm_nest_ws {
     fanmemo fanmemo[FAN_MEMOS]; /* fan-outs of walked nests seen lately */
     fanmemo *fm;                /* the one being walked (NULL: the sequence's own memo) */
     uint32_t fan_clock;
+    /* networks (nm_nest_ws_noc): on, and scratch for signatures (cap each) */
+    int noc;
+    uint32_t *ord;
+    int64_t *colmin, *colmax;
+    uint32_t *cols;
 };
 
 void nm_nest_ws_walk(nm_nest_ws *ws, int on)
@@ -571,7 +596,42 @@ void nm_nest_ws_free(nm_nest_ws *ws)
     nm_free(ws->stamps);
     nm_free(ws->hashes);
     nm_free(ws->upos);
+    nm_free(ws->ord);
+    nm_free(ws->colmin);
+    nm_free(ws->colmax);
+    nm_free(ws->cols);
     nm_free(ws);
+}
+
+int nm_nest_ws_noc(nm_nest_ws *ws, int on)
+{
+    if (on && !ws->ord) {
+        ws->ord = nm_calloc(ws->cap, sizeof *ws->ord);
+        ws->colmin = nm_calloc(ws->cap, sizeof *ws->colmin);
+        ws->colmax = nm_calloc(ws->cap, sizeof *ws->colmax);
+        ws->cols = nm_calloc(ws->cap, sizeof *ws->cols);
+        if (!ws->ord || !ws->colmin || !ws->colmax || !ws->cols)
+            return 0;
+        for (size_t h = 0; h < ws->cap; h++)
+            ws->colmax[h] = -1; /* no receiver in column h yet (fan_sig) */
+    }
+    ws->noc = on;
+    return 1;
+}
+
+const nm_noc_sig *nm_nest_noc_sig(const nm_nest_ws *ws, int s, int ds, int slot)
+{
+    if (!ws->noc)
+        return NULL;
+    const seq *S = &ws->seqs[s * NM_MAX_DS + ds];
+    if (S->sig_mixed || slot >= S->nsig || S->sig[slot].n <= 0)
+        return NULL;
+    return &S->sig[slot];
+}
+
+int nm_nest_noc_mixed(const nm_nest_ws *ws, int s, int ds)
+{
+    return ws->noc && ws->seqs[s * NM_MAX_DS + ds].sig_mixed;
 }
 
 void nm_nest_ws_forget(nm_nest_ws *ws)
@@ -1112,6 +1172,171 @@ static void neighbour_diffs(nm_nest_ws *ws, int inner, int master)
         sq->ndiffs = MAX_DIFFS + 1;
 }
 
+/* Marks in ws->reused the siblings that take their delta over a link (see
+ * reuse_for) and those of classes outside recv or idle under mask (counted
+ * in *out); returns how many take it over a link. */
+static uint64_t mark_reused(nm_nest_ws *ws, uint32_t recv, uint32_t mask, uint32_t found,
+                            const int64_t (*o)[R], uint64_t *out)
+{
+    int nr = ws->nr;
+    uint64_t F = ws->F, nreused = 0;
+    *out = 0;
+    fill_keys(ws, ws->fan_inner, ws->fan_master); /* the scratch may hold another fan-out's */
+    if (ws->nfres)
+        sibling_classes(ws);
+    const int64_t *o0 = o[0];
+    for (uint64_t e = 0; e < F; e++) {
+        const int64_t *k = ws->keys + e * R;
+        int hit = 0;
+        if (!ws->nfres) { /* one class (the hot path) */
+            FOR_NEIGHBOURS(ws, e, nb, {
+                const int64_t *kn = ws->keys + nb * R;
+                int eq = !hit;
+                for (int r = 0; r < nr && eq; r++)
+                    eq = kn[r] - k[r] == o0[r];
+                hit |= eq;
+            });
+        } else if (!sibling_receives(ws, e, recv, mask)) {
+            ws->reused[e] = 1; /* left out of the groups below */
+            (*out)++;
+            continue;
+        } else {
+            FOR_NEIGHBOURS(ws, e, nb, {
+                const int64_t *kn = ws->keys + nb * R;
+                uint32_t c = sibling_class(ws, nb);
+                int eq = !hit && ((found >> c) & 1u);
+                for (int r = 0; r < nr && eq; r++)
+                    eq = kn[r] - k[r] == o[c][r];
+                hit |= eq;
+            });
+        }
+        ws->reused[e] = (uint8_t)hit;
+        nreused += (uint64_t)hit;
+    }
+    return nreused;
+}
+
+/* ---- multicast signatures (for the on-chip networks) ---- */
+
+static int key_less(const nm_nest_ws *ws, uint32_t a, uint32_t b)
+{
+    const int64_t *x = ws->keys + (size_t)a * R, *y = ws->keys + (size_t)b * R;
+    for (int r = 0; r < ws->nr; r++)
+        if (x[r] != y[r])
+            return x[r] < y[r];
+    return a < b;
+}
+
+static void sift_ord(const nm_nest_ws *ws, uint32_t *a, size_t root, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * root + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && key_less(ws, a[c], a[c + 1]))
+            c++;
+        if (!key_less(ws, a[root], a[c]))
+            return;
+        uint32_t t = a[root];
+        a[root] = a[c];
+        a[c] = t;
+        root = c;
+    }
+}
+
+/* Adds a group of m receivers with the given hops (multicast, and each
+ * receiver reached alone) to sig. */
+static void sig_add(nm_noc_sig *sig, uint64_t m, double hops, double uhops)
+{
+    if (sig->n < 0)
+        return;
+    for (int i = 0; i < sig->n; i++)
+        if (sig->b[i].m == m) {
+            sig->b[i].s++;
+            sig->b[i].hops += hops;
+            sig->b[i].uhops += uhops;
+            return;
+        }
+    if (sig->n == NM_NOC_BUCKETS) {
+        sig->n = -1;
+        return;
+    }
+    sig->b[sig->n++] = (struct nm_noc_bucket){m, 1, hops, uhops};
+}
+
+/* The multicast signature (nest.h) of the current fan-out's siblings that
+ * skip does not mark (NULL: all): siblings with equal offsets need the same
+ * data and form a group (each its own without multicast). */
+static void fan_sig(nm_nest_ws *ws, const uint8_t *skip, nm_noc_sig *sig)
+{
+    memset(sig, 0, sizeof *sig);
+    fill_keys(ws, ws->fan_inner, ws->fan_master);
+    size_t n = 0;
+    for (uint64_t e = 0; e < ws->F; e++)
+        if (!skip || !skip[e])
+            ws->ord[n++] = (uint32_t)e;
+    if (!ws->nomc) { /* heapsort by offset: groups are runs */
+        for (size_t i = n / 2; i-- > 0;)
+            sift_ord(ws, ws->ord, i, n);
+        for (size_t i = n; i-- > 1;) {
+            uint32_t t = ws->ord[0];
+            ws->ord[0] = ws->ord[i];
+            ws->ord[i] = t;
+            sift_ord(ws, ws->ord, 0, i);
+        }
+    }
+    double vc = (double)(ws->vsize - 1) / 2.0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        if (!ws->nomc)
+            while (j < n && !memcmp(ws->keys + (size_t)ws->ord[i] * R,
+                                    ws->keys + (size_t)ws->ord[j] * R,
+                                    (size_t)ws->nr * sizeof(int64_t)))
+                j++;
+        int64_t hmax = 0;
+        size_t ncols = 0;
+        double uhops = 0.0;
+        for (size_t g = i; g < j; g++) {
+            int64_t e = ws->ord[g], h = e % ws->hsize, v = e / ws->hsize;
+            uhops += (double)h + fabs((double)v - vc);
+            if (h > hmax)
+                hmax = h;
+            if (ws->colmax[h] < 0) { /* the column's first receiver */
+                ws->cols[ncols++] = (uint32_t)h;
+                ws->colmin[h] = ws->colmax[h] = v;
+            } else {
+                if (v < ws->colmin[h])
+                    ws->colmin[h] = v;
+                if (v > ws->colmax[h])
+                    ws->colmax[h] = v;
+            }
+        }
+        double hops = (double)hmax;
+        for (size_t c = 0; c < ncols; c++) {
+            uint32_t h = ws->cols[c];
+            double lo = (double)ws->colmin[h] - vc, hi = (double)ws->colmax[h] - vc;
+            if (lo < 0)
+                hops += -lo;
+            if (hi > 0)
+                hops += hi;
+            ws->colmax[h] = -1;
+        }
+        sig_add(sig, (uint64_t)(j - i), hops, uhops);
+        i = j;
+    }
+}
+
+/* A signature's hop sum and the routers its buckets pass past the first,
+ * per unit of delta size (Timeloop floors each bucket's mean hops). */
+static void sig_totals(const nm_noc_sig *sig, double *hop, double *rt)
+{
+    *hop = *rt = 0.0;
+    for (int i = 0; i < sig->n; i++) {
+        *hop += sig->b[i].hops;
+        *rt += (double)sig->b[i].s * floor(sig->b[i].hops / (double)sig->b[i].s);
+    }
+}
+
 /* Siblings of the receiving classes recv, in use under residual mask
  * `mask`, that can take their delta over a link from a grid neighbour that
  * held it one step before (a neighbour of class c whose delta then, shifted
@@ -1152,40 +1377,8 @@ static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master, uint
         }
     }
     uint64_t F = ws->F, nreused = 0, out = 0;
-    if (possible) {
-        fill_keys(ws, inner, master); /* the scratch may hold another fan-out's */
-        if (ws->nfres)
-            sibling_classes(ws);
-    }
-    const int64_t *o0 = o[0];
-    for (uint64_t e = 0; possible && e < F; e++) {
-        const int64_t *k = ws->keys + e * R;
-        int hit = 0;
-        if (!ws->nfres) { /* one class (the hot path) */
-            FOR_NEIGHBOURS(ws, e, nb, {
-                const int64_t *kn = ws->keys + nb * R;
-                int eq = !hit;
-                for (int r = 0; r < nr && eq; r++)
-                    eq = kn[r] - k[r] == o0[r];
-                hit |= eq;
-            });
-        } else if (!sibling_receives(ws, e, recv, mask)) {
-            ws->reused[e] = 1; /* left out of the groups below */
-            out++;
-            continue;
-        } else {
-            FOR_NEIGHBOURS(ws, e, nb, {
-                const int64_t *kn = ws->keys + nb * R;
-                uint32_t c = sibling_class(ws, nb);
-                int eq = !hit && ((found >> c) & 1u);
-                for (int r = 0; r < nr && eq; r++)
-                    eq = kn[r] - k[r] == o[c][r];
-                hit |= eq;
-            });
-        }
-        ws->reused[e] = (uint8_t)hit;
-        nreused += (uint64_t)hit;
-    }
+    if (possible)
+        nreused = mark_reused(ws, recv, mask, found, o, &out);
     uint64_t groups = F - out - nreused;
     if (nreused && !ws->nomc && ws->sq->injective) {
         groups = distinct_moving(ws, inner, master, ws->reused);
@@ -1221,6 +1414,50 @@ static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master, uint
     slot->nreused = nreused;
     slot->groups = groups;
     return slot;
+}
+
+/* For a call in which the siblings of classes recv in use under mask take
+ * their delta from the parent (ru == NULL), or in which ru's links (found,
+ * o) served some of them: the slot of its multicast signature (-1: none
+ * holds it), and its hops and routers past the first per unit of delta
+ * (sig_totals).  Each shape of links gets a slot of its own while slots
+ * last; a call no slot can hold marks the sequence mixed. */
+static int noc_slot(nm_nest_ws *ws, const struct reuse *ru, uint32_t recv, uint32_t mask,
+                    uint32_t found, const int64_t (*o)[R], double *hop, double *rt)
+{
+    seq *S = ws->sq;
+    nm_noc_sig tmp;
+    if (!ru) {
+        uint32_t all = ws->nfres ? (1u << (1u << ws->nfres)) - 1u : 1u;
+        if (!mask && (recv & all) == all) {
+            sig_totals(&S->sig[0], hop, rt);
+            return 0;
+        }
+        fill_keys(ws, ws->fan_inner, ws->fan_master);
+        sibling_classes(ws);
+        for (uint64_t e = 0; e < ws->F; e++)
+            ws->reused[e] = (uint8_t)!sibling_receives(ws, e, recv, mask);
+        fan_sig(ws, ws->reused, &tmp);
+        S->sig_mixed = 1;
+        sig_totals(&tmp, hop, rt);
+        return -1;
+    }
+    for (int i = 1; i < S->nsig; i++)
+        if (S->sig_ru[i] == ru) {
+            sig_totals(&S->sig[i], hop, rt);
+            return i;
+        }
+    uint64_t out;
+    mark_reused(ws, recv, mask, found, o, &out);
+    fan_sig(ws, ws->reused, &tmp);
+    sig_totals(&tmp, hop, rt);
+    if (S->nsig < NM_NOC_SLOTS) {
+        S->sig[S->nsig] = tmp;
+        S->sig_ru[S->nsig] = ru;
+        return S->nsig++;
+    }
+    S->sig_mixed = 1;
+    return -1;
 }
 
 /* ---- the sequence sum ---- */
@@ -1300,7 +1537,7 @@ static sums one_call(nm_nest_ws *ws, const struct fanctx *fc, int tau, dstate *s
         size = ws->sq->vol;
         kind = D_FULL;
     }
-    sums out = {0, 0, 0};
+    sums out = {0};
     if (ws->F <= 1) {
         out.acc = out.wacc = (double)size;
         return out;
@@ -1308,13 +1545,22 @@ static sums one_call(nm_nest_ws *ws, const struct fanctx *fc, int tau, dstate *s
     double sz = (double)size;
     out.acc = (double)ws->sq->groups0 * sz;
     out.wacc = (double)ws->F * sz;
+    const struct reuse *ru = NULL;
     if (size > 0 && ws->links && !ws->nolink && st->pkind >= 0 && tau >= 0) {
-        const struct reuse *ru = links_for(ws, fc, st->pkind, st->ptau, kind, tau);
+        ru = links_for(ws, fc, st->pkind, st->ptau, kind, tau);
         if (ru) {
             out.acc = (double)ru->groups * sz;
             out.wacc = (double)(ws->F - ru->nreused) * sz;
             out.link = (double)ru->nreused * sz;
         }
+    }
+    if (ws->noc && size > 0) {
+        double hop, rt;
+        int slot = noc_slot(ws, ru, 1, 0, 1, ru ? (const int64_t(*)[R])ru->o : NULL, &hop, &rt);
+        if (slot >= 0)
+            out.sz[slot] = sz;
+        out.hop = hop * sz;
+        out.rt = rt * sz;
     }
     if (ws->links) {
         st->pkind = (int8_t)kind;
@@ -1356,7 +1602,7 @@ static int memo_holds(const nm_nest_ws *ws, const memo *m)
 static sums rest(nm_nest_ws *ws, const struct fanctx *fc, int j, dstate *st)
 {
     if (j == 0)
-        return (sums){0, 0, 0};
+        return (sums){0};
     jstep *J = &ws->sq->js[j];
     uint64_t state = state_key(st);
     for (int i = 0; i < J->nmemo; i++)
@@ -1385,9 +1631,9 @@ static sums rest(nm_nest_ws *ws, const struct fanctx *fc, int j, dstate *st)
     sums a = rest(ws, fc, j - 1, st);
     sums c = one_call(ws, fc, J->jid, st);
     sums r = rest(ws, fc, j - 1, st);
-    double w = (double)(J->n - 1);
-    sums out = {a.acc + w * (c.acc + r.acc), a.wacc + w * (c.wacc + r.wacc),
-                a.link + w * (c.link + r.link)};
+    sums out = a;
+    sums_add(&c, &r, 1.0);
+    sums_add(&out, &c, (double)(J->n - 1));
     if (!hashed) {
         J->memo[J->nmemo++] = (jmemo){state, *st, out};
         return out;
@@ -1551,9 +1797,9 @@ static sums walk_call(walker *w, uint32_t last)
     }
     if (ws->F <= 1) {
         double sz = (double)size[0];
-        return (sums){sz, sz, 0.0};
+        return (sums){.acc = sz, .wacc = sz};
     }
-    sums out = {0, 0, 0};
+    sums out = {0};
     for (int c = 0; c < w->ncls; c++) {
         if (!recv[c])
             continue;
@@ -1564,22 +1810,32 @@ static sums walk_call(walker *w, uint32_t last)
             F = u->F;
             groups = u->groups;
         }
-        sums one = {(double)groups * sz, (double)F * sz, 0.0};
+        sums one = {.acc = (double)groups * sz, .wacc = (double)F * sz};
         int64_t o[SCLS][R];
         uint32_t found = 0;
         for (int c2 = 0; size[c] > 0 && ws->links && !ws->nolink && c2 < w->ncls; c2++)
             if (w->st[c2].have_pdelta && shift_between(&dl[c], &w->st[c2].pdelta, nr, o[c2]))
                 found |= 1u << c2;
+        const struct reuse *used = NULL;
         if (found) {
             const struct reuse *ru =
                 reuse_for(ws, w->fc->inner, w->fc->master, recv[c], mask, found, o);
-            if (ru->nreused && ru->groups < groups)
-                one = (sums){(double)ru->groups * sz, (double)(F - ru->nreused) * sz,
-                             (double)ru->nreused * sz};
+            if (ru->nreused && ru->groups < groups) {
+                one = (sums){.acc = (double)ru->groups * sz,
+                             .wacc = (double)(F - ru->nreused) * sz,
+                             .link = (double)ru->nreused * sz};
+                used = ru;
+            }
         }
-        out.acc += one.acc;
-        out.wacc += one.wacc;
-        out.link += one.link;
+        if (ws->noc && size[c] > 0) {
+            double hop, rt;
+            int slot = noc_slot(ws, used, recv[c], mask, found, (const int64_t(*)[R])o, &hop, &rt);
+            if (slot >= 0)
+                one.sz[slot] = sz;
+            one.hop = hop * sz;
+            one.rt = rt * sz;
+        }
+        sums_add(&out, &one, 1.0);
     }
     for (int c = 0; ws->links && c < w->ncls; c++) {
         if (c & (int)mask)
@@ -1711,7 +1967,7 @@ static uint64_t hash_ints(const int64_t *k, int n)
 static sums walk(walker *w, int j, uint32_t last)
 {
     if (last & w->idle[j]) /* this class of instances sits these calls out */
-        return (sums){0, 0, 0};
+        return (sums){0};
     if (j == 0)
         return walk_call(w, last);
     nm_nest_ws *ws = w->ws;
@@ -1771,7 +2027,7 @@ static sums walk(walker *w, int j, uint32_t last)
     int64_t vs = ws->vs[w->q[j]];
     int64_t sbase[R];
     memcpy(sbase, w->base, sizeof sbase);
-    sums out = {0, 0, 0};
+    sums out = {0};
     for (int e = 0; e < ne; e++) {
         for (int r = 0; r < w->nr; r++)
             w->base[r] = sbase[r] + ws->coef[w->ds][d][r] * idx[e] * vs;
@@ -1780,9 +2036,7 @@ static sums walk(walker *w, int j, uint32_t last)
             inner |= 1u << d;
         double wt = j == 1 && w->accumulating ? count[e] : (double)mult[e];
         sums c = walk(w, j - 1, inner);
-        out.acc += wt * c.acc;
-        out.wacc += wt * c.wacc;
-        out.link += wt * c.link;
+        sums_add(&out, &c, wt);
     }
     memcpy(w->base, sbase, sizeof sbase);
 
@@ -1922,13 +2176,16 @@ static int level_given(const nm_nest_ws *ws, int s, int ds, const lvl *v, nm_nes
         t->accesses = t->weighted = out->uneven ? (double)out->computes /
                                                       (double)out->replication[s]
                                                 : (double)out->steps;
-    } else if (!((ws->map->level[s - 1].keep >> ds) & 1u) && out->tile[s - 1][ds].size &&
-               t->size) {
+    } else if (!ws->noc && !((ws->map->level[s - 1].keep >> ds) & 1u) &&
+               out->tile[s - 1][ds].size && t->size) {
+        /* (with networks counted, the level's own deltas: distributed
+         * multicast needs them; bypass scales them to the same result) */
         t->accesses = t->weighted = out->tile[s - 1][ds].accesses;
     } else {
         return 0;
     }
-    t->link = 0.0;
+    t->link = t->hop = t->rt = 0.0;
+    memset(t->noc_sz, 0, sizeof t->noc_sz);
     return 1;
 }
 
@@ -2035,6 +2292,13 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
             if (spatial)
                 prepare_fanout(ws, ds, inner, master);
         }
+        if (ws->noc) { /* (every analysis is fresh) */
+            S->nsig = 1;
+            S->sig_mixed = 0;
+            S->sig[0].n = 0;
+            if (spatial)
+                fan_sig(ws, NULL, &S->sig[0]);
+        }
         /* Jumps: J_j = step of q_j minus the steps of q_1..q_{j-1} (the
          * recursion's; the walk moves tiles itself). */
         if (walking) {
@@ -2091,7 +2355,7 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
         if (walking) {
             if (spatial)
                 fan_memo(ws, inner, master);
-            sum = (sums){0, 0, 0};
+            sum = (sums){0};
             for (uint32_t c = 0; c < ncls; c++) {
                 /* instances idle past the residuals in c, in use at the others */
                 double share = 1.0;
@@ -2112,19 +2376,22 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
                     ws->gen = 1;
                 }
                 sums one = walk_level(ws, &fc, ds, b, span, res, q, k, idle);
-                sum.acc += share * one.acc;
-                sum.wacc += share * one.wacc;
-                sum.link += share * one.link;
+                sums_add(&sum, &one, share);
             }
         } else {
             dstate st = {0, -1, 0};
             sums first = one_call(ws, &fc, -1, &st);
             sums more = rest(ws, &fc, k, &st);
-            sum = (sums){first.acc + more.acc, first.wacc + more.wacc, first.link + more.link};
+            sum = first;
+            sums_add(&sum, &more, 1.0);
         }
-        out->tile[s][ds].accesses = sum.acc;
-        out->tile[s][ds].weighted = sum.wacc;
-        out->tile[s][ds].link = sum.link;
+        nm_tile *t = &out->tile[s][ds];
+        t->accesses = sum.acc;
+        t->weighted = sum.wacc;
+        t->link = sum.link;
+        memcpy(t->noc_sz, sum.sz, sizeof t->noc_sz);
+        t->hop = sum.hop;
+        t->rt = sum.rt;
     }
 }
 
@@ -2204,9 +2471,9 @@ void nm_nest_analyze(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
         restamp(ws);
     int walking = nest->imperfect || ws->walk_always || ws->stride_2024;
     int same = first_change(ws, nest, m);
-    if (walking)
+    if (walking || ws->noc)
         same = 0;
-    ws->have_seen = !walking;
+    ws->have_seen = !walking && !ws->noc;
     set_steps(ws, same);
     for (int s = 0; s < nest->nlevels; s++)
         level_accesses(ws, s, same, out);
@@ -2370,7 +2637,8 @@ void nm_nest_floor(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
                 nm_tile *t = &out->tile[s][ds];
                 t->accesses = (double)S->vol;
                 t->weighted = (double)ws->F * (double)S->vol;
-                t->link = 0.0;
+                t->link = t->hop = t->rt = 0.0;
+                memset(t->noc_sz, 0, sizeof t->noc_sz);
                 continue;
             } else {
                 size = (double)sweep_floor(ws, ds, s, v.master, S->vol, S->ext);
@@ -2378,7 +2646,8 @@ void nm_nest_floor(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
             nm_tile *t = &out->tile[s][ds];
             t->accesses = (double)S->groups0 * size;
             t->weighted = (double)ws->F * size;
-            t->link = 0.0;
+            t->link = t->hop = t->rt = 0.0;
+            memset(t->noc_sz, 0, sizeof t->noc_sz);
         }
     }
 }

@@ -104,6 +104,48 @@ void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
     fputs("\n}\n", f);
 }
 
+/* The networks between levels (noc.h), each under its name. */
+static void noc_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_noc_stats *noc)
+{
+    key(f, 1, "on_chip_networks");
+    fputs("{", f);
+    int first = 1;
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        for (int n = 0; n < L->nnet; n++) {
+            const nm_noc *net = &L->net[n];
+            fputs(first ? "\n" : ",\n", f);
+            first = 0;
+            key(f, 2, net->name);
+            fputs("{\n", f);
+            kstr(f, 3, "class", net->explicit_net ? net->cls : "(inferred Legacy)", 0);
+            kint(f, 3, "connection_type", (uint64_t)net->directions, 0);
+            kint(f, 3, "word_bits", (uint64_t)net->word_bits, 0);
+            knum(f, 3, "energy_pj", noc->energy[s][n], 0);
+            key(f, 3, "dataspaces");
+            fputs("{", f);
+            for (int ds = 0; ds < wl->nds; ds++) {
+                const nm_noc_ds *d = &noc->ds[s][n][ds];
+                fputs(ds ? ",\n" : "\n", f);
+                key(f, 4, wl->ds[ds].name);
+                fputs("{\n", f);
+                kint(f, 5, "fanout", d->fanout, 0);
+                kint(f, 5, "multicast_factor", d->multicast, 0);
+                knum(f, 5, "ingresses", d->ingresses, 0);
+                knum(f, 5, "distributed_ingresses", d->distributed, 0);
+                knum(f, 5, "link_transfers", d->link_transfers, 0);
+                knum(f, 5, "spatial_reductions", d->spatial_reductions, 0);
+                knum(f, 5, "avg_hops", d->avg_hops, 0);
+                knum(f, 5, "energy_per_hop_pj", d->energy_per_hop, 0);
+                knum(f, 5, "energy_pj", d->energy, 1);
+                fputs("    }", f);
+            }
+            fputs("\n   }\n  }", f);
+        }
+    }
+    fputs("\n },\n", f);
+}
+
 static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st,
                       const nm_mapping *m)
 {
@@ -184,12 +226,15 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
         fputs(first ? "}\n  }" : "\n   }\n  }", f);
     }
     fputs("\n ],\n", f);
+    if (st->noc && arch->noc)
+        noc_json(f, arch, wl, st->noc);
     key(f, 1, "summary");
     fputs("{\n", f);
     kint(f, 2, "cycles", (uint64_t)st->cycles, 0);
     kint(f, 2, "computes", (uint64_t)st->computes, 0);
     knum(f, 2, "utilization_pct", st->utilization * 100.0, 0);;
     knum(f, 2, "energy_pj", st->energy, 0);;
+    knum(f, 2, "on_chip_network_energy_pj", st->noc_energy, 0);
     knum(f, 2, "energy_uj", st->energy / 1e6, 0);;
     knum(f, 2, "gflops", st->total_ops / (double)st->cycles, 0);;
     knum(f, 2, "edp_j_cycles", st->energy * 1e-12 * (double)st->cycles, 0);;
@@ -207,6 +252,13 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
         key(f, 3, arch->level[s].name);
         num(f, st->level[s].energy * 1000.0 / c);
     }
+    for (int s = 0; st->noc && s < arch->nlevels; s++)
+        for (int n = 0; n < arch->level[s].nnet; n++)
+            if (st->noc->energy[s][n] != 0.0) {
+                fputs(",\n", f);
+                key(f, 3, arch->level[s].net[n].name);
+                num(f, st->noc->energy[s][n] * 1000.0 / c);
+            }
     fputs(",\n", f);
     key(f, 3, "Total");
     num(f, st->energy * 1000.0 / c);
@@ -271,6 +323,30 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
                     (unsigned long long)d->temporal_reductions, d->energy);
         }
     }
+    for (int s = 0; st->noc && s < arch->nlevels; s++)
+        for (int n = 0; n < arch->level[s].nnet; n++) {
+            const nm_noc *net = &arch->level[s].net[n];
+            if (st->noc->energy[s][n] == 0.0)
+                continue;
+            fprintf(f, "\n=== on-chip network %s ===\n", net->name);
+            fprintf(f, "    class                : %s, %s, %d-bit words\n",
+                    net->explicit_net ? net->cls : "Legacy (inferred)",
+                    net->directions == NM_NOC_READ_FILL       ? "reads and fills"
+                    : net->directions == NM_NOC_UPDATE_DRAIN ? "updates and drains"
+                                                              : "both ways",
+                    net->word_bits);
+            fprintf(f, "    energy               : %.2f pJ (%.2f fJ/compute)\n",
+                    st->noc->energy[s][n], st->noc->energy[s][n] * 1000.0 / c);
+            fprintf(f, "    %-12s %6s %9s %12s %12s %9s %12s %14s\n", "data space", "fanout",
+                    "multicast", "ingresses", "link xfers", "avg hops", "pJ/hop", "energy (pJ)");
+            for (int ds = 0; ds < wl->nds; ds++) {
+                const nm_noc_ds *d = &st->noc->ds[s][n][ds];
+                fprintf(f, "    %-12s %6llu %9llu %12.0f %12.0f %9.3f %12.4g %14.2f\n",
+                        wl->ds[ds].name, (unsigned long long)d->fanout,
+                        (unsigned long long)d->multicast, d->ingresses, d->link_transfers,
+                        d->avg_hops, d->energy_per_hop, d->energy);
+            }
+        }
     fprintf(f, "\nSummary\n-------\n");
     fprintf(f, "Cycles        : %llu\n", (unsigned long long)st->cycles);
     fprintf(f, "Computes      : %llu\n", (unsigned long long)st->computes);
@@ -289,6 +365,18 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
         if (!arch->level[s].dummy)
             fprintf(f, "    %-20s = %10.2f\n", arch->level[s].name,
                     st->level[s].energy * 1000.0 / c);
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        if (st->noc) {
+            for (int n = 0; n < L->nnet; n++)
+                if (st->noc->energy[s][n] != 0.0)
+                    fprintf(f, "    %-20s = %10.2f\n", L->net[n].name,
+                            st->noc->energy[s][n] * 1000.0 / c);
+        } else if (st->level[s].noc_energy != 0.0) {
+            fprintf(f, "    %-20s = %10.2f\n", L->net[0].name,
+                    st->level[s].noc_energy * 1000.0 / c);
+        }
+    }
     fprintf(f, "    %-20s = %10.2f\n", "Total", st->energy * 1000.0 / c);
 }
 
@@ -509,6 +597,8 @@ static const char *reject_name(int kind)
         return "residual_under_spatial";
     case NM_INV_FAN_RESIDUALS:
         return "fanout_residuals";
+    case NM_INV_MULTICAST:
+        return "distributed_multicast";
     case NM_REJECT_CONSTRAINT:
         return "constraints";
     }

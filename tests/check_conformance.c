@@ -602,6 +602,191 @@ START_TEST(builtin_ranking)
 }
 END_TEST
 
+/* ---- network/: the energy of the networks between levels ---- */
+
+static struct kase net_cases[128];
+static int nnet_cases;
+
+/* A number at path key1.key2... of map n (NAN when absent). */
+static double num_at(const nm_ynode *n, const char *const *path)
+{
+    for (; *path && n; path++)
+        n = n->kind == NM_Y_MAP ? nm_ymap_get(n, *path) : NULL;
+    return n && n->kind == NM_Y_SCALAR ? strtod(n->str, NULL) : NAN;
+}
+
+static void expect_num(struct diff *d, const char *what, double want, double got, int exact)
+{
+    int ok = exact ? want == got : fabs(want - got) <= fmax(0.01, 1e-4 * fabs(want)) + 1e-9;
+    if (!ok)
+        note(d, "%s = %.6f, expected %.6f", what, got, want);
+}
+
+/* Every case: the levels and the summary as conformance_case compares them
+ * (the level energies exclude the networks, the total includes them), and
+ * each network Timeloop built: its energy, and per data space its energy,
+ * ingresses (own and distributed), link transfers and mean hops.  A case
+ * Timeloop rejects passes when nestmap rejects it: a located input error,
+ * or an invalid mapping for the same reason. */
+START_TEST(network_case)
+{
+    const struct kase *k = &net_cases[_i];
+    nm_ydoc want;
+    nm_error err;
+    nm_ydoc_init(&want);
+    ck_assert_msg(nm_ydoc_load_file(&want, k->expected, &err) == NM_OK, "%s: %s", k->name,
+                  err.msg);
+    int valid = !strcmp(nm_ymap_get(want.root, "valid")->str, "true");
+    const char *reason = valid ? "" : nm_ymap_get(want.root, "reason")->str;
+    nm_spec spec;
+    nm_error_clear(&err);
+    nm_status st = nm_spec_load(&spec, (const char *[]){k->files[0]}, 1,
+                                NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &err);
+    if (st != NM_OK) {
+        ck_assert_msg(!valid, "%s: %s:%d:%d: %s", k->name, err.file, err.line, err.col, err.msg);
+        ck_assert_msg(err.line > 0, "%s: rejected without a location: %s", k->name, err.msg);
+        nm_ydoc_fini(&want);
+        return;
+    }
+    nm_model mdl;
+    ck_assert_msg(nm_model_init(&mdl, &spec.arch, &spec.wl, &err) == NM_OK, "%s", err.msg);
+    static nm_stats stats;
+    static nm_noc_stats noc;
+    int ok = nm_model_noc_stats(&mdl, &spec.map, &stats, &noc);
+    struct diff d;
+    memset(&d, 0, sizeof d);
+    if (!valid) {
+        char why[512];
+        ck_assert_msg(!ok, "%s: valid, but Timeloop rejects it: %s", k->name, reason);
+        nm_invalid_describe(&stats.invalid, &spec.arch, &spec.wl, why, sizeof why);
+        int same = strstr(reason, "complex multicast") ? strstr(why, "complex multicast") != NULL
+                                                       : strstr(reason, why) != NULL;
+        ck_assert_msg(same, "%s: nestmap: %s; Timeloop: %s", k->name, why, reason);
+    } else {
+        ck_assert_msg(ok, "%s: invalid mapping", k->name);
+        char *json = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&json, &len);
+        ck_assert_ptr_nonnull(mem);
+        nm_report_json(mem, &spec.arch, &spec.wl, &stats, NULL);
+        fclose(mem);
+        nm_ydoc got;
+        nm_ydoc_init(&got);
+        ck_assert_msg(nm_ydoc_load_string(&got, "report", json, len, &err) == NM_OK,
+                      "%s: report is not valid JSON: %s", k->name, err.msg);
+        const nm_ynode *wl = nm_ymap_get(want.root, "levels"), *gl = nm_ymap_get(got.root, "levels");
+        for (size_t i = 0; i < wl->n && i < gl->n; i++) {
+            char path[300];
+            snprintf(path, sizeof path, "levels[%s]", nm_ymap_get(wl->items[i], "name")->str);
+            /* (a copy without the network names Timeloop's levels carry) */
+            nm_ynode w = *wl->items[i];
+            nm_ynode *keep[2 * 64];
+            size_t n = 0;
+            for (size_t j = 0; j < w.n && n < 64; j++) {
+                const char *key = nm_ymap_key(wl->items[i], j)->str;
+                if (strcmp(key, "network") && strcmp(key, "update_network")) {
+                    keep[2 * n] = wl->items[i]->items[2 * j];
+                    keep[2 * n + 1] = wl->items[i]->items[2 * j + 1];
+                    n++;
+                }
+            }
+            w.items = keep;
+            w.n = n;
+            compare_map(&d, path, &w, gl->items[i], 0);
+        }
+        const nm_ynode *ws = nm_ymap_get(want.root, "summary"), *gs = nm_ymap_get(got.root, "summary");
+        expect_num(&d, "summary.energy_pj", num_at(ws, (const char *[]){"energy_pj", NULL}),
+                   num_at(gs, (const char *[]){"energy_pj", NULL}), 0);
+        expect_num(&d, "summary.network_energy_pj",
+                   num_at(ws, (const char *[]){"network_energy_pj", NULL}),
+                   num_at(gs, (const char *[]){"on_chip_network_energy_pj", NULL}), 0);
+        expect_num(&d, "summary.cycles", num_at(ws, (const char *[]){"cycles", NULL}),
+                   num_at(gs, (const char *[]){"cycles", NULL}), 1);
+        const nm_ynode *wn = nm_ymap_get(want.root, "networks");
+        const nm_ynode *gn = nm_ymap_get(got.root, "on_chip_networks");
+        ck_assert_msg(wn && gn, "%s: no networks", k->name);
+        for (size_t i = 0; i < wn->n; i++) {
+            const char *name = nm_ymap_key(wn, i)->str;
+            const nm_ynode *w = nm_ymap_val(wn, i), *g = nm_ymap_get(gn, name);
+            if (!g) {
+                note(&d, "network '%s' missing", name);
+                continue;
+            }
+            char what[400];
+            snprintf(what, sizeof what, "%s.energy_pj", name);
+            expect_num(&d, what, num_at(w, (const char *[]){"energy_pj", NULL}),
+                       num_at(g, (const char *[]){"energy_pj", NULL}), 0);
+            const nm_ynode *wds = nm_ymap_get(w, "dataspaces");
+            for (size_t j = 0; wds && j < wds->n; j++) {
+                const char *dsn = nm_ymap_key(wds, j)->str;
+                const nm_ynode *x = nm_ymap_val(wds, j);
+                const nm_ynode *y = nm_ymap_get(nm_ymap_get(g, "dataspaces"), dsn);
+                if (!y) {
+                    note(&d, "%s: data space %s missing", name, dsn);
+                    continue;
+                }
+                double dist = 0.0;
+                const nm_ynode *db = nm_ymap_get(x, "distributed_ingress_breakdown");
+                for (size_t b = 0; db && db->kind == NM_Y_SEQ && b < db->n; b++)
+                    dist += num_at(db->items[b], (const char *[]){"accesses", NULL});
+                static const char *const pairs[][2] = {
+                    {"energy_pj", "energy_pj"}, {"ingresses", "ingresses"},
+                    {"link_transfers", "link_transfers"}, {"avg_hops", "avg_hops"}};
+                for (size_t p = 0; p < sizeof pairs / sizeof *pairs; p++) {
+                    double wv = num_at(x, (const char *[]){pairs[p][0], NULL});
+                    if (!strcmp(pairs[p][0], "energy_pj"))
+                        wv += num_at(x, (const char *[]){"link_transfer_energy_pj", NULL});
+                    snprintf(what, sizeof what, "%s.%s.%s", name, dsn, pairs[p][0]);
+                    /* Timeloop's mean hops are over its own ingresses */
+                    if (!strcmp(pairs[p][0], "avg_hops") && dist > 0)
+                        continue;
+                    expect_num(&d, what, wv, num_at(y, (const char *[]){pairs[p][1], NULL}),
+                               !strcmp(pairs[p][0], "ingresses") ||
+                                   !strcmp(pairs[p][0], "link_transfers"));
+                }
+                snprintf(what, sizeof what, "%s.%s.distributed_ingresses", name, dsn);
+                expect_num(&d, what, dist,
+                           num_at(y, (const char *[]){"distributed_ingresses", NULL}), 1);
+            }
+        }
+        free(json);
+        nm_ydoc_fini(&got);
+    }
+    ck_assert_msg(d.count == 0, "%s: %d differences: %s", k->name, d.count, d.msg);
+    nm_ydoc_fini(&want);
+    nm_model_fini(&mdl);
+    nm_spec_fini(&spec);
+}
+END_TEST
+
+/* The walk of Timeloop's schedule counts the networks as the recursion
+ * does (the multicast signatures and hop sums of every call). */
+START_TEST(network_walk_matches)
+{
+    const struct kase *k = &net_cases[_i];
+    nm_spec spec;
+    nm_error err;
+    nm_error_clear(&err);
+    if (nm_spec_load(&spec, (const char *[]){k->files[0]}, 1,
+                     NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &err) != NM_OK)
+        return; /* (an input Timeloop rejects too: network_case checks it) */
+    nm_model mdl;
+    ck_assert_msg(nm_model_init(&mdl, &spec.arch, &spec.wl, &err) == NM_OK, "%s", err.msg);
+    static nm_stats a, b;
+    int va = nm_model_eval(&mdl, &spec.map, &a, NULL);
+    nm_nest_ws_walk(mdl.ws, 1);
+    int vb = nm_model_eval(&mdl, &spec.map, &b, NULL);
+    ck_assert_int_eq(va, vb);
+    if (va)
+        ck_assert_msg(fabs(a.noc_energy - b.noc_energy) <= 1e-6 * fabs(a.noc_energy) &&
+                          a.noc_energy > 0,
+                      "%s: network energy %.6f (recursion) vs %.6f (walk)", k->name,
+                      a.noc_energy, b.noc_energy);
+    nm_model_fini(&mdl);
+    nm_spec_fini(&spec);
+}
+END_TEST
+
 START_TEST(corpus_complete)
 {
     /* The corpus README promises hundreds of cases; a near-empty scan means
@@ -611,6 +796,7 @@ START_TEST(corpus_complete)
     for (int i = 0; i < ncases; i++)
         imperfect += !strncmp(cases[i].name, "imperfect/", 10);
     ck_assert_msg(imperfect >= 80, "only %d imperfect/ cases found", imperfect);
+    ck_assert_msg(nnet_cases >= 53, "only %d network/ cases found", nnet_cases);
 }
 END_TEST
 
@@ -665,13 +851,22 @@ int main(void)
     scan("random");
     scan("v04");
     scan("imperfect");
-    printf("conformance corpus: %s (%d cases)\n", corpus, ncases);
+    /* network/ apart: its levels name their networks, and it compares more */
+    int before = ncases;
+    scan("network");
+    nnet_cases = ncases - before;
+    memcpy(net_cases, cases + before, (size_t)nnet_cases * sizeof *cases);
+    ncases = before;
+    printf("conformance corpus: %s (%d cases, %d of network energy)\n", corpus, ncases,
+           nnet_cases);
     Suite *s = suite_create("conformance");
     TCase *tc = tcase_create("timeloop");
     tcase_add_test(tc, corpus_complete);
     tcase_add_loop_test(tc, conformance_case, 0, ncases);
     tcase_add_loop_test(tc, timeloop_layout, 0, ncases);
     tcase_add_loop_test(tc, walk_matches_recursion, 0, ncases);
+    tcase_add_loop_test(tc, network_case, 0, nnet_cases);
+    tcase_add_loop_test(tc, network_walk_matches, 0, nnet_cases);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     TCase *be = tcase_create("builtin_energy");

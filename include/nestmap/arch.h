@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "nestmap/limits.h"
+#include "nestmap/noc.h"
 #include "nestmap/yaml.h"
 
 typedef enum nm_energy_source {
@@ -56,6 +57,12 @@ typedef struct nm_level {
     const char *compose;         /* compound class: how each action was composed, or NULL */
     char dram_type[16];          /* DRAM: the `type` attribute ("" when absent) */
     const nm_ynode *type_node;   /* where `type` was given */
+    /* The network to the child (noc.h): net[0] carries reads and fills,
+     * and updates and drains too when nnet == 1; net[1] the updates and
+     * drains when the level names a network_update of its own. */
+    nm_noc net[2];
+    int nnet;
+    int reduces;                 /* reduction_supported (default: not DRAM) */
 } nm_level;
 
 typedef struct nm_arith {
@@ -88,7 +95,13 @@ typedef struct nm_arch {
     /* Count with Timeloop's tile-keeping rule from before 2025 (see
      * nm_nest_ws_stride_rule in nest.h); set by the caller, 0 by parsing. */
     int stride_rule_2024;
+    /* Some network between levels costs energy (noc.h): the model then
+     * counts multicast groups and hops. */
+    int noc;
 } nm_arch;
+
+/* Sets arch->noc from the levels' networks (after their specs change). */
+void nm_arch_noc_update(nm_arch *arch);
 
 /* What the rest of the input says about classes the architecture names:
  * Accelergy's `compound_components:` and the `ERT:` (either may be NULL).

@@ -27,7 +27,9 @@ typedef enum nm_invalid_kind {
     NM_INV_ARITH,       /* more arithmetic units (or X/Y) than the mesh has */
     NM_INV_INSTANCES,   /* more instances (or X/Y) of a storage level than it has */
     NM_INV_RESIDUAL,    /* a residual under a spatial loop of its dimension (got: that level) */
-    NM_INV_FAN_RESIDUALS /* more spatial residuals in one fan-out than NM_MAX_FAN_RESIDUALS */
+    NM_INV_FAN_RESIDUALS, /* more spatial residuals in one fan-out than NM_MAX_FAN_RESIDUALS */
+    NM_INV_MULTICAST     /* an M:N network below a fan-out of several multicast factors
+                          * (level: the M:N level; index: data space) */
 } nm_invalid_kind;
 
 typedef struct nm_invalid {
@@ -52,11 +54,22 @@ typedef struct nm_level_stats {
     double leakage;    /* pJ */
     double energy;     /* pJ: accesses, address generation and leakage */
     double area;       /* um^2, all instances (from the ART) */
+    double noc_energy; /* pJ: the networks to the child (noc.h), all data spaces */
     nm_ds_stats ds[NM_MAX_DS];
 } nm_level_stats;
 
+/* What each network between levels carries and costs, per data space
+ * (nm_model_noc_stats). */
+typedef struct nm_noc_stats {
+    double energy[NM_MAX_LEVELS][2];            /* pJ, per network of each level */
+    nm_noc_ds ds[NM_MAX_LEVELS][2][NM_MAX_DS];
+} nm_noc_stats;
+
 typedef struct nm_stats {
     nm_invalid invalid;          /* kind == NM_VALID for a valid mapping */
+    /* The networks' details for the reports, or NULL (the evaluation sets
+     * none: nm_model_noc_stats does, on request; owned by the caller). */
+    const nm_noc_stats *noc;
     nm_level_stats level[NM_MAX_LEVELS];
     uint64_t computes;           /* operations performed */
     uint64_t compute_cycles;     /* cycles if nothing throttles */
@@ -65,7 +78,8 @@ typedef struct nm_stats {
     double compute_energy;       /* pJ */
     double compute_area;         /* um^2, all arithmetic instances */
     double area;                 /* um^2, the whole design */
-    double energy;               /* pJ, total */
+    double energy;               /* pJ, total (networks included) */
+    double noc_energy;           /* pJ, of the networks between levels */
     double utilization;          /* fraction of arithmetic-unit cycles doing work */
     double total_ops;            /* multiplies plus additions (Timeloop's GFLOPs basis) */
     uint64_t last_level_accesses;
@@ -76,6 +90,8 @@ typedef struct nm_model {
     const nm_workload *wl;
     nm_nest_ws *ws;
     struct nm_shape_memo *shape; /* the last valid perfect factorization's shape (model.c) */
+    double noc_width[NM_MAX_LEVELS]; /* floor-planned tile width (um) under each level's
+                                      * network: the square root of the child tile's area */
 } nm_model;
 
 /* Prepares a model for evaluating mappings of wl on arch; both must outlive
@@ -116,6 +132,11 @@ void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *
  * below nm_model_bound's.  Residual factors get nm_model_bound's. */
 void nm_model_floor(nm_model *mdl, const nm_mapping *m, double *energy, double *cycles,
                     double *lla);
+
+/* Evaluates m again and fills *noc with what each network carries and
+ * costs (the reports print it), pointing st->noc at it; st gets m's stats.
+ * Returns nm_model_eval's result. */
+int nm_model_noc_stats(nm_model *mdl, const nm_mapping *m, nm_stats *st, nm_noc_stats *noc);
 
 /* Writes why a mapping is invalid, in Timeloop's words where it has them
  * ("couldn't map level RF: mapped tile size 84 exceeds buffer capacity 64"). */

@@ -58,6 +58,8 @@ void nm_nest_build(nm_nest *nest, const nm_mapping *m, const nm_arch *arch, cons
 /* What the analysis reports for one storage level and one data space, before
  * bypass is applied: the tile held per instance and the accesses it receives
  * from the level below. */
+#define NM_NOC_SLOTS 4 /* multicast signatures a level's calls may have, kept apart */
+
 typedef struct nm_tile {
     uint64_t size;        /* working set at the level's boundary (words) */
     double accesses;      /* accesses from below, per instance: a multicast counts once
@@ -68,7 +70,34 @@ typedef struct nm_tile {
     double link;          /* transfers served by neighbour links below this level */
     uint64_t fanout;      /* spatial fan-out below this level (1: none) */
     uint64_t inner_size;  /* working set over the whole fan-out (when fanout > 1) */
+    /* For the on-chip network below the level (noc.h), when the workspace
+     * counts it (nm_nest_ws_noc): the delta sizes summed over the calls of
+     * each multicast signature (slot 0: the whole fan-out's; 1..: those of
+     * the calls where links served some siblings, nm_nest_noc_sig); and,
+     * over all calls, the delta size times the hops of its multicast groups
+     * (hop) and times the routers its buckets pass past the first (rt).
+     * 0 otherwise. */
+    double noc_sz[NM_NOC_SLOTS];
+    double hop, rt;
 } nm_tile;
+
+/* How one call's delta reaches a fan-out's siblings, as Timeloop's nest
+ * analysis records it (nest-analysis.cpp, ComputeAccurateMulticastedAccesses):
+ * siblings that need the same data form a multicast group; per group size m,
+ * s groups (the scatter) whose hops from the array's edge sum to hops.  A
+ * group's hops: entry at the left edge, half-way up the Y axis; the farthest
+ * receiver along X, plus each column's vertical reach above and below the
+ * centre.  Siblings sit on the mesh row by row, innermost spatial loop
+ * fastest.  n < 0: more group sizes than NM_NOC_BUCKETS (not kept). */
+#define NM_NOC_BUCKETS 8
+typedef struct nm_noc_sig {
+    int n;
+    struct nm_noc_bucket {
+        uint64_t m, s;
+        double hops;  /* summed over the groups */
+        double uhops; /* the same, each receiver reached alone (its own hops) */
+    } b[NM_NOC_BUCKETS];
+} nm_noc_sig;
 
 typedef struct nm_nest_result {
     nm_tile tile[NM_MAX_LEVELS][NM_MAX_DS];
@@ -122,6 +151,22 @@ void nm_nest_ws_walk(nm_nest_ws *ws, int on);
  * (the default).  Reference outputs written before 2025 (the public
  * exercises') follow the old rule. */
 void nm_nest_ws_stride_rule(nm_nest_ws *ws, int before_2025);
+
+/* Counts what the on-chip networks need (nm_tile's lacc, hop and rt, and
+ * the multicast signatures) when on; off by default, as it costs time.
+ * With it on, every analysis starts cold.  Returns 0 when out of memory
+ * (then it stays off). */
+int nm_nest_ws_noc(nm_nest_ws *ws, int on);
+
+/* The multicast signature of level s's fan-out for data space ds in the
+ * last analysis, slot 0 the whole fan-out's, slots 1.. those of calls
+ * where links served some siblings (a signature per shape of links, in the
+ * order first met).  NULL when the level has no fan-out or the slot is
+ * unused, or when some calls had a signature no slot holds (spatial
+ * residuals; more shapes of links than slots): then only the tile's hop
+ * and rt sums hold (nm_nest_noc_mixed). */
+const nm_noc_sig *nm_nest_noc_sig(const nm_nest_ws *ws, int s, int ds, int slot);
+int nm_nest_noc_mixed(const nm_nest_ws *ws, int s, int ds);
 
 /* A workspace keeps, between analyses, what depends only on the loops
  * below the first one that changed (see nest.c, struct seq), so a run of

@@ -100,7 +100,10 @@ int nm_cmd_model(int argc, char **argv)
     }
     static nm_stats st;
     static nm_nest nest;
+    static nm_noc_stats noc;
     int valid = nm_model_eval(&mdl, &spec.map, &st, &nest);
+    if (valid && spec.arch.noc) /* what each network carries, for the reports */
+        valid = nm_model_noc_stats(&mdl, &spec.map, &st, &noc);
     if (o.json) {
         nm_cli_json js;
         nm_report_json(nm_cli_json_begin(&js), &spec.arch, &spec.wl, &st, &spec.map);

@@ -1,0 +1,135 @@
+/* noc.c — on-chip network specs and their energy; see noc.h. */
+#include <config.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nestmap/noc.h"
+
+static nm_status num_attr(const nm_ynode *attrs, const char *key, double *out, int *found,
+                          nm_error *err)
+{
+    const nm_ynode *n = nm_ymap_get(attrs, key);
+    *found = 0;
+    if (!n || nm_yis_null(n))
+        return NM_OK;
+    char what[96];
+    snprintf(what, sizeof what, "attribute '%s'", key);
+    nm_status st = nm_yget_num(n, what, out, err);
+    if (st != NM_OK)
+        return st;
+    if (!(*out >= 0.0 && isfinite(*out)))
+        return nm_yerror(err, n, "%s must be a number of 0 or more (got %g)", what, *out);
+    *found = 1;
+    return NM_OK;
+}
+
+nm_status nm_noc_parse(nm_noc *net, const nm_ynode *attrs, int default_bits, nm_error *err)
+{
+    nm_status st;
+    int found;
+    double v;
+    net->word_bits = default_bits;
+    /* network_word_bits, else the component's word size (as Timeloop reads
+     * the outer buffer's for an inferred network) */
+    static const char *const wb[] = {"network_word_bits", "word_bits", "word_width", "datawidth",
+                                     NULL};
+    for (int i = 0; wb[i]; i++) {
+        if ((st = num_attr(attrs, wb[i], &v, &found, err)) != NM_OK)
+            return st;
+        if (found) {
+            if (v < 1 || v > 4096 || v != floor(v))
+                return nm_yerror(err, nm_ymap_get(attrs, wb[i]),
+                                 "attribute '%s' must be a whole number of bits (got %g)", wb[i], v);
+            net->word_bits = (int)v;
+            break;
+        }
+    }
+    if ((st = num_attr(attrs, "energy_per_hop", &net->energy_per_hop, &net->has_hop, err)) ||
+        (st = num_attr(attrs, "router_energy", &net->router_energy, &net->has_router, err)) ||
+        (st = num_attr(attrs, "wire_energy", &net->wire_energy, &net->has_wire, err)) ||
+        (st = num_attr(attrs, "tile_width", &net->tile_width, &net->has_tile, err)) ||
+        (st = num_attr(attrs, "energy-per-ingress", &net->ingress_energy, &net->has_ingress,
+                       err)))
+        return st;
+    net->type = NM_NOC_DEFAULT;
+    const nm_ynode *t = nm_ymap_get(attrs, "network_type");
+    if (t && !nm_yis_null(t)) {
+        const char *s;
+        if ((st = nm_yget_str(t, "network_type", &s, err)) != NM_OK)
+            return st;
+        if (!strcmp(s, "1:1"))
+            net->type = NM_NOC_1_1;
+        else if (!strcmp(s, "1:N"))
+            net->type = NM_NOC_1_N;
+        else if (!strcmp(s, "M:N"))
+            net->type = NM_NOC_M_N;
+        else /* Timeloop: "Unrecognized legacy network subtype" */
+            return nm_yerror(err, t, "network_type must be 1:1, 1:N or M:N (got '%s')", s);
+    }
+    return NM_OK;
+}
+
+int nm_noc_charged(const nm_noc *net)
+{
+    return (net->has_hop && net->energy_per_hop > 0) ||
+           (net->has_router && net->router_energy > 0) ||
+           (net->has_ingress && net->ingress_energy > 0) ||
+           (!net->has_hop && net->has_wire && net->wire_energy > 0);
+}
+
+double nm_noc_energy(const nm_noc *net, double tile_width, const nm_noc_traffic *t, int rw,
+                     int sink_reduces, nm_noc_ds *out)
+{
+    double width = net->has_tile ? net->tile_width : tile_width;
+    double eph = net->has_hop ? net->energy_per_hop
+                 : net->has_wire && net->wire_energy != 0.0
+                     ? (double)net->word_bits * (width / 1000.0) * net->wire_energy
+                     : 0.0; /* Timeloop's built-in wire model gives 0 */
+    double er = net->has_router ? net->router_energy : 0.0;
+    double ei = net->has_ingress ? net->ingress_energy : 0.0;
+    /* Read-modify-write: outputs go up and come back when the sink cannot
+     * reduce, unless the network carries reads and fills only. */
+    int rmw = rw && !sink_reduces && net->directions != NM_NOC_READ_FILL;
+    double ingresses = 0.0, distributed = 0.0, wire_hops = 0.0, reductions = 0.0;
+    uint64_t routers = 0, multicast = 0;
+    if (t->nb < 0) { /* only totals known */
+        double acc = rmw ? 2.0 * t->acc - t->partition : t->acc;
+        ingresses = acc;
+        wire_hops = t->hops;
+        routers = (uint64_t)(acc + t->rt);
+        multicast = t->fanout > 1 ? 0 : 1;
+    }
+    for (int i = 0; i < t->nb; i++) {
+        double acc = rmw ? 2.0 * t->b[i].acc - t->partition : t->b[i].acc;
+        if (t->b[i].m > multicast)
+            multicast = t->b[i].m;
+        if (rw && (net->directions & NM_NOC_UPDATE_DRAIN))
+            reductions += (double)(t->b[i].m - 1) * acc;
+        ingresses += acc;
+        if (t->b[i].distributed)
+            distributed += acc;
+        if (acc > 0) {
+            double mean = t->b[i].hops / acc;
+            /* Timeloop sums routers in an unsigned 64-bit count */
+            routers = (uint64_t)((double)routers + (1.0 + floor(mean)) * acc);
+            wire_hops += mean * acc;
+        }
+    }
+    double e = wire_hops * eph + (double)routers * er + ei * ingresses;
+    double link = t->link * (eph + 2.0 * er);
+    double total = (e + link) * t->instances;
+    if (out) {
+        out->ingresses = ingresses - distributed;
+        out->distributed = distributed;
+        out->link_transfers = t->link;
+        out->spatial_reductions = reductions;
+        out->avg_hops = ingresses > 0 ? wire_hops / ingresses : 0.0;
+        out->fanout = t->fanout;
+        out->multicast = multicast;
+        out->energy_per_hop = eph;
+        out->energy = total;
+    }
+    return total;
+}
