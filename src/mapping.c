@@ -107,8 +107,13 @@ static nm_status factor_token(const nm_ynode *at, size_t off, const char *tok,
     char *end;
     errno = 0;
     long long v = strtoll(num, &end, 10);
+    /* NAME=0: the whole dimension, as Timeloop reads it (constraints.cpp,
+     * parser.cpp: "Interpreting 0 to mean full problem dimension") */
+    if (end != num && !*end && v == 0 && t->op == '=' && errno != ERANGE)
+        v = t->dim >= 0 ? wl->bound[t->dim] : 1;
     if (end == num || *end || v < 1 || errno == ERANGE)
-        return nm_yerror_at(err, at, off, "factor '%s' must be a positive integer", tok);
+        return nm_yerror_at(err, at, off, "factor '%s' must be a positive integer (or 0: the "
+                            "whole dimension)", tok);
     if (t->dim < 0) { /* a stand-in dimension of size 1 */
         if ((t->op == '=' && v != 1) || (t->op == '>' && v > 1))
             return nm_yerror_at(err, at, off, "factor '%s' cannot hold: this problem has no "

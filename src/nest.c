@@ -1395,6 +1395,10 @@ static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master, uint
         if (ws->sq->nreuse == REUSE_MEMO) { /* full: start over, with the links here */
             ws->sq->nreuse = 0;
             ws->sq->nlink = 0;
+            /* entries move: later ones take new signature slots (the
+             * memoized sums keep naming the old, which stay) */
+            for (int i = 1; i < ws->sq->nsig; i++)
+                ws->sq->sig_ru[i] = NULL;
         }
         slot = &ws->sq->reuse[ws->sq->nreuse++];
         memcpy(slot->o, o[0], (size_t)nr * sizeof **o);
@@ -2292,7 +2296,9 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
             if (spatial)
                 prepare_fanout(ws, ds, inner, master);
         }
-        if (ws->noc) { /* (every analysis is fresh) */
+        if (ws->noc && fresh) {
+            /* the signatures hold while the child's tile and the fan-out
+             * do, as the memoized sums that name their slots */
             S->nsig = 1;
             S->sig_mixed = 0;
             S->sig[0].n = 0;
@@ -2471,9 +2477,9 @@ void nm_nest_analyze(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
         restamp(ws);
     int walking = nest->imperfect || ws->walk_always || ws->stride_2024;
     int same = first_change(ws, nest, m);
-    if (walking || ws->noc)
+    if (walking)
         same = 0;
-    ws->have_seen = !walking && !ws->noc;
+    ws->have_seen = !walking;
     set_steps(ws, same);
     for (int s = 0; s < nest->nlevels; s++)
         level_accesses(ws, s, same, out);

@@ -212,6 +212,11 @@ void nm_report_timeloop_stats(FILE *f, const nm_arch *arch, const nm_workload *w
             align = strlen(arch->level[s].name);
     if (strlen(arch->arith.name) > align)
         align = strlen(arch->arith.name);
+    for (int s = 0; s < arch->nlevels; s++)
+        for (int n = 0; n < arch->level[s].nnet; n++)
+            if (strlen(arch->level[s].net[n].name) > align &&
+                (st->noc ? st->noc->energy[s][n] : n ? 0.0 : st->level[s].noc_energy) != 0.0)
+                align = strlen(arch->level[s].net[n].name);
     double c = st->computes ? (double)st->computes : 1.0;
     /* A level that spends nothing is left out, as Timeloop hides
      * inconsequential stats by default (TIMELOOP_HIDE_INCONSEQUENTIAL_STATS,
@@ -224,6 +229,26 @@ void nm_report_timeloop_stats(FILE *f, const nm_arch *arch, const nm_workload *w
         if (st->level[s].energy != 0)
             fprintf(f, IND "%-*s= %.2f\n", (int)align + 1, arch->level[s].name,
                     st->level[s].energy * 1000.0 / c);
+    /* then the networks that spend anything, in name order (Timeloop keeps
+     * them in a map by name) */
+    const char *done = "";
+    for (;;) {
+        const char *next = NULL;
+        double e = 0.0;
+        for (int s = 0; s < arch->nlevels; s++)
+            for (int n = 0; n < arch->level[s].nnet; n++) {
+                const char *name = arch->level[s].net[n].name;
+                double en = st->noc ? st->noc->energy[s][n] : n ? 0.0 : st->level[s].noc_energy;
+                if (en != 0.0 && strcmp(name, done) > 0 && (!next || strcmp(name, next) < 0)) {
+                    next = name;
+                    e = en;
+                }
+            }
+        if (!next)
+            break;
+        fprintf(f, IND "%-*s= %.2f\n", (int)align + 1, next, e * 1000.0 / c);
+        done = next;
+    }
     fprintf(f, IND "%-*s= %.2f\n", (int)align + 1, "Total", st->energy * 1000.0 / c);
 }
 
@@ -251,6 +276,54 @@ static void coef_name(char *buf, size_t size, int64_t c)
     snprintf(buf, size, "nm_coef%lld", (long long)c);
 }
 
+/* The shortest text of v that reads back as v. */
+static const char *shortest(char *buf, size_t size, double v)
+{
+    for (int p = 15; p <= 17; p++) {
+        snprintf(buf, size, "%.*g", p, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return buf;
+}
+
+/* A network's energy attributes, as the level (inferred) or the network
+ * component (explicit) carries them; its word bits when not bits. */
+static void noc_attrs(FILE *f, const nm_noc *net, int bits)
+{
+    if (net->word_bits != bits)
+        fprintf(f, ", network_word_bits: %d", net->word_bits);
+    static const char *const key[] = {"energy_per_hop", "router_energy", "wire_energy",
+                                      "tile_width", "energy-per-ingress"};
+    const int has[] = {net->has_hop, net->has_router, net->has_wire, net->has_tile,
+                       net->has_ingress};
+    const double v[] = {net->energy_per_hop, net->router_energy, net->wire_energy,
+                        net->tile_width, net->ingress_energy};
+    for (int i = 0; i < 5; i++) {
+        char num[32];
+        if (has[i])
+            fprintf(f, ", %s: %s", key[i], shortest(num, sizeof num, v[i]));
+    }
+    static const char *const type[] = {NULL, "1:1", "1:N", "M:N"};
+    if (net->type != NM_NOC_DEFAULT)
+        fprintf(f, ", network_type: '%s'", type[net->type]);
+}
+
+/* The child's side of the explicit networks of its parent P (fill and
+ * drain, or operand and result for the arithmetic). */
+static void child_names(FILE *f, const nm_level *P, int arith)
+{
+    for (int n = 0; n < P->nnet; n++) {
+        if (!P->net[n].explicit_net)
+            continue;
+        fprintf(f, ", %s: %s", n ? (arith ? "network_result" : "network_drain")
+                                 : (arith ? "network_operand" : "network_fill"),
+                P->net[n].name);
+        if (P->nnet == 1)
+            fprintf(f, ", %s: %s", arith ? "network_result" : "network_drain", P->net[n].name);
+    }
+}
+
 void nm_report_timeloop_input(FILE *f, const nm_arch *arch, const nm_workload *wl,
                               const nm_mapping *m)
 {
@@ -259,12 +332,8 @@ void nm_report_timeloop_input(FILE *f, const nm_arch *arch, const nm_workload *w
           "# energy and area tables nestmap used.\n", f);
     fputs("architecture:\n  version: '0.4'\n  subtree:\n  - name: system\n", f);
     char clock[32];
-    for (int p = 15; p <= 17; p++) { /* the shortest form that reads back */
-        snprintf(clock, sizeof clock, "%.*g", p, arch->cycle_seconds);
-        if (strtod(clock, NULL) == arch->cycle_seconds)
-            break;
-    }
-    fprintf(f, "    attributes: {global_cycle_seconds: %s}\n    local:\n", clock);
+    fprintf(f, "    attributes: {global_cycle_seconds: %s}\n    local:\n",
+            shortest(clock, sizeof clock, arch->cycle_seconds));
     for (int l = arch->nlevels - 1; l >= 0; l--) {
         const nm_level *L = &arch->level[l];
         /* A class Timeloop would not take for storage goes as `storage`
@@ -290,13 +359,38 @@ void nm_report_timeloop_input(FILE *f, const nm_arch *arch, const nm_workload *w
             fprintf(f, ", write_bandwidth: %.17g", L->write_bw);
         if (L->has_shared_bw)
             fprintf(f, ", shared_bandwidth: %.17g", L->shared_bw);
+        if (L->reduces == L->is_dram) /* not Timeloop's default */
+            fprintf(f, ", reduction_supported: %s", L->reduces ? "true" : "false");
+        /* its networks: the inferred one's attributes, or the names of
+         * explicit ones (written below); the child names them too */
+        if (L->nnet >= 1 && !L->net[0].explicit_net)
+            noc_attrs(f, &L->net[0], L->word_bits);
+        for (int n = 0; n < L->nnet; n++)
+            if (L->net[n].explicit_net)
+                fprintf(f, ", %s: %s", n ? "network_update" : "network_read", L->net[n].name);
+        if (L->nnet == 1 && L->net[0].explicit_net)
+            fprintf(f, ", network_update: %s", L->net[0].name);
+        if (l + 1 < arch->nlevels)
+            child_names(f, &arch->level[l + 1], 0);
         fputs("}\n", f);
+        for (int n = 0; n < L->nnet; n++) {
+            const nm_noc *net = &L->net[n];
+            if (!net->explicit_net)
+                continue;
+            fprintf(f, "    - name: %s\n      class: %s\n      attributes: {word_bits: %d",
+                    net->name, net->cls, net->word_bits);
+            noc_attrs(f, net, net->word_bits);
+            fputs("}\n", f);
+        }
     }
     const nm_arith *A = &arch->arith;
     fprintf(f, "    - name: %s[1..%lld]\n      class: %s\n", A->name, (long long)A->instances,
             timeloop_compute_class(A->cls) ? A->cls : "compute");
-    fprintf(f, "      attributes: {meshX: %lld, meshY: %lld, word_bits: %d}\n",
+    fprintf(f, "      attributes: {meshX: %lld, meshY: %lld, word_bits: %d",
             (long long)A->meshX, (long long)A->meshY, A->word_bits);
+    if (arch->nlevels > 0)
+        child_names(f, &arch->level[0], 1);
+    fputs("}\n", f);
 
     /* The problem in Timeloop's shape + instance form; coefficients other
      * than 1 become named coefficients. */

@@ -137,6 +137,52 @@ START_TEST(one_level_conv1d)
 }
 END_TEST
 
+/* The networks between levels (tests/data/good/noc.yaml): P=4 spread along
+ * a row of four register files, hsize 4 and vsize 1, so a receiver at
+ * column h is h hops from the array's edge (v_center 0).  Per network,
+ * per hop e and per router r (the read network: e 0.5, r 0.1; the update
+ * network GLB_upd: e 0.2, r 0), both carrying every data space:
+ *   Weights: one call of 3 words multicast to all four: bucket (4, 1),
+ *     3 ingresses at 3 hops (the farthest column): 3*3*e + 3*(1+3)*r;
+ *   Inputs: four calls, each sibling its own 3-word window (no overlap
+ *     between calls, no neighbour holds it): 48 ingresses at mean hops
+ *     (0+1+2+3)/4 = 1.5: 48*1.5*e + 48*(1+1)*r;
+ *   Outputs: 16 words, one per sibling per call: 16*1.5*e + 16*2*r
+ *     (the read network carries no read-modify-write, GLB reduces).
+ * Read: 5.7 + 45.6 + 15.2 = 66.5 pJ; update: 1.8 + 14.4 + 4.8 = 21 pJ. */
+START_TEST(noc_by_hand)
+{
+    char path[1024];
+    test_data("good/noc.yaml", path, sizeof path);
+    const char *files[] = {path};
+    struct run r;
+    nm_error err;
+    ck_assert_int_eq(nm_spec_load(&r.spec, files, 1, NM_NEED_ARCH | NM_NEED_PROBLEM |
+                                                     NM_NEED_MAPPING, &err), NM_OK);
+    ck_assert_int_eq(nm_model_init(&r.mdl, &r.spec.arch, &r.spec.wl, &err), NM_OK);
+    static nm_noc_stats noc;
+    ck_assert(nm_model_noc_stats(&r.mdl, &r.spec.map, &r.st, &noc));
+    int g = nm_arch_level(&r.spec.arch, "GLB");
+    ck_assert_int_eq(r.spec.arch.level[g].nnet, 2);
+    ck_assert_str_eq(r.spec.arch.level[g].net[0].name, "GLB <==> RF");
+    ck_assert_str_eq(r.spec.arch.level[g].net[1].name, "GLB_upd");
+    ck_assert_double_eq_tol(noc.energy[g][0], 66.5, 1e-9);
+    ck_assert_double_eq_tol(noc.energy[g][1], 21.0, 1e-9);
+    int w = nm_workload_ds(&r.spec.wl, "Weights"), in = nm_workload_ds(&r.spec.wl, "Inputs");
+    ck_assert_uint_eq(noc.ds[g][0][w].multicast, 4);
+    ck_assert_double_eq_tol(noc.ds[g][0][w].avg_hops, 3.0, 1e-12);
+    ck_assert_double_eq_tol(noc.ds[g][0][in].ingresses, 48.0, 1e-12);
+    ck_assert_double_eq_tol(noc.ds[g][0][in].avg_hops, 1.5, 1e-12);
+    ck_assert_double_eq_tol(r.st.noc_energy, 87.5, 1e-9);
+    /* the evaluation alone charges the same (the search sees it) */
+    static nm_stats plain;
+    ck_assert(nm_model_eval(&r.mdl, &r.spec.map, &plain, NULL));
+    ck_assert_double_eq_tol(plain.energy, r.st.energy, 1e-9);
+    ck_assert_double_eq_tol(plain.noc_energy, 87.5, 1e-9);
+    done(&r);
+}
+END_TEST
+
 static const char two_level_map[] =
     "- {target: MainMemory, type: temporal, factors: R=1 P=16, permutation: RP}\n"
     "- {target: Buffer, type: temporal, factors: R=3 P=1, permutation: RP}\n";
@@ -833,6 +879,7 @@ static Suite *suite(void)
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("hand-derived");
     tcase_add_test(tc, one_level_conv1d);
+    tcase_add_test(tc, noc_by_hand);
     tcase_add_test(tc, two_level_conv1d);
     tcase_add_test(tc, strided_conv);
     tcase_add_test(tc, dilated_conv);

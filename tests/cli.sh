@@ -332,6 +332,22 @@ has "$tmp/err" "--jinja takes NAME=VALUE" "--jinja: a bad name is a usage error"
 expect 0 "model -o --timeloop-names writes timeloop-input.yaml" -- "$bin" model -q -o "$tmp/tl" --timeloop-names "$good"
 [ -s "$tmp/tl/timeloop-input.yaml" ] && ok "timeloop-input.yaml written" || bad "no timeloop-input.yaml"
 
+# Networks between levels (noc.h): the text report's sections and the
+# fJ/compute lines; timeloop-input.yaml keeps them (an inferred network's
+# attributes on its level, an explicit one as a component both ends name),
+# so it reads back to the same energy.
+noc=$data/good/noc.yaml
+expect 0 "a design whose networks cost energy" -- "$bin" model -q "$noc"
+has "$tmp/out" "^=== on-chip network GLB <==> RF ===" "model: the inferred network's section"
+has "$tmp/out" "^    GLB_upd  *=  *437.50" "model: the explicit update network's fJ/compute"
+has "$tmp/out" "^Energy        : 387.50 pJ" "model: the total includes the networks"
+expect 0 "model -o --timeloop-names with networks" -- "$bin" model -q -o "$tmp/tln" --timeloop-names "$noc"
+has "$tmp/tln/timeloop-input.yaml" "network_update: GLB_upd" "timeloop-input.yaml: the level names its update network"
+has "$tmp/tln/timeloop-input.yaml" "class: XY_NoC" "timeloop-input.yaml: the explicit network as a component"
+has "$tmp/tln/timeloop-model.stats.txt" "^    GLB <==> RF = 1385.42" "timeloop stats: the network's fJ/Compute line"
+expect 0 "timeloop-input.yaml with networks reads back" -- "$bin" model -q "$tmp/tln/timeloop-input.yaml"
+has "$tmp/out" "^Energy        : 387.50 pJ" "timeloop-input.yaml: the same energy, networks included"
+
 # Every shipped design: its classes sort as Timeloop's topology sorts them
 # (storage: DRAM, SRAM, regfile, smartbuffer, storage; compute: mac,
 # compute; model/topology.hpp), and its best mapping's timeloop-input.yaml

@@ -46,6 +46,7 @@ run() {
     ok "the schema is a valid Draft 2020-12 schema" || bad "the schema itself is invalid"
 
 run model "model --json" -- "$bin" model -q --json "$one"
+run model "model --json with networks between levels" -- "$bin" model -q --json "$data/good/noc.yaml"
 run map "map --json" -- "$bin" map -q --json --max-evals 500 "$one"
 run map "map --json --algorithm optimal" -- "$bin" map -q --json --algorithm optimal --time-limit 5 "$one"
 run mapspace "mapspace --json" -- "$bin" mapspace -q --json "$one"

@@ -152,9 +152,9 @@ void nm_nest_ws_walk(nm_nest_ws *ws, int on);
  * exercises') follow the old rule. */
 void nm_nest_ws_stride_rule(nm_nest_ws *ws, int before_2025);
 
-/* Counts what the on-chip networks need (nm_tile's lacc, hop and rt, and
+/* Counts what the on-chip networks need (nm_tile's noc_sz, hop and rt, and
  * the multicast signatures) when on; off by default, as it costs time.
- * With it on, every analysis starts cold.  Returns 0 when out of memory
+ * Returns 0 when out of memory
  * (then it stays off). */
 int nm_nest_ws_noc(nm_nest_ws *ws, int on);
 

@@ -167,6 +167,14 @@ int nm_cmd_map(int argc, char **argv)
         nm_report_search_text(stderr, &spec.arch, &res, &o);
     nm_cli_warnings(&spec.doc, co.quiet,
                     nm_cli_search_warn(&spec.doc, &spec.arch, &spec.wl, &res, &o));
+    static nm_noc_stats noc;
+    if (res.found && spec.arch.noc) { /* what each network carries, for the reports */
+        nm_model mdl;
+        if (nm_model_init(&mdl, &spec.arch, &spec.wl, &err) == NM_OK) {
+            nm_model_noc_stats(&mdl, &res.best.map, &res.best_stats, &noc);
+            nm_model_fini(&mdl);
+        }
+    }
     int json_ok = 1;
     if (co.json) {
         nm_cli_json js;
