@@ -89,5 +89,12 @@ int main(int argc, char **argv)
     snprintf(simba, sizeof simba, "%s/imperfect/simba_like-7001-000/input.yaml", corpus);
     rc |= bench("eyeriss-imperf", eyeriss, 0);
     rc |= bench("simba-imperf", simba, 0);
+    /* Networks between levels charged energy (noc.h): the multicast
+     * signatures and hops on top of the analysis (no target yet). */
+    snprintf(eyeriss, sizeof eyeriss, "%s/network/eyeriss8x8-valid-hop_router-1-003/input.yaml",
+             corpus);
+    snprintf(simba, sizeof simba, "%s/network/hier_gemm-valid-mixed-1-001/input.yaml", corpus);
+    rc |= bench("eyeriss8x8-noc", eyeriss, 0);
+    rc |= bench("hier_gemm-noc", simba, 0);
     return rc;
 }

@@ -178,26 +178,12 @@ static nm_status get_u32(const nm_ynode *attrs, const char *key, int *out, int *
     return NM_OK;
 }
 
-static nm_status get_num(const nm_ynode *attrs, const char *key, double *out, int *found,
-                         nm_error *err)
-{
-    const nm_ynode *n = nm_ymap_get(attrs, key);
-    *found = 0;
-    if (!n || nm_yis_null(n))
-        return NM_OK;
-    char what[96];
-    snprintf(what, sizeof what, "attribute '%s'", key);
-    nm_status st = nm_yget_num(n, what, out, err);
-    if (st == NM_OK)
-        *found = 1;
-    return st;
-}
 
 /* A bandwidth in words per cycle: positive and finite when given. */
 static nm_status get_bw(const nm_ynode *attrs, const char *key, double *out, int *found,
                         nm_error *err)
 {
-    nm_status st = get_num(attrs, key, out, found, err);
+    nm_status st = nm_yget_attr_num(attrs, key, out, found, err);
     if (st == NM_OK && *found && !(*out > 0.0 && isfinite(*out)))
         return nm_yerror(err, nm_ymap_get(attrs, key),
                          "attribute '%s' must be a positive number of words per cycle (got %g); "
@@ -318,7 +304,7 @@ static nm_status parse_storage(nm_level *L, const nm_ynode *attrs, nm_error *err
     }
     double d;
     L->multiple_buffering = 1.0;
-    if ((st = get_num(attrs, "multiple_buffering", &d, &found, err)) != NM_OK)
+    if ((st = nm_yget_attr_num(attrs, "multiple_buffering", &d, &found, err)) != NM_OK)
         return st;
     if (found) {
         if (d < 1.0)
@@ -328,7 +314,7 @@ static nm_status parse_storage(nm_level *L, const nm_ynode *attrs, nm_error *err
     }
     if (L->has_size)
         L->effective_size = (int64_t)((double)L->size / L->multiple_buffering);
-    if ((st = get_num(attrs, "min_utilization", &d, &found, err)) != NM_OK)
+    if ((st = nm_yget_attr_num(attrs, "min_utilization", &d, &found, err)) != NM_OK)
         return st;
     L->min_utilization = found ? d : 0.0;
     if ((st = get_bw(attrs, "bandwidth", &d, &found, err)) != NM_OK)
@@ -355,10 +341,10 @@ static nm_status parse_storage(nm_level *L, const nm_ynode *attrs, nm_error *err
         L->has_shared_bw = 1;
         L->shared_bw = d;
     }
-    if ((st = get_num(attrs, "addr_gen_energy", &d, &found, err)) != NM_OK)
+    if ((st = nm_yget_attr_num(attrs, "addr_gen_energy", &d, &found, err)) != NM_OK)
         return st;
     L->addr_gen_energy = found ? d : 0.0;
-    if ((st = get_num(attrs, "vector_access_energy", &d, &found, err)) != NM_OK)
+    if ((st = nm_yget_attr_num(attrs, "vector_access_energy", &d, &found, err)) != NM_OK)
         return st;
     if (found) {
         L->e_read = L->e_fill = L->e_update = d;
@@ -656,7 +642,7 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
         if (A->mult_bits > 1024 || A->adder_bits > 1024)
             return nm_yerror(err, attrs, "'%s': operands wider than 1024 bits", base);
         double e;
-        if ((st = get_num(attrs, "energy", &e, &found, err)) != NM_OK)
+        if ((st = nm_yget_attr_num(attrs, "energy", &e, &found, err)) != NM_OK)
             return st;
         if (found) {
             A->e_compute = e;

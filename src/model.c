@@ -522,6 +522,7 @@ static void noc_charge(const nm_model *mdl, const nm_nest_result *nr, int ds, co
         for (int n = 0; n < L->nnet; n++) {
             double e = nm_noc_energy(&L->net[n], mdl->noc_width[s], &t, rw, L->reduces, NULL);
             out->level[s].noc_energy += e;
+            out->level[s].ds[ds].noc_energy += e;
         }
     }
 }

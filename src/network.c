@@ -260,8 +260,10 @@ void nm_network_totals(const nm_arch *arch, const nm_network *net, const nm_laye
         t->energy += k * st->energy;
         t->cycles += k * (double)st->cycles;
         t->busy += k * st->utilization * (double)st->cycles;
-        for (int l = 0; l < arch->nlevels; l++)
+        for (int l = 0; l < arch->nlevels; l++) {
             t->level[l] += k * st->level[l].energy;
+            t->noc += k * st->level[l].noc_energy;
+        }
         t->level[arch->nlevels] += k * st->compute_energy;
         nm_roofline r;
         nm_roofline_of(&r, arch, &net->layer[i].wl);

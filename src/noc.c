@@ -7,22 +7,15 @@
 
 #include "nestmap/noc.h"
 
+/* An energy, width or count: a number of 0 or more, when given. */
 static nm_status num_attr(const nm_ynode *attrs, const char *key, double *out, int *found,
                           nm_error *err)
 {
-    const nm_ynode *n = nm_ymap_get(attrs, key);
-    *found = 0;
-    if (!n || nm_yis_null(n))
-        return NM_OK;
-    char what[96];
-    snprintf(what, sizeof what, "attribute '%s'", key);
-    nm_status st = nm_yget_num(n, what, out, err);
-    if (st != NM_OK)
-        return st;
-    if (!(*out >= 0.0 && isfinite(*out)))
-        return nm_yerror(err, n, "%s must be a number of 0 or more (got %g)", what, *out);
-    *found = 1;
-    return NM_OK;
+    nm_status st = nm_yget_attr_num(attrs, key, out, found, err);
+    if (st == NM_OK && *found && !(*out >= 0.0 && isfinite(*out)))
+        return nm_yerror(err, nm_ymap_get(attrs, key),
+                         "attribute '%s' must be a number of 0 or more (got %g)", key, *out);
+    return st;
 }
 
 nm_status nm_noc_parse(nm_noc *net, const nm_ynode *attrs, int default_bits, nm_error *err)

@@ -1150,6 +1150,21 @@ nm_status nm_yget_num(const nm_ynode *node, const char *what, double *out, nm_er
     return NM_OK;
 }
 
+nm_status nm_yget_attr_num(const nm_ynode *attrs, const char *key, double *out, int *found,
+                           nm_error *err)
+{
+    const nm_ynode *n = nm_ymap_get(attrs, key);
+    *found = 0;
+    if (!n || nm_yis_null(n))
+        return NM_OK;
+    char what[96];
+    snprintf(what, sizeof what, "attribute '%s'", key);
+    nm_status st = nm_yget_num(n, what, out, err);
+    if (st == NM_OK)
+        *found = 1;
+    return st;
+}
+
 nm_status nm_yget_quantity(const nm_ynode *node, const char *what, const char *unit, double *out,
                            nm_error *err)
 {

@@ -241,6 +241,23 @@ static void open_case(const struct kase *k, unsigned extra, nm_spec *spec, nm_mo
                   err.msg);
 }
 
+/* What a user sees: the JSON report of st, read back into *got. */
+static void report_doc(const struct kase *k, const nm_spec *spec, const nm_stats *st,
+                       nm_ydoc *got)
+{
+    char *json = NULL;
+    size_t len = 0;
+    nm_error err;
+    FILE *mem = open_memstream(&json, &len);
+    ck_assert_ptr_nonnull(mem);
+    nm_report_json(mem, &spec->arch, &spec->wl, st, NULL);
+    fclose(mem);
+    nm_ydoc_init(got);
+    ck_assert_msg(nm_ydoc_load_string(got, "report", json, len, &err) == NM_OK,
+                  "%s: report is not valid JSON: %s", k->name, err.msg);
+    free(json);
+}
+
 START_TEST(conformance_case)
 {
     const struct kase *k = &cases[_i];
@@ -250,26 +267,15 @@ START_TEST(conformance_case)
     open_case(k, 0, &spec, &mdl);
     static nm_stats stats;
     nm_model_eval(&mdl, &spec.map, &stats, NULL);
-
-    /* What a user sees: the JSON report, read back. */
-    char *json = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&json, &len);
-    ck_assert_ptr_nonnull(mem);
-    nm_report_json(mem, &spec.arch, &spec.wl, &stats, NULL);
-    fclose(mem);
     nm_ydoc got, want;
-    nm_ydoc_init(&got);
+    report_doc(k, &spec, &stats, &got);
     nm_ydoc_init(&want);
-    ck_assert_msg(nm_ydoc_load_string(&got, "report", json, len, &err) == NM_OK,
-                  "%s: report is not valid JSON: %s", k->name, err.msg);
     ck_assert_msg(nm_ydoc_load_file(&want, k->expected, &err) == NM_OK, "%s: %s", k->name,
                   err.msg);
     struct diff d;
     memset(&d, 0, sizeof d);
     compare(&d, want.root, got.root);
     ck_assert_msg(d.count == 0, "%s: %d differences: %s", k->name, d.count, d.msg);
-    free(json);
     nm_ydoc_fini(&got);
     nm_ydoc_fini(&want);
     nm_model_fini(&mdl);
@@ -664,16 +670,8 @@ START_TEST(network_case)
         ck_assert_msg(same, "%s: nestmap: %s; Timeloop: %s", k->name, why, reason);
     } else {
         ck_assert_msg(ok, "%s: invalid mapping", k->name);
-        char *json = NULL;
-        size_t len = 0;
-        FILE *mem = open_memstream(&json, &len);
-        ck_assert_ptr_nonnull(mem);
-        nm_report_json(mem, &spec.arch, &spec.wl, &stats, NULL);
-        fclose(mem);
         nm_ydoc got;
-        nm_ydoc_init(&got);
-        ck_assert_msg(nm_ydoc_load_string(&got, "report", json, len, &err) == NM_OK,
-                      "%s: report is not valid JSON: %s", k->name, err.msg);
+        report_doc(k, &spec, &stats, &got);
         const nm_ynode *wl = nm_ymap_get(want.root, "levels"), *gl = nm_ymap_get(got.root, "levels");
         for (size_t i = 0; i < wl->n && i < gl->n; i++) {
             char path[300];
@@ -749,7 +747,6 @@ START_TEST(network_case)
                            num_at(y, (const char *[]){"distributed_ingresses", NULL}), 1);
             }
         }
-        free(json);
         nm_ydoc_fini(&got);
     }
     ck_assert_msg(d.count == 0, "%s: %d differences: %s", k->name, d.count, d.msg);

@@ -108,18 +108,24 @@ static const nm_ds_stats *ds(const struct run *r, const char *level, const char 
         ck_assert_uint_eq((d)->updates, (U));                 \
     } while (0)
 
+/* Loads a complete input under tests/data and readies its model. */
+static void load_data(struct run *r, const char *name)
+{
+    char path[1024];
+    test_data(name, path, sizeof path);
+    const char *files[] = {path};
+    nm_error err;
+    ck_assert_int_eq(nm_spec_load(&r->spec, files, 1, NM_NEED_ARCH | NM_NEED_PROBLEM |
+                                                      NM_NEED_MAPPING, &err), NM_OK);
+    ck_assert_int_eq(nm_model_init(&r->mdl, &r->spec.arch, &r->spec.wl, &err), NM_OK);
+}
+
 /* One level: the MAC reads every operand from the Buffer.  48 MACs; the
  * output's 16 first writes need no read, so Outputs reads = 48 - 16. */
 START_TEST(one_level_conv1d)
 {
-    char path[1024];
-    test_data("good/conv1d_1level.yaml", path, sizeof path);
-    const char *files[] = {path};
     struct run r;
-    nm_error err;
-    ck_assert_int_eq(nm_spec_load(&r.spec, files, 1, NM_NEED_ARCH | NM_NEED_PROBLEM |
-                                                     NM_NEED_MAPPING, &err), NM_OK);
-    ck_assert_int_eq(nm_model_init(&r.mdl, &r.spec.arch, &r.spec.wl, &err), NM_OK);
+    load_data(&r, "good/conv1d_1level.yaml");
     ck_assert(nm_model_eval(&r.mdl, &r.spec.map, &r.st, NULL));
     COUNTS(ds(&r, "Buffer", "Weights"), 48, 0, 0);
     COUNTS(ds(&r, "Buffer", "Inputs"), 48, 0, 0);
@@ -152,14 +158,8 @@ END_TEST
  * Read: 5.7 + 45.6 + 15.2 = 66.5 pJ; update: 1.8 + 14.4 + 4.8 = 21 pJ. */
 START_TEST(noc_by_hand)
 {
-    char path[1024];
-    test_data("good/noc.yaml", path, sizeof path);
-    const char *files[] = {path};
     struct run r;
-    nm_error err;
-    ck_assert_int_eq(nm_spec_load(&r.spec, files, 1, NM_NEED_ARCH | NM_NEED_PROBLEM |
-                                                     NM_NEED_MAPPING, &err), NM_OK);
-    ck_assert_int_eq(nm_model_init(&r.mdl, &r.spec.arch, &r.spec.wl, &err), NM_OK);
+    load_data(&r, "good/noc.yaml");
     static nm_noc_stats noc;
     ck_assert(nm_model_noc_stats(&r.mdl, &r.spec.map, &r.st, &noc));
     int g = nm_arch_level(&r.spec.arch, "GLB");

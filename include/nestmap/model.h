@@ -46,6 +46,7 @@ typedef struct nm_ds_stats {
     uint64_t reads, fills, updates, temporal_reductions, address_generations;
     double energy_per_instance; /* pJ, per utilized instance */
     double energy;              /* pJ, all instances */
+    double noc_energy;          /* pJ: its traffic on the networks to the child (noc.h) */
 } nm_ds_stats;
 
 typedef struct nm_level_stats {

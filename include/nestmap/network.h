@@ -83,6 +83,7 @@ typedef struct nm_network_total {
     double macs, energy, cycles;       /* energy in pJ */
     double busy;                       /* utilization x cycles, summed */
     double level[NM_MAX_LEVELS + 1];   /* pJ by level; level[arch->nlevels]: arithmetic */
+    double noc;                        /* pJ of the networks between levels (noc.h) */
     double bound_cycles, bound_energy; /* the mapped layers' roofline bounds (roofline.h) */
 } nm_network_total;
 void nm_network_totals(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,

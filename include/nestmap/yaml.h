@@ -129,6 +129,10 @@ nm_status nm_yget_int(const nm_ynode *node, const char *what, int64_t *out, nm_e
 /* A positive integer (> 0). */
 nm_status nm_yget_pos(const nm_ynode *node, const char *what, int64_t *out, nm_error *err);
 nm_status nm_yget_num(const nm_ynode *node, const char *what, double *out, nm_error *err);
+/* The number under key of an attributes map, when given (*found; absent or
+ * null: 0); errors name it "attribute 'key'". */
+nm_status nm_yget_attr_num(const nm_ynode *attrs, const char *key, double *out, int *found,
+                           nm_error *err);
 /* A number with an optional unit suffix, e.g. "45nm" or 45 with unit "nm". */
 nm_status nm_yget_quantity(const nm_ynode *node, const char *what, const char *unit,
                            double *out, nm_error *err);

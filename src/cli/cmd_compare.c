@@ -46,7 +46,7 @@ static const char usage[] =
     "exit status: 0 every design mapped the workload, 1 some did not, 2 bad input\n";
 
 #define CMP_MAX_DESIGNS 64
-#define CMP_LEVELS (NM_MAX_LEVELS + 1) /* storage levels and the arithmetic */
+#define CMP_LEVELS (NM_MAX_LEVELS + 2) /* storage levels, the arithmetic, the networks */
 
 /* One design's results: energies in pJ over the whole workload. */
 typedef struct cmp_design {
@@ -144,7 +144,8 @@ static void add_layer(cmp_design *d, const nm_arch *arch, const nm_workload *wl,
     for (int ds = 0; ds < wl->nds; ds++) {
         int t = add_name(d->tensor, &d->ntensors, NM_MAX_DS, wl->ds[ds].name);
         for (int s = 0; s < arch->nlevels && t >= 0; s++)
-            d->tensor_e[t] += st->level[s].ds[ds].energy * repeat;
+            d->tensor_e[t] += (st->level[s].ds[ds].energy + st->level[s].ds[ds].noc_energy) *
+                              repeat;
     }
     d->compute_e += st->compute_energy * repeat;
 }
@@ -266,6 +267,10 @@ static int run_design(cmp_run *run, int i)
     }
     snprintf(d->level[d->nlevels], NM_NAME_MAX, "%s", arch->arith.name);
     d->level_e[d->nlevels++] = t.level[arch->nlevels];
+    if (arch->noc) { /* the networks between levels, as one column */
+        snprintf(d->level[d->nlevels], NM_NAME_MAX, "NoC");
+        d->level_e[d->nlevels++] = t.noc;
+    }
     for (int l = 0; l < net.nlayers; l++) {
         const nm_layer_result *lr = &out[net.layer[l].same_as];
         nm_roofline r;
