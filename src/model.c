@@ -319,7 +319,8 @@ static int account(const nm_model *mdl, const nm_mapping *m, const nm_nest_resul
     int S = arch->nlevels;
     if (S < 1) /* (parsing guarantees a level; this tells the compiler) */
         return 1;
-    if (arch->noc || keep)
+    int track = arch->noc || keep; /* what the networks carry (hot path: not) */
+    if (track)
         memset(noc, 0, sizeof noc);
     double ca[NM_MAX_LEVELS], w[NM_MAX_LEVELS], pas[NM_MAX_LEVELS], lt[NM_MAX_LEVELS];
     double peer[NM_MAX_LEVELS], ps[NM_MAX_LEVELS];
@@ -370,7 +371,7 @@ static int account(const nm_model *mdl, const nm_mapping *m, const nm_nest_resul
             double f = ca[s] * (double)F[outer] / w[outer];
             /* the outer level's accesses are what its network delivers
              * (also where distribution divided its own) */
-            if ((arch->noc || keep) && noc[outer].own_acc > 0.0) {
+            if (track && noc[outer].own_acc > 0.0) {
                 ca[outer] = noc[outer].own_acc;
                 noc[outer].own_acc = 0.0;
             }
@@ -380,9 +381,11 @@ static int account(const nm_model *mdl, const nm_mapping *m, const nm_nest_resul
         }
         /* Timeloop keeps a bypassed level's network counts (tiling.cpp,
          * CollapseTiles), without its partition. */
-        noc[s].acc = noc[s].own_acc > 0 ? noc[s].own_acc : ca[s];
-        noc[s].link = lt[s];
-        noc[s].partition = 0.0;
+        if (track) {
+            noc[s].acc = noc[s].own_acc > 0 ? noc[s].own_acc : ca[s];
+            noc[s].link = lt[s];
+            noc[s].partition = 0.0;
+        }
         size[s] = ps[s] = 0;
         ca[s] = w[s] = pas[s] = 0.0;
         if (outer == S)
@@ -395,9 +398,10 @@ static int account(const nm_model *mdl, const nm_mapping *m, const nm_nest_resul
         }
         size[s] = ps[s] = 0;
         ca[s] = w[s] = pas[s] = lt[s] = 0.0;
-        noc[s].acc = noc[s].link = noc[s].partition = 0.0; /* ... not above the outermost keeper */
+        if (track) /* ... not above the outermost keeper */
+            noc[s].acc = noc[s].link = noc[s].partition = 0.0;
     }
-    for (int s = 0; (mdl->arch->noc || keep) && s < S; s++)
+    for (int s = 0; track && s < S; s++)
         if (kept[s])
         {
             noc[s].acc = noc[s].own_acc > 0 ? noc[s].own_acc : ca[s];
@@ -449,6 +453,7 @@ static void noc_traffic(const nm_model *mdl, const nm_nest_result *nr, int s, in
                         const noc_in *in, int exact, nm_noc_traffic *t)
 {
     const nm_tile *tile = &nr->tile[s][ds];
+    const nm_tile_noc *tn = &nr->noc[s][ds];
     memset(t, 0, sizeof *t);
     t->acc = in->acc;
     t->link = in->link;
@@ -462,18 +467,18 @@ static void noc_traffic(const nm_model *mdl, const nm_nest_result *nr, int s, in
         t->nb = 1;
         t->b[0].m = t->b[0].s = 1;
         t->b[0].acc = in->acc;
-        t->hops = t->b[0].hops = exact ? tile->hop : 0.0;
+        t->hops = t->b[0].hops = exact ? tn->hop : 0.0;
         return;
     }
-    t->hops = tile->hop;
-    t->rt = tile->rt * f;
+    t->hops = tn->hop;
+    t->rt = tn->rt * f;
     if (nm_nest_noc_mixed(mdl->ws, s, ds)) { /* totals only */
         t->nb = -1;
         return;
     }
     for (int k = 0; k < NM_NOC_SLOTS; k++) {
         const nm_noc_sig *sig = nm_nest_noc_sig(mdl->ws, s, ds, k);
-        if (!sig || tile->noc_sz[k] <= 0.0)
+        if (!sig || tn->sz[k] <= 0.0)
             continue;
         for (int i = 0; i < sig->n; i++) {
             const struct nm_noc_bucket *b = &sig->b[i];
@@ -490,9 +495,9 @@ static void noc_traffic(const nm_model *mdl, const nm_nest_result *nr, int s, in
                 t->b[j].s = b->s;
             }
             /* per call: the delta to each of s groups; hops summed per group */
-            t->b[j].acc += tile->noc_sz[k] * (double)b->s * f;
-            t->b[j].hops += tile->noc_sz[k] * b->hops;
-            t->b[j].uhops += tile->noc_sz[k] * b->uhops;
+            t->b[j].acc += tn->sz[k] * (double)b->s * f;
+            t->b[j].hops += tn->sz[k] * b->hops;
+            t->b[j].uhops += tn->sz[k] * b->uhops;
         }
     }
     if (in->dist_acc > 0.0 && t->nb == 1) {

@@ -116,7 +116,7 @@ void nm_nest_shape(const nm_nest *nest, const nm_workload *wl, nm_nest_result *o
         span[d] = res[d] = 1;
         spatial[d] = 1;
     }
-    memset(out, 0, sizeof *out);
+    memset(out, 0, offsetof(nm_nest_result, noc)); /* (noc: the analysis's) */
     for (int s = 0; s < nest->nlevels && nest->uneven; s++)
         out->used[s] = 1.0;
     out->temporal_steps = 1;
@@ -303,11 +303,17 @@ static int shift_between(const delta *cur, const delta *prev, int nr, int64_t *o
 #define DIFF_SET 128    /* hash set of neighbour differences: a power of two > 2 MAX_DIFFS */
 #define UNION_CAP 4096 /* tile positions along one axis that nm_nest_floor merges */
 
-/* Contribution of a run of calls, in units of delta size x weight (sz,
- * hop and rt: see nm_tile; 0 unless the workspace counts networks). */
+/* Contribution of a run of calls, in units of delta size x weight. */
 typedef struct sums {
-    double acc, wacc, link, sz[NM_NOC_SLOTS], hop, rt;
+    double acc, wacc, link;
 } sums;
+
+/* What the networks need of the same run (see nm_tile: sz, hop, rt), kept
+ * apart so that an analysis without networks carries none of it: the
+ * functions that sum calls take an nsums pointer, NULL then. */
+typedef struct nsums {
+    double sz[NM_NOC_SLOTS], hop, rt;
+} nsums;
 
 /* *a += w * b */
 static inline void sums_add(sums *a, const sums *b, double w)
@@ -315,6 +321,10 @@ static inline void sums_add(sums *a, const sums *b, double w)
     a->acc += w * b->acc;
     a->wacc += w * b->wacc;
     a->link += w * b->link;
+}
+
+static inline void nsums_add(nsums *a, const nsums *b, double w)
+{
     for (int i = 0; i < NM_NOC_SLOTS; i++)
         a->sz[i] += w * b->sz[i];
     a->hop += w * b->hop;
@@ -412,6 +422,14 @@ typedef struct fanmemo {
     struct reuse_many many[MANY_MEMO];
 } fanmemo;
 
+/* Whole fan-outs' multicast signatures, by what they depend on (full_sig). */
+#define SIG_MEMO 16
+typedef struct sigmemo {
+    uint32_t used; /* clock of the last use (0: empty) */
+    fankey key;
+    nm_noc_sig sig;
+} sigmemo;
+
 /* rest(j)'s results for the few entry states a sequence meets, kept with
  * the loop they belong to (more go to the workspace's hashed memo). */
 #define JMEMO 4
@@ -456,13 +474,17 @@ typedef struct seq {
     int64_t diffs[MAX_DIFFS][R];         /* key differences between grid neighbours */
     int nlink;
     linkmemo link[LINK_MEMO];
-    /* networks (nm_nest_ws_noc): the fan-out's multicast signatures, the
-     * whole one [0] and those of links (sig_ru[i]'s in slot i, nsig in
-     * use); sig_mixed: some call's signature is in no slot */
+} seq;
+
+/* What a sequence keeps for the networks (nm_nest_ws_noc), beside it: its
+ * fan-out's multicast signatures, the whole one [0] and those of links
+ * (sig_ru[i]'s in slot i, nsig in use); sig_mixed: some call's signature
+ * is in no slot. */
+typedef struct seq_noc {
     nm_noc_sig sig[NM_NOC_SLOTS];
     const struct reuse *sig_ru[NM_NOC_SLOTS];
     int nsig, sig_mixed;
-} seq;
+} seq_noc;
 
 /* The loops and switches the previous analysis saw. */
 typedef struct seen_nest {
@@ -524,11 +546,17 @@ struct nm_nest_ws {
     fanmemo fanmemo[FAN_MEMOS]; /* fan-outs of walked nests seen lately */
     fanmemo *fm;                /* the one being walked (NULL: the sequence's own memo) */
     uint32_t fan_clock;
-    /* networks (nm_nest_ws_noc): on, and scratch for signatures (cap each) */
+    /* networks (nm_nest_ws_noc): on, scratch for signatures (cap each),
+     * and the network parts of the memo entries, beside them: of each
+     * jstep's memo (nseqs x jcap x JMEMO), of memo[] and of wmemo[] */
     int noc;
     uint32_t *ord;
     int64_t *colmin, *colmax;
     uint32_t *cols;
+    nsums *jnoc, *memo_noc, *wmemo_noc;
+    seq_noc *seqnoc; /* nseqs, beside seqs */
+    sigmemo *sigmemo; /* SIG_MEMO */
+    uint32_t sig_clock;
 };
 
 void nm_nest_ws_walk(nm_nest_ws *ws, int on)
@@ -600,6 +628,11 @@ void nm_nest_ws_free(nm_nest_ws *ws)
     nm_free(ws->colmin);
     nm_free(ws->colmax);
     nm_free(ws->cols);
+    nm_free(ws->jnoc);
+    nm_free(ws->memo_noc);
+    nm_free(ws->wmemo_noc);
+    nm_free(ws->seqnoc);
+    nm_free(ws->sigmemo);
     nm_free(ws);
 }
 
@@ -610,7 +643,13 @@ int nm_nest_ws_noc(nm_nest_ws *ws, int on)
         ws->colmin = nm_calloc(ws->cap, sizeof *ws->colmin);
         ws->colmax = nm_calloc(ws->cap, sizeof *ws->colmax);
         ws->cols = nm_calloc(ws->cap, sizeof *ws->cols);
-        if (!ws->ord || !ws->colmin || !ws->colmax || !ws->cols)
+        ws->jnoc = nm_calloc((size_t)ws->nseqs * (size_t)ws->jcap * JMEMO, sizeof *ws->jnoc);
+        ws->memo_noc = nm_calloc(MEMO_SLOTS, sizeof *ws->memo_noc);
+        ws->wmemo_noc = nm_calloc(WALK_MEMO, sizeof *ws->wmemo_noc);
+        ws->seqnoc = nm_calloc((size_t)ws->nseqs, sizeof *ws->seqnoc);
+        ws->sigmemo = nm_calloc(SIG_MEMO, sizeof *ws->sigmemo);
+        if (!ws->ord || !ws->colmin || !ws->colmax || !ws->cols || !ws->jnoc || !ws->memo_noc ||
+            !ws->wmemo_noc || !ws->seqnoc || !ws->sigmemo)
             return 0;
         for (size_t h = 0; h < ws->cap; h++)
             ws->colmax[h] = -1; /* no receiver in column h yet (fan_sig) */
@@ -623,7 +662,7 @@ const nm_noc_sig *nm_nest_noc_sig(const nm_nest_ws *ws, int s, int ds, int slot)
 {
     if (!ws->noc)
         return NULL;
-    const seq *S = &ws->seqs[s * NM_MAX_DS + ds];
+    const seq_noc *S = &ws->seqnoc[s * NM_MAX_DS + ds];
     if (S->sig_mixed || slot >= S->nsig || S->sig[slot].n <= 0)
         return NULL;
     return &S->sig[slot];
@@ -631,7 +670,7 @@ const nm_noc_sig *nm_nest_noc_sig(const nm_nest_ws *ws, int s, int ds, int slot)
 
 int nm_nest_noc_mixed(const nm_nest_ws *ws, int s, int ds)
 {
-    return ws->noc && ws->seqs[s * NM_MAX_DS + ds].sig_mixed;
+    return ws->noc && ws->seqnoc[s * NM_MAX_DS + ds].sig_mixed;
 }
 
 void nm_nest_ws_forget(nm_nest_ws *ws)
@@ -1397,8 +1436,8 @@ static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master, uint
             ws->sq->nlink = 0;
             /* entries move: later ones take new signature slots (the
              * memoized sums keep naming the old, which stay) */
-            for (int i = 1; i < ws->sq->nsig; i++)
-                ws->sq->sig_ru[i] = NULL;
+            for (int i = 1; ws->noc && i < ws->seqnoc[ws->sid].nsig; i++)
+                ws->seqnoc[ws->sid].sig_ru[i] = NULL;
         }
         slot = &ws->sq->reuse[ws->sq->nreuse++];
         memcpy(slot->o, o[0], (size_t)nr * sizeof **o);
@@ -1429,7 +1468,7 @@ static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master, uint
 static int noc_slot(nm_nest_ws *ws, const struct reuse *ru, uint32_t recv, uint32_t mask,
                     uint32_t found, const int64_t (*o)[R], double *hop, double *rt)
 {
-    seq *S = ws->sq;
+    seq_noc *S = &ws->seqnoc[ws->sid];
     nm_noc_sig tmp;
     if (!ru) {
         uint32_t all = ws->nfres ? (1u << (1u << ws->nfres)) - 1u : 1u;
@@ -1520,8 +1559,23 @@ static const struct reuse *links_for(nm_nest_ws *ws, const struct fanctx *fc, in
     return ru;
 }
 
-/* One call arriving after jump tau (a canonical id; -1: the first call). */
-static sums one_call(nm_nest_ws *ws, const struct fanctx *fc, int tau, dstate *st)
+/* The network parts of a call of delta size sz (ru: the links that served
+ * some siblings, or NULL); apart, so that one_call stays small. */
+static __attribute__((noinline)) void one_call_noc(nm_nest_ws *ws, const struct reuse *ru,
+                                                   double sz, nsums *ns)
+{
+    double hop, rt;
+    int slot = noc_slot(ws, ru, 1, 0, 1, ru ? (const int64_t(*)[R])ru->o : NULL, &hop, &rt);
+    if (slot >= 0)
+        ns->sz[slot] = sz;
+    ns->hop = hop * sz;
+    ns->rt = rt * sz;
+}
+
+/* One call arriving after jump tau (a canonical id; -1: the first call);
+ * its network parts into *ns when not NULL. */
+static inline __attribute__((always_inline)) sums one_call(nm_nest_ws *ws, const struct fanctx *fc,
+                                                            int tau, dstate *st, nsums *ns)
 {
     uint64_t size;
     int kind;
@@ -1541,7 +1595,9 @@ static sums one_call(nm_nest_ws *ws, const struct fanctx *fc, int tau, dstate *s
         size = ws->sq->vol;
         kind = D_FULL;
     }
-    sums out = {0};
+    sums out = {0, 0, 0};
+    if (ns)
+        memset(ns, 0, sizeof *ns);
     if (ws->F <= 1) {
         out.acc = out.wacc = (double)size;
         return out;
@@ -1558,14 +1614,8 @@ static sums one_call(nm_nest_ws *ws, const struct fanctx *fc, int tau, dstate *s
             out.link = (double)ru->nreused * sz;
         }
     }
-    if (ws->noc && size > 0) {
-        double hop, rt;
-        int slot = noc_slot(ws, ru, 1, 0, 1, ru ? (const int64_t(*)[R])ru->o : NULL, &hop, &rt);
-        if (slot >= 0)
-            out.sz[slot] = sz;
-        out.hop = hop * sz;
-        out.rt = rt * sz;
-    }
+    if (ns && size > 0)
+        one_call_noc(ws, ru, sz, ns);
     if (ws->links) {
         st->pkind = (int8_t)kind;
         st->ptau = (int16_t)(tau < 0 ? 0 : tau);
@@ -1603,15 +1653,22 @@ static int memo_holds(const nm_nest_ws *ws, const memo *m)
  *
  * and, since it depends only on q_1..q_j, the entries outlive the analysis
  * while those loops stay as they are (struct seq). */
-static sums rest(nm_nest_ws *ws, const struct fanctx *fc, int j, dstate *st)
+static sums rest(nm_nest_ws *ws, const struct fanctx *fc, int j, dstate *st, nsums *ns)
 {
-    if (j == 0)
-        return (sums){0};
+    if (j == 0) {
+        if (ns)
+            memset(ns, 0, sizeof *ns);
+        return (sums){0, 0, 0};
+    }
     jstep *J = &ws->sq->js[j];
+    nsums *jn = ws->jnoc ? ws->jnoc + ((size_t)ws->sid * (size_t)ws->jcap + (size_t)j) * JMEMO
+                         : NULL;
     uint64_t state = state_key(st);
     for (int i = 0; i < J->nmemo; i++)
         if (J->memo[i].key == state) {
             *st = J->memo[i].out;
+            if (ns)
+                *ns = jn[i];
             return J->memo[i].s;
         }
     int hashed = J->nmemo == JMEMO; /* more states than the loop keeps */
@@ -1626,19 +1683,29 @@ static sums rest(nm_nest_ws *ws, const struct fanctx *fc, int j, dstate *st)
             memo *m = &ws->memo[(slot + probe) & (MEMO_SLOTS - 1)];
             if (m->key == key && m->stamp == stamp) {
                 *st = m->out;
+                if (ns)
+                    *ns = ws->memo_noc[(slot + probe) & (MEMO_SLOTS - 1)];
                 return m->s;
             }
             if (!memo_holds(ws, m))
                 break;
         }
     }
-    sums a = rest(ws, fc, j - 1, st);
-    sums c = one_call(ws, fc, J->jid, st);
-    sums r = rest(ws, fc, j - 1, st);
-    sums out = a;
-    sums_add(&c, &r, 1.0);
-    sums_add(&out, &c, (double)(J->n - 1));
+    nsums na, nc, nr;
+    sums a = rest(ws, fc, j - 1, st, ns ? &na : NULL);
+    sums c = one_call(ws, fc, J->jid, st, ns ? &nc : NULL);
+    sums r = rest(ws, fc, j - 1, st, ns ? &nr : NULL);
+    double w = (double)(J->n - 1);
+    sums out = {a.acc + w * (c.acc + r.acc), a.wacc + w * (c.wacc + r.wacc),
+                a.link + w * (c.link + r.link)};
+    if (ns) {
+        *ns = na;
+        nsums_add(&nc, &nr, 1.0);
+        nsums_add(ns, &nc, w);
+    }
     if (!hashed) {
+        if (ns)
+            jn[J->nmemo] = *ns;
         J->memo[J->nmemo++] = (jmemo){state, *st, out};
         return out;
     }
@@ -1646,6 +1713,8 @@ static sums rest(nm_nest_ws *ws, const struct fanctx *fc, int j, dstate *st)
         memo *m = &ws->memo[(slot + probe) & (MEMO_SLOTS - 1)];
         if (!memo_holds(ws, m)) {
             *m = (memo){key, stamp, *st, out};
+            if (ns)
+                ws->memo_noc[(slot + probe) & (MEMO_SLOTS - 1)] = *ns;
             break;
         }
     }
@@ -1766,7 +1835,7 @@ static int same_delta(const delta *x, const delta *y, int nr)
  * in the fan-out each class of siblings takes its own delta (a class that
  * sat out calls may still hold what the others had to fetch again); the
  * classes that take the same delta share its multicast. */
-static sums walk_call(walker *w, uint32_t last)
+static sums walk_call(walker *w, uint32_t last, nsums *ns)
 {
     nm_nest_ws *ws = w->ws;
     int nr = w->nr;
@@ -1799,11 +1868,13 @@ static sums walk_call(walker *w, uint32_t last)
                 lead = c2;
         recv[lead] |= 1u << c;
     }
+    if (ns)
+        memset(ns, 0, sizeof *ns);
     if (ws->F <= 1) {
         double sz = (double)size[0];
-        return (sums){.acc = sz, .wacc = sz};
+        return (sums){sz, sz, 0.0};
     }
-    sums out = {0};
+    sums out = {0, 0, 0};
     for (int c = 0; c < w->ncls; c++) {
         if (!recv[c])
             continue;
@@ -1814,7 +1885,7 @@ static sums walk_call(walker *w, uint32_t last)
             F = u->F;
             groups = u->groups;
         }
-        sums one = {.acc = (double)groups * sz, .wacc = (double)F * sz};
+        sums one = {(double)groups * sz, (double)F * sz, 0.0};
         int64_t o[SCLS][R];
         uint32_t found = 0;
         for (int c2 = 0; size[c] > 0 && ws->links && !ws->nolink && c2 < w->ncls; c2++)
@@ -1825,19 +1896,18 @@ static sums walk_call(walker *w, uint32_t last)
             const struct reuse *ru =
                 reuse_for(ws, w->fc->inner, w->fc->master, recv[c], mask, found, o);
             if (ru->nreused && ru->groups < groups) {
-                one = (sums){.acc = (double)ru->groups * sz,
-                             .wacc = (double)(F - ru->nreused) * sz,
-                             .link = (double)ru->nreused * sz};
+                one = (sums){(double)ru->groups * sz, (double)(F - ru->nreused) * sz,
+                             (double)ru->nreused * sz};
                 used = ru;
             }
         }
-        if (ws->noc && size[c] > 0) {
+        if (ns && size[c] > 0) {
             double hop, rt;
             int slot = noc_slot(ws, used, recv[c], mask, found, (const int64_t(*)[R])o, &hop, &rt);
             if (slot >= 0)
-                one.sz[slot] = sz;
-            one.hop = hop * sz;
-            one.rt = rt * sz;
+                ns->sz[slot] += sz;
+            ns->hop += hop * sz;
+            ns->rt += rt * sz;
         }
         sums_add(&out, &one, 1.0);
     }
@@ -1968,12 +2038,15 @@ static uint64_t hash_ints(const int64_t *k, int n)
  * loops above are all on their last iteration.  What follows depends only
  * on (j, last, the state relative to the corner), so the result and the
  * state it leaves are memoized on that. */
-static sums walk(walker *w, int j, uint32_t last)
+static sums walk(walker *w, int j, uint32_t last, nsums *ns)
 {
-    if (last & w->idle[j]) /* this class of instances sits these calls out */
-        return (sums){0};
+    if (last & w->idle[j]) { /* this class of instances sits these calls out */
+        if (ns)
+            memset(ns, 0, sizeof *ns);
+        return (sums){0, 0, 0};
+    }
     if (j == 0)
-        return walk_call(w, last);
+        return walk_call(w, last, ns);
     nm_nest_ws *ws = w->ws;
     int64_t key[WALK_KEY];
     int cached = j >= 2; /* the innermost loop's few calls cost less than a lookup */
@@ -1995,6 +2068,8 @@ static sums walk(walker *w, int j, uint32_t last)
             break;
         if (m->hash == h && m->nkey == nk && !memcmp(m->key, key, (size_t)nk * sizeof *key)) {
             unpack_state(w, m->out);
+            if (ns)
+                *ns = ws->wmemo_noc[(slot + probe) & (WALK_MEMO - 1)];
             return m->s;
         }
     }
@@ -2031,7 +2106,9 @@ static sums walk(walker *w, int j, uint32_t last)
     int64_t vs = ws->vs[w->q[j]];
     int64_t sbase[R];
     memcpy(sbase, w->base, sizeof sbase);
-    sums out = {0};
+    sums out = {0, 0, 0};
+    if (ns)
+        memset(ns, 0, sizeof *ns);
     for (int e = 0; e < ne; e++) {
         for (int r = 0; r < w->nr; r++)
             w->base[r] = sbase[r] + ws->coef[w->ds][d][r] * idx[e] * vs;
@@ -2039,8 +2116,11 @@ static sums walk(walker *w, int j, uint32_t last)
         if (is_last && idx[e] == n - 1)
             inner |= 1u << d;
         double wt = j == 1 && w->accumulating ? count[e] : (double)mult[e];
-        sums c = walk(w, j - 1, inner);
+        nsums nc;
+        sums c = walk(w, j - 1, inner, ns ? &nc : NULL);
         sums_add(&out, &c, wt);
+        if (ns)
+            nsums_add(ns, &nc, wt);
     }
     memcpy(w->base, sbase, sizeof sbase);
 
@@ -2054,6 +2134,8 @@ static sums walk(walker *w, int j, uint32_t last)
             m->nkey = nk;
             memcpy(m->key, key, (size_t)nk * sizeof *key);
             m->s = out;
+            if (ns)
+                ws->wmemo_noc[(slot + probe) & (WALK_MEMO - 1)] = *ns;
             break;
         }
     }
@@ -2065,7 +2147,7 @@ static sums walk(walker *w, int j, uint32_t last)
  * above), branching loops q[1..k] above it. */
 static sums walk_level(nm_nest_ws *ws, const struct fanctx *fc, int ds, int b,
                        const int64_t *span, const int64_t *res, const int *q, int k,
-                       const uint32_t *idle)
+                       const uint32_t *idle, nsums *ns)
 {
     walker wk, *w = &wk;
     memset(w, 0, offsetof(walker, st)); /* and the states of the classes there are */
@@ -2086,7 +2168,7 @@ static sums walk_level(nm_nest_ws *ws, const struct fanctx *fc, int ds, int b,
     w->span = span;
     w->res = res;
     w->idle = idle;
-    return walk(w, k, ~0u);
+    return walk(w, k, ~0u, ns);
 }
 
 /* A new stamp for the jumps of the current sequence from j0 on: memo
@@ -2188,29 +2270,61 @@ static int level_given(const nm_nest_ws *ws, int s, int ds, const lvl *v, nm_nes
     } else {
         return 0;
     }
-    t->link = t->hop = t->rt = 0.0;
-    memset(t->noc_sz, 0, sizeof t->noc_sz);
+    t->link = 0.0;
+    if (ws->noc)
+        memset(&out->noc[s][ds], 0, sizeof out->noc[s][ds]);
     return 1;
 }
 
 /* Points ws->fm at the memo of the fan-out inner..master for the current
  * data space (prepare_fanout done): the one kept for the same fan-out, or
  * the least recently used one, emptied. */
+/* What a fan-out's sibling classes, groups and signatures depend on. */
+static void fan_key(const nm_nest_ws *ws, int inner, int master, fankey *k)
+{
+    memset(k, 0, sizeof *k);
+    k->nl = master - inner + 1;
+    k->nr = ws->nr;
+    k->nomc = ws->nomc;
+    k->F = (int64_t)ws->F;
+    k->hsize = ws->hsize;
+    k->vsize = ws->vsize;
+    for (int j = 0; j < k->nl; j++) {
+        k->end[j] = ws->nest->loop[inner + j].end;
+        k->res[j] = ws->nest->loop[inner + j].residual;
+        memcpy(k->tv[j], ws->sq->tv_run[j], sizeof k->tv[j]);
+    }
+}
+
+/* The whole fan-out's multicast signature (prepare_fanout done), from the
+ * few kept for the fan-outs seen lately or counted afresh: a search meets
+ * the same fan-outs again and again, and counting one sorts its siblings. */
+static void full_sig(nm_nest_ws *ws, int inner, int master, nm_noc_sig *out)
+{
+    fankey k;
+    fan_key(ws, inner, master, &k);
+    sigmemo *lru = &ws->sigmemo[0];
+    ws->sig_clock++;
+    for (int i = 0; i < SIG_MEMO; i++) {
+        sigmemo *m = &ws->sigmemo[i];
+        if (m->used && !memcmp(&m->key, &k, sizeof k)) {
+            m->used = ws->sig_clock;
+            *out = m->sig;
+            return;
+        }
+        if (m->used < lru->used)
+            lru = m;
+    }
+    fan_sig(ws, NULL, out);
+    lru->key = k;
+    lru->sig = *out;
+    lru->used = ws->sig_clock;
+}
+
 static void fan_memo(nm_nest_ws *ws, int inner, int master)
 {
     fankey k;
-    memset(&k, 0, sizeof k);
-    k.nl = master - inner + 1;
-    k.nr = ws->nr;
-    k.nomc = ws->nomc;
-    k.F = (int64_t)ws->F;
-    k.hsize = ws->hsize;
-    k.vsize = ws->vsize;
-    for (int j = 0; j < k.nl; j++) {
-        k.end[j] = ws->nest->loop[inner + j].end;
-        k.res[j] = ws->nest->loop[inner + j].residual;
-        memcpy(k.tv[j], ws->sq->tv_run[j], sizeof k.tv[j]);
-    }
+    fan_key(ws, inner, master, &k);
     fanmemo *lru = &ws->fanmemo[0];
     ws->fan_clock++;
     for (int i = 0; i < FAN_MEMOS; i++) {
@@ -2299,11 +2413,12 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
         if (ws->noc && fresh) {
             /* the signatures hold while the child's tile and the fan-out
              * do, as the memoized sums that name their slots */
-            S->nsig = 1;
-            S->sig_mixed = 0;
-            S->sig[0].n = 0;
+            seq_noc *SN = &ws->seqnoc[ws->sid];
+            SN->nsig = 1;
+            SN->sig_mixed = 0;
+            SN->sig[0].n = 0;
             if (spatial)
-                fan_sig(ws, NULL, &S->sig[0]);
+                full_sig(ws, inner, master, &SN->sig[0]);
         }
         /* Jumps: J_j = step of q_j minus the steps of q_1..q_{j-1} (the
          * recursion's; the walk moves tiles itself). */
@@ -2358,10 +2473,12 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
         }
         struct fanctx fc = {inner, master};
         sums sum;
+        nsums nsum, *ns = ws->noc ? &nsum : NULL;
+        memset(&nsum, 0, sizeof nsum);
         if (walking) {
             if (spatial)
                 fan_memo(ws, inner, master);
-            sum = (sums){0};
+            sum = (sums){0, 0, 0};
             for (uint32_t c = 0; c < ncls; c++) {
                 /* instances idle past the residuals in c, in use at the others */
                 double share = 1.0;
@@ -2381,23 +2498,33 @@ static void level_accesses(nm_nest_ws *ws, int s, int same, nm_nest_result *out)
                     memset(ws->wmemo, 0, WALK_MEMO * sizeof *ws->wmemo);
                     ws->gen = 1;
                 }
-                sums one = walk_level(ws, &fc, ds, b, span, res, q, k, idle);
+                nsums none;
+                sums one = walk_level(ws, &fc, ds, b, span, res, q, k, idle, ns ? &none : NULL);
                 sums_add(&sum, &one, share);
+                if (ns)
+                    nsums_add(ns, &none, share);
             }
         } else {
             dstate st = {0, -1, 0};
-            sums first = one_call(ws, &fc, -1, &st);
-            sums more = rest(ws, &fc, k, &st);
-            sum = first;
-            sums_add(&sum, &more, 1.0);
+            nsums nfirst, nmore;
+            sums first = one_call(ws, &fc, -1, &st, ns ? &nfirst : NULL);
+            sums more = rest(ws, &fc, k, &st, ns ? &nmore : NULL);
+            sum = (sums){first.acc + more.acc, first.wacc + more.wacc, first.link + more.link};
+            if (ns) {
+                nsum = nfirst;
+                nsums_add(ns, &nmore, 1.0);
+            }
         }
         nm_tile *t = &out->tile[s][ds];
         t->accesses = sum.acc;
         t->weighted = sum.wacc;
         t->link = sum.link;
-        memcpy(t->noc_sz, sum.sz, sizeof t->noc_sz);
-        t->hop = sum.hop;
-        t->rt = sum.rt;
+        if (ns) {
+            nm_tile_noc *tn = &out->noc[s][ds];
+            memcpy(tn->sz, nsum.sz, sizeof tn->sz);
+            tn->hop = nsum.hop;
+            tn->rt = nsum.rt;
+        }
     }
 }
 
@@ -2643,8 +2770,7 @@ void nm_nest_floor(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
                 nm_tile *t = &out->tile[s][ds];
                 t->accesses = (double)S->vol;
                 t->weighted = (double)ws->F * (double)S->vol;
-                t->link = t->hop = t->rt = 0.0;
-                memset(t->noc_sz, 0, sizeof t->noc_sz);
+                t->link = 0.0;
                 continue;
             } else {
                 size = (double)sweep_floor(ws, ds, s, v.master, S->vol, S->ext);
@@ -2652,8 +2778,7 @@ void nm_nest_floor(nm_nest_ws *ws, const nm_nest *nest, const nm_mapping *m,
             nm_tile *t = &out->tile[s][ds];
             t->accesses = (double)S->groups0 * size;
             t->weighted = (double)ws->F * size;
-            t->link = t->hop = t->rt = 0.0;
-            memset(t->noc_sz, 0, sizeof t->noc_sz);
+            t->link = 0.0;
         }
     }
 }

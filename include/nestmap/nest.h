@@ -58,8 +58,6 @@ void nm_nest_build(nm_nest *nest, const nm_mapping *m, const nm_arch *arch, cons
 /* What the analysis reports for one storage level and one data space, before
  * bypass is applied: the tile held per instance and the accesses it receives
  * from the level below. */
-#define NM_NOC_SLOTS 4 /* multicast signatures a level's calls may have, kept apart */
-
 typedef struct nm_tile {
     uint64_t size;        /* working set at the level's boundary (words) */
     double accesses;      /* accesses from below, per instance: a multicast counts once
@@ -70,15 +68,6 @@ typedef struct nm_tile {
     double link;          /* transfers served by neighbour links below this level */
     uint64_t fanout;      /* spatial fan-out below this level (1: none) */
     uint64_t inner_size;  /* working set over the whole fan-out (when fanout > 1) */
-    /* For the on-chip network below the level (noc.h), when the workspace
-     * counts it (nm_nest_ws_noc): the delta sizes summed over the calls of
-     * each multicast signature (slot 0: the whole fan-out's; 1..: those of
-     * the calls where links served some siblings, nm_nest_noc_sig); and,
-     * over all calls, the delta size times the hops of its multicast groups
-     * (hop) and times the routers its buckets pass past the first (rt).
-     * 0 otherwise. */
-    double noc_sz[NM_NOC_SLOTS];
-    double hop, rt;
 } nm_tile;
 
 /* How one call's delta reaches a fan-out's siblings, as Timeloop's nest
@@ -99,6 +88,20 @@ typedef struct nm_noc_sig {
     } b[NM_NOC_BUCKETS];
 } nm_noc_sig;
 
+/* For the on-chip network below a level (noc.h), when the workspace counts
+ * it (nm_nest_ws_noc; left as they are otherwise): the delta sizes summed
+ * over the calls of each multicast signature (slot 0: the whole fan-out's;
+ * 1..: those of calls where links served some siblings, nm_nest_noc_sig);
+ * and, over all calls, the delta size times the hops of its multicast
+ * groups (hop) and times the routers its buckets pass past the first (rt).
+ * Apart from nm_tile, so that an analysis without networks touches none of
+ * it. */
+#define NM_NOC_SLOTS 4 /* multicast signatures a level's calls may have, kept apart */
+typedef struct nm_tile_noc {
+    double sz[NM_NOC_SLOTS];
+    double hop, rt;
+} nm_tile_noc;
+
 typedef struct nm_nest_result {
     nm_tile tile[NM_MAX_LEVELS][NM_MAX_DS];
     uint64_t replication[NM_MAX_LEVELS]; /* spatial instances of each level in use */
@@ -116,6 +119,8 @@ typedef struct nm_nest_result {
                                           * receives (< 1: residuals that always apply;
                                           * set when uneven) */
     uint64_t arith_x, arith_y;           /* arithmetic instances in use along X and Y */
+    /* last, so that clearing the rest leaves it be (networks only) */
+    nm_tile_noc noc[NM_MAX_LEVELS][NM_MAX_DS];
 } nm_nest_result;
 
 typedef struct nm_nest_ws nm_nest_ws;
@@ -152,7 +157,7 @@ void nm_nest_ws_walk(nm_nest_ws *ws, int on);
  * exercises') follow the old rule. */
 void nm_nest_ws_stride_rule(nm_nest_ws *ws, int before_2025);
 
-/* Counts what the on-chip networks need (nm_tile's noc_sz, hop and rt, and
+/* Counts what the on-chip networks need (nm_nest_result's noc, and
  * the multicast signatures) when on; off by default, as it costs time.
  * Returns 0 when out of memory
  * (then it stays off). */
