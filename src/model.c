@@ -500,7 +500,7 @@ static void noc_traffic(const nm_model *mdl, const nm_nest_result *nr, int s, in
             t->b[j].uhops += tn->sz[k] * b->uhops;
         }
     }
-    if (in->dist_acc > 0.0 && t->nb == 1) {
+    if (in->dist_acc > 0.0 && t->nb == 1 && f > 0.0) {
         /* the multicast turns into a scatter to every receiver, each
          * reached alone, and the child's accesses ride along, multicast */
         double acc0 = t->b[0].acc / f, hops0 = t->b[0].hops;

@@ -1447,6 +1447,9 @@ static const struct reuse *reuse_for(nm_nest_ws *ws, int inner, int master, uint
         fm->many_at = (fm->many_at + 1) % MANY_MEMO;
         if (fm->nmany < MANY_MEMO)
             fm->nmany++;
+        for (int i = 1; ws->noc && i < ws->seqnoc[ws->sid].nsig; i++) /* (reused: a new shape) */
+            if (ws->seqnoc[ws->sid].sig_ru[i] == &m->r)
+                ws->seqnoc[ws->sid].sig_ru[i] = NULL;
         for (uint32_t left = found; left; left &= left - 1)
             memcpy(m->o[__builtin_ctz(left)], o[__builtin_ctz(left)], (size_t)nr * sizeof **o);
         slot = &m->r;
