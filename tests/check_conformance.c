@@ -649,6 +649,7 @@ START_TEST(network_case)
     nm_status st = nm_spec_load(&spec, (const char *[]){k->files[0]}, 1,
                                 NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &err);
     if (st != NM_OK) {
+        nm_spec_fini(&spec); /* (a failed load keeps its document for the error) */
         ck_assert_msg(!valid, "%s: %s:%d:%d: %s", k->name, err.file, err.line, err.col, err.msg);
         ck_assert_msg(err.line > 0, "%s: rejected without a location: %s", k->name, err.msg);
         nm_ydoc_fini(&want);
@@ -765,8 +766,10 @@ START_TEST(network_walk_matches)
     nm_error err;
     nm_error_clear(&err);
     if (nm_spec_load(&spec, (const char *[]){k->files[0]}, 1,
-                     NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &err) != NM_OK)
+                     NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &err) != NM_OK) {
+        nm_spec_fini(&spec);
         return; /* (an input Timeloop rejects too: network_case checks it) */
+    }
     nm_model mdl;
     ck_assert_msg(nm_model_init(&mdl, &spec.arch, &spec.wl, &err) == NM_OK, "%s", err.msg);
     static nm_stats a, b;
