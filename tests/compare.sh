@@ -140,4 +140,25 @@ printf 'include: /dev/null\n' >"$tmp/inc/dev.yaml"
 "$bin" model "$tmp/inc/dev.yaml" >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "not a regular file" "$tmp/err" && ok "include: only regular files" || { bad "include /dev/null"; cat "$tmp/err"; }
 
+
+# --as-given: the given mappings side by side (course exercise 1's output-
+# and weight-stationary mappings), each row what model gives for it; an
+# invalid given mapping is a row without a mapping (exit 1); a network is
+# refused.
+c1="$src/examples/course/1_conv1d_dataflows"
+"$bin" compare -q --as-given --json "$c1/design.yaml" "$c1/output_stationary.yaml" "$c1/weight_stationary.yaml" >"$tmp/ag.json" 2>"$tmp/err"
+"$bin" model -q --json "$c1/design.yaml" "$c1/weight_stationary.yaml" >"$tmp/agm.json" 2>/dev/null
+if python3 - "$tmp/ag.json" "$tmp/agm.json" <<'EOF2'
+import json, sys
+c = {d["design"]: d for d in json.load(open(sys.argv[1]))["designs"]}
+m = json.load(open(sys.argv[2]))["summary"]
+ws = c["weight_stationary"]
+sys.exit(0 if set(c) == {"output_stationary", "weight_stationary"} and
+         abs(ws["energy_pj"] - m["energy_pj"]) <= 1e-9 * m["energy_pj"] and ws["cycles"] == m["cycles"] else 1)
+EOF2
+then ok "--as-given: each given mapping's row is what model gives"; else bad "--as-given rows"; cat "$tmp/err"; fi
+printf 'mapping:\n- {target: Buffer, type: temporal, factors: R=1 P=8}\n' >"$tmp/ag_bad.yaml"
+"$bin" compare -q --as-given "$c1/design.yaml" "$c1/output_stationary.yaml" "$tmp/ag_bad.yaml" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "ag_bad.yaml: invalid mapping" "$tmp/err" && ok "--as-given: an invalid given mapping says why (exit 1)" || { bad "--as-given invalid"; cat "$tmp/err" "$tmp/out"; }
+
 finish

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "nestmap/alloc.h"
+#include "nestmap/model.h"
 #include "nestmap/network.h"
 #include "nestmap/report.h"
 #include "nestmap/roofline.h"
@@ -33,6 +34,11 @@ static const char usage[] =
     "compares dataflows like for like.\n\n"
     "options (each overrides every design's `mapper:`):\n"
     "  --rank R          order the designs by energy (default), cycles or edp\n"
+    "  --as-given        search nothing: evaluate the mapping each DESIGN file gives\n"
+    "                    (with WORKLOAD: a mapping file, or a design with one), so\n"
+    "                    that given mappings sit side by side, e.g.\n"
+    "                      nestmap compare --as-given design.yaml \\\n"
+    "                          output_stationary.yaml weight_stationary.yaml\n"
     NM_CLI_SET_USAGE
     NM_CLI_SEARCH_USAGE
     "  -o DIR            write compare.csv, compare.json, DESIGN.map.yaml (for a\n"
@@ -83,6 +89,7 @@ typedef struct cmp_run {
     char workload[NM_NAME_MAX];              /* the layer's or network's name */
     const char *workload_arg;
     int network;                             /* the workload is a network */
+    int as_given;                            /* --as-given: evaluate, do not search */
     int nwarn;
     cmp_warning warn[CMP_MAX_WARNINGS];
 } cmp_run;
@@ -181,6 +188,32 @@ static int write_map(const char *dir, const cmp_design *d, const nm_spec *spec,
     return nm_cli_close_out(f, path);
 }
 
+/* --as-given: the mapping spec gives, evaluated, as the layer's result (a
+ * search that found it), so that the rest of compare takes it as it takes
+ * a search's. */
+static nm_status given_mapping(const nm_spec *spec, const cmp_design *d, nm_layer_result *lr,
+                               nm_error *err)
+{
+    nm_model mdl;
+    nm_status st = nm_model_init(&mdl, &spec->arch, &spec->wl, err);
+    if (st != NM_OK)
+        return st;
+    lr->status = NM_OK;
+    lr->res.found = nm_model_eval(&mdl, &spec->map, &lr->res.best_stats, NULL);
+    if (lr->res.found) {
+        lr->res.best.map = spec->map;
+        lr->res.best.energy = lr->res.best_stats.energy;
+        lr->res.best.cycles = lr->res.best_stats.cycles;
+    } else {
+        char why[512];
+        nm_invalid_describe(&lr->res.best_stats.invalid, &spec->arch, &spec->wl, why,
+                            sizeof why);
+        fprintf(stderr, "nestmap compare: %s: invalid mapping: %s\n", d->arg, why);
+    }
+    nm_model_fini(&mdl);
+    return NM_OK;
+}
+
 /* Loads design i with the workload, maps it, and fills run->d[i].
  * Returns 0, or the exit code of an error that stops the comparison. */
 static int run_design(cmp_run *run, int i)
@@ -191,7 +224,9 @@ static int run_design(cmp_run *run, int i)
     co.files = files;
     co.nfiles = 2;
     nm_spec spec;
-    int rc = nm_cli_load(&co, NM_NEED_ARCH, &spec);
+    int rc = nm_cli_load(&co, run->as_given ? NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING
+                                            : NM_NEED_ARCH,
+                         &spec);
     if (rc)
         return rc;
     nm_error err;
@@ -241,10 +276,19 @@ static int run_design(cmp_run *run, int i)
         fprintf(stderr, "nestmap: out of memory\n");
         goto out;
     }
-    o.stop = nm_cli_catch_sigint();
-    status = nm_network_map(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
-                            o.threads, out, &err);
-    nm_cli_release_sigint();
+    if (run->as_given) {
+        if (node) {
+            fprintf(stderr, "nestmap compare: --as-given sets one layer's given mappings side "
+                    "by side, not a network's\n");
+            goto out;
+        }
+        status = given_mapping(&spec, d, &out[0], &err);
+    } else {
+        o.stop = nm_cli_catch_sigint();
+        status = nm_network_map(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
+                                o.threads, out, &err);
+        nm_cli_release_sigint();
+    }
     if (status != NM_OK) {
         nm_cli_error(&err);
         rc = nm_status_exit_code(status);
@@ -576,6 +620,7 @@ int nm_cmd_compare(int argc, char **argv)
         fprintf(stderr, "nestmap compare: an option is missing its value\n\n%s", usage);
         return 2;
     }
+    run.as_given = nm_cli_take_flag(&argc, argv, "--as-given");
     int missing = 0;
     const char *rank = nm_cli_take(&argc, argv, "--rank", &missing);
     if (missing) {
