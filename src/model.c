@@ -690,6 +690,16 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
     out->last_level_accesses = lla;
 }
 
+/* Whether some level's network is M:N: distributed multicast then divides
+ * a level's own accesses, below what the bounds assume a level serves. */
+static int distributes(const nm_arch *arch)
+{
+    for (int s = 0; s < arch->nlevels; s++)
+        if (arch->level[s].nnet >= 1 && arch->level[s].net[0].type == NM_NOC_M_N)
+            return 1;
+    return 0;
+}
+
 /* nm_model_bound on the nest of m and its shape. */
 static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_result *shape,
                      double *energy, double *cycles, double *lla)
@@ -707,7 +717,8 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
      * the arithmetic when no fan-out lies between them: for that level the
      * reads (read-only) or updates (outputs, whose reads are updates minus
      * the first writes) are fixed by the factorization alone. */
-    int spread = 0;              /* a spatial loop at or below the level */
+    int spread = distributes(arch); /* a spatial loop at or below the level (or M:N:
+                                     * no level's reads are sure) */
     uint32_t top_counted = 0;    /* tensors already bounded at the outermost level */
     for (int s = 0; s < arch->nlevels; s++) {
         for (int d = 0; d < wl->ndims; d++)
@@ -824,7 +835,8 @@ void nm_model_floor(nm_model *mdl, const nm_mapping *m, double *energy, double *
     nm_nest_build(&nest, m, arch, wl);
     nm_nest_shape(&nest, wl, &nr);
     bound_of(mdl, m, &nr, energy, cycles, lla);
-    if (nest.imperfect) /* the floors hold for perfect nests */
+    if (nest.imperfect || distributes(arch)) /* the floors hold for perfect nests, and
+                                             * take no distributed multicast */
         return;
     nm_nest_floor(mdl->ws, &nest, m, arch, wl, &nr);
     /* The outermost level's accesses depend on its own loop order alone:
