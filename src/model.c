@@ -264,7 +264,7 @@ typedef struct noc_in {
 } noc_in;
 
 static void noc_charge(const nm_model *mdl, const nm_nest_result *nr, int ds, const noc_in *in,
-                       int exact, nm_stats *out);
+                       int exact, nm_stats *out, nm_noc_stats *detail);
 static void noc_traffic(const nm_model *mdl, const nm_nest_result *nr, int s, int ds,
                         const noc_in *in, int exact, nm_noc_traffic *t);
 
@@ -309,17 +309,17 @@ static int distribute(const nm_model *mdl, const nm_nest_result *nr, int ds, dou
 
 /* Reads, fills and updates of one data space at every level; the networks'
  * energy too when the design charges it (exact: the tiles come from an
- * analysis, whose multicast signatures hold), or, when keep is not NULL,
- * what they carry into keep instead. */
+ * analysis, whose multicast signatures hold), with what each carries into
+ * detail when not NULL. */
 static int account(const nm_model *mdl, const nm_mapping *m, const nm_nest_result *nr, int ds,
-                   int exact, nm_stats *out, noc_in *keep)
+                   int exact, nm_stats *out, nm_noc_stats *detail)
 {
     noc_in noc[NM_MAX_LEVELS];
     const nm_arch *arch = mdl->arch;
     int S = arch->nlevels;
     if (S < 1) /* (parsing guarantees a level; this tells the compiler) */
         return 1;
-    int track = arch->noc || keep; /* what the networks carry (hot path: not) */
+    int track = arch->noc; /* what the networks carry (hot path: not) */
     if (track)
         memset(noc, 0, sizeof noc);
     double ca[NM_MAX_LEVELS], w[NM_MAX_LEVELS], pas[NM_MAX_LEVELS], lt[NM_MAX_LEVELS];
@@ -438,10 +438,8 @@ static int account(const nm_model *mdl, const nm_mapping *m, const nm_nest_resul
             d->address_generations = d->reads + d->fills;
         }
     }
-    if (keep)
-        memcpy(keep, noc, sizeof noc);
-    else if (mdl->arch->noc)
-        noc_charge(mdl, nr, ds, noc, exact, out);
+    if (track)
+        noc_charge(mdl, nr, ds, noc, exact, out, detail);
     return 1;
 }
 
@@ -515,8 +513,10 @@ static void noc_traffic(const nm_model *mdl, const nm_nest_result *nr, int s, in
     }
 }
 
+/* The networks' energy of data space ds into out, and what each network
+ * carries into detail when not NULL. */
 static void noc_charge(const nm_model *mdl, const nm_nest_result *nr, int ds, const noc_in *in,
-                       int exact, nm_stats *out)
+                       int exact, nm_stats *out, nm_noc_stats *detail)
 {
     const nm_arch *arch = mdl->arch;
     int rw = mdl->wl->ds[ds].read_write;
@@ -525,9 +525,12 @@ static void noc_charge(const nm_model *mdl, const nm_nest_result *nr, int ds, co
         nm_noc_traffic t;
         noc_traffic(mdl, nr, s, ds, &in[s], exact, &t);
         for (int n = 0; n < L->nnet; n++) {
-            double e = nm_noc_energy(&L->net[n], mdl->noc_width[s], &t, rw, L->reduces, NULL);
+            double e = nm_noc_energy(&L->net[n], mdl->noc_width[s], &t, rw, L->reduces,
+                                     detail ? &detail->ds[s][n][ds] : NULL);
             out->level[s].noc_energy += e;
             out->level[s].ds[ds].noc_energy += e;
+            if (detail)
+                detail->energy[s][n] += e;
         }
     }
 }
@@ -540,25 +543,13 @@ int nm_model_noc_stats(nm_model *mdl, const nm_mapping *m, nm_stats *st, nm_noc_
     st->noc = noc;
     if (!valid || !mdl->arch->noc)
         return valid;
-    /* account() again on the analysis just made, keeping each data
-     * space's traffic rather than charging it */
-    const nm_arch *arch = mdl->arch;
-    const nm_nest_result *nr = &mdl->shape->nr;
+    /* account() again on the analysis just made, into scratch stats,
+     * with each network's detail */
     nm_stats *scratch = &mdl->shape->floor;
-    for (int ds = 0; ds < mdl->wl->nds; ds++) {
-        noc_in in[NM_MAX_LEVELS];
-        account(mdl, m, nr, ds, 1, scratch, in);
-        for (int s = 0; s < arch->nlevels; s++) {
-            const nm_level *L = &arch->level[s];
-            nm_noc_traffic t;
-            noc_traffic(mdl, nr, s, ds, &in[s], 1, &t);
-            for (int n = 0; n < L->nnet; n++) {
-                nm_noc_ds *d = &noc->ds[s][n][ds];
-                noc->energy[s][n] += nm_noc_energy(&L->net[n], mdl->noc_width[s], &t,
-                                                   mdl->wl->ds[ds].read_write, L->reduces, d);
-            }
-        }
-    }
+    for (int s = 0; s < mdl->arch->nlevels; s++)
+        scratch->level[s].noc_energy = 0.0;
+    for (int ds = 0; ds < mdl->wl->nds; ds++)
+        account(mdl, m, &mdl->shape->nr, ds, 1, scratch, noc);
     return valid;
 }
 
