@@ -97,7 +97,8 @@ static const char *const model_attrs[] = {
     /* networks between levels (noc.h) */
     "network_read", "network_fill", "network_update", "network_drain", "network_operand",
     "network_result", "energy_per_hop", "router_energy", "wire_energy", "tile_width",
-    "energy-per-ingress", "network_word_bits", "network_type", "reduction_supported", NULL};
+    "energy-per-ingress", "network_word_bits", "network_type", "reduction_supported",
+    "hop_count", NULL};
 
 /* Attributes Timeloop and Accelergy (and its plug-ins) use for estimation
  * or bookkeeping; they do not change the model and are accepted quietly. */

@@ -458,9 +458,11 @@ static void noc_traffic(const nm_model *mdl, const nm_nest_result *nr, int s, in
     t->partition = in->partition;
     t->fanout = tile->fanout;
     t->instances = (double)nr->replication[s];
+    t->hop_scale = 1.0;
     if (in->acc <= 0.0)
         return;
     double f = tile->accesses > 0.0 ? in->acc / tile->accesses : 0.0;
+    t->hop_scale = exact ? f : 1.0;
     if (!exact || tile->fanout <= 1) {
         t->nb = 1;
         t->b[0].m = t->b[0].s = 1;

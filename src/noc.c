@@ -18,6 +18,26 @@ static nm_status num_attr(const nm_ynode *attrs, const char *key, double *out, i
     return st;
 }
 
+/* An attribute naming one of words: *which its index, -1 when absent,
+ * -2 when it names none of them (at: where). */
+static nm_status word_attr(const nm_ynode *attrs, const char *key, const char *const *words,
+                           int *which, const nm_ynode **at, nm_error *err)
+{
+    *which = -1;
+    *at = nm_ymap_get(attrs, key);
+    if (!*at || nm_yis_null(*at))
+        return NM_OK;
+    const char *s;
+    nm_status st = nm_yget_str(*at, key, &s, err);
+    if (st != NM_OK)
+        return st;
+    *which = -2;
+    for (int i = 0; words[i]; i++)
+        if (!strcmp(s, words[i]))
+            *which = i;
+    return NM_OK;
+}
+
 nm_status nm_noc_parse(nm_noc *net, const nm_ynode *attrs, int default_bits, nm_error *err)
 {
     nm_status st;
@@ -46,21 +66,21 @@ nm_status nm_noc_parse(nm_noc *net, const nm_ynode *attrs, int default_bits, nm_
         (st = num_attr(attrs, "energy-per-ingress", &net->ingress_energy, &net->has_ingress,
                        err)))
         return st;
-    net->type = NM_NOC_DEFAULT;
-    const nm_ynode *t = nm_ymap_get(attrs, "network_type");
-    if (t && !nm_yis_null(t)) {
-        const char *s;
-        if ((st = nm_yget_str(t, "network_type", &s, err)) != NM_OK)
-            return st;
-        if (!strcmp(s, "1:1"))
-            net->type = NM_NOC_1_1;
-        else if (!strcmp(s, "1:N"))
-            net->type = NM_NOC_1_N;
-        else if (!strcmp(s, "M:N"))
-            net->type = NM_NOC_M_N;
-        else /* Timeloop: "Unrecognized legacy network subtype" */
-            return nm_yerror(err, t, "network_type must be 1:1, 1:N or M:N (got '%s')", s);
-    }
+    static const char *const types[] = {"1:1", "1:N", "M:N", NULL};
+    static const char *const counts[] = {"tile", "access", NULL};
+    const nm_ynode *at;
+    int type, count;
+    if ((st = word_attr(attrs, "network_type", types, &type, &at, err)) != NM_OK)
+        return st;
+    if (type < -1) /* Timeloop: "Unrecognized legacy network subtype" */
+        return nm_yerror(err, at, "network_type must be 1:1, 1:N or M:N (got '%s')", at->str);
+    net->type = type < 0 ? NM_NOC_DEFAULT : (nm_noc_type)(NM_NOC_1_1 + type);
+    if ((st = word_attr(attrs, "hop_count", counts, &count, &at, err)) != NM_OK)
+        return st;
+    if (count < -1)
+        return nm_yerror(err, at, "hop_count must be 'tile' (Timeloop's: hops once per word "
+                         "delivered) or 'access' (every access pays its hops) (got '%s')", at->str);
+    net->hops_per_access = count == 1;
     return NM_OK;
 }
 
@@ -87,10 +107,11 @@ double nm_noc_energy(const nm_noc *net, double tile_width, const nm_noc_traffic 
     int rmw = rw && !sink_reduces && net->directions != NM_NOC_READ_FILL;
     double ingresses = 0.0, distributed = 0.0, wire_hops = 0.0, reductions = 0.0;
     uint64_t routers = 0, multicast = 0;
+    double hs = net->hops_per_access && t->hop_scale > 1.0 ? t->hop_scale : 1.0;
     if (t->nb < 0) { /* only totals known */
         double acc = rmw ? 2.0 * t->acc - t->partition : t->acc;
         ingresses = acc;
-        wire_hops = t->hops;
+        wire_hops = hs > 1.0 && t->acc > 0 ? hs * t->hops / t->acc * acc : t->hops;
         routers = (uint64_t)(acc + t->rt);
         multicast = t->fanout > 1 ? 0 : 1;
     }
@@ -104,7 +125,8 @@ double nm_noc_energy(const nm_noc *net, double tile_width, const nm_noc_traffic 
         if (t->b[i].distributed)
             distributed += acc;
         if (acc > 0) {
-            double mean = t->b[i].hops / acc;
+            /* hop_count: access: each access its group's mean hops */
+            double mean = hs > 1.0 ? hs * t->b[i].hops / t->b[i].acc : t->b[i].hops / acc;
             /* Timeloop sums routers in an unsigned 64-bit count */
             routers = (uint64_t)((double)routers + (1.0 + floor(mean)) * acc);
             wire_hops += mean * acc;

@@ -1093,6 +1093,14 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
             pj[arch->nlevels] = st->compute_energy;
             key(f, 6, "energy_pj_by_level");
             level_object(f, 6, arch, pj, 1.0);
+            if (arch->noc) { /* the networks between levels: in energy_pj, not by level */
+                double noc = 0.0;
+                for (int l = 0; l < arch->nlevels; l++)
+                    noc += st->level[l].noc_energy;
+                fputs(",\n", f);
+                key(f, 6, "on_chip_network_energy_pj");
+                num(f, noc);
+            }
             fputs("\n    }", f);
         }
         fputs(i + 1 < net->nlayers ? ",\n" : "\n", f);

@@ -307,6 +307,8 @@ static void noc_attrs(FILE *f, const nm_noc *net, int bits)
     static const char *const type[] = {NULL, "1:1", "1:N", "M:N"};
     if (net->type != NM_NOC_DEFAULT)
         fprintf(f, ", network_type: '%s'", type[net->type]);
+    if (net->hops_per_access)
+        fprintf(f, ", hop_count: access");
 }
 
 /* The child's side of the explicit networks of its parent P (fill and

@@ -183,6 +183,76 @@ START_TEST(noc_by_hand)
 }
 END_TEST
 
+/* hop_count (noc.h), by hand: the 1-D convolution (R=3, P=16) on a row
+ * of four PEs (P along X), whose register files keep no weights: the
+ * buffer multicasts each weight to the four PEs at every step, 12 steps,
+ * 12 ingresses.  The nest analysis delivers the 3 weights once, and a
+ * delivery to the row is 3 hops (to x = 3; one row, no vertical drop), so
+ * Timeloop's count (tile) is 3 words x 3 hops = 9 hops over 12 ingresses
+ * (0.75 a word, 9 pJ at 1 pJ a hop); hop_count: access charges each of the
+ * 12 its 3 hops (36 pJ). */
+static void hop_design(char *text, size_t size, const char *count)
+{
+    snprintf(text, size,
+             "architecture:\n"
+             "  version: '0.4'\n"
+             "  subtree:\n"
+             "  - name: chip\n"
+             "    local:\n"
+             "    - name: GLB\n"
+             "      class: SRAM\n"
+             "      attributes: {depth: 256, width: 8, datawidth: 8, energy_per_hop: 1%s}\n"
+             "    - name: RF[1..4]\n"
+             "      class: regfile\n"
+             "      attributes: {depth: 16, width: 8, datawidth: 8, meshX: 4}\n"
+             "    - name: MACC[1..4]\n"
+             "      class: intmac\n"
+             "      attributes: {datawidth: 8, meshX: 4}\n"
+             "problem: {shape: {name: conv1d, dimensions: [R, P], data_spaces: [\n"
+             "  {name: Weights, projection: [[[R]]]},\n"
+             "  {name: Inputs, projection: [[[R], [P]]]},\n"
+             "  {name: Outputs, projection: [[[P]]], read_write: true}]},\n"
+             "  instance: {R: 3, P: 16}}\n"
+             "mapping:\n"
+             "- {target: GLB, type: temporal, factors: R=1 P=4, permutation: RP}\n"
+             "- {target: GLB, type: spatial, factors: R=1 P=4, permutation: PR, split: 1}\n"
+             "- {target: RF, type: temporal, factors: R=3 P=1, permutation: RP}\n"
+             "- {target: RF, type: bypass, keep: [Inputs, Outputs], bypass: [Weights]}\n",
+             count);
+}
+
+START_TEST(noc_hop_count_by_hand)
+{
+    static const char *const count[] = {"", ", hop_count: tile", ", hop_count: access"};
+    static const double hops[] = {0.75, 0.75, 3.0}, pj[] = {9.0, 9.0, 36.0};
+    for (int i = 0; i < 3; i++) {
+        char text[4096];
+        hop_design(text, sizeof text, count[i]);
+        struct run r;
+        run(&r, text);
+        ck_assert(r.valid);
+        static nm_noc_stats noc;
+        ck_assert(nm_model_noc_stats(&r.mdl, &r.spec.map, &r.st, &noc));
+        int g = nm_arch_level(&r.spec.arch, "GLB"), w = nm_workload_ds(&r.spec.wl, "Weights");
+        ck_assert_int_eq(r.spec.arch.level[g].net[0].hops_per_access, i == 2);
+        ck_assert_uint_eq(noc.ds[g][0][w].multicast, 4);
+        ck_assert_double_eq_tol(noc.ds[g][0][w].ingresses, 12.0, 1e-12);
+        ck_assert_double_eq_tol(noc.ds[g][0][w].avg_hops, hops[i], 1e-12);
+        ck_assert_double_eq_tol(noc.ds[g][0][w].energy, pj[i], 1e-9);
+        done(&r);
+    }
+    /* anything else is a located error */
+    char text[4096];
+    hop_design(text, sizeof text, ", hop_count: word");
+    nm_spec spec;
+    nm_error err;
+    ck_assert_int_eq(nm_spec_load_string(&spec, "test.yaml", text, NM_NEED_ARCH, &err),
+                     NM_ERR_INPUT);
+    ck_assert_int_eq(err.line, 8);
+    ck_assert_ptr_nonnull(strstr(err.msg, "hop_count must be 'tile'"));
+}
+END_TEST
+
 static const char two_level_map[] =
     "- {target: MainMemory, type: temporal, factors: R=1 P=16, permutation: RP}\n"
     "- {target: Buffer, type: temporal, factors: R=3 P=1, permutation: RP}\n";
@@ -880,6 +950,7 @@ static Suite *suite(void)
     TCase *tc = tcase_create("hand-derived");
     tcase_add_test(tc, one_level_conv1d);
     tcase_add_test(tc, noc_by_hand);
+    tcase_add_test(tc, noc_hop_count_by_hand);
     tcase_add_test(tc, two_level_conv1d);
     tcase_add_test(tc, strided_conv);
     tcase_add_test(tc, dilated_conv);

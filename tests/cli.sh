@@ -57,6 +57,25 @@ for f in stats.txt stats.json map.txt; do
     if [ -s "$tmp/outdir/a/b/$f" ]; then ok "-o writes $f"; else bad "-o did not write $f"; fi
 done
 
+# --diagram draws the mapping: each level's tiles and loops, and the fan-out
+# with its busy PEs (noc.yaml: P spread 4 ways along X over 4 PEs).
+expect 0 "model -o --diagram" -- "$bin" model -q -o "$tmp/dg" --diagram "$data/good/noc.yaml"
+has "$tmp/dg/mapping.dat" '"tiles (words): Weights 3 Inputs 3 Outputs 1"' "the diagram gives the register file's tiles"
+has "$tmp/dg/mapping.dat" '"loops, outer to inner: P4   spatial X: P4"' "the diagram gives the buffer's loops and spread"
+if [ "$(awk 'NF == 3 && $3 == 1' "$tmp/dg/mapping.dat" | wc -l)" -eq 4 ] &&
+   [ "$(awk 'NF == 3 && $1 ~ /^[0-9]+$/ && $3 == 0' "$tmp/dg/mapping.dat" | wc -l)" -eq 0 ]; then
+    ok "the diagram marks the 4 busy PEs of 4"
+else bad "the diagram's PE array is wrong"; fi
+has "$tmp/dg/mapping.gp" "X: P 4" "the diagram names what X spreads"
+if command -v gnuplot >/dev/null 2>&1; then
+    if [ -s "$tmp/dg/mapping.png" ] && [ -s "$tmp/dg/mapping.svg" ]; then ok "gnuplot rendered mapping.png and mapping.svg"
+    else bad "no mapping.png"; cat "$tmp/dg/gnuplot.log"; fi
+else
+    echo "note - gnuplot is not installed: mapping.png is not rendered (its script is checked above)"
+fi
+expect 2 "--diagram needs -o" -- "$bin" model -q --diagram "$data/good/noc.yaml"
+has "$tmp/err" "needs -o DIR" "--diagram without -o says what it needs"
+
 # An invalid mapping is not an input error: exit 1, and JSON says why.
 sed 's/depth: 64/depth: 16/' "$data/good/conv1d_1level.yaml" >"$tmp/small.yaml"
 expect 1 "invalid mapping" -- "$bin" model --json "$tmp/small.yaml"
@@ -234,7 +253,9 @@ has "$tmp/err" "did you mean 'regfile'" "an unknown class suggests the closest b
 
 # The design library: every design loads with its energies built in and no
 # assumed default, and maps a small network (a conv, a depthwise, pointwise
-# layers) end to end.  examples/network_study.sh runs the full matrix.
+# layers) end to end, each layer within 20,000 uniform draws (the search's
+# quality is bench/'s; an unconstrained 256-PE design searches for minutes).
+# examples/network_study.sh runs the full matrix.
 for design in "$src"/arch/*/*.yaml; do
     name=$(basename "$design" .yaml)
     expect 0 "arch $name: energy" -- "$bin" energy "$design"
@@ -242,7 +263,7 @@ for design in "$src"/arch/*/*.yaml; do
     has "$tmp/out" "built-in" "arch $name: built-in energies"
     expect 0 "arch $name: bound" -- "$bin" bound -q "$design" "$src/workloads/layers/resnet50_conv1.yaml"
     has "$tmp/out" "^memory bound  *[0-9]* cycles" "arch $name: states its off-chip bandwidth"
-    expect 0 "arch $name: a small network" -- "$bin" network -q --threads 2 "$design" "$data/network/small_net.yaml"
+    expect 0 "arch $name: a small network" -- "$bin" network -q --threads 2 --max-evals 20000 --no-refine "$design" "$data/network/small_net.yaml"
     has "$tmp/out" "^total  *[0-9]" "arch $name: every layer mapped"
 done
 
@@ -401,5 +422,7 @@ has "$tmp/out" "^resnet50_res3_3x3 " "network: the folder's files are its layers
 expect 1 "model --explain on spatial factors all along X" -- "$bin" model -q --explain "$data/good/split_hint.yaml"
 has "$tmp/out" "set split: 1 in PE's spatial entry: the first 1 loops of its permutation go along X (4 of 4), the rest along Y (4 of 4)" "--explain suggests the split"
 has "$tmp/out" "move it to DRAM's temporal loops" "--explain: a container's factor moves to the level above"
+expect 1 "model on spatial factors all along X" -- "$bin" model -q "$data/good/split_hint.yaml"
+has "$tmp/err" "or give the spatial entry a split: that puts fewer loops along X (--explain says which fits)" "without --explain the error names split: too"
 
 finish

@@ -101,14 +101,14 @@ sys.exit(0 if c["network"] and abs(d["energy_pj"] - t["energy_pj"]) <= 1e-9 * t[
 EOF
 then ok "a network: compare's totals equal network's"; else bad "network totals differ"; head -20 "$tmp/cn.json"; fi
 
-# A design that cannot hold the layer (its constraints put 144 weights in a
-# 64-word register file): listed last, exit 1.
+# A design that cannot hold the layer (its constraints put 288 weights in a
+# 256-word register file): listed last, exit 1.
 cat >"$tmp/toosmall.yaml" <<EOF
 include: $teach/pe_array.yaml
 architecture_constraints:
   targets:
   - {target: RegisterFile, type: bypass, keep: [Weights], bypass: [Inputs, Outputs]}
-  - {target: RegisterFile, type: temporal, factors: C=16 R=3 S=3}
+  - {target: RegisterFile, type: temporal, factors: C=16 R=3 S=3 M=2}
 EOF
 "$bin" compare -q $search "$tmp/layer.yaml" "$tmp/toosmall.yaml" "$teach/weight_stationary.yaml" >"$tmp/out" 2>"$tmp/err"
 rc=$?

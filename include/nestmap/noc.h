@@ -20,6 +20,13 @@
  *               + link transfers x (energy_per_hop + 2 x router_energy)
  *   total       energy x the level's utilized instances
  *
+ * Timeloop counts a delivery's hops once per word of the tile the nest
+ * analysis delivers, so when the child bypasses its own storage and reads
+ * the same words again at every step, the re-reads enter the network (as
+ * ingresses) but travel no hops.  `hop_count: access` (nestmap's own
+ * attribute; `tile`, Timeloop's, is the default) makes every access pay the
+ * hops of its multicast group.
+ *
  * energy_per_hop is the attribute, else word bits x tile width (mm) x
  * wire_energy (pJ/bit/mm), else 0.  The tile width is the attribute, else
  * the square root of the area of one child tile (the child and everything
@@ -58,6 +65,8 @@ typedef struct nm_noc {
     double wire_energy;             /* pJ per bit per mm */
     double tile_width;              /* um */
     double ingress_energy;          /* pJ per word entering the network */
+    int hops_per_access;            /* hop_count: access (nestmap's): every word the
+                                     * network carries pays its group's hops */
 } nm_noc;
 
 /* Reads a network's attributes (inferred: the outer level's own; explicit:
@@ -80,6 +89,9 @@ typedef struct nm_noc_traffic {
         int distributed;      /* distributed multicast (M:N) on the child's behalf */
     } b[NM_NOC_MAX_BUCKETS];
     double rt;                /* when nb < 0: routers past the first, summed per call */
+    double hop_scale;         /* accesses per word the nest analysis delivered (> 1 when a
+                               * bypassed child re-reads the level): Timeloop's hops
+                               * ignore it, hop_count: access multiplies them by it */
     double acc, hops;         /* totals (when nb < 0, all there is) */
     double link;              /* link transfers */
     double partition;         /* the outer level's partition size */

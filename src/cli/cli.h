@@ -247,6 +247,12 @@ void nm_cli_gp_terminals(FILE *f, int width, int height);
 int nm_cli_have_gnuplot(void);
 int nm_cli_gnuplot(const char *cmd, const char *dir, const char *const *names, int n);
 
+/* The mapping diagram (diagram.c) of mapping m with stats st: dir/mapping.dat
+ * and dir/mapping.gp, rendered to mapping.png and mapping.svg when gnuplot
+ * is installed.  0 after printing why it could not be written. */
+int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const nm_mapping *m,
+                   const nm_stats *st);
+
 /* Wall-clock seconds from an arbitrary origin (monotonic). */
 double nm_cli_wall(void);
 

@@ -27,6 +27,9 @@ static const char usage[] =
     "  -o DIR            write map.yaml, stats.txt, stats.json, pareto.csv, top.csv\n"
     "                    (each row's mapping in pareto/RANK.map.yaml, top/RANK.map.yaml)\n"
     "                    and the energy and area tables in use (ERT.yaml, ART.yaml)\n"
+    "  --diagram         with -o, also draw the best mapping (mapping.png: each\n"
+    "                    level's tiles and loops, and the PE array's busy PEs) from\n"
+    "                    mapping.dat and mapping.gp, which gnuplot renders\n"
     "  --timeloop-names  with -o, also write Timeloop's files: timeloop-mapper.stats.txt\n"
     "                    (Timeloop's layout), .map.txt, .map.yaml, .ERT.yaml, .ART.yaml,\n"
     "                    and timeloop-input.yaml, the best mapping's whole input for\n"
@@ -136,6 +139,7 @@ static int write_outputs(const char *dir, const nm_spec *spec, const nm_search_r
 int nm_cmd_map(int argc, char **argv)
 {
     int tl_names = nm_cli_take_flag(&argc, argv, "--timeloop-names");
+    int diagram = nm_cli_take_flag(&argc, argv, "--diagram");
     nm_cli_teach teach;
     if (!nm_cli_teach_take(&argc, argv, "map", &teach))
         return 2;
@@ -146,6 +150,11 @@ int nm_cmd_map(int argc, char **argv)
                                  &spec, &o);
     if (rc >= 0)
         return rc;
+    if (diagram && !co.outdir) {
+        fprintf(stderr, "nestmap map: --diagram needs -o DIR (where the diagram goes)\n");
+        nm_spec_fini(&spec);
+        return 2;
+    }
     nm_error err;
     nm_error_clear(&err);
     nm_mapspace *ms = nm_cli_mapspace(&spec, &rc);
@@ -195,7 +204,9 @@ int nm_cmd_map(int argc, char **argv)
                 "by reason above)\n", (unsigned long long)res.proposed);
     }
     rc = res.found ? 0 : 1;
-    if (!json_ok || (co.outdir && !write_outputs(co.outdir, &spec, &res, &o, tl_names)))
+    if (!json_ok || (co.outdir && !write_outputs(co.outdir, &spec, &res, &o, tl_names)) ||
+        (diagram && res.found &&
+         !nm_cli_diagram("map", co.outdir, &spec, &res.best.map, &res.best_stats)))
         rc = 2;
     nm_search_result_fini(&res);
     nm_free(ms);

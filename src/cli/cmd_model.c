@@ -20,6 +20,9 @@ static const char usage[] =
     NM_CLI_SET_USAGE
     "  -o DIR            also write stats.txt, stats.json, map.txt and the energy and\n"
     "                    area tables in use (ERT.yaml, ART.yaml) to DIR\n"
+    "  --diagram         with -o, also draw the mapping (mapping.png: each level's\n"
+    "                    tiles and loops, and the PE array's busy PEs) from\n"
+    "                    mapping.dat and mapping.gp, which gnuplot renders\n"
     "  --timeloop-names\n"
     "                    with -o, name the files as Timeloop does\n"
     "                    (timeloop-model.stats.txt in Timeloop's layout,\n"
@@ -53,6 +56,7 @@ static int write_file(const char *dir, const char *name, int kind, const nm_spec
 int nm_cmd_model(int argc, char **argv)
 {
     int tl_names = nm_cli_take_flag(&argc, argv, "--timeloop-names");
+    int diagram = nm_cli_take_flag(&argc, argv, "--diagram");
     nm_cli_teach teach;
     if (!nm_cli_teach_take(&argc, argv, "model", &teach))
         return 2;
@@ -63,6 +67,11 @@ int nm_cmd_model(int argc, char **argv)
                           NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &o, &spec);
     if (rc >= 0)
         return rc;
+    if (diagram && !o.outdir) {
+        fprintf(stderr, "nestmap model: --diagram needs -o DIR (where the diagram goes)\n");
+        nm_spec_fini(&spec);
+        return 2;
+    }
     nm_error err;
     nm_error_clear(&err);
     /* Inputs that carry constraints (a map.yaml beside the design it was
@@ -121,6 +130,14 @@ int nm_cmd_model(int argc, char **argv)
         char reason[512];
         nm_invalid_describe(&st.invalid, &spec.arch, &spec.wl, reason, sizeof reason);
         fprintf(stderr, "nestmap: invalid mapping: %s\n", reason);
+        if ((st.invalid.kind == NM_INV_INSTANCES || st.invalid.kind == NM_INV_ARITH) &&
+            st.invalid.axis && !teach.explain)
+            fprintf(stderr, "nestmap: too many along %c: move a spatial factor to the temporal "
+                            "loops, or give the spatial entry a split: that puts fewer loops "
+                            "along %c (--explain says which fits)\n", st.invalid.axis,
+                    st.invalid.axis);
+        else if (st.invalid.kind == NM_INV_CAPACITY && !teach.explain)
+            fprintf(stderr, "nestmap: --explain says which factor to move to fit\n");
     }
     rc = rc == 2 ? 2 : valid ? 0 : 1;
     if (o.outdir) {
@@ -129,7 +146,8 @@ int nm_cmd_model(int argc, char **argv)
             !write_file(o.outdir, "stats.json", 1, &spec, &st, &nest) ||
             (valid && !tl_names && !write_file(o.outdir, "map.txt", 2, &spec, &st, &nest)) ||
             !nm_cli_write_tables(o.outdir, tl_names ? "timeloop-model" : NULL, &spec,
-                                 valid ? &st : NULL, &nest, &spec.map))
+                                 valid ? &st : NULL, &nest, &spec.map) ||
+            (diagram && valid && !nm_cli_diagram("model", o.outdir, &spec, &spec.map, &st)))
             rc = 2;
     }
     nm_model_fini(&mdl);

@@ -36,6 +36,15 @@ for f in arch/eyeriss/eyeriss.yaml workloads/networks/resnet50.yaml workloads/la
     [ -f "$pkgdatadir/$f" ] && ok "installed $f" || bad "$pkgdatadir/$f missing"
 done
 
+# The course, from the installed copy, with the installed nestmap: every
+# key's commands print what the key shows, and grade.py grades.
+if NESTMAP_BIN="$nm" COURSE_DIR="$pkgdatadir/examples/course" NESTMAP_PATH= \
+    sh "$NESTMAP_SRCDIR/tests/course.sh" >course.log 2>&1; then
+    ok "the installed course runs as its keys show ($(tail -1 course.log))"
+else
+    bad "the installed course:"; grep -v "^ok" course.log | head -40
+fi
+
 # The man page.
 if [ -f "$mandir/man1/nestmap.1" ]; then ok "man page installed"; else bad "no $mandir/man1/nestmap.1"; fi
 if command -v man >/dev/null 2>&1; then

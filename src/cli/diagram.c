@@ -1,0 +1,237 @@
+/* diagram.c — a picture of one mapping (`model`/`map` -o DIR --diagram):
+ * on the left the storage hierarchy, outermost on top, each level with its
+ * size, every tensor's tile there (or that it is bypassed) and its loops;
+ * on the right the PE array of the widest fan-out, each PE marked busy or
+ * idle, with the dimensions spread along X and Y.  Written as data
+ * (mapping.dat) and a gnuplot script beside it (mapping.gp), rendered to
+ * mapping.png and mapping.svg when gnuplot is installed. */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "nestmap/model.h"
+#include "nestmap/spec.h"
+
+/* Appends to buf (size n) as snprintf does, never past its end. */
+static void cat(char *buf, size_t n, const char *fmt, const char *s, long long v)
+{
+    size_t len = strlen(buf);
+    if (len + 1 < n)
+        snprintf(buf + len, n - len, fmt, s, v);
+}
+
+/* A gnuplot data string: double quotes, none inside. */
+static void dat_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++)
+        fputc(*s == '"' ? '\'' : *s, f);
+    fputc('"', f);
+}
+
+/* The loops of level s (outermost first, factors above 1): temporal, then
+ * the spatial ones by axis. */
+static void loops_text(const nm_workload *wl, const nm_level_map *lm, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    cat(buf, n, "%sloops, outer to inner:", "", 0);
+    int any = 0;
+    for (int i = wl->ndims - 1; i >= 0; i--) {
+        int d = lm->torder[i];
+        if (d >= 0 && lm->tfactor[d] > 1) {
+            cat(buf, n, " %s%lld", wl->dim[d], (long long)lm->tfactor[d]);
+            any = 1;
+        }
+    }
+    if (!any)
+        cat(buf, n, "%s none", "", 0);
+    for (int axis = 0; axis < 2; axis++) {
+        int first = 1;
+        for (int i = 0; i < wl->ndims; i++) {
+            int d = lm->sorder[i];
+            if (d < 0 || lm->sfactor[d] <= 1 || (i < lm->split) != (axis == 0))
+                continue;
+            cat(buf, n, first ? (axis == 0 ? "%s   spatial X:" : "%s   spatial Y:") : "%s", "", 0);
+            cat(buf, n, " %s%lld", wl->dim[d], (long long)lm->sfactor[d]);
+            first = 0;
+        }
+    }
+}
+
+/* The dimensions level s spreads along one axis, and how many siblings
+ * they use there. */
+static int64_t axis_text(const nm_workload *wl, const nm_level_map *lm, int axis, char *buf,
+                         size_t n)
+{
+    int64_t used = 1;
+    buf[0] = '\0';
+    for (int i = 0; i < wl->ndims; i++) {
+        int d = lm->sorder[i];
+        if (d < 0 || lm->sfactor[d] <= 1 || (i < lm->split) != (axis == 0))
+            continue;
+        cat(buf, n, buf[0] ? " x %s %lld" : "%s %lld", wl->dim[d], (long long)lm->sfactor[d]);
+        used *= lm->sfactor[d];
+    }
+    if (!buf[0])
+        cat(buf, n, "%snothing", "", 0);
+    return used;
+}
+
+int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const nm_mapping *m,
+                   const nm_stats *st)
+{
+    const nm_arch *arch = &spec->arch;
+    const nm_workload *wl = &spec->wl;
+    char path[4200], line[1024];
+    snprintf(path, sizeof path, "%s/mapping.dat", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "nestmap %s: cannot write %s\n", cmd, path);
+        return 0;
+    }
+    /* The widest fan-out: the array drawn on the right. */
+    int arr = -1;
+    for (int s = 0; s < arch->nlevels; s++)
+        if (arch->level[s].fanoutX * arch->level[s].fanoutY > 1 &&
+            (arr < 0 || arch->level[s].fanoutX * arch->level[s].fanoutY >
+                            arch->level[arr].fanoutX * arch->level[arr].fanoutY))
+            arr = s;
+    /* index 0: a box per level (x, y, half width, half height), outermost
+     * on top; the arithmetic at the bottom.  index 1: their text. */
+    int rows = arch->nlevels + 1;
+    fputs("# mapping.gp draws this.  index 0: a box per level (x y dx dy), outermost on top;\n"
+          "# index 1: the text in them (x y \"text\"); index 2: the PE array of the widest\n"
+          "# fan-out (x y busy: 1 busy, 0 idle)\n", f);
+    for (int r = 0; r < rows; r++)
+        fprintf(f, "50 %d 49 0.42\n", rows - 1 - r);
+    fputs("\n\n", f);
+    for (int r = 0; r < arch->nlevels; r++) {
+        int s = arch->nlevels - 1 - r;
+        const nm_level *L = &arch->level[s];
+        double y = rows - 1 - r;
+        line[0] = '\0';
+        cat(line, sizeof line, "%s", L->name, 0);
+        if (L->has_size)
+            cat(line, sizeof line, "%s: %lld words", "", (long long)L->size);
+        else
+            cat(line, sizeof line, "%s: unbounded", "", 0);
+        if (L->instances > 1)
+            cat(line, sizeof line, "%s x %lld instances", "", (long long)L->instances);
+        fprintf(f, "2 %.2f ", y + 0.22);
+        dat_string(f, line);
+        fputc('\n', f);
+        line[0] = '\0';
+        cat(line, sizeof line, "%stiles (words):", "", 0);
+        int bypassed = 0;
+        for (int d = 0; d < wl->nds; d++) {
+            if (!(m->level[s].keep >> d & 1)) {
+                bypassed = 1;
+                continue;
+            }
+            cat(line, sizeof line, " %s", wl->ds[d].name, 0);
+            cat(line, sizeof line, "%s %lld", "",
+                (long long)st->level[s].ds[d].utilized_capacity);
+        }
+        if (bypassed) {
+            cat(line, sizeof line, "%s;  bypassed:", "", 0);
+            for (int d = 0; d < wl->nds; d++)
+                if (!(m->level[s].keep >> d & 1))
+                    cat(line, sizeof line, " %s", wl->ds[d].name, 0);
+        }
+        fprintf(f, "2 %.2f ", y);
+        dat_string(f, line);
+        fputc('\n', f);
+        loops_text(wl, &m->level[s], line, sizeof line);
+        fprintf(f, "2 %.2f ", y - 0.22);
+        dat_string(f, line);
+        fputc('\n', f);
+    }
+    line[0] = '\0';
+    cat(line, sizeof line, "%s: ", arch->arith.name, 0);
+    cat(line, sizeof line, "%s%lld computes", "", (long long)st->computes);
+    cat(line, sizeof line, "%s on %lld units", "", (long long)arch->arith.instances);
+    fprintf(f, "2 0.1 ");
+    dat_string(f, line);
+    fputc('\n', f);
+    line[0] = '\0';
+    cat(line, sizeof line, "%sutilization %lld %%", "", (long long)(100.0 * st->utilization + 0.5));
+    fprintf(f, "2 -0.12 ");
+    dat_string(f, line);
+    fputs("\n\n\n", f);
+    char xs[256] = "", ys[256] = "", title[512] = "";
+    int64_t fx = 1, fy = 1, ux = 1, uy = 1;
+    if (arr >= 0) {
+        const nm_level *L = &arch->level[arr];
+        fx = L->fanoutX;
+        fy = L->fanoutY;
+        ux = axis_text(wl, &m->level[arr], 0, xs, sizeof xs);
+        uy = axis_text(wl, &m->level[arr], 1, ys, sizeof ys);
+        /* a mapping spreading more along an axis than the mesh holds folds
+         * onto the other: count what is used, within the mesh */
+        if (ux > fx) {
+            uy *= (ux + fx - 1) / fx;
+            ux = fx;
+        }
+        if (uy > fy)
+            uy = fy;
+        for (int64_t y = 0; y < fy; y++)
+            for (int64_t x = 0; x < fx; x++)
+                fprintf(f, "%lld %lld %d\n", (long long)x, (long long)y, x < ux && y < uy);
+        snprintf(title, sizeof title, "fan-out of %s: %lld x %lld, %lld busy", L->name,
+                 (long long)fx, (long long)fy, (long long)(ux * uy));
+    } else {
+        fputs("0 0 1\n", f);
+        snprintf(title, sizeof title, "no spatial fan-out");
+    }
+    if (fclose(f) != 0)
+        return 0;
+
+    snprintf(path, sizeof path, "%s/mapping.gp", dir);
+    if (!(f = fopen(path, "w")))
+        return 0;
+    fprintf(f, "# nestmap %s --diagram: the mapping's storage levels (outermost on top: size,\n"
+               "# each tensor's tile in words, loops) and its widest fan-out (green: busy PEs).\n"
+               "# Data: mapping.dat.  Restyle freely, then run: gnuplot mapping.gp\n", cmd);
+    fprintf(f, "base = 'mapping'\nrows = %d\nfx = %lld\nfy = %lld\n", rows, (long long)fx,
+            (long long)fy);
+    int width = 1400, height = 160 + 110 * rows;
+    if (height < 560)
+        height = 560;
+    nm_cli_gp_terminals(f, width, height);
+    fputs("  set multiplot layout 1,2 columnsfirst title ", f);
+    char top[512];
+    snprintf(top, sizeof top, "%s: %.6g uJ, %.0f cycles, %.1f pJ/MAC",
+             wl->name[0] ? wl->name : "workload", st->energy / 1e6, (double)st->cycles,
+             st->computes ? st->energy / (double)st->computes : 0.0);
+    nm_cli_gp_string(f, top);
+    fputs("\n  set size 0.62, 1\n  set origin 0, 0\n  unset border\n  unset tics\n  unset key\n"
+          "  set xrange [0:100]\n  set yrange [-0.6:rows - 0.4]\n"
+          "  set style fill solid 0.15 border lc rgb '#404040'\n"
+          "  plot 'mapping.dat' index 0 using 1:2:3:4 with boxxyerror lc rgb '#4e79a7', \\\n"
+          "       '' index 1 using 1:2:3 with labels left font ',9'\n"
+          "  set size 0.36, 0.9\n  set origin 0.63, 0.05\n  set border\n  set tics\n"
+          "  set size ratio -1\n  set xtics 1 format ''\n  set ytics 1 format ''\n"
+          "  set xrange [-0.5:fx - 0.5]\n  set yrange [fy - 0.5:-0.5]\n"
+          "  set style fill solid 0.9 border lc rgb '#808080'\n", f);
+    fputs("  set xlabel ", f);
+    snprintf(line, sizeof line, "X: %s", xs);
+    nm_cli_gp_string(f, line);
+    fputs("\n  set ylabel ", f);
+    snprintf(line, sizeof line, "Y: %s", ys);
+    nm_cli_gp_string(f, line);
+    fputs("\n  set title ", f);
+    nm_cli_gp_string(f, title);
+    fputs("\n  plot 'mapping.dat' index 2 using 1:2:(0.45):(0.45):($3 > 0 ? 0x59a14f : 0xe8e8e8) "
+          "with boxxyerror fc rgb variable\n  unset multiplot\n}\n", f);
+    if (fclose(f) != 0)
+        return 0;
+    if (!nm_cli_have_gnuplot()) {
+        fprintf(stderr, "nestmap %s: gnuplot is not installed: the diagram is left as "
+                        "%s/mapping.gp (Debian: apt-get install gnuplot-nox)\n", cmd, dir);
+        return 1;
+    }
+    const char *names[] = {"mapping"};
+    return nm_cli_gnuplot(cmd, dir, names, 1);
+}
