@@ -30,7 +30,9 @@ typedef struct tally {
     uint64_t dram_min, n_dram_min;
     double dram_e_lo, dram_e_hi;
     double *near;        /* energies within NEAR of this worker's least */
+    uint8_t *near_own;   /* ... whether each is its schedule's own order */
     size_t nnear, capnear;
+    uint64_t schedules;
     nm_census_row best;
     uint64_t hist[NM_CENSUS_BINS];
     int oom;
@@ -68,20 +70,24 @@ static int row_before(const nm_census_row *a, const nm_census_row *b)
     return a->o < b->o || (a->o == b->o && a->j < b->j);
 }
 
-static void near_add(tally *t, double e)
+static void near_add(tally *t, double e, int own)
 {
     if (e > t->e_min * (1.0 + NM_CENSUS_NEAR))
         return;
     if (t->nnear == t->capnear) {
         size_t cap = t->capnear ? 2 * t->capnear : 1024;
         double *p = nm_realloc_array(t->near, cap, sizeof *p);
-        if (!p) {
+        if (p)
+            t->near = p;
+        uint8_t *q = p ? nm_realloc_array(t->near_own, cap, 1) : NULL;
+        if (!q) {
             t->oom = 1;
             return;
         }
-        t->near = p;
+        t->near_own = q;
         t->capnear = cap;
     }
+    t->near_own[t->nnear] = (uint8_t)own;
     t->near[t->nnear++] = e;
 }
 
@@ -90,19 +96,23 @@ static void near_prune(tally *t)
 {
     size_t k = 0;
     for (size_t i = 0; i < t->nnear; i++)
-        if (t->near[i] <= t->e_min * (1.0 + NM_CENSUS_NEAR))
+        if (t->near[i] <= t->e_min * (1.0 + NM_CENSUS_NEAR)) {
+            t->near_own[k] = t->near_own[i];
             t->near[k++] = t->near[i];
+        }
     t->nnear = k;
 }
 
 static void count_valid(tally *t, const nm_census_row *r, double log_lo)
 {
     t->valid++;
+    int own = r->same_as == r->j;
+    t->schedules += own;
     if (r->energy < t->e_min) {
         t->e_min = r->energy;
         near_prune(t);
     }
-    near_add(t, r->energy);
+    near_add(t, r->energy, own);
     if (r->energy > t->e_max)
         t->e_max = r->energy;
     if (r->energy < t->best.energy || (r->energy == t->best.energy && row_before(r, &t->best)))
@@ -164,15 +174,21 @@ static void run_unit(worker *w, unit *u)
     const nm_mapspace *ms = sh->ms;
     nm_mapping m;
     nm_order_cursor cur; /* sets again only the levels whose order moved */
+    uint64_t lead = UINT64_MAX; /* orders of the levels outside the innermost */
     if (sh->o->enumerate) {
         if (nm_mapspace_outer(ms, u->o, &m) <= 0)
             return; /* the main thread checked it; cannot happen */
         nm_order_cursor_init(&cur, ms, &m);
+        lead = 1;
+        for (int l = 1; l < ms->arch->nlevels; l++)
+            lead *= cur.radix[l];
     }
     for (uint64_t j = u->j0; j < u->j1; j++) {
         if (sh->o->stop && *sh->o->stop)
             return;
-        nm_census_row r = {u->o, j, 0, 0, 0};
+        /* the innermost level's order is the most significant digit of j
+         * (nm_order_cursor_set): j mod lead is its schedule's first order */
+        nm_census_row r = {u->o, j, 0, 0, 0, j % lead};
         w->t.candidates++;
         if (sh->o->enumerate) {
             nm_order_cursor_set(&cur, ms, &m, j);
@@ -183,7 +199,7 @@ static void run_unit(worker *w, unit *u)
             nm_mapspace_random(ms, &rng, &pt);
             int wd, wl;
             r.o = j;
-            r.j = 0;
+            r.j = r.same_as = 0;
             if (!nm_mapspace_decode(ms, &pt, &m, &wd, &wl)) {
                 w->t.broke++;
                 continue;
@@ -272,9 +288,14 @@ static void merge(nm_census *c, worker *w, int n)
             c->cy_min = x->cy_min;
         if (x->cy_max > c->cy_max)
             c->cy_max = x->cy_max;
+        c->schedules += x->schedules;
         for (size_t i = 0; i < x->nnear; i++) {
-            c->n_near += x->near[i] <= e_min * (1.0 + NM_CENSUS_NEAR);
-            c->n_optimal += x->near[i] <= e_min * (1.0 + 1e-9);
+            int near = x->near[i] <= e_min * (1.0 + NM_CENSUS_NEAR);
+            int optimal = x->near[i] <= e_min * (1.0 + 1e-9);
+            c->n_near += near;
+            c->n_optimal += optimal;
+            c->near_schedules += near && x->near_own[i];
+            c->optimal_schedules += optimal && x->near_own[i];
         }
         if (x->dram_min < c->dram_min) {
             c->dram_min = x->dram_min;
@@ -415,6 +436,7 @@ out:
         for (int t = 0; t < n; t++) {
             nm_model_fini(&w[t].mdl);
             nm_free(w[t].t.near);
+            nm_free(w[t].t.near_own);
         }
     for (int i = 0; units && i < BATCH; i++)
         nm_free(units[i].rows);

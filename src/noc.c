@@ -107,11 +107,13 @@ double nm_noc_energy(const nm_noc *net, double tile_width, const nm_noc_traffic 
     int rmw = rw && !sink_reduces && net->directions != NM_NOC_READ_FILL;
     double ingresses = 0.0, distributed = 0.0, wire_hops = 0.0, reductions = 0.0;
     uint64_t routers = 0, multicast = 0;
-    double hs = net->hops_per_access && t->hop_scale > 1.0 ? t->hop_scale : 1.0;
+    /* hop_count: access: every access pays the mean hops of a word the nest
+     * analysis delivered (hop_scale accesses each), read-modify-writes too */
+    int per_access = net->hops_per_access;
     if (t->nb < 0) { /* only totals known */
         double acc = rmw ? 2.0 * t->acc - t->partition : t->acc;
         ingresses = acc;
-        wire_hops = hs > 1.0 && t->acc > 0 ? hs * t->hops / t->acc * acc : t->hops;
+        wire_hops = per_access && t->acc > 0 ? t->hop_scale * t->hops / t->acc * acc : t->hops;
         routers = (uint64_t)(acc + t->rt);
         multicast = t->fanout > 1 ? 0 : 1;
     }
@@ -125,8 +127,9 @@ double nm_noc_energy(const nm_noc *net, double tile_width, const nm_noc_traffic 
         if (t->b[i].distributed)
             distributed += acc;
         if (acc > 0) {
-            /* hop_count: access: each access its group's mean hops */
-            double mean = hs > 1.0 ? hs * t->b[i].hops / t->b[i].acc : t->b[i].hops / acc;
+            double mean = per_access && !t->b[i].distributed
+                              ? t->hop_scale * t->b[i].hops / t->b[i].acc
+                              : t->b[i].hops / acc;
             /* Timeloop sums routers in an unsigned 64-bit count */
             routers = (uint64_t)((double)routers + (1.0 + floor(mean)) * acc);
             wire_hops += mean * acc;

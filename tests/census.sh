@@ -49,12 +49,21 @@ checks = {
     "its spread": c["at_min_outermost_accesses"]["energy_min_pj"] == min(at) and c["at_min_outermost_accesses"]["energy_max_pj"] == max(at),
     "histogram": sum(h["mappings"] for h in c["histogram"]) == len(rows),
     "order": [(int(r["outer_point"]), int(r["order"])) for r in rows] == sorted((int(r["outer_point"]), int(r["order"])) for r in rows),
+    "schedules": c["schedules"] == sum(1 for r in rows if r["order"] == r["same_as"]),
+    "optimal schedules": c["optimal_schedules"] == sum(1 for r, x in zip(rows, e) if r["order"] == r["same_as"] and x <= emin * (1 + 1e-9)),
+    "within 1 % schedules": c["within_1pct_schedules"] == sum(1 for r, x in zip(rows, e) if r["order"] == r["same_as"] and x <= emin * 1.01),
 }
+# orders that count as one schedule are one: every count equal to the
+# order that stands for them
+by = {(r["outer_point"], r["order"]): r for r in rows}
+twins = [(r, by[(r["outer_point"], r["same_as"])]) for r in rows if r["order"] != r["same_as"]]
+checks["one schedule, one evaluation"] = len(twins) > 0 and all(
+    (a["energy_pj"], a["cycles"], a["outermost_accesses"]) == (b["energy_pj"], b["cycles"], b["outermost_accesses"]) for a, b in twins)
 bad = [k for k, v in checks.items() if not v]
 print("mismatch: " + ", ".join(bad) if bad else "all match")
 sys.exit(1 if bad else 0)
 EOF
-then ok "count, spread, optimal, within 1 %, least off-chip and its spread, histogram: all from mappings.csv"; else bad "census figures differ from its rows"; fi
+then ok "count, spread, optimal, within 1 %, least off-chip and its spread, histogram, distinct schedules: all from mappings.csv; orders counted as one schedule evaluate alike"; else bad "census figures differ from its rows"; fi
 
 # The best row rebuilds into a mapping of that energy: map's best.
 best=$(python3 -c "import json,sys; b=json.load(open(sys.argv[1]))['best']; print(b['outer_point'], b['order'])" "$tmp/c2.json")
@@ -62,8 +71,9 @@ best=$(python3 -c "import json,sys; b=json.load(open(sys.argv[1]))['best']; prin
 
 # Text: the summary a lecture shows.
 "$bin" census -q --threads 2 "$small" >"$tmp/out" 2>"$tmp/err"
-for line in "^every mapping of the constrained space: 464640 evaluated, 444912 valid" \
-    "^energy  *least .* spread 8.56x" "^optimal  *[0-9]* mappings* at the least energy; [0-9]* within 1 %" \
+for line in "^every mapping of the constrained space: 464640 evaluated, 444912 valid: 256656 distinct schedules" \
+    "^(loop orders at RegisterFile, next to the arithmetic, change no count and count once)" \
+    "^energy  *least .* spread 8.56x" "^optimal  *11 schedules at the least energy (42 mappings); 58 within 1 % (248)" \
     "^off-chip  *least [0-9]* accesses" "^energy / least energy  *mappings"; do
     grep -q -- "$line" "$tmp/out" && ok "text: $line" || { bad "text lacks $line"; cat "$tmp/out"; }
 done
@@ -74,6 +84,10 @@ layer="$src/examples/course/5_search/layer.yaml"
 "$bin" census -q --threads 2 --sample 3000 "$big" "$layer" >"$tmp/out" 2>&1
 grep -q "^a uniform sample of 3000 mappings (seed 0) of a space of .*--all enumerates it" "$tmp/out" &&
     ok "a large space is sampled and says so" || { bad "sampling"; head -3 "$tmp/out"; }
+"$bin" census -q --threads 2 --sample 3000 -o "$tmp/s0" "$big" "$layer" >/dev/null 2>&1
+grep -q "title '.*: a sample of 3000 mappings ([0-9]* valid)" "$tmp/s0/census.gp" &&
+    ok "a sample's plot says it is a sample of 3000" || { bad "the sample's plot title"; grep title "$tmp/s0/census.gp"; }
+grep -q "title 'one schedule in [0-9]*'" "$tmp/c2/census.gp" && ok "the scatter says which share of the schedules it shows" || bad "the scatter's key"
 "$bin" census -q --json --threads 2 --sample 3000 --seed 5 "$big" "$layer" >"$tmp/s1.json" 2>/dev/null
 "$bin" census -q --json --threads 1 --sample 3000 --seed 5 "$big" "$layer" >"$tmp/s2.json" 2>/dev/null
 "$bin" census -q --json --threads 2 --sample 3000 --seed 6 "$big" "$layer" >"$tmp/s3.json" 2>/dev/null
@@ -96,6 +110,8 @@ else
 fi
 if command -v gnuplot >/dev/null 2>&1; then
     [ -s "$tmp/c2/census.png" ] && ok "gnuplot rendered census.png" || { bad "no census.png"; cat "$tmp/c2/gnuplot.log"; }
+    size=$(wc -c <"$tmp/c2/census.svg")
+    [ "$size" -lt 1000000 ] && ok "census.svg stays under 1 MB ($size bytes)" || bad "census.svg is $size bytes"
 else
     echo "note - gnuplot is not installed: census.png is not rendered (its script is checked above)"
 fi

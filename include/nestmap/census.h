@@ -11,6 +11,15 @@
  * point with half a million orders does not leave the other threads idle.
  * Every statistic is order-independent and every row is delivered in the
  * enumeration order, so the result does not depend on the thread count.
+ *
+ * Distinct schedules: the loop order at the innermost storage level (the
+ * one next to the arithmetic) changes no count of the model, as in
+ * Timeloop: the arithmetic reads every operand at every step, and the
+ * level's tile, its fills and what it sends up do not depend on the order
+ * of its own loops.  So the orders of one outer point that differ only
+ * there are one schedule, counted once (`schedules`, `optimal_schedules`,
+ * `near_schedules`); each row names the order that stands for its
+ * schedule (`same_as`).  A sample counts mappings only.
  */
 #ifndef NESTMAP_CENSUS_H
 #define NESTMAP_CENSUS_H
@@ -33,6 +42,8 @@ typedef struct nm_census_row {
     double energy;      /* pJ */
     uint64_t cycles;
     uint64_t dram;      /* accesses of the outermost level */
+    uint64_t same_as;   /* the order standing for this one's schedule (j itself when it is
+                         * that order; in a sample, j) */
 } nm_census_row;
 
 typedef struct nm_census_opts {
@@ -62,6 +73,8 @@ typedef struct nm_census {
     uint64_t cy_min, cy_max;
     uint64_t n_optimal;         /* energy within 1e-9 of the least */
     uint64_t n_near;            /* within NM_CENSUS_NEAR of the least */
+    uint64_t schedules;         /* valid mappings that are distinct schedules (enumerated) */
+    uint64_t optimal_schedules, near_schedules;
     uint64_t dram_min, n_dram_min;
     double dram_min_e_lo, dram_min_e_hi; /* the energy spread of those */
     double log_lo;              /* hist[i]: log10(energy) in [log_lo + i*STEP, + STEP) */

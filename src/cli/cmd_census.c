@@ -45,7 +45,7 @@ static const char usage[] =
 
 #define ENUMERATE_MAX 2000000.0
 #define CSV_MAX UINT64_C(20000000)
-#define PLOT_POINTS 100000.0
+#define PLOT_POINTS 8000.0 /* points of the scatter: its SVG stays under 1 MB */
 
 /* What the rows go to: the CSV and the plot's sample. */
 typedef struct rows_out {
@@ -60,12 +60,12 @@ static void row(void *ctx, const nm_census_row *r)
 {
     rows_out *w = ctx;
     if (w->csv && w->csv_rows < CSV_MAX) {
-        fprintf(w->csv, "%llu,%llu,%.17g,%llu,%llu\n", (unsigned long long)r->o,
+        fprintf(w->csv, "%llu,%llu,%.17g,%llu,%llu,%llu\n", (unsigned long long)r->o,
                 (unsigned long long)r->j, r->energy, (unsigned long long)r->cycles,
-                (unsigned long long)r->dram);
+                (unsigned long long)r->dram, (unsigned long long)r->same_as);
         w->csv_rows++;
     }
-    if (w->dat && w->seen++ % w->stride == 0)
+    if (w->dat && r->same_as == r->j && w->seen++ % w->stride == 0) /* one per schedule */
         fprintf(w->dat, "%.9g\t%llu\t%llu\n", r->energy, (unsigned long long)r->dram,
                 (unsigned long long)r->cycles);
 }
@@ -109,9 +109,12 @@ static void print_text(const nm_census *c, const nm_spec *spec, double log_size,
     printf("census of %s on %s .. %s\n", spec->wl.name,
            spec->arch.level[spec->arch.nlevels - 1].name, spec->arch.level[0].name);
     if (c->enumerated)
-        printf("every mapping of the constrained space: %llu evaluated%s, %llu valid\n",
+        printf("every mapping of the constrained space: %llu evaluated%s, %llu valid: %llu "
+               "distinct schedules\n(loop orders at %s, next to the arithmetic, change no count "
+               "and count once)\n",
                (unsigned long long)c->candidates, c->stopped ? " (stopped early)" : "",
-               (unsigned long long)c->valid);
+               (unsigned long long)c->valid, (unsigned long long)c->schedules,
+               spec->arch.level[0].name);
     else
         printf("a uniform sample of %llu mappings (seed %llu) of a space of %s10^%.2f: %llu "
                "valid; --all enumerates it\n", (unsigned long long)samples,
@@ -129,9 +132,16 @@ static void print_text(const nm_census *c, const nm_spec *spec, double log_size,
     double macs = (double)nm_workload_macs(&spec->wl);
     printf("energy          least %.6g uJ (%.4g pJ/MAC), most %.6g uJ: spread %.2fx\n",
            c->e_min * 1e-6, c->e_min / macs, c->e_max * 1e-6, c->e_max / c->e_min);
-    printf("optimal         %llu mapping%s at the least energy; %llu within 1 %%\n",
-           (unsigned long long)c->n_optimal, c->n_optimal == 1 ? "" : "s",
-           (unsigned long long)c->n_near);
+    if (c->enumerated)
+        printf("optimal         %llu schedule%s at the least energy (%llu mapping%s); %llu "
+               "within 1 %% (%llu)\n", (unsigned long long)c->optimal_schedules,
+               c->optimal_schedules == 1 ? "" : "s", (unsigned long long)c->n_optimal,
+               c->n_optimal == 1 ? "" : "s", (unsigned long long)c->near_schedules,
+               (unsigned long long)c->n_near);
+    else
+        printf("optimal         %llu mapping%s at the least energy; %llu within 1 %%\n",
+               (unsigned long long)c->n_optimal, c->n_optimal == 1 ? "" : "s",
+               (unsigned long long)c->n_near);
     printf("cycles          least %llu, most %llu: spread %.2fx\n",
            (unsigned long long)c->cy_min, (unsigned long long)c->cy_max,
            (double)c->cy_max / (double)c->cy_min);
@@ -177,6 +187,8 @@ static void print_json(FILE *f, const nm_census *c, const nm_spec *spec, double 
             (unsigned long long)c->valid, (unsigned long long)c->over_capacity,
             (unsigned long long)c->over_fanout, (unsigned long long)c->other_invalid,
             (unsigned long long)c->broke_constraints, c->seconds, c->threads);
+    if (c->enumerated)
+        fprintf(f, ",\n \"schedules\": %llu", (unsigned long long)c->schedules);
     if (c->valid) {
         fprintf(f, ",\n \"energy_pj\": {\"min\": %.17g, \"max\": %.17g, \"spread\": %.17g},\n"
                    " \"optimal\": %llu,\n \"within_1pct\": %llu,\n"
@@ -198,11 +210,15 @@ static void print_json(FILE *f, const nm_census *c, const nm_spec *spec, double 
             fprintf(f, "%s\n  {\"ratio_from\": %.17g, \"ratio_to\": %.17g, \"mappings\": %llu}",
                     i ? "," : "", edge[i], edge[i + 1], (unsigned long long)h[i]);
         fprintf(f, "\n ]");
+        if (c->enumerated)
+            fprintf(f, ",\n \"optimal_schedules\": %llu,\n \"within_1pct_schedules\": %llu",
+                    (unsigned long long)c->optimal_schedules,
+                    (unsigned long long)c->near_schedules);
     }
     fprintf(f, "\n}\n");
 }
 
-static int write_plot(const char *dir, const nm_census *c, const char *name)
+static int write_plot(const char *dir, const nm_census *c, const char *name, uint64_t stride)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/census_hist.dat", dir);
@@ -228,17 +244,31 @@ static int write_plot(const char *dir, const nm_census *c, const char *name)
                "set grid\n", c->e_min, (double)c->dram_min);
     nm_cli_gp_terminals(f, 1200, 500);
     char title[512];
-    snprintf(title, sizeof title, "%s: %llu valid mappings, energy spread %.1fx", name,
-             (unsigned long long)c->valid, c->e_max / c->e_min);
+    if (c->enumerated)
+        snprintf(title, sizeof title, "%s: %llu valid mappings (%llu distinct schedules), energy "
+                 "spread %.1fx", name, (unsigned long long)c->valid,
+                 (unsigned long long)c->schedules, c->e_max / c->e_min);
+    else
+        snprintf(title, sizeof title, "%s: a sample of %llu mappings (%llu valid), energy spread "
+                 "%.1fx", name, (unsigned long long)c->candidates, (unsigned long long)c->valid,
+                 c->e_max / c->e_min);
     fputs("  set multiplot layout 1,2 title ", f);
     nm_cli_gp_string(f, title);
+    char what[64];
+    if (stride > 1)
+        snprintf(what, sizeof what, "one %s in %llu", c->enumerated ? "schedule" : "mapping",
+                 (unsigned long long)stride);
+    else
+        snprintf(what, sizeof what, "%s", c->enumerated ? "every schedule" : "every mapping");
     fputs("\n  set logscale xy\n  set xlabel 'off-chip accesses / least'\n"
           "  set ylabel 'energy / least energy'\n  set key top left\n"
           "  plot base.'.dat' using ($2/dmin):($1/emin) with points pt 7 ps 0.25 lc rgb '#1f77b4' "
-          "title 'mappings', \\\n"
+          "title ", f);
+    nm_cli_gp_string(f, what);
+    fputs(", \\\n"
           "       '+' using (1):(1) with points pt 7 ps 1.5 lc rgb 'red' title 'least'\n"
           "  set xlabel 'energy / least energy'\n  set ylabel 'mappings'\n"
-          "  set yrange [0.8:*]\n  set style fill solid 0.8\n  set key off\n"
+          "  set xrange [0.95:*]\n  set yrange [0.8:*]\n  set style fill solid 0.8\n  set key off\n"
           "  plot base.'_hist.dat' using (sqrt($1*$2)):($3 > 0 ? $3 : 1/0):($2-$1) "
           "with boxes lc rgb '#2ca02c'\n  unset multiplot\n}\n", f);
     return fclose(f) == 0;
@@ -297,15 +327,15 @@ int nm_cmd_census(int argc, char **argv)
             rc = 2;
             goto end;
         }
-        fputs(enumerate ? "outer_point,order,energy_pj,cycles,outermost_accesses\n"
-                        : "sample,order,energy_pj,cycles,outermost_accesses\n", out.csv);
+        fputs(enumerate ? "outer_point,order,energy_pj,cycles,outermost_accesses,same_as\n"
+                        : "sample,order,energy_pj,cycles,outermost_accesses,same_as\n", out.csv);
         snprintf(path, sizeof path, "%s/census.dat", co.outdir);
         if (!(out.dat = fopen(path, "w"))) {
             fprintf(stderr, "nestmap: cannot write '%s'\n", path);
             rc = 2;
             goto end;
         }
-        fprintf(out.dat, "# one mapping in %llu, in enumeration order: energy (pJ), "
+        fprintf(out.dat, "# one schedule in about %llu, in enumeration order: energy (pJ), "
                          "outermost-level accesses, cycles\n", (unsigned long long)out.stride);
         o.row = row;
     }
@@ -343,7 +373,7 @@ int nm_cmd_census(int argc, char **argv)
         int ok = fclose(out.csv) == 0;
         ok &= fclose(out.dat) == 0;
         out.csv = out.dat = NULL;
-        if (!ok || (c.valid && !write_plot(co.outdir, &c, spec.wl.name))) {
+        if (!ok || (c.valid && !write_plot(co.outdir, &c, spec.wl.name, out.stride))) {
             fprintf(stderr, "nestmap: cannot write the census files in '%s'\n", co.outdir);
             rc = 2;
         } else if (c.valid) {
