@@ -568,11 +568,20 @@ static int write_plot(const char *dir, const cmp_run *run)
     fputs("  set multiplot layout 1,2 title ", f);
     nm_cli_gp_string(f, title);
     fputc('\n', f);
+    /* One palette per meaning: levels in cool colours, tensors in warm ones,
+     * so no colour means a level in one panel and a tensor in the other. */
+    static const char *const cool[] = {"#1f4e79", "#2e75b6", "#9dc3e6", "#548235", "#a9d18e",
+                                       "#7f7f7f", "#bfbfbf", "#17becf", "#3b5b92", "#8fbc8f"};
+    static const char *const warm[] = {"#c00000", "#ed7d31", "#ffc000", "#7030a0", "#d45087",
+                                       "#8c564b", "#f4a582", "#e377c2", "#b8860b", "#ff9896"};
     for (int t = 0; t < 2; t++) {
         fprintf(f, "  set title 'by %s'\n  plot ", t ? "tensor" : "level");
         for (int j = 0; j < n[t]; j++) {
-            fprintf(f, "%sbase.'.dat' index %d using %d%s title ", j ? ", \\\n       " : "", t,
-                    j + 2, j ? "" : ":xtic(1)");
+            const char *colour = t && !strcmp(names[t][j], "compute") && j == n[t] - 1
+                                     ? "#404040"
+                                     : (t ? warm : cool)[j % 10];
+            fprintf(f, "%sbase.'.dat' index %d using %d%s lc rgb '%s' title ",
+                    j ? ", \\\n       " : "", t, j + 2, j ? "" : ":xtic(1)", colour);
             nm_cli_gp_string(f, names[t][j]);
         }
         fputc('\n', f);

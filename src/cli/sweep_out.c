@@ -407,6 +407,33 @@ static uint64_t group_key(const nm_sweep *sw, const table *t, uint64_t i, int a)
     return k;
 }
 
+/* A unit for times up to smax seconds, so that ticks read 8 us, not
+ * 0.000008; *scale turns seconds into it. */
+static const char *time_unit(double smax, double *scale)
+{
+    static const struct { double below, scale; const char *name; } u[] = {
+        {1e-6, 1e9, "ns"}, {1e-3, 1e6, "\xc2\xb5s"}, {1.0, 1e3, "ms"}};
+    for (size_t i = 0; i < sizeof u / sizeof *u; i++)
+        if (smax < u[i].below) {
+            *scale = u[i].scale;
+            return u[i].name;
+        }
+    *scale = 1.0;
+    return "s";
+}
+
+/* The longest time of the points that mapped (seconds). */
+static double max_seconds(const table *t)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < t->n; i++) {
+        double v = val(t, i, t->c_seconds);
+        if (v > m)
+            m = v;
+    }
+    return m;
+}
+
 /* One plot per varied attribute: energy and seconds against it, a line
  * for each combination of the other attributes' values. */
 static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int a)
@@ -484,16 +511,22 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
     fputs("\n  set xlabel ", f);
     nm_cli_gp_string(f, ax->label);
     fputc('\n', f);
+    double tscale;
+    const char *tunit = time_unit(max_seconds(t), &tscale);
+    fprintf(f, "  tscale = %g\n", tscale);
     for (int y = 0; y < 2; y++) {
-        fprintf(f, "  set ylabel '%s'\n  plot ", y ? "time (s)" : "energy (uJ)");
+        if (y)
+            fprintf(f, "  set ylabel 'time (%s)'\n  plot ", tunit);
+        else
+            fputs("  set ylabel 'energy (\xc2\xb5J)'\n  plot ", f);
         for (uint64_t g = 0; g < ngroups; g++) {
             if (g)
                 fputs(", \\\n       ", f);
             fprintf(f, "base.'.dat' index %llu using ", (unsigned long long)g);
             if (numeric)
-                fprintf(f, "2:%d", 3 + y);
+                fprintf(f, y ? "2:($4*tscale)" : "2:3");
             else
-                fprintf(f, "0:%d:xtic(1)", 3 + y);
+                fprintf(f, y ? "0:($4*tscale):xtic(1)" : "0:3:xtic(1)");
             fputs(" with linespoints pt 7 title ", f);
             nm_cli_gp_string(f, gtitle[g][0] ? gtitle[g] : ax->label);
         }
@@ -550,13 +583,16 @@ static int plot_pareto(const char *pdir, const table *t, const unsigned char *fr
     fputs("# nestmap sweep: energy against time of every point that mapped, colored by\n"
           "# area; the energy x time x area front circled (not joined: a point can\n"
           "# be on it by its area alone).  Data in pareto.dat.\n"
-          "base = 'pareto'\nset datafile separator '\\t'\nset grid\n"
-          "set xlabel 'time (s)'\nset ylabel 'energy (uJ)'\nset cblabel 'area (mm^2)'\n"
-          "set palette rgb 33,13,10\nset key top right\n", f);
+          "base = 'pareto'\nset datafile separator '\\t'\nset grid\n", f);
+    double tscale;
+    const char *tunit = time_unit(max_seconds(t), &tscale);
+    fprintf(f, "tscale = %g\nset xlabel 'time (%s)'\nset ylabel 'energy (\xc2\xb5J)'\n"
+               "set cblabel 'area (mm^2)'\nset palette rgb 33,13,10\nset key top right\n",
+            tscale, tunit);
     nm_cli_gp_terminals(f, 1100, 450);
-    fputs("  plot base.'.dat' index 0 using 2:3:4 with points pt 7 ps 1.2 lc palette "
+    fputs("  plot base.'.dat' index 0 using ($2*tscale):3:4 with points pt 7 ps 1.2 lc palette "
           "title 'points', \\\n"
-          "       base.'.dat' index 1 using 2:3 with points pt 6 ps 2.2 lw 1.5 "
+          "       base.'.dat' index 1 using ($2*tscale):3 with points pt 6 ps 2.2 lw 1.5 "
           "lc rgb 'black' title 'on the energy x time x area front'\n}\n", f);
     return fclose(f) == 0;
 }
