@@ -66,7 +66,14 @@ if [ "$(awk 'NF == 3 && $3 == 1' "$tmp/dg/mapping.dat" | wc -l)" -eq 4 ] &&
    [ "$(awk 'NF == 3 && $1 ~ /^[0-9]+$/ && $3 == 0' "$tmp/dg/mapping.dat" | wc -l)" -eq 0 ]; then
     ok "the diagram marks the 4 busy PEs of 4"
 else bad "the diagram's PE array is wrong"; fi
-has "$tmp/dg/mapping.gp" "X: P 4" "the diagram names what X spreads"
+has "$tmp/dg/mapping.gp" "X: P 4 (GLB)" "the diagram names what X spreads, and where"
+# Half the row busy: P spread 2 ways over the 4 PEs.
+printf 'mapping:\n- {target: GLB, type: temporal, factors: R=1 P=8, permutation: RP}\n- {target: GLB, type: spatial, factors: R=1 P=2, permutation: PR, split: 1}\n- {target: RF, type: temporal, factors: R=3 P=1, permutation: RP}\n' >"$tmp/half.yaml"
+expect 0 "model -o --diagram, half the PEs" -- "$bin" model -q -o "$tmp/dgh" --diagram "$data/good/noc.yaml" "$tmp/half.yaml"
+has "$tmp/dgh/mapping.gp" "title 'PEs: 4 x 1, 2 busy'" "the diagram counts 2 busy PEs of 4"
+if [ "$(awk 'NF == 3 && $2 == 0 { printf "%s", $3 }' "$tmp/dgh/mapping.dat")" = 1100 ]; then
+    ok "the diagram marks the first two PEs busy, the last two idle"
+else bad "the diagram's half-busy row is wrong"; fi
 if command -v gnuplot >/dev/null 2>&1; then
     if [ -s "$tmp/dg/mapping.png" ] && [ -s "$tmp/dg/mapping.svg" ]; then ok "gnuplot rendered mapping.png and mapping.svg"
     else bad "no mapping.png"; cat "$tmp/dg/gnuplot.log"; fi

@@ -1,8 +1,8 @@
 /* diagram.c — a picture of one mapping (`model`/`map` -o DIR --diagram):
  * on the left the storage hierarchy, outermost on top, each level with its
  * size, every tensor's tile there (or that it is bypassed) and its loops;
- * on the right the PE array of the widest fan-out, each PE marked busy or
- * idle, with the dimensions spread along X and Y.  Written as data
+ * on the right the PE array (every fan-out, nested), each PE marked busy or
+ * idle, with the dimensions each level spreads along X and Y.  Written as data
  * (mapping.dat) and a gnuplot script beside it (mapping.gp), rendered to
  * mapping.png and mapping.svg when gnuplot is installed. */
 #include <config.h>
@@ -91,19 +91,34 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
         fprintf(stderr, "nestmap %s: cannot write %s\n", cmd, path);
         return 0;
     }
-    /* The widest fan-out: the array drawn on the right. */
-    int arr = -1;
-    for (int s = 0; s < arch->nlevels; s++)
-        if (arch->level[s].fanoutX * arch->level[s].fanoutY > 1 &&
-            (arr < 0 || arch->level[s].fanoutX * arch->level[s].fanoutY >
-                            arch->level[arr].fanoutX * arch->level[arr].fanoutY))
-            arr = s;
+    /* The array drawn on the right: every fan-out from the outermost down
+     * to the arithmetic, nested (each level's X and Y inside its parent's),
+     * or, past 4096 PEs, the widest one alone. */
+    int fl[NM_MAX_LEVELS], nf = 0, widest = -1;
+    int64_t FX = 1, FY = 1;
+    for (int s = arch->nlevels - 1; s >= 0; s--) {
+        const nm_level *L = &arch->level[s];
+        if (L->fanoutX * L->fanoutY <= 1)
+            continue;
+        fl[nf++] = s;
+        FX *= L->fanoutX;
+        FY *= L->fanoutY;
+        if (widest < 0 || L->fanoutX * L->fanoutY >
+                              arch->level[widest].fanoutX * arch->level[widest].fanoutY)
+            widest = s;
+    }
+    if (FX * FY > 4096) {
+        nf = 1;
+        fl[0] = widest;
+        FX = arch->level[widest].fanoutX;
+        FY = arch->level[widest].fanoutY;
+    }
     /* index 0: a box per level (x, y, half width, half height), outermost
      * on top; the arithmetic at the bottom.  index 1: their text. */
     int rows = arch->nlevels + 1;
     fputs("# mapping.gp draws this.  index 0: a box per level (x y dx dy), outermost on top;\n"
-          "# index 1: the text in them (x y \"text\"); index 2: the PE array of the widest\n"
-          "# fan-out (x y busy: 1 busy, 0 idle)\n", f);
+          "# index 1: the text in them (x y \"text\"); index 2: the PE array, every fan-out\n"
+          "# nested (x y busy: 1 busy, 0 idle)\n", f);
     for (int r = 0; r < rows; r++)
         fprintf(f, "50 %d 49 0.42\n", rows - 1 - r);
     fputs("\n\n", f);
@@ -113,7 +128,9 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
         double y = rows - 1 - r;
         line[0] = '\0';
         cat(line, sizeof line, "%s", L->name, 0);
-        if (L->has_size)
+        if (L->dummy || L->container[0]) {
+            cat(line, sizeof line, "%s: a fan-out, holding nothing", "", 0);
+        } else if (L->has_size)
             cat(line, sizeof line, "%s: %lld words", "", (long long)L->size);
         else
             cat(line, sizeof line, "%s: unbounded", "", 0);
@@ -124,7 +141,7 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
         fputc('\n', f);
         line[0] = '\0';
         cat(line, sizeof line, "%stiles (words):", "", 0);
-        int bypassed = 0;
+        int bypassed = 0, kept = 0;
         for (int d = 0; d < wl->nds; d++) {
             if (!(m->level[s].keep >> d & 1)) {
                 bypassed = 1;
@@ -133,8 +150,11 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
             cat(line, sizeof line, " %s", wl->ds[d].name, 0);
             cat(line, sizeof line, "%s %lld", "",
                 (long long)st->level[s].ds[d].utilized_capacity);
+            kept = 1;
         }
-        if (bypassed) {
+        if (!kept)
+            cat(line, sizeof line, "%s none", "", 0);
+        if (bypassed && (kept || !(L->dummy || L->container[0]))) {
             cat(line, sizeof line, "%s;  bypassed:", "", 0);
             for (int d = 0; d < wl->nds; d++)
                 if (!(m->level[s].keep >> d & 1))
@@ -160,31 +180,56 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
     fprintf(f, "2 -0.12 ");
     dat_string(f, line);
     fputs("\n\n\n", f);
-    char xs[256] = "", ys[256] = "", title[512] = "";
-    int64_t fx = 1, fy = 1, ux = 1, uy = 1;
-    if (arr >= 0) {
-        const nm_level *L = &arch->level[arr];
-        fx = L->fanoutX;
-        fy = L->fanoutY;
-        ux = axis_text(wl, &m->level[arr], 0, xs, sizeof xs);
-        uy = axis_text(wl, &m->level[arr], 1, ys, sizeof ys);
+    char xs[512] = "", ys[512] = "", title[512] = "";
+    int64_t fx = FX, fy = FY, busy = 1;
+    int64_t lx[NM_MAX_LEVELS], ly[NM_MAX_LEVELS], ux[NM_MAX_LEVELS], uy[NM_MAX_LEVELS];
+    for (int k = 0; k < nf; k++) {
+        int s = fl[k];
+        char ax[2][256];
+        lx[k] = arch->level[s].fanoutX;
+        ly[k] = arch->level[s].fanoutY;
+        ux[k] = axis_text(wl, &m->level[s], 0, ax[0], sizeof ax[0]);
+        uy[k] = axis_text(wl, &m->level[s], 1, ax[1], sizeof ax[1]);
         /* a mapping spreading more along an axis than the mesh holds folds
          * onto the other: count what is used, within the mesh */
-        if (ux > fx) {
-            uy *= (ux + fx - 1) / fx;
-            ux = fx;
+        if (ux[k] > lx[k]) {
+            uy[k] *= (ux[k] + lx[k] - 1) / lx[k];
+            ux[k] = lx[k];
         }
-        if (uy > fy)
-            uy = fy;
-        for (int64_t y = 0; y < fy; y++)
-            for (int64_t x = 0; x < fx; x++)
-                fprintf(f, "%lld %lld %d\n", (long long)x, (long long)y, x < ux && y < uy);
-        snprintf(title, sizeof title, "fan-out of %s: %lld x %lld, %lld busy", L->name,
-                 (long long)fx, (long long)fy, (long long)(ux * uy));
-    } else {
-        fputs("0 0 1\n", f);
-        snprintf(title, sizeof title, "no spatial fan-out");
+        if (uy[k] > ly[k])
+            uy[k] = ly[k];
+        busy *= ux[k] * uy[k];
+        for (int a = 0; a < 2; a++) {
+            char *to = a ? ys : xs;
+            if ((a ? ly[k] : lx[k]) <= 1)
+                continue;
+            size_t len = strlen(to);
+            snprintf(to + len, sizeof xs - len, "%s%s (%s)", len ? ", inside: " : "", ax[a],
+                     arch->level[s].container[0] ? arch->level[s].container
+                                                 : arch->level[s].name);
+        }
     }
+    for (int64_t y = 0; y < fy; y++)
+        for (int64_t x = 0; x < fx; x++) {
+            /* the innermost fan-out is the least significant digit */
+            int on = 1;
+            int64_t rx = x, ry = y;
+            for (int k = nf - 1; k >= 0; k--) {
+                on &= rx % lx[k] < ux[k] && ry % ly[k] < uy[k];
+                rx /= lx[k];
+                ry /= ly[k];
+            }
+            fprintf(f, "%lld %lld %d\n", (long long)x, (long long)y, on);
+        }
+    if (nf)
+        snprintf(title, sizeof title, "PEs: %lld x %lld, %lld busy", (long long)fx,
+                 (long long)fy, (long long)busy);
+    else
+        snprintf(title, sizeof title, "no spatial fan-out");
+    if (!xs[0])
+        snprintf(xs, sizeof xs, "nothing");
+    if (!ys[0])
+        snprintf(ys, sizeof ys, "nothing");
     if (fclose(f) != 0)
         return 0;
 
@@ -192,7 +237,7 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
     if (!(f = fopen(path, "w")))
         return 0;
     fprintf(f, "# nestmap %s --diagram: the mapping's storage levels (outermost on top: size,\n"
-               "# each tensor's tile in words, loops) and its widest fan-out (green: busy PEs).\n"
+               "# each tensor's tile in words, loops) and its PE array (green: busy PEs).\n"
                "# Data: mapping.dat.  Restyle freely, then run: gnuplot mapping.gp\n", cmd);
     fprintf(f, "base = 'mapping'\nrows = %d\nfx = %lld\nfy = %lld\n", rows, (long long)fx,
             (long long)fy);
