@@ -244,6 +244,8 @@ int nm_cli_teach_print(const nm_cli_teach *t, const nm_spec *spec, const nm_mapp
  * dir/gnuplot.log), 0 after printing which failed. */
 void nm_cli_gp_string(FILE *f, const char *s);
 void nm_cli_gp_terminals(FILE *f, int width, int height);
+/* dir/name opened for writing a plot's data or script (NULL on failure). */
+FILE *nm_cli_plot_open(const char *dir, const char *name);
 int nm_cli_have_gnuplot(void);
 int nm_cli_gnuplot(const char *cmd, const char *dir, const char *const *names, int n);
 

@@ -220,9 +220,7 @@ static void print_json(FILE *f, const nm_census *c, const nm_spec *spec, double 
 
 static int write_plot(const char *dir, const nm_census *c, const char *name, uint64_t stride)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/census_hist.dat", dir);
-    FILE *f = fopen(path, "w");
+    FILE *f = nm_cli_plot_open(dir, "census_hist.dat");
     if (!f)
         return 0;
     uint64_t h[40];
@@ -233,8 +231,7 @@ static int write_plot(const char *dir, const nm_census *c, const char *name, uin
         fprintf(f, "%.6g\t%.6g\t%llu\n", edge[i], edge[i + 1], (unsigned long long)h[i]);
     if (fclose(f) != 0)
         return 0;
-    snprintf(path, sizeof path, "%s/census.gp", dir);
-    if (!(f = fopen(path, "w")))
+    if (!(f = nm_cli_plot_open(dir, "census.gp")))
         return 0;
     fprintf(f, "# nestmap census: left, energy against outermost-level (off-chip) accesses of\n"
                "# a sample of the mappings (census.dat: energy pJ, accesses, cycles), both\n"

@@ -519,15 +519,13 @@ static void print_json(FILE *f, const cmp_run *run)
  * compare.gp, two stacked-bar panels. */
 static int write_plot(const char *dir, const cmp_run *run)
 {
-    char path[4200];
     char names[2][CMP_LEVELS + NM_MAX_DS][NM_NAME_MAX];
     int n[2];
     for (int t = 0; t < 2; t++)
         n[t] = union_names(run, t, names[t], CMP_LEVELS + NM_MAX_DS);
     if (n[1] < CMP_LEVELS + NM_MAX_DS)
         snprintf(names[1][n[1]++], NM_NAME_MAX, "compute");
-    snprintf(path, sizeof path, "%s/compare.dat", dir);
-    FILE *f = fopen(path, "w");
+    FILE *f = nm_cli_plot_open(dir, "compare.dat");
     if (!f)
         return 0;
     for (int t = 0; t < 2; t++) {
@@ -549,9 +547,7 @@ static int write_plot(const char *dir, const cmp_run *run)
     }
     if (fclose(f) != 0)
         return 0;
-    snprintf(path, sizeof path, "%s/compare.gp", dir);
-    f = fopen(path, "w");
-    if (!f)
+    if (!(f = nm_cli_plot_open(dir, "compare.gp")))
         return 0;
     fprintf(f, "# nestmap compare: energy per MAC of %s on each design, by level and by\n"
                "# tensor, stacked.  Data in compare.dat; restyle freely, then run:\n"

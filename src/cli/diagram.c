@@ -84,11 +84,10 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
 {
     const nm_arch *arch = &spec->arch;
     const nm_workload *wl = &spec->wl;
-    char path[4200], line[1024];
-    snprintf(path, sizeof path, "%s/mapping.dat", dir);
-    FILE *f = fopen(path, "w");
+    char line[1024];
+    FILE *f = nm_cli_plot_open(dir, "mapping.dat");
     if (!f) {
-        fprintf(stderr, "nestmap %s: cannot write %s\n", cmd, path);
+        fprintf(stderr, "nestmap %s: cannot write %s/mapping.dat\n", cmd, dir);
         return 0;
     }
     /* The array drawn on the right: every fan-out from the outermost down
@@ -233,8 +232,7 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
     if (fclose(f) != 0)
         return 0;
 
-    snprintf(path, sizeof path, "%s/mapping.gp", dir);
-    if (!(f = fopen(path, "w")))
+    if (!(f = nm_cli_plot_open(dir, "mapping.gp")))
         return 0;
     fprintf(f, "# nestmap %s --diagram: the mapping's storage levels (outermost on top: size,\n"
                "# each tensor's tile in words, loops) and its PE array (green: busy PEs).\n"

@@ -35,6 +35,13 @@ void nm_cli_gp_terminals(FILE *f, int width, int height)
             width, height, width, height);
 }
 
+FILE *nm_cli_plot_open(const char *dir, const char *name)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return fopen(path, "w");
+}
+
 int nm_cli_have_gnuplot(void)
 {
     const char *path = getenv("PATH");

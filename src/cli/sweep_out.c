@@ -542,9 +542,7 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
  * Pareto front marked. */
 static int plot_pareto(const char *pdir, const table *t, const unsigned char *front)
 {
-    char path[4400];
-    snprintf(path, sizeof path, "%s/pareto.dat", pdir);
-    FILE *f = fopen(path, "w");
+    FILE *f = nm_cli_plot_open(pdir, "pareto.dat");
     if (!f)
         return 0;
     fputs("# nestmap sweep: every point that mapped; block 1 the Pareto front by time\n"
@@ -576,9 +574,7 @@ static int plot_pareto(const char *pdir, const table *t, const unsigned char *fr
     nm_free(ord);
     if (fclose(f) != 0)
         return 0;
-    snprintf(path, sizeof path, "%s/pareto.gp", pdir);
-    f = fopen(path, "w");
-    if (!f)
+    if (!(f = nm_cli_plot_open(pdir, "pareto.gp")))
         return 0;
     fputs("# nestmap sweep: energy against time of every point that mapped, colored by\n"
           "# area; the energy x time x area front circled (not joined: a point can\n"
