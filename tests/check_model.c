@@ -248,6 +248,7 @@ START_TEST(noc_hop_count_by_hand)
     nm_error err;
     ck_assert_int_eq(nm_spec_load_string(&spec, "test.yaml", text, NM_NEED_ARCH, &err),
                      NM_ERR_INPUT);
+    nm_spec_fini(&spec);
     ck_assert_int_eq(err.line, 8);
     ck_assert_ptr_nonnull(strstr(err.msg, "hop_count must be 'tile'"));
 }
