@@ -91,9 +91,10 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
         return 0;
     }
     /* The array drawn on the right: every fan-out from the outermost down
-     * to the arithmetic, nested (each level's X and Y inside its parent's),
-     * or, past 4096 PEs, the widest one alone. */
-    int fl[NM_MAX_LEVELS], nf = 0, widest = -1;
+     * to the arithmetic, nested (each level's X and Y inside its parent's);
+     * past 32 PEs along an axis, in blocks, each shaded by its busy share
+     * (so that the picture stays small). */
+    int fl[NM_MAX_LEVELS], nf = 0;
     int64_t FX = 1, FY = 1;
     for (int s = arch->nlevels - 1; s >= 0; s--) {
         const nm_level *L = &arch->level[s];
@@ -102,22 +103,14 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
         fl[nf++] = s;
         FX *= L->fanoutX;
         FY *= L->fanoutY;
-        if (widest < 0 || L->fanoutX * L->fanoutY >
-                              arch->level[widest].fanoutX * arch->level[widest].fanoutY)
-            widest = s;
     }
-    if (FX * FY > 4096) {
-        nf = 1;
-        fl[0] = widest;
-        FX = arch->level[widest].fanoutX;
-        FY = arch->level[widest].fanoutY;
-    }
+    int64_t bx = (FX + 31) / 32, by = (FY + 31) / 32; /* PEs per block */
     /* index 0: a box per level (x, y, half width, half height), outermost
      * on top; the arithmetic at the bottom.  index 1: their text. */
     int rows = arch->nlevels + 1;
     fputs("# mapping.gp draws this.  index 0: a box per level (x y dx dy), outermost on top;\n"
           "# index 1: the text in them (x y \"text\"); index 2: the PE array, every fan-out\n"
-          "# nested (x y busy: 1 busy, 0 idle)\n", f);
+          "# nested, in blocks past 32 PEs an axis (x y busy: the share of the block's PEs busy)\n", f);
     for (int r = 0; r < rows; r++)
         fprintf(f, "50 %d 49 0.42\n", rows - 1 - r);
     fputs("\n\n", f);
@@ -208,19 +201,28 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
                                                  : arch->level[s].name);
         }
     }
-    for (int64_t y = 0; y < fy; y++)
-        for (int64_t x = 0; x < fx; x++) {
-            /* the innermost fan-out is the least significant digit */
-            int on = 1;
-            int64_t rx = x, ry = y;
-            for (int k = nf - 1; k >= 0; k--) {
-                on &= rx % lx[k] < ux[k] && ry % ly[k] < uy[k];
-                rx /= lx[k];
-                ry /= ly[k];
+    int64_t nbx = (fx + bx - 1) / bx, nby = (fy + by - 1) / by;
+    for (int64_t b = 0; b < nbx * nby; b++) {
+        int64_t cx = b % nbx, cy = b / nbx, on = 0, all = 0;
+        for (int64_t y = cy * by; y < fy && y < (cy + 1) * by; y++)
+            for (int64_t x = cx * bx; x < fx && x < (cx + 1) * bx; x++) {
+                /* the innermost fan-out is the least significant digit */
+                int busy_pe = 1;
+                int64_t rx = x, ry = y;
+                for (int k = nf - 1; k >= 0; k--) {
+                    busy_pe &= rx % lx[k] < ux[k] && ry % ly[k] < uy[k];
+                    rx /= lx[k];
+                    ry /= ly[k];
+                }
+                on += busy_pe;
+                all++;
             }
-            fprintf(f, "%lld %lld %d\n", (long long)x, (long long)y, on);
-        }
-    if (nf)
+        fprintf(f, "%lld %lld %.4g\n", (long long)cx, (long long)cy, (double)on / (double)all);
+    }
+    if (nf && bx * by > 1)
+        snprintf(title, sizeof title, "PEs: %lld x %lld in blocks of %lld x %lld, %lld busy",
+                 (long long)fx, (long long)fy, (long long)bx, (long long)by, (long long)busy);
+    else if (nf)
         snprintf(title, sizeof title, "PEs: %lld x %lld, %lld busy", (long long)fx,
                  (long long)fy, (long long)busy);
     else
@@ -237,8 +239,8 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
     fprintf(f, "# nestmap %s --diagram: the mapping's storage levels (outermost on top: size,\n"
                "# each tensor's tile in words, loops) and its PE array (green: busy PEs).\n"
                "# Data: mapping.dat.  Restyle freely, then run: gnuplot mapping.gp\n", cmd);
-    fprintf(f, "base = 'mapping'\nrows = %d\nfx = %lld\nfy = %lld\n", rows, (long long)fx,
-            (long long)fy);
+    fprintf(f, "base = 'mapping'\nrows = %d\nfx = %lld\nfy = %lld\n", rows, (long long)nbx,
+            (long long)nby);
     int width = 1400, height = 160 + 110 * rows;
     if (height < 560)
         height = 560;
@@ -266,8 +268,10 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
     nm_cli_gp_string(f, line);
     fputs("\n  set title ", f);
     nm_cli_gp_string(f, title);
-    fputs("\n  plot 'mapping.dat' index 2 using 1:2:(0.45):(0.45):($3 > 0 ? 0x59a14f : 0xe8e8e8) "
-          "with boxxyerror fc rgb variable\n  unset multiplot\n}\n", f);
+    fputs("\n  set palette defined (0 '#e8e8e8', 1 '#59a14f')\n  set cbrange [0:1]\n"
+          "  unset colorbox\n"
+          "  plot 'mapping.dat' index 2 using 1:2:(0.45):(0.45):3 with boxxyerror fc palette\n"
+          "  unset multiplot\n}\n", f);
     if (fclose(f) != 0)
         return 0;
     if (!nm_cli_have_gnuplot()) {
