@@ -466,9 +466,13 @@ static nm_status merge_top(nm_ydoc *doc, nm_ynode *top, nm_error *err)
         if (ms == NM_OK) {
             items[2 * j + 1] = merged;
         } else if (j < n) {
-            if (nm_ydoc_warn(doc, k, "top-level key '%s' replaces the one given at %s:%d:%d",
-                             k->str, items[2 * j]->file, items[2 * j]->line,
-                             items[2 * j]->col) != NM_OK)
+            /* two mappings: the last is evaluated; compare shows both */
+            int maps = nm_text_key_equal(k->str, "mapping");
+            if (nm_ydoc_warn(doc, k, "top-level key '%s' replaces the one given at %s:%d:%d%s",
+                             k->str, items[2 * j]->file, items[2 * j]->line, items[2 * j]->col,
+                             maps ? " (to evaluate several mappings side by side: nestmap "
+                                    "compare --as-given DESIGN MAPPING...)"
+                                  : "") != NM_OK)
                 return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
             items[2 * j] = k;
             items[2 * j + 1] = v;

@@ -80,6 +80,10 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
     echo "note - gnuplot is not installed: mapping.png is not rendered (its script is checked above)"
 fi
+# Two mappings given to model: the last is evaluated, and the warning
+# points to compare --as-given for both.
+expect 0 "model with two mappings" -- "$bin" model "$data/good/noc.yaml" "$tmp/half.yaml"
+has "$tmp/err" "replaces the one given at .*(to evaluate several mappings side by side: nestmap compare --as-given DESIGN MAPPING...)" "two mappings: the warning names compare --as-given"
 expect 2 "--diagram needs -o" -- "$bin" model -q --diagram "$data/good/noc.yaml"
 has "$tmp/err" "needs -o DIR" "--diagram without -o says what it needs"
 
