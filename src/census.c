@@ -29,8 +29,10 @@ typedef struct tally {
     uint64_t cy_min, cy_max;
     uint64_t dram_min, n_dram_min;
     double dram_e_lo, dram_e_hi;
-    double *near;        /* energies within NEAR of this worker's least */
-    uint8_t *near_own;   /* ... whether each is its schedule's own order */
+    struct near {        /* the mappings within NEAR of this worker's least: */
+        double e;        /* energy */
+        int own;         /* its schedule's own order */
+    } *near;
     size_t nnear, capnear;
     uint64_t schedules;
     nm_census_row best;
@@ -76,19 +78,15 @@ static void near_add(tally *t, double e, int own)
         return;
     if (t->nnear == t->capnear) {
         size_t cap = t->capnear ? 2 * t->capnear : 1024;
-        double *p = nm_realloc_array(t->near, cap, sizeof *p);
-        if (p)
-            t->near = p;
-        uint8_t *q = p ? nm_realloc_array(t->near_own, cap, 1) : NULL;
-        if (!q) {
+        struct near *p = nm_realloc_array(t->near, cap, sizeof *p);
+        if (!p) {
             t->oom = 1;
             return;
         }
-        t->near_own = q;
+        t->near = p;
         t->capnear = cap;
     }
-    t->near_own[t->nnear] = (uint8_t)own;
-    t->near[t->nnear++] = e;
+    t->near[t->nnear++] = (struct near){e, own};
 }
 
 /* A new least energy: drop what is no longer near it. */
@@ -96,10 +94,8 @@ static void near_prune(tally *t)
 {
     size_t k = 0;
     for (size_t i = 0; i < t->nnear; i++)
-        if (t->near[i] <= t->e_min * (1.0 + NM_CENSUS_NEAR)) {
-            t->near_own[k] = t->near_own[i];
+        if (t->near[i].e <= t->e_min * (1.0 + NM_CENSUS_NEAR))
             t->near[k++] = t->near[i];
-        }
     t->nnear = k;
 }
 
@@ -290,12 +286,12 @@ static void merge(nm_census *c, worker *w, int n)
             c->cy_max = x->cy_max;
         c->schedules += x->schedules;
         for (size_t i = 0; i < x->nnear; i++) {
-            int near = x->near[i] <= e_min * (1.0 + NM_CENSUS_NEAR);
-            int optimal = x->near[i] <= e_min * (1.0 + 1e-9);
+            int near = x->near[i].e <= e_min * (1.0 + NM_CENSUS_NEAR);
+            int optimal = x->near[i].e <= e_min * (1.0 + 1e-9);
             c->n_near += near;
             c->n_optimal += optimal;
-            c->near_schedules += near && x->near_own[i];
-            c->optimal_schedules += optimal && x->near_own[i];
+            c->near_schedules += near && x->near[i].own;
+            c->optimal_schedules += optimal && x->near[i].own;
         }
         if (x->dram_min < c->dram_min) {
             c->dram_min = x->dram_min;
@@ -436,7 +432,6 @@ out:
         for (int t = 0; t < n; t++) {
             nm_model_fini(&w[t].mdl);
             nm_free(w[t].t.near);
-            nm_free(w[t].t.near_own);
         }
     for (int i = 0; units && i < BATCH; i++)
         nm_free(units[i].rows);
