@@ -955,8 +955,36 @@ static const nm_search_result *layer_result(const nm_network *net, const nm_laye
     return (*lr)->status == NM_OK && (*lr)->res.found ? &(*lr)->res : NULL;
 }
 
-/* Why layer i has no mapping, in a few words. */
-static void layer_failure(char *buf, size_t size, const nm_arch *arch, const nm_layer_result *lr)
+/* The commonest reason a search's candidates failed, and at which level
+ * (NM_MAX_LEVELS: none). */
+static void worst_reject(const nm_search_result *r, int *kind, int *at)
+{
+    int worst = 0, l0 = NM_MAX_LEVELS;
+    for (int k = 1; k < NM_REJECT_KINDS; k++)
+        if (r->invalid[k] > r->invalid[worst])
+            worst = k;
+    for (int l = 0; l <= NM_MAX_LEVELS; l++)
+        if (r->invalid_at[worst][l] > r->invalid_at[worst][l0])
+            l0 = l;
+    *kind = worst;
+    *at = l0;
+}
+
+const char *nm_report_backing_note(const nm_arch *arch, const nm_search_result *r)
+{
+    static char note[2 * NM_NAME_MAX + 160];
+    int kind, at;
+    worst_reject(r, &kind, &at);
+    const nm_level *top = arch->nlevels > 0 ? &arch->level[arch->nlevels - 1] : NULL;
+    if (r->found || kind != NM_INV_CAPACITY || !top || at != arch->nlevels - 1 || top->is_dram)
+        return "";
+    snprintf(note, sizeof note, "; %s, the outermost level, is the backing store (the design "
+             "has no DRAM) and must hold every tensor it keeps whole", top->name);
+    return note;
+}
+
+void nm_report_layer_failure(char *buf, size_t size, const nm_arch *arch,
+                             const nm_layer_result *lr)
 {
     if (lr->status != NM_OK) {
         if (lr->err.file[0])
@@ -967,16 +995,12 @@ static void layer_failure(char *buf, size_t size, const nm_arch *arch, const nm_
         return;
     }
     const nm_search_result *r = &lr->res;
-    int worst = 0, at = NM_MAX_LEVELS;
-    for (int k = 1; k < NM_REJECT_KINDS; k++)
-        if (r->invalid[k] > r->invalid[worst])
-            worst = k;
-    for (int l = 0; l <= NM_MAX_LEVELS; l++)
-        if (r->invalid_at[worst][l] > r->invalid_at[worst][at])
-            at = l;
-    snprintf(buf, size, "no valid mapping among %llu candidates (mostly %s%s%s)",
+    int worst, at;
+    worst_reject(r, &worst, &at);
+    snprintf(buf, size, "no valid mapping among %llu candidates (mostly %s%s%s)%s",
              (unsigned long long)r->proposed, reject_name(worst),
-             at < arch->nlevels ? " at " : "", at < arch->nlevels ? arch->level[at].name : "");
+             at < arch->nlevels ? " at " : "", at < arch->nlevels ? arch->level[at].name : "",
+             nm_report_backing_note(arch, r));
 }
 
 static void network_text(FILE *f, const nm_arch *arch, const nm_network *net,
@@ -1000,7 +1024,7 @@ static void network_text(FILE *f, const nm_arch *arch, const nm_network *net,
         fprintf(f, "%-20s %6lld %14.0f ", ly->name, (long long)ly->repeat, macs);
         if (!r) {
             char why[WHY_MAX];
-            layer_failure(why, sizeof why, arch, lr);
+            nm_report_layer_failure(why, sizeof why, arch, lr);
             fprintf(f, "%s\n", why);
             continue;
         }
@@ -1070,7 +1094,7 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
         fputs(r ? "true" : "false", f);
         if (!r) {
             char why[WHY_MAX];
-            layer_failure(why, sizeof why, arch, lr);
+            nm_report_layer_failure(why, sizeof why, arch, lr);
             fputs(",\n", f);
             key(f, 6, "reason");
             nm_report_json_string(f, why);
@@ -1168,7 +1192,7 @@ static void network_csv(FILE *f, const nm_arch *arch, const nm_network *net,
                     rl.energy_pj > 0 ? st->energy / rl.energy_pj : 0.0);
         } else {
             char why[WHY_MAX];
-            layer_failure(why, sizeof why, arch, lr);
+            nm_report_layer_failure(why, sizeof why, arch, lr);
             fputs("0,,,,,,,,,", f);
             nm_report_csv_field(f, why);
             fputc('\n', f);

@@ -2,7 +2,8 @@
 # json.sh — every command's --json output (and the JSON files -o writes)
 # validates against doc/nestmap.schema.json, with counts as strict
 # integers; the mapping in map's and model's JSON re-evaluates to the same
-# numbers.  Needs python3 with jsonschema (Debian: python3-jsonschema).
+# numbers.  Searches past map's own are bounded and plain (--max-evals,
+# --no-refine): what is checked is the output's form.  Needs python3 with jsonschema (Debian: python3-jsonschema).
 # Prints one line per check and a closing "N passed, M failed".
 
 name=json
@@ -57,16 +58,17 @@ run bound "bound --json (no bandwidth)" -- "$bin" bound -q --json "$one"
 run bound "bound --json (with bandwidth)" -- "$bin" bound -q --json "$src/arch/systolic/tpu_v1.yaml" "$src/workloads/layers/resnet50_conv1.yaml"
 run bound "bound --json (no design; rates given)" -- "$bin" bound -q --json --precision fp32 --peak 1T --bandwidth 1000GB/s "$src/workloads/layers/tutorial_conv.yaml"
 run bound "bound --json (int4: fractional bytes)" -- "$bin" bound -q --json --precision int4 "$src/workloads/layers/tutorial_conv.yaml"
-run network "network --json" -- "$bin" network -q --json --max-evals 2000 "$data/network/design.yaml" "$data/network/small_net.yaml"
-run compare "compare --json (a layer, two designs)" -- "$bin" compare -q --json --max-evals 2000 "$src/workloads/layers/mobilenet_v1_dw4.yaml" "$src/arch/teaching/row_stationary.yaml" "$src/arch/teaching/weight_stationary.yaml"
-run compare "compare --json (a network)" -- "$bin" compare -q --json --max-evals 2000 "$data/network/small_net.yaml" "$data/network/design.yaml"
-"$bin" compare -q -o "$tmp/cmp" --max-evals 2000 "$src/workloads/layers/mobilenet_v1_dw4.yaml" "$src/arch/teaching/no_local_reuse.yaml" >/dev/null 2>&1
+run network "network --json" -- "$bin" network -q --json --no-refine --max-evals 2000 "$data/network/design.yaml" "$data/network/small_net.yaml"
+run compare "compare --json (a layer, two designs)" -- "$bin" compare -q --json --no-refine --max-evals 2000 "$src/workloads/layers/mobilenet_v1_dw4.yaml" "$src/arch/teaching/row_stationary.yaml" "$src/arch/teaching/weight_stationary.yaml"
+run compare "compare --json (a network)" -- "$bin" compare -q --json --no-refine --max-evals 2000 "$data/network/small_net.yaml" "$data/network/design.yaml"
+"$bin" compare -q -o "$tmp/cmp" --no-refine --max-evals 2000 "$src/workloads/layers/mobilenet_v1_dw4.yaml" "$src/arch/teaching/no_local_reuse.yaml" >/dev/null 2>&1
 valid compare "$tmp/cmp/compare.json" "compare -o: compare.json"
 run census "census --json (enumerated)" -- "$bin" census -q --json --threads 2 "$src/examples/conv1d_map.yaml"
 run census "census --json (sampled)" -- "$bin" census -q --json --sample 500 "$src/arch/teaching/weight_stationary.yaml" "$src/examples/course/5_search/layer.yaml"
 "$bin" census -q -o "$tmp/cen" --sample 500 "$src/arch/teaching/weight_stationary.yaml" "$src/examples/course/5_search/layer.yaml" >/dev/null 2>&1
 valid census "$tmp/cen/census.json" "census -o: census.json"
-run sweep "sweep --json" -- "$bin" sweep -q --json --max-evals 300 "$data/sweep/buffer_dram.yaml"
+run sweep "sweep --json" -- "$bin" sweep -q --json --no-refine --max-evals 300 "$data/sweep/buffer_dram.yaml"
+run sweep "sweep --json with a point that cannot be mapped" -- "$bin" sweep -q --json --no-refine --max-evals 3000 "$data/sweep/one_fails.yaml"
 
 # A warning reaches the JSON, -q or not, located.
 sed 's/instance: {R: 3, P: 16}/instance: {R: 3, P: 16, Q: 4}/' "$one" >"$tmp/warn.yaml"
@@ -85,7 +87,7 @@ valid model "$tmp/inv.json" "model --json of a mapping that does not cover the l
 # Files -o writes.
 "$bin" map -q --max-evals 500 -o "$tmp/m" "$one" >/dev/null 2>&1
 valid map "$tmp/m/stats.json" "map -o: stats.json"
-"$bin" network -q --max-evals 2000 -o "$tmp/n" "$data/network/design.yaml" "$data/network/small_net.yaml" >/dev/null 2>&1
+"$bin" network -q --no-refine --max-evals 2000 -o "$tmp/n" "$data/network/design.yaml" "$data/network/small_net.yaml" >/dev/null 2>&1
 valid network "$tmp/n/network.json" "network -o: network.json"
 
 # Counts are printed as integers, not as 2.0.

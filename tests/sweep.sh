@@ -7,12 +7,20 @@
 name=sweep
 . "${NESTMAP_SRCDIR:-.}/tests/harness.sh"
 data="$src/tests/data/sweep"
+# The search is Timeloop's random one without nestmap's local search after
+# it (--no-refine): these test the sweep driver (each point as `network
+# --set` gives it, resume, MPI), and the climb's 800,000 evaluations a
+# layer cost minutes under ASan.
+nr=--no-refine
 same() { if cmp -s "$1" "$2"; then ok "$3"; else bad "$3"; diff "$1" "$2" | head -5; fi; }
 
 # A 3 x 2 grid, written out.
-"$bin" sweep -q --threads 2 -o "$tmp/a" "$data/buffer_dram.yaml" 2>"$tmp/err"
+"$bin" sweep -q $nr --threads 2 -o "$tmp/a" "$data/buffer_dram.yaml" >"$tmp/summary" 2>"$tmp/err"
 rc=$?
 if [ $rc -eq 0 ]; then ok "sweep runs (exit 0)"; else bad "sweep: exit $rc"; cat "$tmp/err"; fi
+grep -q "^6 points: 6 mapped, 0 failed$" "$tmp/summary" && grep -q "^lowest energy: point [0-5] (GlobalBuffer.depth=[0-9]*, DRAM.type=[A-Z0-9]*), [0-9.]* uJ$" "$tmp/summary" &&
+    grep -q "^Pareto front (energy x time x area): [0-9]* points\{0,1\}:\( [0-5]\)*$" "$tmp/summary" && grep -q "^written: $tmp/a/points.csv" "$tmp/summary" &&
+    ok "with -o: a closing summary on stdout" || { bad "with -o: the summary"; cat "$tmp/summary"; }
 rows=$(($(wc -l <"$tmp/a/points.csv") - 1))
 if [ "$rows" -eq 6 ]; then ok "points.csv has a row per point"; else bad "points.csv has $rows rows"; fi
 head -1 "$tmp/a/points.csv" | grep -q '^point,GlobalBuffer.depth,DRAM.type,energy_uj,cycles,seconds,edp,area_mm2,.*,status,reason$' &&
@@ -33,7 +41,7 @@ if grep -q -i 'second' "$tmp/a/pareto.csv" && ! grep -q -i 'wall' "$tmp/a/points
 # Every point equals the design run alone with network --set: the same
 # per-layer results, byte for byte, and the same total cycles.
 tail -n +2 "$tmp/a/points.csv" | while IFS=, read -r p depth dram energy cycles rest; do
-    "$bin" network -q --threads 2 --set "GlobalBuffer.depth=$depth" --set "DRAM.type=$dram" \
+    "$bin" network -q --threads 2 $nr --set "GlobalBuffer.depth=$depth" --set "DRAM.type=$dram" \
         -o "$tmp/alone$p" "$src/arch/eyeriss/eyeriss.yaml" "$src/tests/data/network/small_net.yaml" >"$tmp/alone$p.txt"
     if cmp -s "$tmp/alone$p/layers.csv" "$tmp/a/points/$p/small_net.layers.csv"; then
         echo "ok   - point $p ($depth, $dram) equals network --set"
@@ -48,7 +56,7 @@ pass=$((pass + $(grep -c '^ok' "$tmp/alone.log")))
 fail=$((fail + $(grep -c '^FAIL' "$tmp/alone.log")))
 
 # Without -o: a table on stdout.
-"$bin" sweep -q --threads 2 "$data/buffer_dram.yaml" >"$tmp/table" 2>&1 &&
+"$bin" sweep -q $nr --threads 2 "$data/buffer_dram.yaml" >"$tmp/table" 2>&1 &&
     grep -q "^5 .*HBM2 .* ok" "$tmp/table" && ok "sweep without -o prints the points" || { bad "sweep without -o"; cat "$tmp/table"; }
 
 # A random sweep: `samples` distinct grid points, the same for the same seed.
@@ -64,14 +72,14 @@ sweep:
   samples: 3
   seed: 7
 EOR
-"$bin" sweep -q --threads 2 -o "$tmp/r1" "$tmp/random.yaml" && "$bin" sweep -q -o "$tmp/r2" "$tmp/random.yaml" || bad "random sweep"
+"$bin" sweep -q $nr --threads 2 -o "$tmp/r1" "$tmp/random.yaml" >/dev/null && "$bin" sweep -q $nr -o "$tmp/r2" "$tmp/random.yaml" >/dev/null || bad "random sweep"
 [ "$(($(wc -l <"$tmp/r1/points.csv") - 1))" -eq 3 ] && ok "random sweep: 3 samples" || bad "random sweep: rows"
 same "$tmp/r1/points.csv" "$tmp/r2/points.csv" "random sweep: same seed, same points (2 threads or 1)"
 [ "$(cut -d, -f2,3 "$tmp/r1/points.csv" | sort -u | wc -l)" -eq 4 ] && ok "random sweep: distinct points" || bad "random sweep: repeated points"
 
 # SIGKILL mid-run, then --resume: the same files as an uninterrupted run.
-"$bin" sweep -q --threads 1 -o "$tmp/whole" "$data/slow_2x2.yaml" || bad "uninterrupted slow sweep"
-"$bin" sweep -q --threads 1 -o "$tmp/killed" "$data/slow_2x2.yaml" &
+"$bin" sweep -q $nr --threads 1 -o "$tmp/whole" "$data/slow_2x2.yaml" >/dev/null || bad "uninterrupted slow sweep"
+"$bin" sweep -q $nr --threads 1 -o "$tmp/killed" "$data/slow_2x2.yaml" >/dev/null &
 pid=$!
 n=0
 while [ "$(cat "$tmp/killed/points.csv" 2>/dev/null | wc -l)" -lt 2 ] && [ $n -lt 600 ]; do sleep 0.05; n=$((n + 1)); done
@@ -80,13 +88,34 @@ wait $pid 2>/dev/null
 done_rows=$(($(wc -l <"$tmp/killed/points.csv") - 1))
 if [ "$done_rows" -ge 1 ] && [ "$done_rows" -lt 4 ]; then ok "killed with SIGKILL after $done_rows of 4 points"; else bad "the kill came after $done_rows points (the test wants 1 to 3)"; fi
 printf '3,40' >>"$tmp/killed/points.csv"   # a row cut short, as by a power loss
-"$bin" sweep -q --threads 1 --resume -o "$tmp/killed" "$data/slow_2x2.yaml" 2>"$tmp/err" && ok "--resume ends (exit 0)" || { bad "--resume"; cat "$tmp/err"; }
+"$bin" sweep -q $nr --threads 1 --resume -o "$tmp/killed" "$data/slow_2x2.yaml" >/dev/null 2>"$tmp/err" && ok "--resume ends (exit 0)" || { bad "--resume"; cat "$tmp/err"; }
 same "$tmp/whole/points.csv" "$tmp/killed/points.csv" "resumed points.csv is byte-identical"
 same "$tmp/whole/pareto.csv" "$tmp/killed/pareto.csv" "resumed pareto.csv is byte-identical"
-"$bin" sweep -q -o "$tmp/killed" "$data/slow_2x2.yaml" 2>"$tmp/err"
+"$bin" sweep -q $nr -o "$tmp/killed" "$data/slow_2x2.yaml" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q -- "--resume continues it" "$tmp/err" && ok "a second run into the same directory needs --resume" || bad "rerun into a sweep directory"
-"$bin" sweep -q --resume --metric energy -o "$tmp/killed" "$data/slow_2x2.yaml" 2>"$tmp/err"
+"$bin" sweep -q $nr --resume --metric energy -o "$tmp/killed" "$data/slow_2x2.yaml" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q "other inputs or options" "$tmp/err" && ok "--resume with other options is refused" || bad "--resume with other options"
+cp "$tmp/killed/sweep.json" "$tmp/before.json"
+"$bin" sweep -q $nr --threads 1 --resume -o "$tmp/killed" "$data/slow_2x2.yaml" >"$tmp/out" 2>"$tmp/err" &&
+    grep -q "^4 points: 4 mapped, 0 failed$" "$tmp/out" && cmp -s "$tmp/before.json" "$tmp/killed/sweep.json" &&
+    ok "--resume of a finished sweep: its summary, sweep.json (and its run figures) left as they were" ||
+    { bad "--resume of a finished sweep"; cat "$tmp/err"; diff "$tmp/before.json" "$tmp/killed/sweep.json" | head -4; }
+"$bin" sweep -q $nr --resume -o "$tmp/nothing_here" "$data/slow_2x2.yaml" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "holds no sweep" "$tmp/err" && [ ! -e "$tmp/nothing_here" ] &&
+    ok "--resume into a directory without a sweep: an error, nothing written" || { bad "--resume of nothing"; cat "$tmp/err"; }
+
+# A point that cannot be mapped is a result: a blank row with its reason,
+# exit 0, counted in the summary (and null in sweep.json).
+"$bin" sweep -q $nr --max-evals 3000 -o "$tmp/f" "$data/one_fails.yaml" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 0 ] && ok "a sweep with a failed point exits 0" || { bad "failed point: exit $rc"; cat "$tmp/err"; }
+grep -q "^0,256,,,,,,,,,,,,,*,unmapped,layer: no valid mapping among 3000 candidates (mostly capacity at RegisterFile)$" "$tmp/f/points.csv" &&
+    grep -q "^1,512,[0-9]" "$tmp/f/points.csv" &&
+    ok "the failed point's row: blank figures, status and reason" || { bad "failed point's row"; cat "$tmp/f/points.csv"; }
+grep -q "^2 points: 1 mapped, 1 failed$" "$tmp/out" && grep -q "^  failed: point 0 (RegisterFile.depth=256): layer: no valid mapping" "$tmp/out" &&
+    grep -q "^lowest energy: point 1 " "$tmp/out" && ok "the summary counts the failed point and says why" || { bad "failed point: summary"; cat "$tmp/out"; }
+python3 -c "import json,sys; p=json.load(open(sys.argv[1]))['points']; sys.exit(0 if p[0]['energy_uj'] is None and p[0]['status']=='unmapped' and p[1]['energy_uj'] > 0 else 1)" "$tmp/f/sweep.json" &&
+    ok "sweep.json: the failed point's figures are null" || bad "sweep.json: failed point"
 
 # Bad sweep files: located errors, exit 2, nothing written.
 check_bad() {
@@ -107,8 +136,8 @@ check_bad bad_value "must be a positive integer"
 # MPI: 2 and 3 ranks write what one process writes.
 if [ -n "$NESTMAP_MPIRUN" ]; then
     for np in 2 3; do
-        $NESTMAP_MPIRUN --allow-run-as-root --oversubscribe -np $np "$bin" sweep -q --threads 1 \
-            -o "$tmp/mpi$np" "$data/buffer_dram.yaml" 2>"$tmp/err" || { bad "mpirun -np $np"; cat "$tmp/err"; }
+        $NESTMAP_MPIRUN --allow-run-as-root --oversubscribe -np $np "$bin" sweep -q $nr --threads 1 \
+            -o "$tmp/mpi$np" "$data/buffer_dram.yaml" >/dev/null 2>"$tmp/err" || { bad "mpirun -np $np"; cat "$tmp/err"; }
         same "$tmp/a/points.csv" "$tmp/mpi$np/points.csv" "mpirun -np $np: points.csv as one process's"
         same "$tmp/a/pareto.csv" "$tmp/mpi$np/pareto.csv" "mpirun -np $np: pareto.csv as one process's"
         if diff -r "$tmp/a/points" "$tmp/mpi$np/points" >/dev/null; then ok "mpirun -np $np: per-point files as one process's"; else bad "mpirun -np $np: per-point files"; fi

@@ -104,6 +104,17 @@ void nm_report_network(FILE *f, const nm_arch *arch, const struct nm_network *ne
                        const struct nm_layer_result *out, const struct nm_search_opts *o,
                        int format);
 
+/* Why a layer of nm_network_map has no mapping, in a few words: its error,
+ * or the candidates tried and the commonest reason they failed (and where). */
+void nm_report_layer_failure(char *buf, size_t size, const nm_arch *arch,
+                             const struct nm_layer_result *lr);
+
+/* When a search found nothing and its candidates failed mostly for the
+ * capacity of the outermost level, which is not DRAM: a note (starting
+ * "; ") that this level is the backing store and must hold whole tensors.
+ * Otherwise "".  A static buffer. */
+const char *nm_report_backing_note(const nm_arch *arch, const struct nm_search_result *r);
+
 /* Writes a CSV field, quoted (RFC 4180) when it holds a comma, quote or
  * line break. */
 void nm_report_csv_field(FILE *f, const char *s);

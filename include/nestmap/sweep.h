@@ -79,7 +79,7 @@ typedef enum nm_sweep_status {
 
 typedef struct nm_sweep_summary {
     nm_sweep_status status;
-    char reason[320];
+    char reason[640];
     double energy_pj, cycles, seconds, area_um2, macs, busy, bound_cycles;
     int nlevels;                       /* storage levels, plus the arithmetic last */
     double level_pj[NM_MAX_LEVELS + 1];

@@ -201,7 +201,8 @@ int nm_cmd_map(int argc, char **argv)
     }
     if (!res.found) {
         fprintf(stderr, "nestmap map: no valid mapping among %llu candidates (see the counts "
-                "by reason above)\n", (unsigned long long)res.proposed);
+                "by reason above)%s\n", (unsigned long long)res.proposed,
+                nm_report_backing_note(&spec.arch, &res));
     }
     rc = res.found ? 0 : 1;
     if (!json_ok || (co.outdir && !write_outputs(co.outdir, &spec, &res, &o, tl_names)) ||

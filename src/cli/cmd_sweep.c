@@ -53,6 +53,7 @@ static const char usage[] =
     "                    data, rendered to PNG and SVG when gnuplot is installed)\n"
     "  --resume          continue the sweep in DIR: points already in points.csv are\n"
     "                    not run again; the files end as an uninterrupted run's\n"
+    "                    (sweep.json's \"run\" says what this run did)\n"
     "  --json            print sweep.json on stdout\n"
     "  --builtin-energy  ignore the input's ERT/ART\n"
     "  -q, --quiet       no warnings, no progress\n\n"
@@ -61,7 +62,9 @@ static const char usage[] =
     "files, the same as a single process writes.\n"
 #endif
     "Ctrl-C stops after the points that have ended; --resume goes on from there.\n"
-    "exit status: 0 every point mapped, 1 some point has no mapping, 2 bad input\n";
+    "A point that cannot be mapped is a result (its row is blank with the reason;\n"
+    "the closing summary counts them), not a failure of the sweep.\n"
+    "exit status: 0 the sweep ran, 2 bad input, 130 stopped by Ctrl-C\n";
 
 /* ---- one point ---- */
 
@@ -188,8 +191,14 @@ static nm_status map_workload(const sweep_run *run, int w, const nm_override *ov
             const nm_layer_result *lr = &out[net.layer[i].same_as];
             if (lr->status != NM_OK || !lr->res.found) {
                 s->status = NM_SWEEP_UNMAPPED;
-                snprintf(s->reason, sizeof s->reason, "%s: layer %s has no valid mapping",
-                         run->wl_name[w], net.layer[i].name);
+                char why[256];
+                nm_report_layer_failure(why, sizeof why, arch, lr);
+                /* a workload of one layer is named once */
+                if (net.nlayers == 1 && !strcmp(run->wl_name[w], net.layer[i].name))
+                    snprintf(s->reason, sizeof s->reason, "%s: %s", run->wl_name[w], why);
+                else
+                    snprintf(s->reason, sizeof s->reason, "%s, layer %s: %s",
+                             run->wl_name[w], net.layer[i].name, why);
             }
         }
         size_t len;
@@ -229,7 +238,9 @@ static char *format_row(const sweep_run *run, uint64_t p, const int *idx,
         fputc(',', f);
         nm_report_csv_field(f, run->sw.axis[a].value[idx[a]]);
     }
-    if (s->status == NM_SWEEP_INVALID) {
+    if (s->status != NM_SWEEP_OK) {
+        /* A failed point has no figures (not zeros that min() would pick);
+         * its reason says why. */
         for (int k = 0; k < 10 + run->nlevels; k++)
             fputc(',', f);
     } else {
@@ -630,16 +641,6 @@ static int sweep_main(int argc, char **argv, int rank, int ranks)
         } else {
             sweep_print(stdout, run, rows, run->sw.npoints);
         }
-    }
-    if (rc == 0 && rank == 0) {
-        /* Exit 1 when some point has no mapping. */
-        for (uint64_t p = 0; rows && p < run->sw.npoints; p++) {
-            size_t n = rows[p] ? strlen(rows[p]) : 0;
-            if (n < 5 || strcmp(rows[p] + n - 5, ",ok,\n"))
-                rc = 1;
-        }
-        if (run->co.outdir && d.failed)
-            rc = 1;
     }
 released:
     nm_cli_release_sigint();

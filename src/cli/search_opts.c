@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "nestmap/network.h"
+#include "nestmap/report.h"
 #include "nestmap/roofline.h"
 #include "nestmap/search.h"
 #include "nestmap/spec.h"
@@ -155,7 +156,9 @@ size_t nm_cli_search_warn(nm_ydoc *doc, const nm_arch *arch, const nm_workload *
                                     != NM_OK)
             return before;
     }
-    if (strstr(res->stopped_by, "timeout") && res->valid < 1000)
+    /* (not when the backing store is too small: no search can help) */
+    if (strstr(res->stopped_by, "timeout") && res->valid < 1000 &&
+        !*nm_report_backing_note(arch, res))
         (void)nm_ydoc_warn(doc, NULL, "the search ended by its timeout after only %llu valid "
                            "mapping%s: most candidates are invalid here; raise --timeout "
                            "(now %llu) or constrain the space", (unsigned long long)res->valid,
@@ -173,7 +176,8 @@ size_t nm_cli_network_warn(nm_ydoc *doc, const nm_arch *arch, const nm_network *
         if (net->layer[i].same_as != i || out[i].status != NM_OK)
             continue;
         const nm_search_result *r = &out[i].res;
-        if (strstr(r->stopped_by, "timeout") && r->valid < 1000)
+        if (strstr(r->stopped_by, "timeout") && r->valid < 1000 &&
+            !*nm_report_backing_note(arch, r))
             starved++;
         if (!r->found)
             continue;

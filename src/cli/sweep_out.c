@@ -123,13 +123,20 @@ int sweep_dir_open(sweep_dir *d, const char *dir, int resume, uint64_t key, cons
 {
     memset(d, 0, sizeof *d);
     d->dir = dir;
-    if (!nm_cli_mkdir(dir))
-        return 2;
     char pts[4096], kp[4096], want[64];
     if (!path_of(pts, sizeof pts, dir, "points.csv") || !path_of(kp, sizeof kp, dir, "sweep.key")) {
         fprintf(stderr, "nestmap sweep: directory name too long\n");
         return 2;
     }
+    if (resume && access(pts, F_OK) != 0) {
+        /* Nothing to continue: running the whole sweep instead would hide
+         * a mistyped directory. */
+        fprintf(stderr, "nestmap sweep: --resume: '%s' holds no sweep (no points.csv); "
+                "without --resume a new sweep starts there\n", dir);
+        return 2;
+    }
+    if (!nm_cli_mkdir(dir))
+        return 2;
     snprintf(want, sizeof want, "nestmap sweep inputs %016llx\n", (unsigned long long)key);
     size_t len = 0, klen = 0;
     char *old = slurp(pts, &len);
@@ -276,6 +283,92 @@ static int is_ok(const table *t, uint64_t i)
 static double val(const table *t, uint64_t i, int c)
 {
     return strtod(t->r[i].f[c], NULL);
+}
+
+/* The points on the Pareto front (a heap array of t->n flags, NULL when
+ * out of memory); *failed: the points without figures. */
+static unsigned char *front_of(const table *t, uint64_t *failed)
+{
+    unsigned char *front = nm_calloc(t->n ? t->n : 1, 1);
+    nm_sweep_summary *s = nm_calloc(t->n ? t->n : 1, sizeof *s);
+    *failed = 0;
+    if (front && s) {
+        for (uint64_t i = 0; i < t->n; i++) {
+            s[i].status = is_ok(t, i) ? NM_SWEEP_OK : NM_SWEEP_UNMAPPED;
+            *failed += s[i].status != NM_SWEEP_OK;
+            s[i].energy_pj = val(t, i, t->c_energy);
+            s[i].seconds = val(t, i, t->c_seconds);
+            s[i].area_um2 = val(t, i, t->c_area);
+        }
+        nm_sweep_pareto(s, t->n, front);
+    } else {
+        nm_free(front);
+        front = NULL;
+    }
+    nm_free(s);
+    return front;
+}
+
+/* "point N (A=v, B=w)" */
+static void point_name(FILE *f, const sweep_run *run, const table *t, uint64_t i)
+{
+    fprintf(f, "point %s (", t->r[i].f[0]);
+    for (int a = 0; a < run->sw.naxes; a++)
+        fprintf(f, "%s%s=%s", a ? ", " : "", run->sw.axis[a].label, t->r[i].f[1 + a]);
+    fputc(')', f);
+}
+
+#define SUMMARY_FAILED_SHOWN 5
+
+/* The closing summary: the points, which failed and why (the first few),
+ * the lowest energy and EDP, the Pareto front and, with -o, the files. */
+static void print_summary(FILE *f, const sweep_run *run, const table *t,
+                          const unsigned char *front, const char *dir)
+{
+    uint64_t failed = 0, nfront = 0;
+    int64_t lo_e = -1, lo_edp = -1;
+    const int c_edp = t->c_energy + 3; /* energy_uj, cycles, seconds, edp */
+    for (uint64_t i = 0; i < t->n; i++) {
+        if (!is_ok(t, i)) {
+            failed++;
+            continue;
+        }
+        nfront += front[i];
+        if (lo_e < 0 || val(t, i, t->c_energy) < val(t, (uint64_t)lo_e, t->c_energy))
+            lo_e = (int64_t)i;
+        if (lo_edp < 0 || val(t, i, c_edp) < val(t, (uint64_t)lo_edp, c_edp))
+            lo_edp = (int64_t)i;
+    }
+    fprintf(f, "%llu point%s: %llu mapped, %llu failed\n", (unsigned long long)t->n,
+            t->n == 1 ? "" : "s", (unsigned long long)(t->n - failed),
+            (unsigned long long)failed);
+    uint64_t shown = 0;
+    for (uint64_t i = 0; i < t->n && shown < SUMMARY_FAILED_SHOWN; i++)
+        if (!is_ok(t, i)) {
+            fputs("  failed: ", f);
+            point_name(f, run, t, i);
+            fprintf(f, ": %s\n", t->r[i].f[t->c_status + 1]);
+            shown++;
+        }
+    if (failed > shown)
+        fprintf(f, "  (and %llu more failed: status and reason columns)\n",
+                (unsigned long long)(failed - shown));
+    if (lo_e >= 0) {
+        fputs("lowest energy: ", f);
+        point_name(f, run, t, (uint64_t)lo_e);
+        fprintf(f, ", %.6g uJ\n", val(t, (uint64_t)lo_e, t->c_energy));
+        fputs("lowest EDP:    ", f);
+        point_name(f, run, t, (uint64_t)lo_edp);
+        fprintf(f, ", %.4g J*s\n", val(t, (uint64_t)lo_edp, c_edp));
+        fprintf(f, "Pareto front (energy x time x area): %llu point%s:",
+                (unsigned long long)nfront, nfront == 1 ? "" : "s");
+        for (uint64_t i = 0; i < t->n; i++)
+            if (front[i])
+                fprintf(f, " %s", t->r[i].f[0]);
+        fputc('\n', f);
+    }
+    if (dir)
+        fprintf(f, "written: %s/points.csv, pareto.csv, sweep.json, points/, plots/\n", dir);
 }
 
 static void json_value(FILE *f, const char *s)
@@ -701,9 +794,8 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
     memset(&hdr, 0, sizeof hdr);
     if (ok && !(ok = split_row(&hdr, own[0])))
         fprintf(stderr, "nestmap: out of memory\n");
-    unsigned char *front = ok ? nm_calloc(t.n ? t.n : 1, 1) : NULL;
-    nm_sweep_summary *s = ok ? nm_calloc(t.n ? t.n : 1, sizeof *s) : NULL;
-    if (ok && (!front || !s)) {
+    unsigned char *front = ok ? front_of(&t, &d->failed) : NULL;
+    if (ok && !front) {
         fprintf(stderr, "nestmap: out of memory\n");
         ok = 0;
     }
@@ -720,15 +812,6 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
         }
     }
     if (ok) {
-        d->failed = 0;
-        for (uint64_t i = 0; i < t.n; i++) {
-            s[i].status = is_ok(&t, i) ? NM_SWEEP_OK : NM_SWEEP_UNMAPPED;
-            d->failed += s[i].status != NM_SWEEP_OK;
-            s[i].energy_pj = val(&t, i, t.c_energy);
-            s[i].seconds = val(&t, i, t.c_seconds);
-            s[i].area_um2 = val(&t, i, t.c_area);
-        }
-        nm_sweep_pareto(s, t.n, front);
         FILE *f = open_tmp(d->dir, "pareto.csv", tmp, final, sizeof tmp);
         ok = f != NULL;
         if (ok) {
@@ -738,7 +821,13 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
                     fputs(t.r[i].line, f);
             ok = close_tmp(f, tmp, final);
         }
-        if (ok && (f = open_tmp(d->dir, "sweep.json", tmp, final, sizeof tmp)) != NULL) {
+        /* A finished sweep resumed computes nothing: its sweep.json keeps
+         * the run that did. */
+        char json[4200];
+        snprintf(json, sizeof json, "%s/sweep.json", d->dir);
+        if (!ok || (computed == 0 && access(json, F_OK) == 0))
+            ;
+        else if ((f = open_tmp(d->dir, "sweep.json", tmp, final, sizeof tmp)) != NULL) {
             write_json(f, run, &t, front, wall, computed, ranks);
             ok = close_tmp(f, tmp, final);
         } else {
@@ -751,6 +840,8 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
             write_json(nm_cli_json_begin(&js), run, &t, front, wall, computed, ranks);
             ok = nm_cli_json_end(&js, run->doc);
         }
+        if (ok && !run->co.json)
+            print_summary(stdout, run, &t, front, d->dir);
     }
     t.n += (uint64_t)hdr_in; /* the header too */
     table_free(&t);
@@ -759,7 +850,6 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
         free(own[k]);
     nm_free(own);
     nm_free(front);
-    nm_free(s);
     return ok;
 }
 
@@ -789,5 +879,12 @@ void sweep_print(FILE *f, const sweep_run *run, char *const *rows, uint64_t n)
         fprintf(f, "  %s%s%s\n", r->f[t.c_status], r->f[t.c_status + 1][0] ? ": " : "",
                 r->f[t.c_status + 1]);
     }
+    uint64_t failed;
+    unsigned char *front = front_of(&t, &failed);
+    if (front) {
+        fputc('\n', f);
+        print_summary(f, run, &t, front, NULL);
+    }
+    nm_free(front);
     table_free(&t);
 }
