@@ -78,7 +78,9 @@ nm_status nm_override_parse(nm_override *ov, const char *text, const nm_ynode *a
     if (!eq[1])
         return fail(err, ov, "override '%s' has no value", text);
     const char *suggest = NULL;
-    if (!nm_arch_attr_known(ov->attribute, &suggest)) {
+    /* problem.NAME: a dimension or shorthand key of the workload, checked
+     * when the problem is read */
+    if (strcmp(ov->component, NM_OVERRIDE_PROBLEM) && !nm_arch_attr_known(ov->attribute, &suggest)) {
         if (suggest)
             return fail(err, ov, "unknown attribute '%s'; did you mean '%s'?", ov->attribute,
                         suggest);
@@ -421,15 +423,99 @@ static nm_status apply_one(nm_ydoc *doc, nm_ynode *arch_node, const nm_override 
     return st;
 }
 
+/* Whether a problem's full-form shape names `name` among its dimensions
+ * or coefficients. */
+static int shape_has(const nm_ynode *shape, const char *name)
+{
+    const nm_ynode *d = nm_ymap_get(shape, "dimensions");
+    for (size_t i = 0; d && d->kind == NM_Y_SEQ && i < d->n; i++)
+        if (d->items[i]->str && !strcmp(d->items[i]->str, name))
+            return 1;
+    const nm_ynode *c = nm_ymap_get(shape, "coefficients");
+    for (size_t i = 0; c && c->kind == NM_Y_SEQ && i < c->n; i++) {
+        const nm_ynode *n = nm_ymap_get(c->items[i], "name");
+        if (n && n->str && !strcmp(n->str, name))
+            return 1;
+    }
+    return 0;
+}
+
+/* problem.NAME=V on one problem: its `instance:` (the full form) or the
+ * mapping of its shorthand (`conv2d: {...}`, `gemm: {...}`). */
+static nm_status set_problem(nm_ydoc *doc, nm_ynode *prob, const nm_override *ov,
+                             nm_error *err)
+{
+    if (prob->kind != NM_Y_MAP)
+        return NM_OK; /* the problem's own reading reports it */
+    const char *key = NULL;
+    if (nm_ymap_get(prob, "instance")) {
+        key = "instance";
+    } else {
+        for (size_t i = 0; i < prob->n; i++) {
+            const nm_ynode *k = prob->items[2 * i], *v = prob->items[2 * i + 1];
+            if (v && v->kind == NM_Y_MAP && k->str && strcmp(k->str, "shape")) {
+                if (key)
+                    return fail(err, ov, "the problem at %s:%d has no `instance:` and more than "
+                                "one shorthand ('%s', '%s'): which to change?",
+                                prob->file ? prob->file : "?", prob->line, key, k->str);
+                key = k->str;
+            }
+        }
+    }
+    if (!key)
+        return fail(err, ov, "the problem at %s:%d has neither `instance:` nor a shorthand "
+                    "(conv2d: {...}) to change", prob->file ? prob->file : "?", prob->line);
+    const nm_ynode *shape = nm_ymap_get(prob, "shape");
+    if (!strcmp(key, "instance") && shape && !shape_has(shape, ov->attribute))
+        return fail(err, ov, "the shape '%s' (%s:%d) has no dimension or coefficient '%s'",
+                    nm_ymap_get(shape, "name") && nm_ymap_get(shape, "name")->str
+                        ? nm_ymap_get(shape, "name")->str : "?",
+                    shape->file ? shape->file : "?", shape->line, ov->attribute);
+    nm_ynode *m = own_map(doc, prob, key);
+    if (!m)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    return set_value(doc, m, ov->attribute, ov->value, ov, err);
+}
+
+/* problem.NAME=V: on the input's `problem:` and on every layer of its
+ * `network:`. */
+static nm_status apply_problem(nm_ydoc *doc, const nm_override *ov, nm_error *err)
+{
+    nm_ynode *root = (nm_ynode *)doc->root;
+    int found = 0;
+    nm_ynode *prob = (nm_ynode *)nm_ymap_get(root, "problem");
+    nm_status st = NM_OK;
+    if (prob) {
+        found++;
+        st = set_problem(doc, prob, ov, err);
+    }
+    const nm_ynode *net = nm_ymap_get(root, "network");
+    const nm_ynode *layers = net ? nm_ymap_get(net, "layers") : NULL;
+    for (size_t i = 0; st == NM_OK && layers && layers->kind == NM_Y_SEQ && i < layers->n; i++) {
+        nm_ynode *lp = (nm_ynode *)nm_ymap_get(layers->items[i], "problem");
+        if (!lp)
+            continue;
+        found++;
+        st = set_problem(doc, lp, ov, err);
+    }
+    if (st == NM_OK && !found)
+        return fail(err, ov, "no 'problem' or 'network' layers in the input files to change");
+    return st;
+}
+
 nm_status nm_override_apply(nm_ydoc *doc, const nm_override *ov, size_t n, nm_error *err)
 {
     if (n == 0)
         return NM_OK;
     nm_ynode *arch = doc->root ? (nm_ynode *)nm_ymap_get(doc->root, "architecture") : NULL;
-    if (!arch || arch->kind != NM_Y_MAP)
-        return fail(err, &ov[0], "no 'architecture' in the input files to change");
     for (size_t i = 0; i < n; i++) {
-        nm_status st = apply_one(doc, arch, &ov[i], err);
+        nm_status st;
+        if (!strcmp(ov[i].component, NM_OVERRIDE_PROBLEM))
+            st = apply_problem(doc, &ov[i], err);
+        else if (!arch || arch->kind != NM_Y_MAP)
+            st = fail(err, &ov[i], "no 'architecture' in the input files to change");
+        else
+            st = apply_one(doc, arch, &ov[i], err);
         if (st != NM_OK)
             return st;
     }

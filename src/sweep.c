@@ -168,6 +168,40 @@ static nm_status draw(nm_sweep *sw, uint64_t grid, nm_error *err)
     return NM_OK;
 }
 
+/* One varied attribute, {set, values}, as the next axis. */
+static nm_status parse_axis(nm_sweep *sw, const nm_ynode *e, nm_error *err)
+{
+    static const char *const ekeys[] = {"set", "values", NULL};
+    nm_status st;
+    if ((st = nm_yexpect(e, NM_Y_MAP, "a varied attribute", err)) != NM_OK ||
+        (st = nm_ycheck_keys(e, ekeys, "a varied attribute", err)) != NM_OK)
+        return st;
+    if (sw->naxes >= NM_SWEEP_MAX_AXES)
+        return nm_yerror(err, e, "more than %d varied attributes", NM_SWEEP_MAX_AXES);
+    nm_sweep_axis *ax = &sw->axis[sw->naxes++];
+    ax->set = nm_ymap_get(e, "set");
+    ax->values_node = nm_ymap_get(e, "values");
+    if (!ax->set || !ax->values_node)
+        return nm_yerror(err, e, "a varied attribute needs 'set' (COMPONENT.ATTRIBUTE or "
+                         "problem.NAME) and 'values'");
+    const char *label;
+    if ((st = nm_yget_str(ax->set, "set", &label, err)) != NM_OK)
+        return st;
+    if (strlen(label) >= sizeof ax->label)
+        return nm_yerror(err, ax->set, "'%s' is too long", label);
+    snprintf(ax->label, sizeof ax->label, "%s", label);
+    for (int j = 0; j + 1 < sw->naxes; j++)
+        if (!strcmp(sw->axis[j].label, label))
+            return nm_yerror(err, ax->set, "'%s' is varied twice", label);
+    /* The form of the override (a value checked later, with the design). */
+    nm_override ov;
+    char text[sizeof ax->label + 4];
+    snprintf(text, sizeof text, "%s=1", label);
+    if ((st = nm_override_parse(&ov, text, ax->set, err)) != NM_OK)
+        return st;
+    return parse_values(ax, ax->values_node, err);
+}
+
 nm_status nm_sweep_parse(nm_sweep *sw, const nm_ynode *node, nm_error *err)
 {
     memset(sw, 0, sizeof *sw);
@@ -205,42 +239,43 @@ nm_status nm_sweep_parse(nm_sweep *sw, const nm_ynode *node, nm_error *err)
                          "of {set: COMPONENT.ATTRIBUTE, values: ...}");
     if ((st = nm_yexpect(vary, NM_Y_SEQ, "vary", err)) != NM_OK)
         return st;
-    if (vary->n > NM_SWEEP_MAX_AXES)
-        return nm_yerror(err, vary, "more than %d varied attributes", NM_SWEEP_MAX_AXES);
     uint64_t grid = 1;
     for (size_t i = 0; i < vary->n; i++) {
         const nm_ynode *e = vary->items[i];
-        static const char *const ekeys[] = {"set", "values", NULL};
-        if ((st = nm_yexpect(e, NM_Y_MAP, "a varied attribute", err)) != NM_OK ||
-            (st = nm_ycheck_keys(e, ekeys, "a varied attribute", err)) != NM_OK)
+        if ((st = nm_yexpect(e, NM_Y_MAP, "a varied attribute", err)) != NM_OK)
             return st;
-        nm_sweep_axis *ax = &sw->axis[sw->naxes++];
-        ax->set = nm_ymap_get(e, "set");
-        ax->values_node = nm_ymap_get(e, "values");
-        if (!ax->set || !ax->values_node)
-            return nm_yerror(err, e, "a varied attribute needs 'set' (COMPONENT.ATTRIBUTE) and "
-                             "'values'");
-        const char *label;
-        if ((st = nm_yget_str(ax->set, "set", &label, err)) != NM_OK)
+        const nm_ynode *zip = nm_ymap_get(e, "zip");
+        int first = sw->naxes;
+        if (zip) {
+            /* linked attributes: their i-th values go together */
+            static const char *const zkeys[] = {"zip", NULL};
+            if ((st = nm_ycheck_keys(e, zkeys, "a zip of linked attributes", err)) != NM_OK ||
+                (st = nm_yexpect(zip, NM_Y_SEQ, "zip", err)) != NM_OK)
+                return st;
+            if (zip->n < 2)
+                return nm_yerror(err, zip, "zip links two or more attributes ({set, values} "
+                                 "each, with as many values)");
+            for (size_t k = 0; k < zip->n; k++) {
+                if ((st = parse_axis(sw, zip->items[k], err)) != NM_OK)
+                    return st;
+                const nm_sweep_axis *ax = &sw->axis[sw->naxes - 1];
+                if (ax->nvalues != sw->axis[first].nvalues)
+                    return nm_yerror(err, ax->values_node, "'%s' has %d values but '%s' has %d: "
+                                     "linked attributes take their values together, one from "
+                                     "each list", ax->label, ax->nvalues, sw->axis[first].label,
+                                     sw->axis[first].nvalues);
+            }
+        } else if ((st = parse_axis(sw, e, err)) != NM_OK) {
             return st;
-        if (strlen(label) >= sizeof ax->label)
-            return nm_yerror(err, ax->set, "'%s' is too long", label);
-        snprintf(ax->label, sizeof ax->label, "%s", label);
-        for (int j = 0; j + 1 < sw->naxes; j++)
-            if (!strcmp(sw->axis[j].label, label))
-                return nm_yerror(err, ax->set, "'%s' is varied twice", label);
-        /* The form of the override (a value checked later, with the design). */
-        nm_override ov;
-        char text[sizeof ax->label + 4];
-        snprintf(text, sizeof text, "%s=1", label);
-        if ((st = nm_override_parse(&ov, text, ax->set, err)) != NM_OK)
-            return st;
-        if ((st = parse_values(ax, ax->values_node, err)) != NM_OK)
-            return st;
-        if (grid > NM_SWEEP_MAX_POINTS / (uint64_t)ax->nvalues)
-            return nm_yerror(err, ax->values_node, "the grid has more than %d points",
+        }
+        for (int a = first; a < sw->naxes; a++)
+            sw->axis[a].group = sw->ngroups;
+        sw->ngroups++;
+        uint64_t nv = (uint64_t)sw->axis[first].nvalues;
+        if (grid > NM_SWEEP_MAX_POINTS / nv)
+            return nm_yerror(err, sw->axis[first].values_node, "the grid has more than %d points",
                              NM_SWEEP_MAX_POINTS);
-        grid *= (uint64_t)ax->nvalues;
+        grid *= nv;
     }
     const nm_ynode *m = nm_ymap_get(node, "mode");
     const char *mode = "grid";
@@ -302,10 +337,14 @@ void nm_sweep_fini(nm_sweep *sw)
 void nm_sweep_point(const nm_sweep *sw, uint64_t p, int *idx)
 {
     uint64_t g = sw->random ? sw->grid_index[p] : p;
-    for (int a = sw->naxes - 1; a >= 0; a--) {
+    /* the axes of a group (a zip) are adjacent and move together */
+    for (int a = sw->naxes - 1; a >= 0;) {
         uint64_t n = (uint64_t)sw->axis[a].nvalues;
-        idx[a] = (int)(g % n);
+        int v = (int)(g % n);
         g /= n;
+        int grp = sw->axis[a].group;
+        for (; a >= 0 && sw->axis[a].group == grp; a--)
+            idx[a] = v;
     }
 }
 

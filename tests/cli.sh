@@ -209,6 +209,13 @@ if [ -s "$tmp/net1/network.json" ] && cmp -s "$tmp/net1/network.json" "$tmp/net/
     cmp -s "$tmp/net1/layers.csv" "$tmp/net/layers.csv"; then ok "network: 1 and 2 threads agree"
 else bad "network results depend on the thread count"; fi
 # (what is checked from here on is the report, not the search: a plain one)
+# The workload changed from the command line: problem.N in every layer.
+expect 0 "network --set problem.N=4" -- "$bin" network -q --no-refine --max-evals 2000 --set problem.N=4 "$nd" "$nn"
+has "$tmp/out" "^total  *1183744 " "problem.N=4: every layer a batch of 4 (4 x 295936 MACs)"
+expect 2 "--set problem.X on a problem without X" -- "$bin" model --set problem.X=4 "$data/good/conv1d_1level.yaml"
+has "$tmp/err" "the shape 'conv1d' (.*conv1d_1level.yaml:[0-9]*) has no dimension or coefficient 'X'" "names the shape and the dimension"
+expect 2 "--set problem.N without a workload" -- "$bin" energy --set problem.N=4 "$src/arch/eyeriss/eyeriss.yaml"
+has "$tmp/err" "no 'problem' or 'network' layers in the input files to change" "says there is no workload to change"
 printf 'mapspace_constraints:\n- {target: GlobalBuffer, type: spatial, factors: M=4}\n' >"$tmp/m4.yaml"
 expect 1 "network with a layer that cannot be mapped" -- "$bin" network -q --no-refine "$nd" "$nn" "$tmp/m4.yaml"
 has "$tmp/out" "has no dimension 'M'" "the depthwise layer's reason is given"

@@ -132,6 +132,40 @@ check_bad bad_empty "is empty"
 check_bad bad_times "times must be greater than 1"
 check_bad bad_constraint "PE.meshY=1 breaks a constraint"
 check_bad bad_value "must be a positive integer"
+check_bad bad_zip_lengths "'PE.meshY' has 2 values but 'PE.meshX' has 3"
+check_bad bad_problem_key "unknown key 'batch' in conv2d shorthand"
+
+# Linked attributes (zip) and a workload axis (problem.N): each row is what
+# network --set gives for its values, the zip's attributes set together.
+cat >"$tmp/zip.yaml" <<EOZ
+sweep:
+  design: $abs/arch/teaching/pe_array.yaml
+  workloads: [$abs/tests/data/network/small_net.yaml]
+  vary:
+    - zip:
+      - {set: PE.meshX, values: [8, 16]}
+      - {set: PE.meshY, values: [8, 16]}
+    - {set: problem.N, values: [1, 2]}
+EOZ
+zs="--no-refine --max-evals 2000 --threads 2"
+"$bin" sweep -q $zs -o "$tmp/zip" "$tmp/zip.yaml" >/dev/null 2>"$tmp/err" || { bad "zip sweep"; cat "$tmp/err"; }
+[ "$(head -1 "$tmp/zip/points.csv" | cut -d, -f1-5)" = "point,PE.meshX,PE.meshY,problem.N,energy_uj" ] &&
+    [ "$(tail -n +2 "$tmp/zip/points.csv" | cut -d, -f2-4 | tr '\n' ' ')" = "8,8,1 8,8,2 16,16,1 16,16,2 " ] &&
+    ok "zip: one dimension of the grid, a column per attribute" || { bad "zip: the points"; cat "$tmp/zip/points.csv"; }
+tail -n +2 "$tmp/zip/points.csv" | while IFS=, read -r p mx my n rest; do
+    "$bin" network -q $zs --set "PE.meshX=$mx" --set "PE.meshY=$my" --set "problem.N=$n" \
+        -o "$tmp/zalone$p" "$src/arch/teaching/pe_array.yaml" "$src/tests/data/network/small_net.yaml" >/dev/null 2>&1
+    if cmp -s "$tmp/zalone$p/layers.csv" "$tmp/zip/points/$p/small_net.layers.csv"; then
+        echo "ok   - zip point $p ($mx x $my, N=$n) equals network --set"
+    else
+        echo "FAIL - zip point $p ($mx x $my, N=$n) differs from network --set"
+    fi
+done >"$tmp/zalone.log"
+cat "$tmp/zalone.log"
+pass=$((pass + $(grep -c '^ok' "$tmp/zalone.log")))
+fail=$((fail + $(grep -c '^FAIL' "$tmp/zalone.log")))
+[ -s "$tmp/zip/plots/PE.meshX.gp" ] && [ ! -e "$tmp/zip/plots/PE.meshY.gp" ] && grep -q "PE.meshX = PE.meshY" "$tmp/zip/plots/PE.meshX.gp" &&
+    ok "zip: one plot, its axis naming the linked attributes" || bad "zip: plots"
 
 # MPI: 2 and 3 ranks write what one process writes.
 if [ -n "$NESTMAP_MPIRUN" ]; then

@@ -18,6 +18,11 @@
  * holding a MAC), the fan-out attributes go to the subtree, the others to
  * the component.
  *
+ * The workload.  `problem.NAME=V` sets NAME in the input's problem and in
+ * every layer of its network: a dimension of the full form's `instance:`,
+ * or a key of a shorthand (problem.N=4 is a batch of 4 for conv2d; any key
+ * the shorthand takes, checked when the problem is read).
+ *
  * Errors are located where the override was written: at `at` (a sweep
  * file's node), else on the command line ("--set PE.meshX=0: error: ...").
  */
@@ -28,6 +33,7 @@
 #include "nestmap/yaml.h"
 
 #define NM_OVERRIDE_VALUE_MAX 128
+#define NM_OVERRIDE_PROBLEM "problem" /* the component name that means the workload */
 
 typedef struct nm_override {
     char component[NM_NAME_MAX];

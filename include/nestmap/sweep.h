@@ -10,10 +10,17 @@
  *         values: {from: 4096, to: 262144, times: 2}   # or a list, or {from, to, step}
  *       - set: DRAM.type
  *         values: [LPDDR4, HBM2]
+ *       - zip:              # linked: their i-th values go together
+ *         - {set: PE.meshX, values: [8, 16, 32]}
+ *         - {set: PE.meshY, values: [8, 16, 32]}
+ *       - set: problem.N      # the workload: a dimension or shorthand key
+ *         values: [1, 4, 16]
  *     mode: grid            # or random, with samples: N and seed: S
  *     objective: edp        # what each point's search optimizes
  *
- * Grid points are numbered with the first axis varying slowest.  A random
+ * Each entry of `vary:` is one dimension of the grid (a zip's attributes
+ * are one dimension, each still its own column).  Grid points are numbered
+ * with the first dimension varying slowest.  A random
  * sweep draws `samples` distinct grid points (PCG32 from `seed`) and keeps
  * them in grid order.  Each point sets every axis (see override.h) and maps
  * every workload; the CLI runs it (cmd_sweep.c).
@@ -40,6 +47,8 @@ typedef struct nm_sweep_axis {
     int nvalues;
     char (*value)[NM_OVERRIDE_VALUE_MAX]; /* as text, suffixes expanded; owned */
     const nm_ynode **at;          /* where each value was written; owned */
+    int group;                    /* its dimension of the grid: axes of one zip share it
+                                   * and are adjacent */
 } nm_sweep_axis;
 
 typedef struct nm_sweep {
@@ -48,8 +57,9 @@ typedef struct nm_sweep {
     int nworkloads;
     char (*workload)[NM_SWEEP_PATH_MAX]; /* owned */
     const nm_ynode **workload_node;      /* owned */
-    int naxes;
+    int naxes;                    /* varied attributes (the columns) */
     nm_sweep_axis axis[NM_SWEEP_MAX_AXES];
+    int ngroups;                  /* dimensions of the grid (vary: entries) */
     int random;                   /* mode: random */
     uint64_t samples, seed;
     char objective[16];           /* a metric name (search.h), "edp" by default */
@@ -64,7 +74,8 @@ typedef struct nm_sweep {
 nm_status nm_sweep_parse(nm_sweep *sw, const nm_ynode *node, nm_error *err);
 void nm_sweep_fini(nm_sweep *sw);
 
-/* The value index on each axis of point p (idx has naxes entries). */
+/* The value index on each axis of point p (idx has naxes entries; the
+ * axes of a zip get the same index). */
 void nm_sweep_point(const nm_sweep *sw, uint64_t p, int *idx);
 
 /* The override that sets axis a to its v-th value. */

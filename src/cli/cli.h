@@ -18,7 +18,9 @@
 #define NM_CLI_SET_USAGE \
     "  --set C.A=V       change attribute A of component or subtree C of the design\n" \
     "                    (repeatable; e.g. GlobalBuffer.depth=64Ki, DRAM.type=HBM2,\n" \
-    "                    PE.meshX=16 resizes the PE array)\n" \
+    "                    PE.meshX=16 resizes the PE array); problem.NAME=V sets a\n" \
+    "                    dimension or shorthand key of the workload, in every layer\n" \
+    "                    of a network (problem.N=16: a batch of 16)\n" \
     "  --jinja NAME=VALUE\n" \
     "                    a variable for the Jinja2 templates among the input files,\n" \
     "                    as Timeloop's front end takes jinja_parse_data (repeatable;\n" \

@@ -41,6 +41,11 @@ static const char usage[] =
     "    vary:\n"
     "      - {set: GlobalBuffer.depth, values: {from: 4096, to: 262144, times: 2}}\n"
     "      - {set: DRAM.type, values: [LPDDR4, HBM2]}     # or {from, to, step}\n"
+    "      - zip:                                # linked: the i-th values go together\n"
+    "        - {set: PE.meshX, values: [8, 16, 32]}\n"
+    "        - {set: PE.meshY, values: [8, 16, 32]}\n"
+    "      - {set: problem.N, values: [1, 16]}   # the workload: a dimension or shorthand\n"
+    "                                            # key of every layer (here the batch)\n"
     "    mode: grid                              # or random, with samples and seed\n"
     "    objective: edp                          # what each point's search optimizes\n\n"
     "options (each overrides `mapper:`):\n"
@@ -348,22 +353,27 @@ char *sweep_header(const sweep_run *run)
 /* ---- checks before anything runs ---- */
 
 /* Loads every workload as the sweep leaves it, and with each varied value
- * alone, building the mapspace of every distinct layer: a value that the
- * design or its constraints cannot take is an error located at the value. */
+ * alone (a zip's values together), building the mapspace of every distinct
+ * layer: a value that the design or its constraints cannot take is an
+ * error located at the value. */
 static int check_values(sweep_run *run)
 {
     nm_error err;
     nm_error_clear(&err);
     for (int a = -1; a < run->sw.naxes; a++) {
+        if (a > 0 && run->sw.axis[a - 1].group == run->sw.axis[a].group)
+            continue; /* checked with the first of its zip */
         int nv = a < 0 ? 1 : run->sw.axis[a].nvalues;
         for (int v = 0; v < nv; v++) {
-            nm_override ov[NM_CLI_MAX_SETS + 1];
+            nm_override ov[NM_CLI_MAX_SETS + NM_SWEEP_MAX_AXES];
             int nov = run->co.nsets;
             memcpy(ov, run->co.sets, (size_t)nov * sizeof *ov);
-            if (a >= 0 && nm_sweep_override(&run->sw, a, v, &ov[nov++], &err) != NM_OK) {
-                nm_cli_error(&err);
-                return 2;
-            }
+            for (int b = a; b >= 0 && b < run->sw.naxes &&
+                            run->sw.axis[b].group == run->sw.axis[a].group; b++)
+                if (nm_sweep_override(&run->sw, b, v, &ov[nov++], &err) != NM_OK) {
+                    nm_cli_error(&err);
+                    return 2;
+                }
             for (int w = 0; w < run->sw.nworkloads; w++) {
                 nm_spec spec;
                 nm_network net;

@@ -37,6 +37,7 @@ static void usage(FILE *f)
                "  --threads N   worker threads\n"
                "  --seed S      random seed\n"
                "  --set C.A=V   change attribute A of component or subtree C of the design\n"
+               "                (problem.NAME=V: a dimension of the workload)\n"
                "  -q, --quiet   no warnings or progress\n"
                "  -h, --help    help for a command: nestmap COMMAND --help\n"
                "  --version     print the version\n\n"

@@ -495,7 +495,8 @@ static uint64_t group_key(const nm_sweep *sw, const table *t, uint64_t i, int a)
     nm_sweep_point(sw, strtoull(t->r[i].f[0], NULL, 10), idx);
     uint64_t k = 0;
     for (int b = 0; b < sw->naxes; b++)
-        if (b != a)
+        if (sw->axis[b].group != sw->axis[a].group &&
+            (b == 0 || sw->axis[b - 1].group != sw->axis[b].group)) /* a dimension once */
             k = k * (uint64_t)sw->axis[b].nvalues + (uint64_t)idx[b];
     return k;
 }
@@ -560,7 +561,7 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
         size_t n = 0;
         gtitle[ngroups][0] = '\0';
         for (int b = 0; b < sw->naxes; b++)
-            if (b != a && n < sizeof gtitle[0])
+            if (sw->axis[b].group != sw->axis[a].group && n < sizeof gtitle[0])
                 n += (size_t)snprintf(gtitle[ngroups] + n, sizeof gtitle[0] - n, "%s%s=%s",
                                       n ? ", " : "", sw->axis[b].label, t->r[i].f[1 + b]);
         ngroups++;
@@ -598,11 +599,15 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
         fputs("set logscale x 2\n", f);
     nm_cli_gp_terminals(f, 1100, 450);
     fputs("  set multiplot layout 1,2 title ", f);
-    char title[512];
-    snprintf(title, sizeof title, "%s: %d point%s", ax->label, (int)t->n, t->n == 1 ? "" : "s");
+    /* a zip's attributes move together: the axis names them all */
+    char xlabel[256], title[512];
+    size_t xl = (size_t)snprintf(xlabel, sizeof xlabel, "%s", ax->label);
+    for (int b = a + 1; b < sw->naxes && sw->axis[b].group == ax->group && xl < sizeof xlabel; b++)
+        xl += (size_t)snprintf(xlabel + xl, sizeof xlabel - xl, " = %s", sw->axis[b].label);
+    snprintf(title, sizeof title, "%s: %d point%s", xlabel, (int)t->n, t->n == 1 ? "" : "s");
     nm_cli_gp_string(f, title);
     fputs("\n  set xlabel ", f);
-    nm_cli_gp_string(f, ax->label);
+    nm_cli_gp_string(f, xlabel);
     fputc('\n', f);
     double tscale;
     const char *tunit = time_unit(max_seconds(t), &tscale);
@@ -696,6 +701,8 @@ static int write_plots(const char *dir, const sweep_run *run, const table *t,
     char names[NM_SWEEP_MAX_AXES + 1][2 * NM_NAME_MAX];
     int n = 0;
     for (int a = 0; a < run->sw.naxes; a++) {
+        if (a > 0 && run->sw.axis[a - 1].group == run->sw.axis[a].group)
+            continue; /* a zip is plotted once, against its first attribute */
         if (!plot_axis(pdir, run, t, a)) {
             fprintf(stderr, "nestmap: cannot write the plots in '%s'\n", pdir);
             return 0;
