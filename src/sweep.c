@@ -208,7 +208,7 @@ nm_status nm_sweep_parse(nm_sweep *sw, const nm_ynode *node, nm_error *err)
     sw->node = node;
     snprintf(sw->objective, sizeof sw->objective, "edp");
     static const char *const keys[] = {"design", "workloads", "vary", "mode", "samples", "seed",
-                                       "objective", NULL};
+                                       "objective", "budget", NULL};
     nm_status st = nm_yexpect(node, NM_Y_MAP, "sweep", err);
     if (st != NM_OK || (st = nm_ycheck_keys(node, keys, "sweep", err)) != NM_OK)
         return st;
@@ -276,6 +276,23 @@ nm_status nm_sweep_parse(nm_sweep *sw, const nm_ynode *node, nm_error *err)
             return nm_yerror(err, sw->axis[first].values_node, "the grid has more than %d points",
                              NM_SWEEP_MAX_POINTS);
         grid *= nv;
+    }
+    const nm_ynode *bud = nm_ymap_get(node, "budget");
+    if (bud) {
+        if ((st = nm_yexpect(bud, NM_Y_MAP, "budget", err)) != NM_OK)
+            return st;
+        if (bud->n > NM_SWEEP_MAX_BUDGETS)
+            return nm_yerror(err, bud, "more than %d budgets", NM_SWEEP_MAX_BUDGETS);
+        for (size_t i = 0; i < bud->n; i++) {
+            const nm_ynode *k = bud->items[2 * i], *v = bud->items[2 * i + 1];
+            nm_sweep_budget *b = &sw->budget[sw->nbudgets++];
+            if (!k->str || strlen(k->str) >= sizeof b->column)
+                return nm_yerror(err, k, "a budget names a column of points.csv");
+            snprintf(b->column, sizeof b->column, "%s", k->str);
+            b->at = k;
+            if ((st = number(v, b->column, &b->max, err)) != NM_OK)
+                return st;
+        }
     }
     const nm_ynode *m = nm_ymap_get(node, "mode");
     const char *mode = "grid";

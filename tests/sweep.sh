@@ -134,6 +134,26 @@ check_bad bad_constraint "PE.meshY=1 breaks a constraint"
 check_bad bad_value "must be a positive integer"
 check_bad bad_zip_lengths "'PE.meshY' has 2 values but 'PE.meshX' has 3"
 check_bad bad_problem_key "unknown key 'batch' in conv2d shorthand"
+check_bad bad_budget_column "budget: no column 'aera_mm2' in points.csv"
+
+# A budget: the point over it keeps its figures, says which budget it
+# breaks, stays off the Pareto front and out of the summary's picks.
+cat >"$tmp/budget.yaml" <<EOB
+sweep:
+  design: $abs/tests/data/network/design.yaml
+  workloads: [$abs/tests/data/network/small_net.yaml]
+  vary:
+    - {set: problem.N, values: [1, 2, 4]}
+  budget: {energy_uj: 8, power_w: 100}
+EOB
+"$bin" sweep -q --no-refine --max-evals 2000 -o "$tmp/bud" "$tmp/budget.yaml" >"$tmp/out" 2>"$tmp/err" || { bad "budget sweep"; cat "$tmp/err"; }
+head -1 "$tmp/bud/points.csv" | grep -q ',cycles_over_bound,power_w,energy_uj\..*,over_budget,status,reason$' &&
+    grep -q '^2,4,1[0-9.]*,.*,energy_uj 1[0-9.]* > 8,ok,$' "$tmp/bud/points.csv" && grep -q '^0,1,[0-9.]*,.*,,ok,$' "$tmp/bud/points.csv" &&
+    ok "budget: the point over it says which, the others leave over_budget empty" || { bad "budget: points.csv"; cat "$tmp/bud/points.csv"; }
+! grep -q '^2,' "$tmp/bud/pareto.csv" && grep -q "^3 points: 3 mapped, 0 failed; 1 over budget" "$tmp/out" &&
+    ok "budget: off the Pareto front, counted in the summary" || { bad "budget: front or summary"; cat "$tmp/out"; }
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); p=d['points']; sys.exit(0 if d['budget']=={'energy_uj': 8, 'power_w': 100} and d['options'][:3]==['--no-refine','--max-evals','2000'] and p[2]['over_budget'].startswith('energy_uj') and p[0]['over_budget'] is None and abs(p[0]['power_w']-p[0]['energy_uj']*1e-6/p[0]['seconds'])<1e-9*p[0]['power_w'] else 1)" "$tmp/bud/sweep.json" &&
+    ok "sweep.json: the budget, the options as given, over_budget, power_w = energy / seconds" || { bad "budget: sweep.json"; head -c 800 "$tmp/bud/sweep.json"; }
 
 # Linked attributes (zip) and a workload axis (problem.N): each row is what
 # network --set gives for its values, the zip's attributes set together.

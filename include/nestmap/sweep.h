@@ -15,6 +15,7 @@
  *         - {set: PE.meshY, values: [8, 16, 32]}
  *       - set: problem.N      # the workload: a dimension or shorthand key
  *         values: [1, 4, 16]
+ *     budget: {area_mm2: 2, power_w: 1}   # at most, any column of points.csv
  *     mode: grid            # or random, with samples: N and seed: S
  *     objective: edp        # what each point's search optimizes
  *
@@ -51,6 +52,16 @@ typedef struct nm_sweep_axis {
                                    * and are adjacent */
 } nm_sweep_axis;
 
+#define NM_SWEEP_MAX_BUDGETS 16
+
+/* `budget: {COLUMN: MAX, ...}`: a point whose points.csv COLUMN is above
+ * MAX is over budget (kept, marked, and off the Pareto front). */
+typedef struct nm_sweep_budget {
+    char column[2 * NM_NAME_MAX];
+    double max;
+    const nm_ynode *at;           /* the budget's key, for errors */
+} nm_sweep_budget;
+
 typedef struct nm_sweep {
     const nm_ynode *node;         /* the `sweep:` node */
     char design[NM_SWEEP_PATH_MAX];
@@ -63,6 +74,8 @@ typedef struct nm_sweep {
     int random;                   /* mode: random */
     uint64_t samples, seed;
     char objective[16];           /* a metric name (search.h), "edp" by default */
+    int nbudgets;
+    nm_sweep_budget budget[NM_SWEEP_MAX_BUDGETS];
     uint64_t npoints;
     uint64_t *grid_index;         /* random: the grid index of each point; owned */
 } nm_sweep;

@@ -46,6 +46,8 @@ static const char usage[] =
     "        - {set: PE.meshY, values: [8, 16, 32]}\n"
     "      - {set: problem.N, values: [1, 16]}   # the workload: a dimension or shorthand\n"
     "                                            # key of every layer (here the batch)\n"
+    "    budget: {area_mm2: 2, power_w: 1}       # at most (any column of points.csv):\n"
+    "                                            # a point over it is marked, off the front\n"
     "    mode: grid                              # or random, with samples and seed\n"
     "    objective: edp                          # what each point's search optimizes\n\n"
     "options (each overrides `mapper:`):\n"
@@ -224,9 +226,72 @@ static nm_status map_workload(const sweep_run *run, int w, const nm_override *ov
     return st;
 }
 
-static void num(FILE *f, double v)
+/* points.csv's figures of a point, in column order after the varied
+ * attributes (then energy_uj.LEVEL per level, over_budget, status, reason);
+ * `whole`: printed as an integer. */
+static const struct {
+    const char *name;
+    int whole;
+} figure_col[] = {
+    {"energy_uj", 0},    {"cycles", 1},     {"seconds", 0},         {"edp", 0},
+    {"area_mm2", 0},     {"macs", 1},       {"pj_per_mac", 0},      {"utilization_pct", 0},
+    {"bound_cycles", 1}, {"cycles_over_bound", 0}, {"power_w", 0},
+};
+#define NFIGURES ((int)(sizeof figure_col / sizeof *figure_col))
+
+static void figures(const nm_sweep_summary *s, double *v)
 {
-    fprintf(f, ",%.17g", v);
+    double uj = s->energy_pj * 1e-6;
+    double fig[NFIGURES] = {
+        uj,
+        s->cycles,
+        s->seconds,
+        uj * 1e-6 * s->seconds,
+        s->area_um2 * 1e-6,
+        s->macs,
+        s->macs > 0 ? s->energy_pj / s->macs : 0.0,
+        s->cycles > 0 ? 100.0 * s->busy / s->cycles : 0.0,
+        s->bound_cycles,
+        s->bound_cycles > 0 ? s->cycles / s->bound_cycles : 0.0,
+        s->seconds > 0 ? s->energy_pj * 1e-12 / s->seconds : 0.0, /* average power */
+    };
+    memcpy(v, fig, sizeof fig);
+}
+
+/* The value of points.csv's column `name` for s; 0 when there is no such
+ * column (s may be NULL to ask only that). */
+static int column_value(const sweep_run *run, const nm_sweep_summary *s, const char *name,
+                        double *out)
+{
+    double fig[NFIGURES];
+    if (s)
+        figures(s, fig);
+    for (int k = 0; k < NFIGURES; k++)
+        if (!strcmp(name, figure_col[k].name)) {
+            *out = s ? fig[k] : 0.0;
+            return 1;
+        }
+    if (!strncmp(name, "energy_uj.", 10))
+        for (int l = 0; l < run->nlevels; l++)
+            if (!strcmp(name + 10, run->level[l])) {
+                *out = s ? s->level_pj[l] * 1e-6 : 0.0;
+                return 1;
+            }
+    return 0;
+}
+
+/* The budgets a point breaks, "area_mm2 2.31 > 2; ..." ("" within all). */
+static void over_budget(const sweep_run *run, const nm_sweep_summary *s, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int b = 0; b < run->sw.nbudgets && n < size; b++) {
+        const nm_sweep_budget *bu = &run->sw.budget[b];
+        double v;
+        if (column_value(run, s, bu->column, &v) && v > bu->max)
+            n += (size_t)snprintf(buf + n, size - n, "%s%s %.6g > %.6g", n ? "; " : "",
+                                  bu->column, v, bu->max);
+    }
 }
 
 /* The row of points.csv for point p. */
@@ -246,22 +311,22 @@ static char *format_row(const sweep_run *run, uint64_t p, const int *idx,
     if (s->status != NM_SWEEP_OK) {
         /* A failed point has no figures (not zeros that min() would pick);
          * its reason says why. */
-        for (int k = 0; k < 10 + run->nlevels; k++)
+        for (int k = 0; k < NFIGURES + run->nlevels + 1; k++)
             fputc(',', f);
     } else {
-        double uj = s->energy_pj * 1e-6;
-        num(f, uj);
-        fprintf(f, ",%.0f", s->cycles);
-        num(f, s->seconds);
-        num(f, uj * 1e-6 * s->seconds);
-        num(f, s->area_um2 * 1e-6);
-        fprintf(f, ",%.0f", s->macs);
-        num(f, s->macs > 0 ? s->energy_pj / s->macs : 0.0);
-        num(f, s->cycles > 0 ? 100.0 * s->busy / s->cycles : 0.0);
-        fprintf(f, ",%.0f", s->bound_cycles);
-        num(f, s->bound_cycles > 0 ? s->cycles / s->bound_cycles : 0.0);
+        double fig[NFIGURES];
+        figures(s, fig);
+        for (int k = 0; k < NFIGURES; k++)
+            if (figure_col[k].whole)
+                fprintf(f, ",%.0f", fig[k]);
+            else
+                fprintf(f, ",%.17g", fig[k]);
         for (int l = 0; l < run->nlevels; l++)
-            num(f, s->level_pj[l] * 1e-6);
+            fprintf(f, ",%.17g", s->level_pj[l] * 1e-6);
+        char over[512];
+        over_budget(run, s, over, sizeof over);
+        fputc(',', f);
+        nm_report_csv_field(f, over);
     }
     fprintf(f, ",%s,", nm_sweep_status_name(s->status));
     nm_report_csv_field(f, s->reason);
@@ -334,15 +399,15 @@ char *sweep_header(const sweep_run *run)
         fputc(',', f);
         nm_report_csv_field(f, run->sw.axis[a].label);
     }
-    fputs(",energy_uj,cycles,seconds,edp,area_mm2,macs,pj_per_mac,utilization_pct,"
-          "bound_cycles,cycles_over_bound", f);
+    for (int k = 0; k < NFIGURES; k++)
+        fprintf(f, ",%s", figure_col[k].name);
     for (int l = 0; l < run->nlevels; l++) {
         char col[NM_NAME_MAX + 16];
         snprintf(col, sizeof col, "energy_uj.%s", run->level[l]);
         fputc(',', f);
         nm_report_csv_field(f, col);
     }
-    fputs(",status,reason\n", f);
+    fputs(",over_budget,status,reason\n", f);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;
@@ -421,6 +486,30 @@ static int check_values(sweep_run *run)
     return 0;
 }
 
+/* Every budget names a column of points.csv (known once the design's
+ * levels are). */
+static int check_budgets(const sweep_run *run)
+{
+    for (int b = 0; b < run->sw.nbudgets; b++) {
+        const nm_sweep_budget *bu = &run->sw.budget[b];
+        double v;
+        if (column_value(run, NULL, bu->column, &v))
+            continue;
+        char cols[1024];
+        size_t n = 0;
+        for (int k = 0; k < NFIGURES && n < sizeof cols; k++)
+            n += (size_t)snprintf(cols + n, sizeof cols - n, "%s%s", k ? ", " : "",
+                                  figure_col[k].name);
+        nm_error err;
+        nm_error_clear(&err);
+        nm_yerror(&err, bu->at, "budget: no column '%s' in points.csv (a budget is the most a "
+                  "point may have of one of: %s, or energy_uj.LEVEL)", bu->column, cols);
+        nm_cli_error(&err);
+        return 2;
+    }
+    return 0;
+}
+
 /* FNV-1a over what decides the results: the sweep, the files, the search
  * options.  A resumed sweep must have the same. */
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -444,7 +533,7 @@ static uint64_t fnv_file(uint64_t h, const char *path)
     return h;
 }
 
-static uint64_t inputs_key(const sweep_run *run, char *const *argv, int argc)
+static uint64_t inputs_key(const sweep_run *run)
 {
     uint64_t h = 0xcbf29ce484222325ull;
     h = fnv_file(h, run->sw.design);
@@ -452,8 +541,19 @@ static uint64_t inputs_key(const sweep_run *run, char *const *argv, int argc)
         h = fnv_file(h, run->sw.workload[w]);
     for (int i = 0; i < run->nextra; i++)
         h = fnv_file(h, run->extra[i]);
-    /* The options that change results (not -o, --resume, --threads, -q). */
-    for (int i = 1; i < argc; i++) {
+    for (int i = 0; i < run->nopts; i++)
+        h = fnv(h, run->opts[i], strlen(run->opts[i]) + 1);
+    return h;
+}
+
+/* The arguments that change results, in order (not -o, --resume,
+ * --threads, -q): the resume fingerprint and sweep.json's "options".
+ * Pointers into argv, in a heap array (NULL when out of memory). */
+static char **result_args(char *const *argv, int argc, int *n)
+{
+    char **out = nm_calloc((size_t)argc + 1, sizeof *out);
+    *n = 0;
+    for (int i = 1; out && i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-o") || !strcmp(a, "--threads")) {
             i++;
@@ -462,9 +562,9 @@ static uint64_t inputs_key(const sweep_run *run, char *const *argv, int argc)
         if (!strcmp(a, "--resume") || !strcmp(a, "-q") || !strcmp(a, "--quiet") ||
             !strncmp(a, "--output", 8) || !strncmp(a, "--threads=", 10))
             continue;
-        h = fnv(h, a, strlen(a) + 1);
+        out[(*n)++] = argv[i];
     }
-    return h;
+    return out;
 }
 
 /* ---- the serial driver ---- */
@@ -539,11 +639,14 @@ static int sweep_main(int argc, char **argv, int rank, int ranks)
 {
     /* The options as given, for the resume fingerprint (parsing takes
      * them out of argv). */
-    int orig_argc = argc;
     char **orig = nm_calloc((size_t)argc + 1, sizeof *orig);
     sweep_run *run = orig ? nm_calloc(1, sizeof *run) : NULL;
     if (orig)
         memcpy(orig, argv, (size_t)argc * sizeof *orig);
+    if (run && !(run->opts = result_args(orig, argc, &run->nopts))) {
+        nm_free(run);
+        run = NULL;
+    }
     if (!run) {
         nm_free(orig);
         fprintf(stderr, "nestmap: out of memory\n");
@@ -592,7 +695,7 @@ static int sweep_main(int argc, char **argv, int rank, int ranks)
             if (!strcmp(run->wl_name[j], run->wl_name[w]))
                 snprintf(run->wl_name[w], NM_NAME_MAX, "workload%d", w + 1);
     }
-    if ((rc = check_values(run)) != 0)
+    if ((rc = check_values(run)) != 0 || (rc = check_budgets(run)) != 0)
         goto fini;
     /* --json without -o: sweep.json is built from the files of a sweep
      * directory, so a temporary one stands in (removed at the end). */
@@ -617,7 +720,7 @@ static int sweep_main(int argc, char **argv, int rank, int ranks)
     if (!header)
         goto released;
     if (run->co.outdir && rank == 0 &&
-        (rc = sweep_dir_open(&d, run->co.outdir, resume, inputs_key(run, orig, orig_argc),
+        (rc = sweep_dir_open(&d, run->co.outdir, resume, inputs_key(run),
                              header)) != 0)
         goto released;
     uint64_t first = d.done;
@@ -666,6 +769,7 @@ fini:
     nm_sweep_fini(&run->sw);
     nm_ydoc_fini(&doc);
 out:
+    nm_free(run->opts);
     nm_free(run);
     nm_free(orig);
     return rc;

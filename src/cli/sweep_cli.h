@@ -17,6 +17,8 @@ typedef struct sweep_run {
     char **extra;          /* the files named on the command line, merged last */
     int nextra;
     nm_cli_search flags;   /* search options from the command line */
+    char **opts;           /* the arguments that change results, as given (argv's) */
+    int nopts;
     nm_cli_opts co;
     volatile sig_atomic_t *stop;
     const nm_ydoc *doc;    /* the sweep files, with their warnings */

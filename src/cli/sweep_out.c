@@ -264,7 +264,7 @@ static int table_read(table *t, const sweep_run *run, char *const *lines, uint64
     t->c_cycles = base + 1;
     t->c_seconds = base + 2;
     t->c_area = base + 4;
-    t->c_status = base + 10 + run->nlevels; /* after the figures (format_row) */
+    t->c_status = base + 12 + run->nlevels; /* after the figures and over_budget (format_row) */
     for (uint64_t i = 0; i < n; i++) {
         if (!split_row(&t->r[i], lines[i]) || t->r[i].n != t->c_status + 2) {
             t->n = i + 1;
@@ -278,6 +278,12 @@ static int table_read(table *t, const sweep_run *run, char *const *lines, uint64
 static int is_ok(const table *t, uint64_t i)
 {
     return !strcmp(t->r[i].f[t->c_status], "ok");
+}
+
+/* Mapped and within every budget (over_budget, before status, is empty). */
+static int is_within(const table *t, uint64_t i)
+{
+    return is_ok(t, i) && !t->r[i].f[t->c_status - 1][0];
 }
 
 static double val(const table *t, uint64_t i, int c)
@@ -294,8 +300,9 @@ static unsigned char *front_of(const table *t, uint64_t *failed)
     *failed = 0;
     if (front && s) {
         for (uint64_t i = 0; i < t->n; i++) {
-            s[i].status = is_ok(t, i) ? NM_SWEEP_OK : NM_SWEEP_UNMAPPED;
-            *failed += s[i].status != NM_SWEEP_OK;
+            /* points over budget stay off the front */
+            s[i].status = is_within(t, i) ? NM_SWEEP_OK : NM_SWEEP_UNMAPPED;
+            *failed += !is_ok(t, i);
             s[i].energy_pj = val(t, i, t->c_energy);
             s[i].seconds = val(t, i, t->c_seconds);
             s[i].area_um2 = val(t, i, t->c_area);
@@ -325,12 +332,16 @@ static void point_name(FILE *f, const sweep_run *run, const table *t, uint64_t i
 static void print_summary(FILE *f, const sweep_run *run, const table *t,
                           const unsigned char *front, const char *dir)
 {
-    uint64_t failed = 0, nfront = 0;
+    uint64_t failed = 0, over = 0, nfront = 0;
     int64_t lo_e = -1, lo_edp = -1;
     const int c_edp = t->c_energy + 3; /* energy_uj, cycles, seconds, edp */
     for (uint64_t i = 0; i < t->n; i++) {
         if (!is_ok(t, i)) {
             failed++;
+            continue;
+        }
+        if (!is_within(t, i)) {
+            over++;
             continue;
         }
         nfront += front[i];
@@ -339,9 +350,12 @@ static void print_summary(FILE *f, const sweep_run *run, const table *t,
         if (lo_edp < 0 || val(t, i, c_edp) < val(t, (uint64_t)lo_edp, c_edp))
             lo_edp = (int64_t)i;
     }
-    fprintf(f, "%llu point%s: %llu mapped, %llu failed\n", (unsigned long long)t->n,
+    fprintf(f, "%llu point%s: %llu mapped, %llu failed", (unsigned long long)t->n,
             t->n == 1 ? "" : "s", (unsigned long long)(t->n - failed),
             (unsigned long long)failed);
+    if (run->sw.nbudgets)
+        fprintf(f, "; %llu over budget (left out below)", (unsigned long long)over);
+    fputc('\n', f);
     uint64_t shown = 0;
     for (uint64_t i = 0; i < t->n && shown < SUMMARY_FAILED_SHOWN; i++)
         if (!is_ok(t, i)) {
@@ -410,9 +424,25 @@ static void write_json(FILE *f, const sweep_run *run, const table *t, const unsi
             fputs(v ? ", " : "", f);
             json_value(f, sw->axis[a].value[v]);
         }
-        fputs("]}", f);
+        fprintf(f, "], \"dimension\": %d}", sw->axis[a].group);
     }
-    fputs("\n  ],\n  \"points\": [", f);
+    fputs("\n  ],\n", f);
+    if (sw->nbudgets) {
+        fputs("  \"budget\": {", f);
+        for (int b = 0; b < sw->nbudgets; b++) {
+            fputs(b ? ", " : "", f);
+            nm_report_json_string(f, sw->budget[b].column);
+            fprintf(f, ": %.17g", sw->budget[b].max);
+        }
+        fputs("},\n", f);
+    }
+    /* what decides the results besides the files: the options as given */
+    fputs("  \"options\": [", f);
+    for (int i = 0; i < run->nopts; i++) {
+        fputs(i ? ", " : "", f);
+        nm_report_json_string(f, run->opts[i]);
+    }
+    fputs("],\n  \"points\": [", f);
     const row *hdr = &t->r[t->n]; /* the header, kept after the rows */
     for (uint64_t i = 0; i < t->n; i++) {
         const row *r = &t->r[i];
@@ -883,8 +913,11 @@ void sweep_print(FILE *f, const sweep_run *run, char *const *rows, uint64_t n)
                     val(&t, i, t.c_energy + 9));
         else
             fprintf(f, " %14s %14s %12s %10s %7s", "-", "-", "-", "-", "-");
-        fprintf(f, "  %s%s%s\n", r->f[t.c_status], r->f[t.c_status + 1][0] ? ": " : "",
-                r->f[t.c_status + 1]);
+        if (r->f[t.c_status - 1][0])
+            fprintf(f, "  over budget: %s\n", r->f[t.c_status - 1]);
+        else
+            fprintf(f, "  %s%s%s\n", r->f[t.c_status], r->f[t.c_status + 1][0] ? ": " : "",
+                    r->f[t.c_status + 1]);
     }
     uint64_t failed;
     unsigned char *front = front_of(&t, &failed);
