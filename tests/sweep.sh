@@ -155,6 +155,35 @@ head -1 "$tmp/bud/points.csv" | grep -q ',cycles_over_bound,power_w,energy_uj\..
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); p=d['points']; sys.exit(0 if d['budget']=={'energy_uj': 8, 'power_w': 100} and d['options'][:3]==['--no-refine','--max-evals','2000'] and p[2]['over_budget'].startswith('energy_uj') and p[0]['over_budget'] is None and abs(p[0]['power_w']-p[0]['energy_uj']*1e-6/p[0]['seconds'])<1e-9*p[0]['power_w'] else 1)" "$tmp/bud/sweep.json" &&
     ok "sweep.json: the budget, the options as given, over_budget, power_w = energy / seconds" || { bad "budget: sweep.json"; head -c 800 "$tmp/bud/sweep.json"; }
 
+# Two workloads: each one's energy and cycles in its own columns (they sum
+# to the point's), in sweep.json's by_workload, and open to a budget.
+printf 'problem:\n  conv2d: {C: 16, M: 16, P: 14, Q: 14, R: 3, S: 3}\n' >"$tmp/layer.yaml"
+cat >"$tmp/two.yaml" <<EOW
+sweep:
+  design: $abs/tests/data/network/design.yaml
+  workloads: [$abs/tests/data/network/small_net.yaml, $tmp/layer.yaml]
+  vary:
+    - {set: problem.N, values: [1, 2]}
+  budget: {layer.cycles: 200000}
+EOW
+"$bin" sweep -q --no-refine --max-evals 2000 -o "$tmp/two" "$tmp/two.yaml" >/dev/null 2>"$tmp/err" || { bad "two workloads"; cat "$tmp/err"; }
+head -1 "$tmp/two/points.csv" | grep -q ',small_net.energy_uj,small_net.cycles,layer.energy_uj,layer.cycles,over_budget,status,reason$' &&
+    python3 - "$tmp/two/points.csv" "$tmp/two/sweep.json" <<'EOP' && ok "two workloads: a column each for energy and cycles, summing to the point's; by_workload in sweep.json; a budget on one" || bad "two workloads: columns"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+j = json.load(open(sys.argv[2]))["points"]
+good = len(rows) == 2
+for r, p in zip(rows, j):
+    e = float(r["small_net.energy_uj"]) + float(r["layer.energy_uj"])
+    c = int(r["small_net.cycles"]) + int(r["layer.cycles"])
+    good &= abs(e - float(r["energy_uj"])) <= 1e-9 * e and c == int(r["cycles"])
+    good &= p["by_workload"]["layer"]["cycles"] == int(r["layer.cycles"])
+good &= rows[0]["over_budget"] == "" and rows[1]["over_budget"].startswith("layer.cycles ")
+sys.exit(0 if good else 1)
+EOP
+python3 "$src/tests/validate_json.py" "$src/doc/nestmap.schema.json" sweep "$tmp/two/sweep.json" >/dev/null 2>&1 &&
+    ok "two workloads: sweep.json validates" || bad "two workloads: sweep.json does not validate"
+
 # Linked attributes (zip) and a workload axis (problem.N): each row is what
 # network --set gives for its values, the zip's attributes set together.
 cat >"$tmp/zip.yaml" <<EOZ

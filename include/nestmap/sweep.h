@@ -107,6 +107,7 @@ typedef struct nm_sweep_summary {
     double energy_pj, cycles, seconds, area_um2, macs, busy, bound_cycles;
     int nlevels;                       /* storage levels, plus the arithmetic last */
     double level_pj[NM_MAX_LEVELS + 1];
+    double workload_pj[NM_SWEEP_MAX_WORKLOADS], workload_cycles[NM_SWEEP_MAX_WORKLOADS];
 } nm_sweep_summary;
 
 const char *nm_sweep_status_name(nm_sweep_status s);

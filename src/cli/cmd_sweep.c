@@ -180,6 +180,8 @@ static nm_status map_workload(const sweep_run *run, int w, const nm_override *ov
         nm_network_totals(arch, &net, out, &t);
         s->energy_pj += t.energy;
         s->cycles += t.cycles;
+        s->workload_pj[w] = t.energy;
+        s->workload_cycles[w] = t.cycles;
         s->seconds += t.cycles * arch->cycle_seconds;
         s->busy += t.busy;
         s->macs += t.macs;
@@ -277,7 +279,27 @@ static int column_value(const sweep_run *run, const nm_sweep_summary *s, const c
                 *out = s ? s->level_pj[l] * 1e-6 : 0.0;
                 return 1;
             }
+    for (int w = 0; run->sw.nworkloads > 1 && w < run->sw.nworkloads; w++) {
+        size_t n = strlen(run->wl_name[w]);
+        if (strncmp(name, run->wl_name[w], n) || name[n] != '.')
+            continue;
+        if (!strcmp(name + n + 1, "energy_uj")) {
+            *out = s ? s->workload_pj[w] * 1e-6 : 0.0;
+            return 1;
+        }
+        if (!strcmp(name + n + 1, "cycles")) {
+            *out = s ? s->workload_cycles[w] : 0.0;
+            return 1;
+        }
+    }
     return 0;
+}
+
+/* Columns per workload after the levels' (WORKLOAD.energy_uj,
+ * WORKLOAD.cycles), when the sweep maps more than one. */
+static int workload_columns(const sweep_run *run)
+{
+    return run->sw.nworkloads > 1 ? 2 * run->sw.nworkloads : 0;
 }
 
 /* The budgets a point breaks, "area_mm2 2.31 > 2; ..." ("" within all). */
@@ -311,7 +333,7 @@ static char *format_row(const sweep_run *run, uint64_t p, const int *idx,
     if (s->status != NM_SWEEP_OK) {
         /* A failed point has no figures (not zeros that min() would pick);
          * its reason says why. */
-        for (int k = 0; k < NFIGURES + run->nlevels + 1; k++)
+        for (int k = 0; k < NFIGURES + run->nlevels + workload_columns(run) + 1; k++)
             fputc(',', f);
     } else {
         double fig[NFIGURES];
@@ -323,6 +345,8 @@ static char *format_row(const sweep_run *run, uint64_t p, const int *idx,
                 fprintf(f, ",%.17g", fig[k]);
         for (int l = 0; l < run->nlevels; l++)
             fprintf(f, ",%.17g", s->level_pj[l] * 1e-6);
+        for (int w = 0; workload_columns(run) && w < run->sw.nworkloads; w++)
+            fprintf(f, ",%.17g,%.0f", s->workload_pj[w] * 1e-6, s->workload_cycles[w]);
         char over[512];
         over_budget(run, s, over, sizeof over);
         fputc(',', f);
@@ -407,6 +431,13 @@ char *sweep_header(const sweep_run *run)
         fputc(',', f);
         nm_report_csv_field(f, col);
     }
+    for (int w = 0; workload_columns(run) && w < run->sw.nworkloads; w++)
+        for (int k = 0; k < 2; k++) {
+            char col[NM_NAME_MAX + 16];
+            snprintf(col, sizeof col, "%s.%s", run->wl_name[w], k ? "cycles" : "energy_uj");
+            fputc(',', f);
+            nm_report_csv_field(f, col);
+        }
     fputs(",over_budget,status,reason\n", f);
     if (fclose(f) != 0) {
         free(buf);
@@ -503,7 +534,8 @@ static int check_budgets(const sweep_run *run)
         nm_error err;
         nm_error_clear(&err);
         nm_yerror(&err, bu->at, "budget: no column '%s' in points.csv (a budget is the most a "
-                  "point may have of one of: %s, or energy_uj.LEVEL)", bu->column, cols);
+                  "point may have of one of: %s, energy_uj.LEVEL%s)", bu->column, cols,
+                  workload_columns(run) ? ", WORKLOAD.energy_uj, WORKLOAD.cycles" : "");
         nm_cli_error(&err);
         return 2;
     }

@@ -264,7 +264,8 @@ static int table_read(table *t, const sweep_run *run, char *const *lines, uint64
     t->c_cycles = base + 1;
     t->c_seconds = base + 2;
     t->c_area = base + 4;
-    t->c_status = base + 12 + run->nlevels; /* after the figures and over_budget (format_row) */
+    /* after the figures, the levels', the workloads' and over_budget (format_row) */
+    t->c_status = base + 12 + run->nlevels + (run->sw.nworkloads > 1 ? 2 * run->sw.nworkloads : 0);
     for (uint64_t i = 0; i < n; i++) {
         if (!split_row(&t->r[i], lines[i]) || t->r[i].n != t->c_status + 2) {
             t->n = i + 1;
@@ -455,8 +456,9 @@ static void write_json(FILE *f, const sweep_run *run, const table *t, const unsi
             json_value(f, r->f[1 + a]);
         }
         fputs("}", f);
+        const int c_wl = t->c_status - 1 - (sw->nworkloads > 1 ? 2 * sw->nworkloads : 0);
         for (int c = 1 + sw->naxes; c < t->c_status; c++) {
-            if (!strncmp(hdr->f[c], "energy_uj.", 10))
+            if (!strncmp(hdr->f[c], "energy_uj.", 10) || (c >= c_wl && c < t->c_status - 1))
                 continue;
             fputs(", ", f);
             nm_report_json_string(f, hdr->f[c]);
@@ -473,6 +475,18 @@ static void write_json(FILE *f, const sweep_run *run, const table *t, const unsi
             nm_report_json_string(f, hdr->f[c] + 10);
             fputs(": ", f);
             json_value(f, r->f[c]);
+        }
+        if (c_wl < t->c_status - 1) {
+            fputs("}, \"by_workload\": {", f);
+            for (int w = 0; w < sw->nworkloads; w++) {
+                fputs(w ? ", " : "", f);
+                nm_report_json_string(f, run->wl_name[w]);
+                fputs(": {\"energy_uj\": ", f);
+                json_value(f, r->f[c_wl + 2 * w]);
+                fputs(", \"cycles\": ", f);
+                json_value(f, r->f[c_wl + 2 * w + 1]);
+                fputc('}', f);
+            }
         }
         fprintf(f, "}, \"status\": \"%s\", \"pareto\": %s, \"reason\": ", r->f[t->c_status],
                 front[i] ? "true" : "false");
