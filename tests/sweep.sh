@@ -34,6 +34,11 @@ if command -v gnuplot >/dev/null; then
         if [ -s "$tmp/a/plots/$f.png" ] && [ -s "$tmp/a/plots/$f.svg" ]; then ok "gnuplot renders $f"; else bad "gnuplot renders $f"; fi
     done
 fi
+grep -q ' with points lt 1 title ' "$tmp/a/plots/DRAM.type.gp" && grep -q ' with linespoints lt 2 title ' "$tmp/a/plots/GlobalBuffer.depth.gp" &&
+    grep -q 'layout 1,1 title .*; time 29.95 .*s at every point' "$tmp/a/plots/GlobalBuffer.depth.gp" &&
+    grep -q 'with labels' "$tmp/a/plots/pareto.gp" && grep -q 'do for \[k = 1:16\]' "$tmp/a/plots/DRAM.type.gp" &&
+    ok "plots: categories as points, numbers as lines, 16 distinct series, a constant time said in the title, the front labelled" ||
+    bad "plots: the scripts' styles"
 grep -q '"wall_seconds"' "$tmp/a/sweep.json" && ok "wall-clock figures are in sweep.json" || bad "sweep.json has no wall time"
 if grep -q -i 'second' "$tmp/a/pareto.csv" && ! grep -q -i 'wall' "$tmp/a/points.csv" "$tmp/a/pareto.csv"; then
     ok "no wall-clock figure in points.csv or pareto.csv"; else bad "wall-clock in the CSVs"; fi

@@ -246,6 +246,9 @@ int nm_cli_teach_print(const nm_cli_teach *t, const nm_spec *spec, const nm_mapp
  * dir/gnuplot.log), 0 after printing which failed. */
 void nm_cli_gp_string(FILE *f, const char *s);
 void nm_cli_gp_terminals(FILE *f, int width, int height);
+/* Line types 1-16 that stay apart: 8 colour-blind-safe colours, solid for
+ * the first 8 series and dashed (with open points) for the next 8. */
+void nm_cli_gp_series_styles(FILE *f);
 /* dir/name opened for writing a plot's data or script (NULL on failure). */
 FILE *nm_cli_plot_open(const char *dir, const char *name);
 int nm_cli_have_gnuplot(void);

@@ -35,6 +35,16 @@ void nm_cli_gp_terminals(FILE *f, int width, int height)
             width, height, width, height);
 }
 
+void nm_cli_gp_series_styles(FILE *f)
+{
+    /* Okabe and Ito's colour-universal-design set ("Color Universal Design:
+     * how to make figures and presentations that are friendly to colorblind
+     * people", 2002/2008), black first. */
+    fputs("colours = '#000000 #E69F00 #56B4E9 #009E73 #0072B2 #D55E00 #CC79A7 #999999'\n"
+          "do for [k = 1:16] { set linetype k lc rgb word(colours, (k - 1) % 8 + 1) "
+          "lw 1.5 dt 1 + (k > 8) pt 7 - (k > 8) ps 1.2 }\n", f);
+}
+
 FILE *nm_cli_plot_open(const char *dir, const char *name)
 {
     char path[4200];

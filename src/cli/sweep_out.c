@@ -638,25 +638,40 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
             "# Data in %s.dat (a block per line); restyle freely, then run: gnuplot %s.gp\n",
             ax->label, name, name);
     fprintf(f, "base = '%s'\nset datafile separator '\\t'\nset grid\nset key outside bottom "
-            "center horizontal\n", name);
+            "center horizontal spacing 1.2 samplen 3 width 2\n", name);
+    nm_cli_gp_series_styles(f);
     if (numeric && geometric)
         fputs("set logscale x 2\n", f);
-    nm_cli_gp_terminals(f, 1100, 450);
-    fputs("  set multiplot layout 1,2 title ", f);
+    if (!numeric)
+        fputs("set offsets 0.5, 0.5, 0, 0\n", f); /* categories off the frame */
+    /* a time that no point changes gets no panel of its own: the title
+     * says it */
+    double tscale, tlo = INFINITY, thi = 0.0;
+    const char *tunit = time_unit(max_seconds(t), &tscale);
+    for (uint64_t i = 0; i < t->n; i++)
+        if (is_ok(t, i)) {
+            tlo = fmin(tlo, val(t, i, t->c_seconds));
+            thi = fmax(thi, val(t, i, t->c_seconds));
+        }
+    int panels = thi > tlo * (1 + 1e-12) ? 2 : 1;
+    nm_cli_gp_terminals(f, panels == 2 ? 1100 : 700, 450);
+    fprintf(f, "  set multiplot layout 1,%d title ", panels);
     /* a zip's attributes move together: the axis names them all */
     char xlabel[256], title[512];
     size_t xl = (size_t)snprintf(xlabel, sizeof xlabel, "%s", ax->label);
     for (int b = a + 1; b < sw->naxes && sw->axis[b].group == ax->group && xl < sizeof xlabel; b++)
         xl += (size_t)snprintf(xlabel + xl, sizeof xlabel - xl, " = %s", sw->axis[b].label);
-    snprintf(title, sizeof title, "%s: %d point%s", xlabel, (int)t->n, t->n == 1 ? "" : "s");
+    int tl = snprintf(title, sizeof title, "%s: %d point%s", xlabel, (int)t->n,
+                      t->n == 1 ? "" : "s");
+    if (panels == 1 && thi > 0 && tl > 0 && (size_t)tl < sizeof title)
+        snprintf(title + tl, sizeof title - (size_t)tl, "; time %.4g %s at every point",
+                 thi * tscale, tunit);
     nm_cli_gp_string(f, title);
     fputs("\n  set xlabel ", f);
     nm_cli_gp_string(f, xlabel);
     fputc('\n', f);
-    double tscale;
-    const char *tunit = time_unit(max_seconds(t), &tscale);
     fprintf(f, "  tscale = %g\n", tscale);
-    for (int y = 0; y < 2; y++) {
+    for (int y = 0; y < panels; y++) {
         if (y)
             fprintf(f, "  set ylabel 'time (%s)'\n  plot ", tunit);
         else
@@ -669,7 +684,9 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
                 fprintf(f, y ? "2:($4*tscale)" : "2:3");
             else
                 fprintf(f, y ? "0:($4*tscale):xtic(1)" : "0:3:xtic(1)");
-            fputs(" with linespoints pt 7 title ", f);
+            /* lines join a numeric axis' values; categories stand apart */
+            fprintf(f, " with %s lt %llu title ", numeric ? "linespoints" : "points",
+                    (unsigned long long)(g % 16 + 1));
             nm_cli_gp_string(f, gtitle[g][0] ? gtitle[g] : ax->label);
         }
         fputc('\n', f);
@@ -725,13 +742,17 @@ static int plot_pareto(const char *pdir, const table *t, const unsigned char *fr
     double tscale;
     const char *tunit = time_unit(max_seconds(t), &tscale);
     fprintf(f, "tscale = %g\nset xlabel 'time (%s)'\nset ylabel 'energy (\xc2\xb5J)'\n"
-               "set cblabel 'area (mm^2)'\nset palette rgb 33,13,10\nset key top right\n",
+               "set cblabel 'area (mm\xc2\xb2)'\nset palette rgb 33,13,10\nset key top right\n",
             tscale, tunit);
     nm_cli_gp_terminals(f, 1100, 450);
+    /* the points coloured by area without a key entry (a coloured dot in
+     * the key reads as data); the front circled and labelled by point */
     fputs("  plot base.'.dat' index 0 using ($2*tscale):3:4 with points pt 7 ps 1.2 lc palette "
-          "title 'points', \\\n"
+          "notitle, \\\n"
           "       base.'.dat' index 1 using ($2*tscale):3 with points pt 6 ps 2.2 lw 1.5 "
-          "lc rgb 'black' title 'on the energy x time x area front'\n}\n", f);
+          "lc rgb 'black' title 'on the energy x time x area front (labels: point)', \\\n"
+          "       base.'.dat' index 1 using ($2*tscale):3:1 with labels offset char 1.2,0.8 "
+          "font ',9' notitle\n}\n", f);
     return fclose(f) == 0;
 }
 
