@@ -229,8 +229,9 @@ static nm_status map_workload(const sweep_run *run, int w, const nm_override *ov
 }
 
 /* points.csv's figures of a point, in column order after the varied
- * attributes (then energy_uj.LEVEL per level, over_budget, status, reason);
- * `whole`: printed as an integer. */
+ * attributes (then energy_uj.LEVEL per level, WORKLOAD.energy_uj and
+ * WORKLOAD.cycles when there are several workloads, over_budget, status,
+ * reason); `whole`: printed as an integer. */
 static const struct {
     const char *name;
     int whole;
@@ -302,6 +303,11 @@ static int workload_columns(const sweep_run *run)
     return run->sw.nworkloads > 1 ? 2 * run->sw.nworkloads : 0;
 }
 
+int sweep_figure_columns(const sweep_run *run)
+{
+    return NFIGURES + run->nlevels + workload_columns(run) + 1;
+}
+
 /* The budgets a point breaks, "area_mm2 2.31 > 2; ..." ("" within all). */
 static void over_budget(const sweep_run *run, const nm_sweep_summary *s, char *buf, size_t size)
 {
@@ -333,7 +339,7 @@ static char *format_row(const sweep_run *run, uint64_t p, const int *idx,
     if (s->status != NM_SWEEP_OK) {
         /* A failed point has no figures (not zeros that min() would pick);
          * its reason says why. */
-        for (int k = 0; k < NFIGURES + run->nlevels + workload_columns(run) + 1; k++)
+        for (int k = 0; k < sweep_figure_columns(run); k++)
             fputc(',', f);
     } else {
         double fig[NFIGURES];

@@ -40,6 +40,9 @@ typedef struct point_out {
 int sweep_point(const sweep_run *run, uint64_t p, point_out *out);
 void sweep_point_free(point_out *out);
 
+/* The columns of points.csv between the varied attributes and `status`:
+ * the figures, energy per level, per workload (when several), over_budget. */
+int sweep_figure_columns(const sweep_run *run);
 /* points.csv's header line (with its '\n'), heap. */
 char *sweep_header(const sweep_run *run);
 

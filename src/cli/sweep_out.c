@@ -264,8 +264,7 @@ static int table_read(table *t, const sweep_run *run, char *const *lines, uint64
     t->c_cycles = base + 1;
     t->c_seconds = base + 2;
     t->c_area = base + 4;
-    /* after the figures, the levels', the workloads' and over_budget (format_row) */
-    t->c_status = base + 12 + run->nlevels + (run->sw.nworkloads > 1 ? 2 * run->sw.nworkloads : 0);
+    t->c_status = base + sweep_figure_columns(run);
     for (uint64_t i = 0; i < n; i++) {
         if (!split_row(&t->r[i], lines[i]) || t->r[i].n != t->c_status + 2) {
             t->n = i + 1;
@@ -456,6 +455,7 @@ static void write_json(FILE *f, const sweep_run *run, const table *t, const unsi
             json_value(f, r->f[1 + a]);
         }
         fputs("}", f);
+        /* the per-workload columns, just before over_budget */
         const int c_wl = t->c_status - 1 - (sw->nworkloads > 1 ? 2 * sw->nworkloads : 0);
         for (int c = 1 + sw->naxes; c < t->c_status; c++) {
             if (!strncmp(hdr->f[c], "energy_uj.", 10) || (c >= c_wl && c < t->c_status - 1))
