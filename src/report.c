@@ -970,17 +970,20 @@ static void worst_reject(const nm_search_result *r, int *kind, int *at)
     *at = l0;
 }
 
-const char *nm_report_backing_note(const nm_arch *arch, const nm_search_result *r)
+int nm_report_backing_note(char *buf, size_t size, const nm_arch *arch,
+                           const nm_search_result *r)
 {
-    static char note[2 * NM_NAME_MAX + 160];
     int kind, at;
     worst_reject(r, &kind, &at);
     const nm_level *top = arch->nlevels > 0 ? &arch->level[arch->nlevels - 1] : NULL;
-    if (r->found || kind != NM_INV_CAPACITY || !top || at != arch->nlevels - 1 || top->is_dram)
-        return "";
-    snprintf(note, sizeof note, "; %s, the outermost level, is the backing store (the design "
-             "has no DRAM) and must hold every tensor it keeps whole", top->name);
-    return note;
+    int small = !r->found && kind == NM_INV_CAPACITY && top && at == arch->nlevels - 1 &&
+                !top->is_dram;
+    if (buf && size)
+        buf[0] = '\0';
+    if (small && buf)
+        snprintf(buf, size, "; %s, the outermost level, is the backing store (the design has "
+                 "no DRAM) and must hold every tensor it keeps whole", top->name);
+    return small;
 }
 
 void nm_report_layer_failure(char *buf, size_t size, const nm_arch *arch,
@@ -997,10 +1000,12 @@ void nm_report_layer_failure(char *buf, size_t size, const nm_arch *arch,
     const nm_search_result *r = &lr->res;
     int worst, at;
     worst_reject(r, &worst, &at);
+    char note[NM_REPORT_NOTE_MAX];
+    nm_report_backing_note(note, sizeof note, arch, r);
     snprintf(buf, size, "no valid mapping among %llu candidates (mostly %s%s%s)%s",
              (unsigned long long)r->proposed, reject_name(worst),
              at < arch->nlevels ? " at " : "", at < arch->nlevels ? arch->level[at].name : "",
-             nm_report_backing_note(arch, r));
+             note);
 }
 
 static void network_text(FILE *f, const nm_arch *arch, const nm_network *net,

@@ -365,6 +365,11 @@ void nm_sweep_point(const nm_sweep *sw, uint64_t p, int *idx)
     }
 }
 
+int nm_sweep_axis_leads(const nm_sweep *sw, int a)
+{
+    return a == 0 || sw->axis[a - 1].group != sw->axis[a].group;
+}
+
 nm_status nm_sweep_override(const nm_sweep *sw, int a, int v, nm_override *ov, nm_error *err)
 {
     const nm_sweep_axis *ax = &sw->axis[a];

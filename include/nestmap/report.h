@@ -109,11 +109,13 @@ void nm_report_network(FILE *f, const nm_arch *arch, const struct nm_network *ne
 void nm_report_layer_failure(char *buf, size_t size, const nm_arch *arch,
                              const struct nm_layer_result *lr);
 
-/* When a search found nothing and its candidates failed mostly for the
- * capacity of the outermost level, which is not DRAM: a note (starting
- * "; ") that this level is the backing store and must hold whole tensors.
- * Otherwise "".  A static buffer. */
-const char *nm_report_backing_note(const nm_arch *arch, const struct nm_search_result *r);
+/* Whether a search found nothing because its candidates failed mostly for
+ * the capacity of the outermost level, which is not DRAM (no search can
+ * help); then, in buf (when not NULL), a note starting "; " that this level
+ * is the backing store and must hold whole tensors, else "". */
+#define NM_REPORT_NOTE_MAX (2 * NM_NAME_MAX + 160)
+int nm_report_backing_note(char *buf, size_t size, const nm_arch *arch,
+                           const struct nm_search_result *r);
 
 /* Writes a CSV field, quoted (RFC 4180) when it holds a comma, quote or
  * line break. */

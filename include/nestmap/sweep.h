@@ -91,6 +91,10 @@ void nm_sweep_fini(nm_sweep *sw);
  * axes of a zip get the same index). */
 void nm_sweep_point(const nm_sweep *sw, uint64_t p, int *idx);
 
+/* Whether axis a is the first of its grid dimension (every axis but the
+ * second and later attributes of a zip). */
+int nm_sweep_axis_leads(const nm_sweep *sw, int a);
+
 /* The override that sets axis a to its v-th value. */
 nm_status nm_sweep_override(const nm_sweep *sw, int a, int v, nm_override *ov, nm_error *err);
 

@@ -200,9 +200,10 @@ int nm_cmd_map(int argc, char **argv)
         nm_report_bound_text(stdout, &spec.arch, &spec.wl, &res.best_stats);
     }
     if (!res.found) {
+        char note[NM_REPORT_NOTE_MAX];
+        nm_report_backing_note(note, sizeof note, &spec.arch, &res);
         fprintf(stderr, "nestmap map: no valid mapping among %llu candidates (see the counts "
-                "by reason above)%s\n", (unsigned long long)res.proposed,
-                nm_report_backing_note(&spec.arch, &res));
+                "by reason above)%s\n", (unsigned long long)res.proposed, note);
     }
     rc = res.found ? 0 : 1;
     if (!json_ok || (co.outdir && !write_outputs(co.outdir, &spec, &res, &o, tl_names)) ||

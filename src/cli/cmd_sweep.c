@@ -296,16 +296,14 @@ static int column_value(const sweep_run *run, const nm_sweep_summary *s, const c
     return 0;
 }
 
-/* Columns per workload after the levels' (WORKLOAD.energy_uj,
- * WORKLOAD.cycles), when the sweep maps more than one. */
-static int workload_columns(const sweep_run *run)
+int sweep_workload_columns(const sweep_run *run)
 {
     return run->sw.nworkloads > 1 ? 2 * run->sw.nworkloads : 0;
 }
 
 int sweep_figure_columns(const sweep_run *run)
 {
-    return NFIGURES + run->nlevels + workload_columns(run) + 1;
+    return NFIGURES + run->nlevels + sweep_workload_columns(run) + 1;
 }
 
 /* The budgets a point breaks, "area_mm2 2.31 > 2; ..." ("" within all). */
@@ -351,7 +349,7 @@ static char *format_row(const sweep_run *run, uint64_t p, const int *idx,
                 fprintf(f, ",%.17g", fig[k]);
         for (int l = 0; l < run->nlevels; l++)
             fprintf(f, ",%.17g", s->level_pj[l] * 1e-6);
-        for (int w = 0; workload_columns(run) && w < run->sw.nworkloads; w++)
+        for (int w = 0; sweep_workload_columns(run) && w < run->sw.nworkloads; w++)
             fprintf(f, ",%.17g,%.0f", s->workload_pj[w] * 1e-6, s->workload_cycles[w]);
         char over[512];
         over_budget(run, s, over, sizeof over);
@@ -437,7 +435,7 @@ char *sweep_header(const sweep_run *run)
         fputc(',', f);
         nm_report_csv_field(f, col);
     }
-    for (int w = 0; workload_columns(run) && w < run->sw.nworkloads; w++)
+    for (int w = 0; sweep_workload_columns(run) && w < run->sw.nworkloads; w++)
         for (int k = 0; k < 2; k++) {
             char col[NM_NAME_MAX + 16];
             snprintf(col, sizeof col, "%s.%s", run->wl_name[w], k ? "cycles" : "energy_uj");
@@ -463,7 +461,7 @@ static int check_values(sweep_run *run)
     nm_error err;
     nm_error_clear(&err);
     for (int a = -1; a < run->sw.naxes; a++) {
-        if (a > 0 && run->sw.axis[a - 1].group == run->sw.axis[a].group)
+        if (a >= 0 && !nm_sweep_axis_leads(&run->sw, a))
             continue; /* checked with the first of its zip */
         int nv = a < 0 ? 1 : run->sw.axis[a].nvalues;
         for (int v = 0; v < nv; v++) {
@@ -541,7 +539,7 @@ static int check_budgets(const sweep_run *run)
         nm_error_clear(&err);
         nm_yerror(&err, bu->at, "budget: no column '%s' in points.csv (a budget is the most a "
                   "point may have of one of: %s, energy_uj.LEVEL%s)", bu->column, cols,
-                  workload_columns(run) ? ", WORKLOAD.energy_uj, WORKLOAD.cycles" : "");
+                  sweep_workload_columns(run) ? ", WORKLOAD.energy_uj, WORKLOAD.cycles" : "");
         nm_cli_error(&err);
         return 2;
     }

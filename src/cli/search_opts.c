@@ -158,7 +158,7 @@ size_t nm_cli_search_warn(nm_ydoc *doc, const nm_arch *arch, const nm_workload *
     }
     /* (not when the backing store is too small: no search can help) */
     if (strstr(res->stopped_by, "timeout") && res->valid < 1000 &&
-        !*nm_report_backing_note(arch, res))
+        !nm_report_backing_note(NULL, 0, arch, res))
         (void)nm_ydoc_warn(doc, NULL, "the search ended by its timeout after only %llu valid "
                            "mapping%s: most candidates are invalid here; raise --timeout "
                            "(now %llu) or constrain the space", (unsigned long long)res->valid,
@@ -177,7 +177,7 @@ size_t nm_cli_network_warn(nm_ydoc *doc, const nm_arch *arch, const nm_network *
             continue;
         const nm_search_result *r = &out[i].res;
         if (strstr(r->stopped_by, "timeout") && r->valid < 1000 &&
-            !*nm_report_backing_note(arch, r))
+            !nm_report_backing_note(NULL, 0, arch, r))
             starved++;
         if (!r->found)
             continue;

@@ -43,6 +43,9 @@ void sweep_point_free(point_out *out);
 /* The columns of points.csv between the varied attributes and `status`:
  * the figures, energy per level, per workload (when several), over_budget. */
 int sweep_figure_columns(const sweep_run *run);
+/* Of those, the columns per workload (WORKLOAD.energy_uj, WORKLOAD.cycles)
+ * just before over_budget: 2 a workload when the sweep maps several, else 0. */
+int sweep_workload_columns(const sweep_run *run);
 /* points.csv's header line (with its '\n'), heap. */
 char *sweep_header(const sweep_run *run);
 
@@ -51,7 +54,6 @@ typedef struct sweep_dir {
     const char *dir;
     FILE *points;          /* points.csv, open for appending */
     uint64_t done;         /* rows in points.csv: points 0 .. done-1 */
-    uint64_t failed;       /* after sweep_dir_finish: points not mapped */
 } sweep_dir;
 
 /* Opens DIR for a new sweep (an error when it holds one, unless resume) or

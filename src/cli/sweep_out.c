@@ -241,6 +241,7 @@ typedef struct table {
     row *r;
     uint64_t n;
     int c_energy, c_cycles, c_seconds, c_area, c_status; /* column indices */
+    int c_workloads;       /* the first per-workload column (= c_status - 1 when none) */
 } table;
 
 static void table_free(table *t)
@@ -265,6 +266,7 @@ static int table_read(table *t, const sweep_run *run, char *const *lines, uint64
     t->c_seconds = base + 2;
     t->c_area = base + 4;
     t->c_status = base + sweep_figure_columns(run);
+    t->c_workloads = t->c_status - 1 - sweep_workload_columns(run);
     for (uint64_t i = 0; i < n; i++) {
         if (!split_row(&t->r[i], lines[i]) || t->r[i].n != t->c_status + 2) {
             t->n = i + 1;
@@ -292,17 +294,15 @@ static double val(const table *t, uint64_t i, int c)
 }
 
 /* The points on the Pareto front (a heap array of t->n flags, NULL when
- * out of memory); *failed: the points without figures. */
-static unsigned char *front_of(const table *t, uint64_t *failed)
+ * out of memory). */
+static unsigned char *front_of(const table *t)
 {
     unsigned char *front = nm_calloc(t->n ? t->n : 1, 1);
     nm_sweep_summary *s = nm_calloc(t->n ? t->n : 1, sizeof *s);
-    *failed = 0;
     if (front && s) {
         for (uint64_t i = 0; i < t->n; i++) {
             /* points over budget stay off the front */
             s[i].status = is_within(t, i) ? NM_SWEEP_OK : NM_SWEEP_UNMAPPED;
-            *failed += !is_ok(t, i);
             s[i].energy_pj = val(t, i, t->c_energy);
             s[i].seconds = val(t, i, t->c_seconds);
             s[i].area_um2 = val(t, i, t->c_area);
@@ -455,8 +455,7 @@ static void write_json(FILE *f, const sweep_run *run, const table *t, const unsi
             json_value(f, r->f[1 + a]);
         }
         fputs("}", f);
-        /* the per-workload columns, just before over_budget */
-        const int c_wl = t->c_status - 1 - (sw->nworkloads > 1 ? 2 * sw->nworkloads : 0);
+        const int c_wl = t->c_workloads;
         for (int c = 1 + sw->naxes; c < t->c_status; c++) {
             if (!strncmp(hdr->f[c], "energy_uj.", 10) || (c >= c_wl && c < t->c_status - 1))
                 continue;
@@ -539,8 +538,7 @@ static uint64_t group_key(const nm_sweep *sw, const table *t, uint64_t i, int a)
     nm_sweep_point(sw, strtoull(t->r[i].f[0], NULL, 10), idx);
     uint64_t k = 0;
     for (int b = 0; b < sw->naxes; b++)
-        if (sw->axis[b].group != sw->axis[a].group &&
-            (b == 0 || sw->axis[b - 1].group != sw->axis[b].group)) /* a dimension once */
+        if (sw->axis[b].group != sw->axis[a].group && nm_sweep_axis_leads(sw, b))
             k = k * (uint64_t)sw->axis[b].nvalues + (uint64_t)idx[b];
     return k;
 }
@@ -647,12 +645,12 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
     /* a time that no point changes gets no panel of its own: the title
      * says it */
     double tscale, tlo = INFINITY, thi = 0.0;
-    const char *tunit = time_unit(max_seconds(t), &tscale);
     for (uint64_t i = 0; i < t->n; i++)
         if (is_ok(t, i)) {
             tlo = fmin(tlo, val(t, i, t->c_seconds));
             thi = fmax(thi, val(t, i, t->c_seconds));
         }
+    const char *tunit = time_unit(thi, &tscale);
     int panels = thi > tlo * (1 + 1e-12) ? 2 : 1;
     nm_cli_gp_terminals(f, panels == 2 ? 1100 : 700, 450);
     fprintf(f, "  set multiplot layout 1,%d title ", panels);
@@ -766,7 +764,7 @@ static int write_plots(const char *dir, const sweep_run *run, const table *t,
     char names[NM_SWEEP_MAX_AXES + 1][2 * NM_NAME_MAX];
     int n = 0;
     for (int a = 0; a < run->sw.naxes; a++) {
-        if (a > 0 && run->sw.axis[a - 1].group == run->sw.axis[a].group)
+        if (!nm_sweep_axis_leads(&run->sw, a))
             continue; /* a zip is plotted once, against its first attribute */
         if (!plot_axis(pdir, run, t, a)) {
             fprintf(stderr, "nestmap: cannot write the plots in '%s'\n", pdir);
@@ -866,7 +864,7 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
     memset(&hdr, 0, sizeof hdr);
     if (ok && !(ok = split_row(&hdr, own[0])))
         fprintf(stderr, "nestmap: out of memory\n");
-    unsigned char *front = ok ? front_of(&t, &d->failed) : NULL;
+    unsigned char *front = ok ? front_of(&t) : NULL;
     if (ok && !front) {
         fprintf(stderr, "nestmap: out of memory\n");
         ok = 0;
@@ -954,8 +952,7 @@ void sweep_print(FILE *f, const sweep_run *run, char *const *rows, uint64_t n)
             fprintf(f, "  %s%s%s\n", r->f[t.c_status], r->f[t.c_status + 1][0] ? ": " : "",
                     r->f[t.c_status + 1]);
     }
-    uint64_t failed;
-    unsigned char *front = front_of(&t, &failed);
+    unsigned char *front = front_of(&t);
     if (front) {
         fputc('\n', f);
         print_summary(f, run, &t, front, NULL);
