@@ -197,20 +197,6 @@ int nm_cli_search_setup(int argc, char **argv, const char *cmd, const char *usag
                         unsigned need, nm_cli_opts *co, struct nm_spec *spec,
                         struct nm_search_opts *o);
 
-/* After a search: adds to doc the warnings a user should see about its
- * result (far above the roofline bound; ended by its timeout with few valid
- * mappings), each naming the option that would help.  Returns the number of
- * warnings doc held before, for nm_cli_warnings. */
-struct nm_search_result;
-size_t nm_cli_search_warn(nm_ydoc *doc, const nm_arch *arch, const nm_workload *wl,
-                          const struct nm_search_result *res, const struct nm_search_opts *o);
-
-/* The same for a network's distinct layers, as one warning of each kind. */
-struct nm_network;
-struct nm_layer_result;
-size_t nm_cli_network_warn(nm_ydoc *doc, const nm_arch *arch, const struct nm_network *net,
-                           const struct nm_layer_result *out, const struct nm_search_opts *o);
-
 /* Ctrl-C (SIGINT) or SIGTERM sets the returned flag (a search's stop) until
  * released. */
 volatile sig_atomic_t *nm_cli_catch_sigint(void);

@@ -10,7 +10,7 @@
 
 #include "cli.h"
 #include "nestmap/alloc.h"
-#include "nestmap/mapspace.h"
+#include "nestmap/job.h"
 #include "nestmap/model.h"
 #include "nestmap/report.h"
 #include "nestmap/search.h"
@@ -157,33 +157,21 @@ int nm_cmd_map(int argc, char **argv)
     }
     nm_error err;
     nm_error_clear(&err);
-    nm_mapspace *ms = nm_cli_mapspace(&spec, &rc);
-    if (!ms)
-        goto out;
     o.stop = nm_cli_catch_sigint();
     int tty = isatty(STDERR_FILENO) && !co.quiet;
     if (tty)
         o.progress = progress;
     static nm_search_result res;
-    nm_status status = nm_search_run(ms, &o, &res, &err);
-    if ((rc = nm_cli_search_end(status, tty, &err)) != 0) {
-        nm_free(ms);
+    static nm_noc_stats noc; /* what each network carries, for the reports */
+    size_t warned = spec.doc.nwarnings;
+    nm_status status = nm_job_map(&spec, &o, &res, &noc, &err);
+    if ((rc = nm_cli_search_end(status, tty, &err)) != 0)
         goto out;
-    }
     /* -q hides the search summary, except when the failure below points
      * at its counts. */
     if (!co.quiet || !res.found)
         nm_report_search_text(stderr, &spec.arch, &res, &o);
-    nm_cli_warnings(&spec.doc, co.quiet,
-                    nm_cli_search_warn(&spec.doc, &spec.arch, &spec.wl, &res, &o));
-    static nm_noc_stats noc;
-    if (res.found && spec.arch.noc) { /* what each network carries, for the reports */
-        nm_model mdl;
-        if (nm_model_init(&mdl, &spec.arch, &spec.wl, &err) == NM_OK) {
-            nm_model_noc_stats(&mdl, &res.best.map, &res.best_stats, &noc);
-            nm_model_fini(&mdl);
-        }
-    }
+    nm_cli_warnings(&spec.doc, co.quiet, warned);
     int json_ok = 1;
     if (co.json) {
         nm_cli_json js;
@@ -211,7 +199,6 @@ int nm_cmd_map(int argc, char **argv)
          !nm_cli_diagram("map", co.outdir, &spec, &res.best.map, &res.best_stats)))
         rc = 2;
     nm_search_result_fini(&res);
-    nm_free(ms);
 out:
     nm_spec_fini(&spec);
     return rc;

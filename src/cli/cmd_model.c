@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "nestmap/alloc.h"
+#include "nestmap/job.h"
 #include "nestmap/mapspace.h"
 #include "nestmap/model.h"
 #include "nestmap/report.h"
@@ -74,83 +75,72 @@ int nm_cmd_model(int argc, char **argv)
     }
     nm_error err;
     nm_error_clear(&err);
-    /* Inputs that carry constraints (a map.yaml beside the design it was
-     * searched on, or a v0.4 design's own): the mapping must meet them. */
-    char broken[1024] = "";
-    if (spec.constraints || spec.constraints2 || spec.arch.constraints) {
-        nm_mapspace *ms = nm_cli_mapspace(&spec, &rc);
-        if (!ms) {
-            nm_spec_fini(&spec);
-            return rc;
-        }
-        nm_mapspace_check(ms, &spec.map, broken, sizeof broken);
-        nm_free(ms);
+    nm_job_model_out *r = nm_calloc(1, sizeof *r);
+    nm_status status = r ? nm_job_model(&spec, r, &err)
+                         : nm_error_set(&err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    if (status != NM_OK) {
+        nm_cli_error(&err);
+        nm_free(r);
+        nm_spec_fini(&spec);
+        return nm_status_exit_code(status);
     }
-    if (broken[0]) {
-        fprintf(stderr, "nestmap: the mapping breaks a constraint: %s\n", broken);
+    if (r->broken[0]) {
+        fprintf(stderr, "nestmap: the mapping breaks a constraint: %s\n", r->broken);
         if (o.json) {
             nm_cli_json js;
             FILE *f = nm_cli_json_begin(&js);
             fprintf(f, "{\n \"valid\": false,\n \"reason\": ");
-            nm_report_json_string(f, broken);
+            nm_report_json_string(f, r->broken);
             fprintf(f, "\n}\n");
             rc = nm_cli_json_end(&js, &spec.doc) ? 1 : 2;
         } else {
             rc = 1;
         }
+        nm_free(r);
         nm_spec_fini(&spec);
         return rc;
     }
-    nm_model mdl;
-    if (nm_model_init(&mdl, &spec.arch, &spec.wl, &err) != NM_OK) {
-        nm_cli_error(&err);
-        nm_spec_fini(&spec);
-        return 2;
-    }
-    static nm_stats st;
-    static nm_nest nest;
-    static nm_noc_stats noc;
-    int valid = nm_model_eval(&mdl, &spec.map, &st, &nest);
-    if (valid && spec.arch.noc) /* what each network carries, for the reports */
-        valid = nm_model_noc_stats(&mdl, &spec.map, &st, &noc);
+    const nm_stats *st = &r->st;
+    const nm_nest *nest = &r->nest;
+    int valid = r->valid;
     if (o.json) {
         nm_cli_json js;
-        nm_report_json(nm_cli_json_begin(&js), &spec.arch, &spec.wl, &st, &spec.map);
+        nm_report_json(nm_cli_json_begin(&js), &spec.arch, &spec.wl, st, &spec.map);
         if (!nm_cli_json_end(&js, &spec.doc))
             rc = 2;
     } else if (teach.loops || teach.explain) {
-        if (!nm_cli_teach_print(&teach, &spec, &spec.map, &st))
+        if (!nm_cli_teach_print(&teach, &spec, &spec.map, st))
             rc = 2;
     } else if (valid) {
-        nm_report_loopnest(stdout, &spec.arch, &spec.wl, &nest, &spec.map, &st);
+        nm_report_loopnest(stdout, &spec.arch, &spec.wl, nest, &spec.map, st);
         fputc('\n', stdout);
-        nm_report_text(stdout, &spec.arch, &spec.wl, &st);
+        nm_report_text(stdout, &spec.arch, &spec.wl, st);
     }
     if (!valid) {
         char reason[512];
-        nm_invalid_describe(&st.invalid, &spec.arch, &spec.wl, reason, sizeof reason);
+        nm_invalid_describe(&st->invalid, &spec.arch, &spec.wl, reason, sizeof reason);
         fprintf(stderr, "nestmap: invalid mapping: %s\n", reason);
-        if ((st.invalid.kind == NM_INV_INSTANCES || st.invalid.kind == NM_INV_ARITH) &&
-            st.invalid.axis && !teach.explain)
+        if ((st->invalid.kind == NM_INV_INSTANCES || st->invalid.kind == NM_INV_ARITH) &&
+            st->invalid.axis && !teach.explain)
             fprintf(stderr, "nestmap: too many along %c: move a spatial factor to the temporal "
                             "loops, or give the spatial entry a split: that puts fewer loops "
-                            "along %c (--explain says which fits)\n", st.invalid.axis,
-                    st.invalid.axis);
-        else if (st.invalid.kind == NM_INV_CAPACITY && !teach.explain)
+                            "along %c (--explain says which fits)\n", st->invalid.axis,
+                    st->invalid.axis);
+        else if (st->invalid.kind == NM_INV_CAPACITY && !teach.explain)
             fprintf(stderr, "nestmap: --explain says which factor to move to fit\n");
     }
     rc = rc == 2 ? 2 : valid ? 0 : 1;
     if (o.outdir) {
         if (!nm_cli_mkdir(o.outdir) ||
-            (!tl_names && !write_file(o.outdir, "stats.txt", 0, &spec, &st, &nest)) ||
-            !write_file(o.outdir, "stats.json", 1, &spec, &st, &nest) ||
-            (valid && !tl_names && !write_file(o.outdir, "map.txt", 2, &spec, &st, &nest)) ||
+            (!tl_names && !write_file(o.outdir, "stats.txt", 0, &spec, st, nest)) ||
+            !write_file(o.outdir, "stats.json", 1, &spec, st, nest) ||
+            (valid && !tl_names && !write_file(o.outdir, "map.txt", 2, &spec, st, nest)) ||
             !nm_cli_write_tables(o.outdir, tl_names ? "timeloop-model" : NULL, &spec,
-                                 valid ? &st : NULL, &nest, &spec.map) ||
-            (diagram && valid && !nm_cli_diagram("model", o.outdir, &spec, &spec.map, &st)))
+                                 valid ? st : NULL, nest, &spec.map) ||
+            (diagram && valid && !nm_cli_diagram("model", o.outdir, &spec, &spec.map, st)))
             rc = 2;
     }
-    nm_model_fini(&mdl);
+    nm_free(r);
     nm_spec_fini(&spec);
     return rc;
 }

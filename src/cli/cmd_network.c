@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "nestmap/alloc.h"
+#include "nestmap/job.h"
 #include "nestmap/network.h"
 #include "nestmap/report.h"
 #include "nestmap/search.h"
@@ -112,43 +113,21 @@ int nm_cmd_network(int argc, char **argv)
     nm_network net;
     memset(&net, 0, sizeof net);
     nm_layer_result *out = NULL;
-    const nm_ynode *root = spec.doc.root;
-    const nm_ynode *node = nm_ymap_get(root, "network");
-    rc = 2;
-    if (!node) {
-        fprintf(stderr, "nestmap network: no 'network' in the input files (a list of layers; "
-                "see nestmap network --help)\n");
-        goto out;
-    }
-    size_t nwarned = spec.doc.nwarnings;
-    nm_status status = nm_network_parse(&net, node, &spec.doc, &err);
-    for (size_t i = 0; i < root->n && status == NM_OK; i++) {
-        const nm_ynode *k = nm_ymap_key(root, i);
-        if (!strcmp(k->str, "problem") || !strcmp(k->str, "mapping"))
-            status = nm_ydoc_warn(&spec.doc, k, "'%s' is not used: the network's layers are "
-                                  "mapped instead", k->str);
-    }
-    nm_cli_warnings(&spec.doc, co.quiet, nwarned); /* the layers' own, and the above */
+    size_t warned = spec.doc.nwarnings;
+    nm_status status = nm_job_network_parse(&spec, &net, &err);
+    nm_cli_warnings(&spec.doc, co.quiet, warned); /* the layers' own, and the unused keys */
     if (status != NM_OK) {
-        if (status == NM_ERR_NOMEM)
-            nm_error_set(&err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         nm_cli_error(&err);
         rc = nm_status_exit_code(status);
         goto out;
     }
-    out = nm_calloc((size_t)net.nlayers, sizeof *out);
-    if (!out) {
-        fprintf(stderr, "nestmap: out of memory\n");
-        goto out;
-    }
     o.stop = nm_cli_catch_sigint();
     int tty = isatty(STDERR_FILENO) && !co.quiet;
-    status = nm_network_map_report(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
-                                   o.threads, out, tty ? layer_done : NULL, &net, &err);
+    warned = spec.doc.nwarnings;
+    status = nm_job_network_map(&spec, &net, &o, &out, tty ? layer_done : NULL, &net, &err);
     if ((rc = nm_cli_search_end(status, tty, &err)) != 0)
         goto out;
-    nm_cli_warnings(&spec.doc, co.quiet,
-                    nm_cli_network_warn(&spec.doc, &spec.arch, &net, out, &o));
+    nm_cli_warnings(&spec.doc, co.quiet, warned);
     int json_ok = 1;
     if (co.json) {
         nm_cli_json js;

@@ -14,7 +14,7 @@
 #include "nestmap/report.h"
 #include "nestmap/alloc.h"
 #include "nestmap/mapspace.h"
-#include "nestmap/path.h"
+#include "nestmap/job.h"
 #include "nestmap/pcg32.h"
 #include "nestmap/spec.h"
 
@@ -255,12 +255,9 @@ static void show_source(const char *path, int line, int col)
 
 void nm_cli_error(const nm_error *err)
 {
-    if (err->file[0] && err->line > 0)
-        fprintf(stderr, "%s:%d:%d: error: %s\n", err->file, err->line, err->col, err->msg);
-    else if (err->file[0])
-        fprintf(stderr, "%s: error: %s\n", err->file, err->msg);
-    else
-        fprintf(stderr, "nestmap: error: %s\n", err->msg);
+    char line[NM_ERROR_FILE_MAX + NM_ERROR_MSG_MAX + 64];
+    nm_job_error_line(line, sizeof line, err);
+    fprintf(stderr, "%s\n", line);
     if (err->file[0] && err->line > 0)
         show_source(err->file, err->line, err->col);
 }
@@ -295,32 +292,7 @@ int nm_cli_json_end(nm_cli_json *js, const nm_ydoc *doc)
         fprintf(stderr, "nestmap: out of memory for the JSON output\n");
         return 0;
     }
-    /* The object's closing brace is its last non-space character. */
-    size_t end = js->len;
-    while (end && js->buf[end - 1] != '}')
-        end--;
-    if (!end) {
-        fputs(js->buf, stdout);
-        free(js->buf);
-        return 1;
-    }
-    size_t body = end - 1;
-    while (body && (js->buf[body - 1] == '\n' || js->buf[body - 1] == ' '))
-        body--;
-    fwrite(js->buf, 1, body, stdout);
-    fputs(",\n \"warnings\": [", stdout);
-    for (size_t i = 0; doc && i < doc->nwarnings; i++) {
-        const nm_ywarning *w = &doc->warnings[i];
-        fputs(i ? ",\n  {\"file\": " : "\n  {\"file\": ", stdout);
-        if (w->file)
-            nm_report_json_string(stdout, w->file);
-        else
-            fputs("null", stdout);
-        printf(", \"line\": %d, \"col\": %d, \"message\": ", w->line, w->col);
-        nm_report_json_string(stdout, w->msg);
-        fputc('}', stdout);
-    }
-    fputs(doc && doc->nwarnings ? "\n ]\n}\n" : "]\n}\n", stdout);
+    nm_job_json_warnings(stdout, js->buf, js->len, doc);
     free(js->buf);
     return fflush(stdout) == 0;
 }
@@ -374,57 +346,15 @@ int nm_cmd_unimplemented(int argc, char **argv)
     return 2;
 }
 
-/* The file each input names (path.h): files[i] points at paths[i].
- * Returns 0, or 2 after printing why an input cannot be read. */
-static int resolve_inputs(const nm_cli_opts *o, char (*paths)[NM_PATH_MAX], const char **files)
-{
-    int stdin_uses = 0;
-    for (int i = 0; i < o->nfiles; i++) {
-        files[i] = paths[i];
-        stdin_uses += !strcmp(o->files[i], "-");
-        /* An absolute path is not searched for: the loader says why it fails. */
-        if (!nm_path_find(o->files[i], paths[i], NM_PATH_MAX) && o->files[i][0] != '/') {
-            char roots[4096];
-            nm_path_roots(roots, sizeof roots);
-            fprintf(stderr, "%s: error: no such file, nor a design or workload of that name "
-                    "under %s (NESTMAP_PATH=DIR:DIR... adds folders to look in)\n", o->files[i],
-                    roots);
-            return 2;
-        }
-    }
-    if (stdin_uses > 1) {
-        fprintf(stderr, "nestmap: '-' (standard input) is named %d times; it can be read once\n",
-                stdin_uses);
-        return 2;
-    }
-    return 0;
-}
-
 int nm_cli_load(const nm_cli_opts *o, unsigned need, nm_spec *spec)
 {
     nm_error err;
     nm_error_clear(&err);
-    if (o->builtin_energy)
-        need |= NM_BUILTIN_ENERGY;
-    char(*paths)[NM_PATH_MAX] = nm_calloc((size_t)o->nfiles, sizeof *paths);
-    const char **files = nm_calloc((size_t)o->nfiles, sizeof *files);
-    int rc = 2;
-    if (!paths || !files)
-        fprintf(stderr, "nestmap: out of memory\n");
-    else
-        rc = resolve_inputs(o, paths, files);
-    if (rc != 0) {
-        nm_free(paths);
-        nm_free(files);
-        memset(spec, 0, sizeof *spec);
-        return rc;
-    }
-    nm_spec_opts so = {o->sets, (size_t)o->nsets, o->vars, (size_t)o->nvars};
-    nm_status st = nm_spec_load_opts(spec, files, (size_t)o->nfiles, &so, need, &err);
-    nm_free(paths);
-    nm_free(files);
+    nm_job_input in = {(const char *const *)o->files, (size_t)o->nfiles, o->sets,
+                       (size_t)o->nsets, o->vars, (size_t)o->nvars, o->builtin_energy,
+                       o->stride_2024};
+    nm_status st = nm_job_load(spec, &in, need, &err);
     nm_cli_warnings(&spec->doc, o->quiet, 0);
-    spec->arch.stride_rule_2024 = o->stride_2024;
     if (st == NM_OK)
         return 0;
     nm_cli_error(&err);
