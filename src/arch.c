@@ -180,16 +180,53 @@ static nm_status get_u32(const nm_ynode *attrs, const char *key, int *out, int *
 }
 
 
-/* A bandwidth in words per cycle: positive and finite when given. */
-static nm_status get_bw(const nm_ynode *attrs, const char *key, double *out, int *found,
-                        nm_error *err)
+/* A bandwidth in words per cycle: positive and finite when given.  Written
+ * in bytes per second ("400GB/s", nestmap's extension), it becomes words
+ * per cycle with the level's word width and the design's clock. */
+static nm_status get_bw(const nm_ynode *attrs, const char *key, const nm_level *L,
+                        const nm_arch *arch, double *out, int *found, nm_error *err)
 {
+    const nm_ynode *n = nm_ymap_get(attrs, key);
+    double bps;
+    if (n && n->kind == NM_Y_SCALAR && nm_text_unit_value(n->str, "B/s", &bps)) {
+        if (!arch->clock_given)
+            return nm_yerror(err, n, "'%s' in bytes per second needs the design's clock to "
+                             "become words per cycle: give global_cycle_seconds (e.g. 1ns), "
+                             "or the bandwidth in words per cycle", key);
+        *out = bps * arch->cycle_seconds * 8.0 / L->word_bits;
+        *found = 1;
+        return NM_OK;
+    }
     nm_status st = nm_yget_attr_num(attrs, key, out, found, err);
     if (st == NM_OK && *found && !(*out > 0.0 && isfinite(*out)))
         return nm_yerror(err, nm_ymap_get(attrs, key),
-                         "attribute '%s' must be a positive number of words per cycle (got %g); "
-                         "leave it out for no limit", key, *out);
+                         "attribute '%s' must be a positive number of words per cycle (got %g) "
+                         "or bytes per second (400GB/s); leave it out for no limit", key, *out);
     return st;
+}
+
+/* A depth written in bytes ("64KiB", nestmap's extension) as rows of the
+ * level's block of words; *found 0 when the depth is not written so. */
+static nm_status get_depth_bytes(const nm_ynode *attrs, const char *const *keys,
+                                 const nm_level *L, int *depth, int *found, nm_error *err)
+{
+    *found = 0;
+    for (; *keys; keys++) {
+        const nm_ynode *n = nm_ymap_get(attrs, *keys);
+        double bytes;
+        if (!n || n->kind != NM_Y_SCALAR || !nm_text_unit_value(n->str, "B", &bytes))
+            continue;
+        double row_bits = (double)L->word_bits * L->block_size;
+        double rows = bytes * 8.0 / row_bits;
+        if (rows != floor(rows) || rows < 1 || rows > (double)(1 << 30))
+            return nm_yerror(err, n, "'%s': %s is not a whole number of rows of %d x %d-bit "
+                             "words (%g rows)", L->name, n->str, L->block_size, L->word_bits,
+                             rows);
+        *depth = (int)rows;
+        *found = 1;
+        return NM_OK;
+    }
+    return NM_OK;
 }
 
 /* First of several synonyms that is present. */
@@ -233,7 +270,8 @@ static nm_status mesh(const nm_ynode *at, const nm_ynode *attrs, int64_t instanc
     return NM_OK;
 }
 
-static nm_status parse_storage(nm_level *L, const nm_ynode *attrs, nm_error *err)
+static nm_status parse_storage(nm_level *L, const nm_arch *arch, const nm_ynode *attrs,
+                               nm_error *err)
 {
     nm_status st;
     int found, v;
@@ -289,8 +327,10 @@ static nm_status parse_storage(nm_level *L, const nm_ynode *attrs, nm_error *err
 
     int depth = 0, dfound = 0, entries = 0, efound = 0, kb = 0, kbfound = 0;
     static const char *const d_keys[] = {"depth", "memory_depth", "data_storage_depth", NULL};
+    if ((st = get_depth_bytes(attrs, d_keys, L, &depth, &dfound, err)) != NM_OK)
+        return st;
     if ((st = get_u32(attrs, "entries", &entries, &efound, err)) != NM_OK ||
-        (st = get_u32_any(attrs, d_keys, &depth, &dfound, err)) != NM_OK ||
+        (!dfound && (st = get_u32_any(attrs, d_keys, &depth, &dfound, err)) != NM_OK) ||
         (st = get_u32(attrs, "sizeKB", &kb, &kbfound, err)) != NM_OK)
         return st;
     if (efound) {
@@ -318,25 +358,25 @@ static nm_status parse_storage(nm_level *L, const nm_ynode *attrs, nm_error *err
     if ((st = nm_yget_attr_num(attrs, "min_utilization", &d, &found, err)) != NM_OK)
         return st;
     L->min_utilization = found ? d : 0.0;
-    if ((st = get_bw(attrs, "bandwidth", &d, &found, err)) != NM_OK)
+    if ((st = get_bw(attrs, "bandwidth", L, arch, &d, &found, err)) != NM_OK)
         return st;
     if (found) { /* Timeloop: deprecated, split evenly between reads and writes */
         L->has_read_bw = L->has_write_bw = 1;
         L->read_bw = L->write_bw = d / 2;
     }
-    if ((st = get_bw(attrs, "read_bandwidth", &d, &found, err)) != NM_OK)
+    if ((st = get_bw(attrs, "read_bandwidth", L, arch, &d, &found, err)) != NM_OK)
         return st;
     if (found) {
         L->has_read_bw = 1;
         L->read_bw = d;
     }
-    if ((st = get_bw(attrs, "write_bandwidth", &d, &found, err)) != NM_OK)
+    if ((st = get_bw(attrs, "write_bandwidth", L, arch, &d, &found, err)) != NM_OK)
         return st;
     if (found) {
         L->has_write_bw = 1;
         L->write_bw = d;
     }
-    if ((st = get_bw(attrs, "shared_bandwidth", &d, &found, err)) != NM_OK)
+    if ((st = get_bw(attrs, "shared_bandwidth", L, arch, &d, &found, err)) != NM_OK)
         return st;
     if (found) {
         L->has_shared_bw = 1;
@@ -401,12 +441,17 @@ static nm_status enter_scope(struct flat *fl, const nm_ynode *scope, int *saved,
     const nm_ynode *c = nm_ymap_get(attrs, "global_cycle_seconds");
     if (c && !nm_yis_null(c) && !fl->arch->clock_given) {
         double v;
-        nm_status st = nm_yget_num(c, "global_cycle_seconds", &v, err);
+        nm_status st = NM_OK;
+        if (c->kind == NM_Y_SCALAR && nm_text_unit_value(c->str, "Hz", &v))
+            return nm_yerror(err, c, "global_cycle_seconds is the clock's period, not its "
+                             "frequency: for %s write %gns", c->str, 1e9 / v);
+        if (c->kind != NM_Y_SCALAR || !nm_text_unit_value(c->str, "s", &v)) /* 1ns */
+            st = nm_yget_num(c, "global_cycle_seconds", &v, err);
         if (st != NM_OK)
             return st;
         if (!(v > 0 && v < 1))
             return nm_yerror(err, c, "global_cycle_seconds must be a clock period in seconds, "
-                             "e.g. 1e-9 for 1 GHz (got %g)", v);
+                             "e.g. 1e-9 or 1ns for 1 GHz (got %g)", v);
         fl->arch->cycle_seconds = v;
         fl->arch->clock_given = 1;
     }
@@ -669,7 +714,7 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
     L->instances = instances;
     L->meshX = mx;
     L->meshY = my;
-    if ((st = parse_storage(L, attrs, err)) != NM_OK)
+    if ((st = parse_storage(L, fl->arch, attrs, err)) != NM_OK)
         return st;
     fl->nstore++;
     return NM_OK;

@@ -96,6 +96,7 @@ int nm_text_rate(const char *s, const char *const *units, double *out)
     static const struct { const char *p; double f; } prefix[] = {
         {"Ki", 1024.0}, {"Mi", 1048576.0}, {"Gi", 1073741824.0}, {"Ti", 1099511627776.0},
         {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18},
+        {"m", 1e-3}, {"u", 1e-6}, {"\xc2\xb5", 1e-6}, {"n", 1e-9}, {"p", 1e-12},
     };
     char *end;
     errno = 0;
@@ -127,6 +128,15 @@ int nm_text_rate(const char *s, const char *const *units, double *out)
         return 0;
     *out = v;
     return 1;
+}
+
+int nm_text_unit_value(const char *s, const char *unit, double *out)
+{
+    size_t n = strlen(s), u = strlen(unit);
+    if (n <= u || strcmp(s + n - u, unit) != 0)
+        return 0;
+    const char *const units[] = {unit, NULL};
+    return nm_text_rate(s, units, out);
 }
 
 char *nm_text_si(double v, const char *unit, char *buf, size_t size)

@@ -93,6 +93,19 @@ static int plain_number(const nm_ynode *n)
     return *end == '\0';
 }
 
+/* Whether text is a quantity with its unit, as design files may write
+ * bandwidths, sizes and the clock ("400GB/s", "64KiB", "1ns"): the reader
+ * of that attribute converts it (arch.c), so it is not an expression. */
+static int unit_value(const nm_ynode *n)
+{
+    static const char *const units[] = {"B/s", "B", "s", "Hz"};
+    double v;
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+        if (nm_text_unit_value(n->str, units[i], &v))
+            return 1;
+    return 0;
+}
+
 /* The number as it would be written: whole numbers without a point. */
 static void number_text(double x, char *buf, size_t size)
 {
@@ -116,7 +129,7 @@ static nm_status resolve_map(struct eval *ev, const nm_ynode **mapp, const struc
     for (size_t i = 0; i < map->n; i++) {
         const nm_ynode *k = nm_ymap_key(map, i), *v = nm_ymap_val(map, i);
         if (v->kind != NM_Y_SCALAR || v->quoted || plain_number(v) || nm_yis_null(v) ||
-            !strcmp(k->str, "version"))
+            unit_value(v) || !strcmp(k->str, "version"))
             continue;
         nm_value val;
         nm_expr_error e;

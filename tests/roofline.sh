@@ -140,4 +140,51 @@ printf 'problem:\n  gemm: {M: 10000000000, N: 10000000000, K: 10000000000, bias:
 "$bin" bound --precision bf16 "$tmp/e30.yaml" >"$tmp/out" 2>"$tmp/err"
 has "$tmp/out" "^operations  *2000000000200000000000000000000 FLOPs" "10^30 MACs with a bias: FLOPs exact"
 
+# Units in a design (nestmap's extension; doc/design-reference.md): a
+# bandwidth in bytes per second, a depth in bytes and the clock as a period
+# give exactly what the plain forms give (0.5 GB/s at 1 ns with 8-bit words
+# is 0.5 words per cycle, which throttles this mapping; 1 KiB of 8-word rows
+# is 128 rows).
+cat >"$tmp/units.yaml" <<'EOF'
+architecture:
+  version: '0.4'
+  subtree:
+  - name: system
+    attributes: {technology: 40nm, global_cycle_seconds: 1ns}
+    local:
+    - {name: MainMemory, class: DRAM, attributes: {type: LPDDR4, width: 64, datawidth: 8, shared_bandwidth: 0.5GB/s}}
+    - {name: Buffer, class: SRAM, attributes: {depth: 1KiB, width: 64, datawidth: 8, read_bandwidth: 32GB/s}}
+    - {name: MACC, class: intmac, attributes: {datawidth: 8}}
+problem:
+  shape:
+    name: conv1d
+    dimensions: [R, P]
+    data_spaces:
+    - {name: Weights, projection: [[[R]]]}
+    - {name: Inputs, projection: [[[R], [P]]]}
+    - {name: Outputs, projection: [[[P]]], read_write: true}
+  instance: {R: 3, P: 16}
+mapping:
+- {target: MainMemory, type: temporal, factors: R=1 P=1, permutation: RP}
+- {target: Buffer, type: temporal, factors: R=3 P=16, permutation: RP}
+EOF
+sed -e 's|0.5GB/s|0.5|' -e 's|depth: 1KiB|depth: 128|' -e 's|32GB/s|32|' -e 's|1ns|1e-9|' \
+    "$tmp/units.yaml" >"$tmp/plain.yaml"
+"$bin" model -q --json "$tmp/units.yaml" >"$tmp/units.json" 2>"$tmp/err" &&
+    "$bin" model -q --json "$tmp/plain.yaml" >"$tmp/plain.json" 2>>"$tmp/err"
+if cmp -s "$tmp/units.json" "$tmp/plain.json"; then
+    ok "units in a design: the same stats as the plain forms"
+else
+    bad "units in a design differ from the plain forms:"; cat "$tmp/err"; diff "$tmp/units.json" "$tmp/plain.json" | head
+fi
+cp "$tmp/units.json" "$tmp/out"
+json_ok "units: 0.5GB/s throttles the layer to 74 cycles (37 words at 0.5 a cycle)" \
+    'j["summary"]["cycles"] == 74'
+json_ok "units: 1KiB of 64-bit rows is 1024 words" \
+    '[l["size"] for l in j["levels"] if l["name"] == "Buffer"] == [1024]'
+"$bin" model -q --json --set MainMemory.shared_bandwidth=1GB/s --set Buffer.depth=2KiB \
+    "$tmp/units.yaml" >"$tmp/out" 2>"$tmp/err"
+json_ok "units through --set: at 1GB/s the layer is compute-bound (48 cycles), 2KiB doubles the words" \
+    'j["summary"]["cycles"] == 48 and [l["size"] for l in j["levels"] if l["name"] == "Buffer"] == [2048]'
+
 finish

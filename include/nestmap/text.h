@@ -27,11 +27,17 @@ int nm_text_has_any(const char *s, const char *const *list, size_t n);
 void nm_text_join(char *buf, size_t size, const char *const *cands, size_t n);
 
 /* Parses a rate such as "1T", "1000GB/s", "3.35 TB/s", "989.4TFLOP/s",
- * "1e12": a number, an optional prefix (k M G T P E: powers of 1000; Ki Mi
- * Gi Ti: powers of 1024) and an optional unit, which must be one of
+ * "1e12", "1ns": a number, an optional prefix (k M G T P E and m u µ n p:
+ * powers of 1000; Ki Mi Gi Ti: powers of 1024) and an optional unit, which must be one of
  * units[] (NULL-terminated; compared exactly).  Returns 1 and *out > 0, or
  * 0 for anything else. */
 int nm_text_rate(const char *s, const char *const *units, double *out);
+
+/* Reads s as a quantity written with `unit` ("400GB/s" with "B/s", "64KiB"
+ * with "B", "1ns" with "s"), as nm_text_rate does; 1 and *out in the base
+ * unit, or 0 when s does not end in the unit or does not read as one.
+ * Design files take their bandwidths, sizes and clock this way. */
+int nm_text_unit_value(const char *s, const char *unit, double *out);
 
 /* Writes v with an SI prefix and 4 significant digits: "44.73 µs",
  * "1 TFLOP/s", "5.593 MB".  unit is appended after the prefix. */
