@@ -105,4 +105,24 @@ else
     bad "libdemo does not build"; cat err
 fi
 
+# The Python module, when built: imported from where it was installed, it
+# finds the shipped designs by name and equals the command line.
+if [ -n "${pythondir:-}" ]; then
+    if PYTHONPATH="$pyexecdir:$pythondir" "$PYTHON" -c '
+import json, subprocess, sys
+import nestmap
+r = nestmap.network("eyeriss/eyeriss", "mobilenet_v1", max_evals=2000, no_refine=True)
+cli = subprocess.run([sys.argv[1], "network", "-q", "--json", "--max-evals", "2000", "--no-refine",
+                      "eyeriss/eyeriss", "mobilenet_v1"], capture_output=True, check=True)
+sys.exit(0 if r == json.loads(cli.stdout) else 1)' "$nm" >out 2>err; then
+        ok "import nestmap from $pythondir: a network by name, as the command line maps it"
+    else
+        bad "the installed Python module: exit $?"; cat err
+    fi
+    case $(PYTHONPATH="$pyexecdir:$pythondir" "$PYTHON" -c 'import nestmap._nestmap as m; print(m.__file__)' 2>&1) in
+    "$pyexecdir"/nestmap/_nestmap*.so) ok "nestmap._nestmap is installed in $pyexecdir" ;;
+    *) bad "nestmap._nestmap is not where it was installed" ;;
+    esac
+fi
+
 finish

@@ -1,0 +1,436 @@
+/* nestmapmodule.c — nestmap._nestmap, the CPython binding of libnestmap.
+ *
+ * Thin on purpose: each function loads the input files as the command line
+ * does (nm_job_load), runs the same job (job.h) with the GIL released, and
+ * returns the JSON object the command's --json prints, as text; the
+ * package's __init__.py turns it into Python objects.  So a result from
+ * Python is the command line's to the last digit.  Errors raise
+ * nestmap.Error with the command line's "FILE:LINE:COL: error: ..." text.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nestmap/alloc.h"
+#include "nestmap/job.h"
+#include "nestmap/override.h"
+#include "nestmap/report.h"
+
+static PyObject *nm_py_error; /* nestmap.Error */
+
+/* The arguments every function takes, converted: files, --set overrides,
+ * --jinja variables (their text copied, since the variables point into
+ * it), and the reading rules. */
+typedef struct py_input {
+    nm_job_input in;
+    const char **files;
+    nm_override *sets;
+    nm_tmpl_var *vars;
+    char **var_text;
+    size_t nvar_text;
+} py_input;
+
+static void input_fini(py_input *p)
+{
+    nm_free(p->files);
+    nm_free(p->sets);
+    nm_free(p->vars);
+    for (size_t i = 0; i < p->nvar_text; i++)
+        free(p->var_text[i]);
+    nm_free(p->var_text);
+}
+
+/* Raises nestmap.Error for err. */
+static PyObject *fail_with(const nm_error *err)
+{
+    char line[NM_ERROR_FILE_MAX + NM_ERROR_MSG_MAX + 64];
+    nm_job_error_line(line, sizeof line, err);
+    PyErr_SetString(nm_py_error, line);
+    return NULL;
+}
+
+/* A sequence of str as a C array pointing into the objects (which the
+ * caller's argument tuple keeps alive); *n its length. */
+static const char **strings(PyObject *seq, const char *what, size_t *n)
+{
+    PyObject *fast = PySequence_Fast(seq, what);
+    if (!fast)
+        return NULL;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
+    const char **out = nm_calloc((size_t)len + 1, sizeof *out);
+    if (!out) {
+        Py_DECREF(fast);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        out[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(fast, i));
+        if (!out[i]) {
+            PyErr_Format(PyExc_TypeError, "%s must be strings", what);
+            nm_free(out);
+            Py_DECREF(fast);
+            return NULL;
+        }
+    }
+    /* The strings live in the items, which the argument keeps. */
+    Py_DECREF(fast);
+    *n = (size_t)len;
+    return out;
+}
+
+static int input_init(py_input *p, PyObject *files, PyObject *sets, PyObject *jinja,
+                      int builtin_energy, int stride_2024)
+{
+    memset(p, 0, sizeof *p);
+    p->in.builtin_energy = builtin_energy;
+    p->in.stride_2024 = stride_2024;
+    size_t n = 0;
+    if (!(p->files = strings(files, "files", &n)))
+        return 0;
+    if (!n) {
+        PyErr_SetString(PyExc_ValueError, "no input files given");
+        return 0;
+    }
+    p->in.files = p->files;
+    p->in.nfiles = n;
+    const char **text = strings(sets, "set values ('COMPONENT.ATTRIBUTE=VALUE')", &n);
+    if (!text)
+        return 0;
+    p->sets = nm_calloc(n + 1, sizeof *p->sets);
+    nm_error err;
+    nm_error_clear(&err);
+    for (size_t i = 0; p->sets && i < n; i++)
+        if (nm_override_parse(&p->sets[i], text[i], NULL, &err) != NM_OK) {
+            nm_free(text);
+            fail_with(&err);
+            return 0;
+        }
+    nm_free(text);
+    if (!p->sets) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    p->in.sets = p->sets;
+    p->in.nsets = n;
+    if (!(text = strings(jinja, "jinja values ('NAME=VALUE')", &n)))
+        return 0;
+    p->vars = nm_calloc(n + 1, sizeof *p->vars);
+    p->var_text = nm_calloc(n + 1, sizeof *p->var_text);
+    for (size_t i = 0; p->vars && p->var_text && i < n; i++) {
+        if (!(p->var_text[i] = strdup(text[i])))
+            break;
+        p->nvar_text++;
+        if (nm_tmpl_var_parse(p->var_text[i], &p->vars[i], &err) != NM_OK) {
+            nm_free(text);
+            fail_with(&err);
+            return 0;
+        }
+    }
+    nm_free(text);
+    if (!p->vars || !p->var_text || p->nvar_text != n) {
+        PyErr_NoMemory();
+        return 0;
+    }
+    p->in.vars = p->vars;
+    p->in.nvars = n;
+    return 1;
+}
+
+/* Loads the input (GIL released); raises on failure. */
+static int load(py_input *p, unsigned need, nm_spec *spec)
+{
+    nm_error err;
+    nm_error_clear(&err);
+    nm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = nm_job_load(spec, &p->in, need, &err);
+    Py_END_ALLOW_THREADS
+    if (st != NM_OK) {
+        nm_spec_fini(spec);
+        fail_with(&err);
+        return 0;
+    }
+    return 1;
+}
+
+/* The search options, as (name, value) pairs (value None for a flag), over
+ * the design's `mapper:`. */
+static int search_opts(const nm_spec *spec, PyObject *options, nm_search_opts *o)
+{
+    nm_search_opts_init(o);
+    nm_error err;
+    nm_error_clear(&err);
+    if (nm_search_opts_parse(o, spec->mapper, &err) != NM_OK) {
+        fail_with(&err);
+        return 0;
+    }
+    PyObject *fast = PySequence_Fast(options, "options must be (name, value) pairs");
+    if (!fast)
+        return 0;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fast); i++) {
+        const char *name, *value;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "sz", &name, &value)) {
+            Py_DECREF(fast);
+            return 0;
+        }
+        if (nm_job_search_option(o, name, value, &err) != NM_OK) {
+            Py_DECREF(fast);
+            fail_with(&err);
+            return 0;
+        }
+    }
+    /* The algorithm's name points into an item, which the caller's tuple
+     * (immutable, built by __init__.py) keeps for the call. */
+    Py_DECREF(fast);
+    return 1;
+}
+
+/* Turns a JSON object written to a memory stream into a str with the
+ * document's warnings appended. */
+static PyObject *json_result(char *buf, size_t len, const nm_ydoc *doc)
+{
+    char *out = NULL;
+    size_t outlen = 0;
+    FILE *f = open_memstream(&out, &outlen);
+    if (!f) {
+        free(buf);
+        return PyErr_NoMemory();
+    }
+    nm_job_json_warnings(f, buf ? buf : "", buf ? len : 0, doc);
+    free(buf);
+    if (fclose(f) != 0 || !out) {
+        free(out);
+        return PyErr_NoMemory();
+    }
+    PyObject *s = PyUnicode_FromStringAndSize(out, (Py_ssize_t)outlen);
+    free(out);
+    return s;
+}
+
+static char *kw_common[] = {"files", "sets", "jinja", "builtin_energy", "stride_2024", NULL};
+
+static PyObject *py_model(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    PyObject *files, *sets, *jinja;
+    int builtin = 0, stride = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|pp", kw_common, &files, &sets, &jinja,
+                                     &builtin, &stride))
+        return NULL;
+    py_input p;
+    nm_spec spec;
+    if (!input_init(&p, files, sets, jinja, builtin, stride) ||
+        !load(&p, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &spec)) {
+        input_fini(&p);
+        return NULL;
+    }
+    nm_job_model_out *r = nm_calloc(1, sizeof *r);
+    nm_error err;
+    nm_error_clear(&err);
+    nm_status st = NM_ERR_NOMEM;
+    char *buf = NULL;
+    size_t len = 0;
+    if (r) {
+        Py_BEGIN_ALLOW_THREADS
+        st = nm_job_model(&spec, r, &err);
+        Py_END_ALLOW_THREADS
+    }
+    PyObject *res = NULL;
+    FILE *f = st == NM_OK ? open_memstream(&buf, &len) : NULL;
+    if (f) {
+        if (r->broken[0]) { /* as `model --json` writes it */
+            fprintf(f, "{\n \"valid\": false,\n \"reason\": ");
+            nm_report_json_string(f, r->broken);
+            fprintf(f, "\n}\n");
+        } else {
+            nm_report_json(f, &spec.arch, &spec.wl, &r->st, &spec.map);
+        }
+        fclose(f);
+        res = json_result(buf, len, &spec.doc);
+    } else if (st == NM_OK || !r) {
+        PyErr_NoMemory();
+    } else {
+        fail_with(&err);
+    }
+    nm_free(r);
+    nm_spec_fini(&spec);
+    input_fini(&p);
+    return res;
+}
+
+static char *kw_search[] = {"files", "sets", "jinja", "options", "builtin_energy", NULL};
+
+static PyObject *py_map(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    PyObject *files, *sets, *jinja, *options;
+    int builtin = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOO|p", kw_search, &files, &sets, &jinja,
+                                     &options, &builtin))
+        return NULL;
+    py_input p;
+    nm_spec spec;
+    if (!input_init(&p, files, sets, jinja, builtin, 0) ||
+        !load(&p, NM_NEED_ARCH | NM_NEED_PROBLEM, &spec)) {
+        input_fini(&p);
+        return NULL;
+    }
+    nm_search_opts o;
+    nm_search_result *res = nm_calloc(1, sizeof *res);
+    nm_noc_stats *noc = nm_calloc(1, sizeof *noc);
+    PyObject *out = NULL;
+    if (!res || !noc) {
+        PyErr_NoMemory();
+    } else if (search_opts(&spec, options, &o)) {
+        nm_error err;
+        nm_error_clear(&err);
+        nm_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = nm_job_map(&spec, &o, res, noc, &err);
+        Py_END_ALLOW_THREADS
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = st == NM_OK ? open_memstream(&buf, &len) : NULL;
+        if (f) {
+            nm_report_search_json(f, &spec.arch, &spec.wl, res, &o);
+            fclose(f);
+            out = json_result(buf, len, &spec.doc);
+        } else if (st == NM_OK) {
+            PyErr_NoMemory();
+        } else {
+            fail_with(&err);
+        }
+        nm_search_result_fini(res);
+    }
+    nm_free(noc);
+    nm_free(res);
+    nm_spec_fini(&spec);
+    input_fini(&p);
+    return out;
+}
+
+static PyObject *py_network(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    PyObject *files, *sets, *jinja, *options;
+    int builtin = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOO|p", kw_search, &files, &sets, &jinja,
+                                     &options, &builtin))
+        return NULL;
+    py_input p;
+    nm_spec spec;
+    if (!input_init(&p, files, sets, jinja, builtin, 0) || !load(&p, NM_NEED_ARCH, &spec)) {
+        input_fini(&p);
+        return NULL;
+    }
+    nm_search_opts o;
+    nm_network net;
+    memset(&net, 0, sizeof net);
+    nm_layer_result *layers = NULL;
+    PyObject *out = NULL;
+    nm_error err;
+    nm_error_clear(&err);
+    if (search_opts(&spec, options, &o)) {
+        nm_status st = nm_job_network_parse(&spec, &net, &err);
+        if (st == NM_OK) {
+            Py_BEGIN_ALLOW_THREADS
+            st = nm_job_network_map(&spec, &net, &o, &layers, NULL, NULL, &err);
+            Py_END_ALLOW_THREADS
+        }
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = st == NM_OK ? open_memstream(&buf, &len) : NULL;
+        if (f) {
+            nm_report_network(f, &spec.arch, &net, layers, &o, 1);
+            fclose(f);
+            out = json_result(buf, len, &spec.doc);
+        } else if (st == NM_OK) {
+            PyErr_NoMemory();
+        } else {
+            fail_with(&err);
+        }
+    }
+    if (layers)
+        nm_network_results_fini(&net, layers);
+    nm_free(layers);
+    nm_network_fini(&net);
+    nm_spec_fini(&spec);
+    input_fini(&p);
+    return out;
+}
+
+static PyObject *py_energy(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    PyObject *files, *sets, *jinja;
+    int builtin = 0, stride = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|pp", kw_common, &files, &sets, &jinja,
+                                     &builtin, &stride))
+        return NULL;
+    py_input p;
+    nm_spec spec;
+    if (!input_init(&p, files, sets, jinja, builtin, stride) || !load(&p, NM_NEED_ARCH, &spec)) {
+        input_fini(&p);
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    PyObject *out = NULL;
+    FILE *f = open_memstream(&buf, &len);
+    if (f) {
+        nm_report_energy(f, &spec.arch, 1);
+        fclose(f);
+        out = json_result(buf, len, &spec.doc);
+    } else {
+        PyErr_NoMemory();
+    }
+    nm_spec_fini(&spec);
+    input_fini(&p);
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"model", (PyCFunction)(void (*)(void))py_model, METH_VARARGS | METH_KEYWORDS,
+     "model(files, sets, jinja, builtin_energy=False, stride_2024=False) -> str: the JSON "
+     "object `nestmap model --json` prints"},
+    {"map", (PyCFunction)(void (*)(void))py_map, METH_VARARGS | METH_KEYWORDS,
+     "map(files, sets, jinja, options, builtin_energy=False) -> str: the JSON object "
+     "`nestmap map --json` prints; options are (name, value) pairs of the command's "
+     "search options"},
+    {"network", (PyCFunction)(void (*)(void))py_network, METH_VARARGS | METH_KEYWORDS,
+     "network(files, sets, jinja, options, builtin_energy=False) -> str: the JSON object "
+     "`nestmap network --json` prints"},
+    {"energy", (PyCFunction)(void (*)(void))py_energy, METH_VARARGS | METH_KEYWORDS,
+     "energy(files, sets, jinja, builtin_energy=False) -> str: the JSON object "
+     "`nestmap energy --json` prints"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "nestmap._nestmap",
+                                    "The C half of the nestmap package (see nestmap).", -1,
+                                    methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__nestmap(void);
+PyMODINIT_FUNC PyInit__nestmap(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    nm_py_error = PyErr_NewExceptionWithDoc("nestmap.Error",
+                                            "Bad input or a failed job: the message is the "
+                                            "command line's 'FILE:LINE:COL: error: ...'.",
+                                            PyExc_ValueError, NULL);
+    if (!nm_py_error || PyModule_AddObject(m, "Error", nm_py_error) < 0) {
+        Py_XDECREF(nm_py_error);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(nm_py_error);
+    if (PyModule_AddStringConstant(m, "__version__", NM_PY_VERSION) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
