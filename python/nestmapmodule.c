@@ -18,6 +18,7 @@
 #include "nestmap/job.h"
 #include "nestmap/override.h"
 #include "nestmap/report.h"
+#include "nestmap/sweep_run.h"
 
 static PyObject *nm_py_error; /* nestmap.Error */
 
@@ -392,6 +393,110 @@ static PyObject *py_energy(PyObject *self, PyObject *args, PyObject *kw)
     return out;
 }
 
+/* The text a memory stream gathered (closing it sets *buf and *len), as
+ * a str; the buffer is freed. */
+static PyObject *stream_text(FILE *f, char **buf, size_t *len)
+{
+    (void)fclose(f);
+    PyObject *s = PyUnicode_DecodeUTF8(*buf ? *buf : "", *buf ? (Py_ssize_t)*len : 0,
+                                       "replace");
+    free(*buf);
+    *buf = NULL;
+    return s;
+}
+
+static char *kw_sweep[] = {"files", "sets", "jinja", "options", "args", "outdir", "resume",
+                           "threads", "builtin_energy", NULL};
+
+static PyObject *py_sweep(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    PyObject *files, *sets, *jinja, *options, *argv;
+    const char *outdir;
+    int resume = 0, threads = 0, builtin = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOs|pip", kw_sweep, &files, &sets, &jinja,
+                                     &options, &argv, &outdir, &resume, &threads, &builtin))
+        return NULL;
+    py_input p;
+    if (!input_init(&p, files, sets, jinja, builtin, 0)) {
+        input_fini(&p);
+        return NULL;
+    }
+    size_t nargs = 0;
+    const char **argtext = strings(argv, "args", &nargs);
+    nm_sweep_run *run = argtext ? nm_calloc(1, sizeof *run) : NULL;
+    char *diag_buf = NULL, *out_buf = NULL;
+    size_t diag_len = 0, out_len = 0;
+    FILE *diag = run ? open_memstream(&diag_buf, &diag_len) : NULL;
+    FILE *out = diag ? open_memstream(&out_buf, &out_len) : NULL;
+    PyObject *result = NULL;
+    if (!out) {
+        if (argtext)
+            PyErr_NoMemory();
+        goto done;
+    }
+    run->diag = diag;
+    run->out = out;
+    run->extra = p.in.files;
+    run->nextra = (int)p.in.nfiles;
+    run->sets = p.in.sets;
+    run->nsets = (int)p.in.nsets;
+    run->vars = p.in.vars;
+    run->nvars = (int)p.in.nvars;
+    run->builtin_energy = builtin;
+    run->threads = threads;
+    run->args = (char *const *)argtext;
+    run->nargs = (int)nargs;
+    PyObject *fast = PySequence_Fast(options, "options must be (name, value) pairs");
+    if (!fast)
+        goto done;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(fast); i++) {
+        if (run->nopt >= NM_SWEEP_MAX_OPTS) {
+            PyErr_SetString(PyExc_ValueError, "too many search options");
+            break;
+        }
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(fast, i), "sz", &run->opt_name[run->nopt],
+                              &run->opt_value[run->nopt]))
+            break;
+        run->nopt++;
+    }
+    Py_DECREF(fast); /* the strings live in the caller's tuple */
+    if (PyErr_Occurred())
+        goto done;
+    int rc;
+    nm_ydoc doc;
+    nm_ydoc_init(&doc);
+    Py_BEGIN_ALLOW_THREADS
+    rc = nm_sweep_run_load(run, &doc, p.in.files, (int)p.in.nfiles);
+    if (rc == 0)
+        rc = nm_sweep_run_check(run);
+    if (rc == 0)
+        rc = nm_sweep_execute(run, outdir, resume, NULL);
+    nm_sweep_fini(&run->sw);
+    Py_END_ALLOW_THREADS
+    nm_ydoc_fini(&doc);
+    PyObject *d = stream_text(diag, &diag_buf, &diag_len);
+    PyObject *o = stream_text(out, &out_buf, &out_len);
+    diag = out = NULL;
+    if (d && o)
+        result = Py_BuildValue("(iOO)", rc, d, o);
+    Py_XDECREF(d);
+    Py_XDECREF(o);
+done:
+    if (out) {
+        fclose(out);
+        free(out_buf);
+    }
+    if (diag) {
+        fclose(diag);
+        free(diag_buf);
+    }
+    nm_free(run);
+    nm_free(argtext);
+    input_fini(&p);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"model", (PyCFunction)(void (*)(void))py_model, METH_VARARGS | METH_KEYWORDS,
      "model(files, sets, jinja, builtin_energy=False, stride_2024=False) -> str: the JSON "
@@ -406,6 +511,10 @@ static PyMethodDef methods[] = {
     {"energy", (PyCFunction)(void (*)(void))py_energy, METH_VARARGS | METH_KEYWORDS,
      "energy(files, sets, jinja, builtin_energy=False) -> str: the JSON object "
      "`nestmap energy --json` prints"},
+    {"sweep", (PyCFunction)(void (*)(void))py_sweep, METH_VARARGS | METH_KEYWORDS,
+     "sweep(files, sets, jinja, options, args, outdir, resume=False, threads=0, "
+     "builtin_energy=False) -> (exit code, messages, summary): `nestmap sweep -o OUTDIR` "
+     "as the library runs it"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "nestmap._nestmap",

@@ -3,6 +3,8 @@
 #include <config.h>
 
 #include <errno.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +59,84 @@ void nm_job_error_line(char *buf, size_t size, const nm_error *err)
         snprintf(buf, size, "%s: error: %s", err->file, err->msg);
     else
         snprintf(buf, size, "nestmap: error: %s", err->msg);
+}
+
+/* Prints line `line` (1-based) of `path` with a caret under column `col`. */
+static void show_source(FILE *out, const char *path, int line, int col)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return;
+    char buf[4096];
+    int n = 1;
+    while (n < line && fgets(buf, sizeof buf, f))
+        if (strchr(buf, '\n'))
+            n++;
+    if (n == line && fgets(buf, sizeof buf, f)) {
+        buf[strcspn(buf, "\r\n")] = '\0';
+        /* Show only printable text; a binary file's bytes stay hidden. */
+        int printable = 1;
+        for (char *p = buf; *p; p++)
+            if ((unsigned char)*p < 0x20 && *p != '\t')
+                printable = 0;
+        if (printable) {
+            fprintf(out, "%5d | %s\n      | ", line, buf);
+            for (int i = 1; i < col && buf[i - 1]; i++)
+                fputc(buf[i - 1] == '\t' ? '\t' : ' ', out);
+            fputs("^\n", out);
+        }
+    }
+    fclose(f);
+}
+
+void nm_job_print_error(FILE *f, const nm_error *err)
+{
+    char line[NM_ERROR_FILE_MAX + NM_ERROR_MSG_MAX + 64];
+    nm_job_error_line(line, sizeof line, err);
+    fprintf(f, "%s\n", line);
+    if (err->file[0] && err->line > 0)
+        show_source(f, err->file, err->line, err->col);
+}
+
+void nm_job_print_warnings(FILE *f, const nm_ydoc *doc, size_t first)
+{
+    for (size_t i = first; i < doc->nwarnings; i++) {
+        const nm_ywarning *w = &doc->warnings[i];
+        if (w->file)
+            fprintf(f, "%s:%d:%d: warning: %s\n", w->file, w->line, w->col, w->msg);
+        else
+            fprintf(f, "nestmap: warning: %s\n", w->msg);
+    }
+}
+
+nm_status nm_job_mkdirs(const char *dir, nm_error *err)
+{
+    /* The parents too, as mkdir -p makes them. */
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST)
+            break;
+        *p = '/';
+    }
+    errno = 0;
+    if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
+        struct stat sb;
+        if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode))
+            return NM_OK;
+    }
+    return nm_error_set(err, NM_ERR_IO, NULL, 0, 0, "cannot create directory '%s': %s", dir,
+                        errno ? strerror(errno) : "not a directory");
+}
+
+double nm_job_wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* A non-negative count for option `name`. */
@@ -170,7 +250,7 @@ nm_status nm_job_search_option(nm_search_opts *o, const char *name, const char *
     return st;
 }
 
-nm_status nm_job_model(const nm_spec *spec, nm_job_model_out *out, nm_error *err)
+nm_status nm_job_model(nm_spec *spec, nm_job_model_out *out, nm_error *err)
 {
     out->valid = 0;
     out->broken[0] = '\0';

@@ -42,6 +42,20 @@ nm_status nm_job_load(nm_spec *spec, const nm_job_input *in, unsigned need, nm_e
  * buf; the source line is the printer's business. */
 void nm_job_error_line(char *buf, size_t size, const nm_error *err);
 
+/* Prints err to f as the command line shows it: the line above, then the
+ * source line it points into with a caret under the column. */
+void nm_job_print_error(FILE *f, const nm_error *err);
+
+/* Prints doc's warnings from the first-th on to f, one a line
+ * ("FILE:LINE:COL: warning: ..."). */
+void nm_job_print_warnings(FILE *f, const nm_ydoc *doc, size_t first);
+
+/* Creates directory dir and its parents, as mkdir -p does. */
+nm_status nm_job_mkdirs(const char *dir, nm_error *err);
+
+/* A monotonic clock, in seconds. */
+double nm_job_wall(void);
+
 /* Sets the search option called `name` on the command line, without its
  * dashes: algorithm, metric (a comma-separated priority list), max-evals,
  * search-size, victory, timeout, top, time-limit, lanes, threads, seed
@@ -63,7 +77,7 @@ typedef struct nm_job_model_out {
 
 /* Checks spec->map against the input's constraints and evaluates it.
  * Fails only on bad input; an invalid mapping is out->valid == 0. */
-nm_status nm_job_model(const nm_spec *spec, nm_job_model_out *out, nm_error *err);
+nm_status nm_job_model(nm_spec *spec, nm_job_model_out *out, nm_error *err);
 
 /* Searches spec's constrained mapspace (residual factors too when spec or o
  * asks) with o, then adds the advice on its result to spec->doc (see

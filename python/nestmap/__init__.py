@@ -29,13 +29,15 @@ where pandas is installed, else a list of dicts.
 import csv as _csv
 import json as _json
 import os as _os
+import shutil as _shutil
+import tempfile as _tempfile
 import warnings as _warnings
 
 from . import _nestmap
 from ._nestmap import Error, __version__
 
-__all__ = ["Error", "Warning", "model", "map", "network", "energy", "layers", "read_sweep",
-           "__version__"]
+__all__ = ["Error", "Warning", "model", "map", "network", "energy", "sweep", "layers",
+           "read_sweep", "__version__"]
 
 
 class Warning(UserWarning):  # noqa: A001 - nestmap.Warning, as nestmap.Error
@@ -116,6 +118,64 @@ def energy(*files, sets=None, jinja=None, builtin_energy=False):
     (`nestmap energy --json`)."""
     return _result(_nestmap.energy(_files(files), _pairs(sets, "sets"), _pairs(jinja, "jinja"),
                                    builtin_energy=bool(builtin_energy)))
+
+
+def _cli_args(files, sets, jinja, opts, builtin_energy):
+    """The command-line arguments these settings are (what `nestmap sweep`
+    records in sweep.json's "options" and the resume fingerprint)."""
+    args = []
+    for name, value in opts:
+        args.append("--" + name)
+        if name not in ("imperfect", "no-refine"):
+            args.append(value)
+    for s in sets:
+        args += ["--set", s]
+    for j in jinja:
+        args += ["--jinja", j]
+    if builtin_energy:
+        args.append("--builtin-energy")
+    return args + list(files)
+
+
+def sweep(*files, out=None, resume=False, sets=None, jinja=None, builtin_energy=False,
+          threads=None, **search):
+    """Runs the sweep in the files (`nestmap sweep -o OUT`), the library's
+    driver with the GIL released, and returns ``read_sweep(out)``.
+
+    ``out`` is the sweep directory (points.csv, pareto.csv, sweep.json,
+    points/, plots/); without it a temporary one is used and removed.
+    ``resume=True`` continues the sweep in ``out``.  A failed point is a
+    result (blank figures, its reason), not an error; bad input raises
+    nestmap.Error with the command line's message."""
+    files = _files(files)
+    sets = _pairs(sets, "sets")
+    jinja = _pairs(jinja, "jinja")
+    opts = tuple((n, v) for n, v in _options(search) if not (n in ("imperfect", "no-refine")
+                                                               and v == "false"))
+    opts = tuple((n, None if n in ("imperfect", "no-refine") else v) for n, v in opts)
+    if resume and out is None:
+        raise ValueError("resume=True needs out= (the sweep to continue)")
+    args = tuple(_cli_args(files, sets, jinja, opts, builtin_energy))
+    tmp = None
+    if out is None:
+        tmp = out = _tempfile.mkdtemp(prefix="nestmap-sweep.")
+    out = _os.fspath(out)
+    try:
+        rc, messages, _summary = _nestmap.sweep(files, sets, jinja, opts, args, out,
+                                                resume=bool(resume),
+                                                threads=int(threads or 0),
+                                                builtin_energy=bool(builtin_energy))
+        lines = messages.splitlines()
+        if rc != 0:
+            errors = [ln for ln in lines if ": error:" in ln or ln.startswith("nestmap")]
+            raise Error("\n".join(errors or lines) or f"the sweep failed (exit {rc})")
+        for ln in lines:
+            if ": warning:" in ln:
+                _warnings.warn(ln, Warning, stacklevel=2)
+        return read_sweep(out)
+    finally:
+        if tmp:
+            _shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _frame(rows):

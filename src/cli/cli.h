@@ -163,7 +163,14 @@ typedef struct nm_cli_search {
     const char *algorithm, *metric;
     const char *count[NM_CLI_SEARCH_COUNTS];
     int imperfect, no_refine;
+    char seed[24];      /* --seed's value as text, for nm_cli_search_names */
 } nm_cli_search;
+/* The options given (and --seed), by their names without dashes, as
+ * job.h's nm_job_search_option takes them: *n pairs, at most
+ * NM_CLI_SEARCH_NAMES, pointing into s and argv. */
+#define NM_CLI_SEARCH_NAMES (NM_CLI_SEARCH_COUNTS + 5)
+void nm_cli_search_names(nm_cli_search *s, const nm_cli_opts *co, const char **name,
+                         const char **value, int *n);
 struct nm_search_opts;
 #define NM_CLI_SEARCH_USAGE \
     "  --algorithm A     exhaustive, random, random_pruned, hybrid, optimal\n" \
@@ -187,7 +194,7 @@ struct nm_search_opts;
     "                    only (no fan-outs-first draws), and no local search (hill\n" \
     "                    climbing and kicks) from the best found afterwards\n"
 int nm_cli_search_take(int *argc, char **argv, nm_cli_search *s);
-int nm_cli_search_apply(const nm_cli_search *s, const nm_cli_opts *co, const char *cmd,
+int nm_cli_search_apply(nm_cli_search *s, const nm_cli_opts *co, const char *cmd,
                         struct nm_search_opts *o);
 
 /* All of the above for a command that searches: parses argv, loads the
@@ -225,19 +232,8 @@ int nm_cli_teach_take(int *argc, char **argv, const char *cmd, nm_cli_teach *t);
 int nm_cli_teach_print(const nm_cli_teach *t, const nm_spec *spec, const nm_mapping *m,
                  const nm_stats *st);
 
-/* Plots (plot.c): a gnuplot single-quoted string; the lines that render a
- * script's plot to base.png and base.svg (`base` set by the script) at the
- * size given, opening a `do for` block the script closes with "}";
- * whether gnuplot is on PATH; and running it in dir on each NAME.gp (log in
- * dir/gnuplot.log), 0 after printing which failed. */
-void nm_cli_gp_string(FILE *f, const char *s);
-void nm_cli_gp_terminals(FILE *f, int width, int height);
-/* Line types 1-16 that stay apart: 8 colour-blind-safe colours, solid for
- * the first 8 series and dashed (with open points) for the next 8. */
-void nm_cli_gp_series_styles(FILE *f);
-/* dir/name opened for writing a plot's data or script (NULL on failure). */
-FILE *nm_cli_plot_open(const char *dir, const char *name);
-int nm_cli_have_gnuplot(void);
+/* Plots (plot.h): renders dir's NAME.gp scripts, printing which failed
+ * (0 then). */
 int nm_cli_gnuplot(const char *cmd, const char *dir, const char *const *names, int n);
 
 /* The mapping diagram (diagram.c) of mapping m with stats st: dir/mapping.dat

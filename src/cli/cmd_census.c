@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "nestmap/plot.h"
 #include "nestmap/alloc.h"
 #include "nestmap/census.h"
 #include "nestmap/mapspace.h"
@@ -220,7 +221,7 @@ static void print_json(FILE *f, const nm_census *c, const nm_spec *spec, double 
 
 static int write_plot(const char *dir, const nm_census *c, const char *name, uint64_t stride)
 {
-    FILE *f = nm_cli_plot_open(dir, "census_hist.dat");
+    FILE *f = nm_plot_open(dir, "census_hist.dat");
     if (!f)
         return 0;
     uint64_t h[40];
@@ -231,7 +232,7 @@ static int write_plot(const char *dir, const nm_census *c, const char *name, uin
         fprintf(f, "%.6g\t%.6g\t%llu\n", edge[i], edge[i + 1], (unsigned long long)h[i]);
     if (fclose(f) != 0)
         return 0;
-    if (!(f = nm_cli_plot_open(dir, "census.gp")))
+    if (!(f = nm_plot_open(dir, "census.gp")))
         return 0;
     fprintf(f, "# nestmap census: left, energy against outermost-level (off-chip) accesses of\n"
                "# a sample of the mappings (census.dat: energy pJ, accesses, cycles), both\n"
@@ -239,7 +240,7 @@ static int write_plot(const char *dir, const nm_census *c, const char *name, uin
                "# (census_hist.dat).  Restyle freely, then run: gnuplot census.gp\n");
     fprintf(f, "base = 'census'\nemin = %.17g\ndmin = %.17g\nset datafile separator '\\t'\n"
                "set grid\n", c->e_min, (double)c->dram_min);
-    nm_cli_gp_terminals(f, 1200, 500);
+    nm_plot_terminals(f, 1200, 500);
     char title[512];
     if (c->enumerated)
         snprintf(title, sizeof title, "%s: %llu valid mappings (%llu distinct schedules), energy "
@@ -250,7 +251,7 @@ static int write_plot(const char *dir, const nm_census *c, const char *name, uin
                  "%.1fx", name, (unsigned long long)c->candidates, (unsigned long long)c->valid,
                  c->e_max / c->e_min);
     fputs("  set multiplot layout 1,2 title ", f);
-    nm_cli_gp_string(f, title);
+    nm_plot_string(f, title);
     char what[64];
     if (stride > 1)
         snprintf(what, sizeof what, "one %s in %llu", c->enumerated ? "schedule" : "mapping",
@@ -261,7 +262,7 @@ static int write_plot(const char *dir, const nm_census *c, const char *name, uin
           "  set ylabel 'energy / least energy'\n  set key top left\n"
           "  plot base.'.dat' using ($2/dmin):($1/emin) with points pt 7 ps 0.25 lc rgb '#1f77b4' "
           "title ", f);
-    nm_cli_gp_string(f, what);
+    nm_plot_string(f, what);
     fputs(", \\\n"
           "       '+' using (1):(1) with points pt 7 ps 1.5 lc rgb 'red' title 'least'\n"
           "  set xlabel 'energy / least energy'\n  set ylabel 'mappings'\n"
@@ -375,7 +376,7 @@ int nm_cmd_census(int argc, char **argv)
             rc = 2;
         } else if (c.valid) {
             const char *names[] = {"census"};
-            if (!nm_cli_have_gnuplot()) {
+            if (!nm_plot_have_gnuplot()) {
                 if (!co.quiet)
                     fprintf(stderr, "nestmap census: gnuplot is not installed: the plot is left "
                                     "as %s/census.gp (Debian: apt-get install gnuplot-nox)\n",

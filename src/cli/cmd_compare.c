@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "nestmap/plot.h"
 #include "nestmap/alloc.h"
 #include "nestmap/model.h"
 #include "nestmap/network.h"
@@ -525,7 +526,7 @@ static int write_plot(const char *dir, const cmp_run *run)
         n[t] = union_names(run, t, names[t], CMP_LEVELS + NM_MAX_DS);
     if (n[1] < CMP_LEVELS + NM_MAX_DS)
         snprintf(names[1][n[1]++], NM_NAME_MAX, "compute");
-    FILE *f = nm_cli_plot_open(dir, "compare.dat");
+    FILE *f = nm_plot_open(dir, "compare.dat");
     if (!f)
         return 0;
     for (int t = 0; t < 2; t++) {
@@ -547,7 +548,7 @@ static int write_plot(const char *dir, const cmp_run *run)
     }
     if (fclose(f) != 0)
         return 0;
-    if (!(f = nm_cli_plot_open(dir, "compare.gp")))
+    if (!(f = nm_plot_open(dir, "compare.gp")))
         return 0;
     fprintf(f, "# nestmap compare: energy per MAC of %s on each design, by level and by\n"
                "# tensor, stacked.  Data in compare.dat; restyle freely, then run:\n"
@@ -557,12 +558,12 @@ static int write_plot(const char *dir, const cmp_run *run)
           "set boxwidth 0.7\nset grid ytics\nset key outside right top vertical\n"
           "set ylabel 'energy per MAC (pJ)'\nset xtics rotate by -30 nomirror\n"
           "set yrange [0:*]\n", f);
-    nm_cli_gp_terminals(f, 1300, 520);
+    nm_plot_terminals(f, 1300, 520);
     char title[512];
     snprintf(title, sizeof title, "%s: energy per MAC, ranked by %s", run->workload,
              rank_name(run->rank));
     fputs("  set multiplot layout 1,2 title ", f);
-    nm_cli_gp_string(f, title);
+    nm_plot_string(f, title);
     fputc('\n', f);
     /* One palette per meaning: levels in cool colours, tensors in warm ones,
      * so no colour means a level in one panel and a tensor in the other. */
@@ -578,7 +579,7 @@ static int write_plot(const char *dir, const cmp_run *run)
                                      : (t ? warm : cool)[j % 10];
             fprintf(f, "%sbase.'.dat' index %d using %d%s lc rgb '%s' title ",
                     j ? ", \\\n       " : "", t, j + 2, j ? "" : ":xtic(1)", colour);
-            nm_cli_gp_string(f, names[t][j]);
+            nm_plot_string(f, names[t][j]);
         }
         fputc('\n', f);
     }
@@ -607,7 +608,7 @@ static int write_outputs(const cmp_run *run)
         fprintf(stderr, "nestmap: cannot write the plot in '%s'\n", dir);
         return 0;
     }
-    if (!nm_cli_have_gnuplot()) {
+    if (!nm_plot_have_gnuplot()) {
         if (!run->co.quiet)
             fprintf(stderr, "nestmap compare: gnuplot is not installed: the plot is left as "
                             "%s/compare.gp (Debian: apt-get install gnuplot-nox)\n", dir);

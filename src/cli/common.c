@@ -15,6 +15,7 @@
 #include "nestmap/alloc.h"
 #include "nestmap/mapspace.h"
 #include "nestmap/job.h"
+#include "nestmap/plot.h"
 #include "nestmap/pcg32.h"
 #include "nestmap/spec.h"
 
@@ -225,54 +226,15 @@ int nm_cli_count(const char *name, const char *text, uint64_t *out)
     return 1;
 }
 
-/* Prints line `line` (1-based) of `path` with a caret under column `col`. */
-static void show_source(const char *path, int line, int col)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return;
-    char buf[4096];
-    int n = 1;
-    while (n < line && fgets(buf, sizeof buf, f))
-        if (strchr(buf, '\n'))
-            n++;
-    if (n == line && fgets(buf, sizeof buf, f)) {
-        buf[strcspn(buf, "\r\n")] = '\0';
-        /* Show only printable text; a binary file's bytes stay hidden. */
-        int printable = 1;
-        for (char *p = buf; *p; p++)
-            if ((unsigned char)*p < 0x20 && *p != '\t')
-                printable = 0;
-        if (printable) {
-            fprintf(stderr, "%5d | %s\n      | ", line, buf);
-            for (int i = 1; i < col && buf[i - 1]; i++)
-                fputc(buf[i - 1] == '\t' ? '\t' : ' ', stderr);
-            fputs("^\n", stderr);
-        }
-    }
-    fclose(f);
-}
-
 void nm_cli_error(const nm_error *err)
 {
-    char line[NM_ERROR_FILE_MAX + NM_ERROR_MSG_MAX + 64];
-    nm_job_error_line(line, sizeof line, err);
-    fprintf(stderr, "%s\n", line);
-    if (err->file[0] && err->line > 0)
-        show_source(err->file, err->line, err->col);
+    nm_job_print_error(stderr, err);
 }
 
 void nm_cli_warnings(const nm_ydoc *doc, int quiet, size_t first)
 {
-    if (quiet)
-        return;
-    for (size_t i = first; i < doc->nwarnings; i++) {
-        const nm_ywarning *w = &doc->warnings[i];
-        if (w->file)
-            fprintf(stderr, "%s:%d:%d: warning: %s\n", w->file, w->line, w->col, w->msg);
-        else
-            fprintf(stderr, "nestmap: warning: %s\n", w->msg);
-    }
+    if (!quiet)
+        nm_job_print_warnings(stderr, doc, first);
 }
 
 FILE *nm_cli_json_begin(nm_cli_json *js)
@@ -299,32 +261,16 @@ int nm_cli_json_end(nm_cli_json *js, const nm_ydoc *doc)
 
 double nm_cli_wall(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return nm_job_wall();
 }
 
 int nm_cli_mkdir(const char *dir)
 {
-    /* Create the parents too, as mkdir -p does. */
-    char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0777) != 0 && errno != EEXIST)
-            break;
-        *p = '/';
-    }
-    errno = 0;
-    if (mkdir(dir, 0777) == 0 || errno == EEXIST) {
-        struct stat sb;
-        if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode))
-            return 1;
-    }
-    fprintf(stderr, "nestmap: cannot create directory '%s': %s\n", dir,
-            errno ? strerror(errno) : "not a directory");
+    nm_error err;
+    nm_error_clear(&err);
+    if (nm_job_mkdirs(dir, &err) == NM_OK)
+        return 1;
+    fprintf(stderr, "nestmap: %s\n", err.msg);
     return 0;
 }
 
@@ -531,4 +477,14 @@ nm_mapspace *nm_cli_sized_mapspace(const nm_cli_opts *o, int imperfect, nm_spec 
     nm_pcg32_seed(&rng, o->seed, 1);
     *log_size = nm_mapspace_pruned_log10(ms, 2000000, &rng, exact);
     return ms;
+}
+
+int nm_cli_gnuplot(const char *cmd, const char *dir, const char *const *names, int n)
+{
+    nm_error err;
+    nm_error_clear(&err);
+    if (nm_plot_render(dir, names, n, &err) == NM_OK)
+        return 1;
+    fprintf(stderr, "nestmap %s: %s\n", cmd, err.msg);
+    return 0;
 }

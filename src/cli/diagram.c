@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "nestmap/plot.h"
 #include "nestmap/model.h"
 #include "nestmap/spec.h"
 
@@ -85,7 +86,7 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
     const nm_arch *arch = &spec->arch;
     const nm_workload *wl = &spec->wl;
     char line[1024];
-    FILE *f = nm_cli_plot_open(dir, "mapping.dat");
+    FILE *f = nm_plot_open(dir, "mapping.dat");
     if (!f) {
         fprintf(stderr, "nestmap %s: cannot write %s/mapping.dat\n", cmd, dir);
         return 0;
@@ -234,7 +235,7 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
     if (fclose(f) != 0)
         return 0;
 
-    if (!(f = nm_cli_plot_open(dir, "mapping.gp")))
+    if (!(f = nm_plot_open(dir, "mapping.gp")))
         return 0;
     fprintf(f, "# nestmap %s --diagram: the mapping's storage levels (outermost on top: size,\n"
                "# each tensor's tile in words, loops) and its PE array (green: busy PEs).\n"
@@ -244,13 +245,13 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
     int width = 1400, height = 160 + 110 * rows;
     if (height < 560)
         height = 560;
-    nm_cli_gp_terminals(f, width, height);
+    nm_plot_terminals(f, width, height);
     fputs("  set multiplot layout 1,2 columnsfirst title ", f);
     char top[512];
     snprintf(top, sizeof top, "%s: %.6g uJ, %.0f cycles, %.1f pJ/MAC",
              wl->name[0] ? wl->name : "workload", st->energy / 1e6, (double)st->cycles,
              st->computes ? st->energy / (double)st->computes : 0.0);
-    nm_cli_gp_string(f, top);
+    nm_plot_string(f, top);
     fputs("\n  set size 0.62, 1\n  set origin 0, 0\n  unset border\n  unset tics\n  unset key\n"
           "  set xrange [0:100]\n  set yrange [-0.6:rows - 0.4]\n"
           "  set style fill solid 0.15 border lc rgb '#404040'\n"
@@ -262,19 +263,19 @@ int nm_cli_diagram(const char *cmd, const char *dir, const nm_spec *spec, const 
           "  set style fill solid 0.9 border lc rgb '#808080'\n", f);
     fputs("  set xlabel ", f);
     snprintf(line, sizeof line, "X: %s", xs);
-    nm_cli_gp_string(f, line);
+    nm_plot_string(f, line);
     fputs("\n  set ylabel ", f);
     snprintf(line, sizeof line, "Y: %s", ys);
-    nm_cli_gp_string(f, line);
+    nm_plot_string(f, line);
     fputs("\n  set title ", f);
-    nm_cli_gp_string(f, title);
+    nm_plot_string(f, title);
     fputs("\n  set palette defined (0 '#e8e8e8', 1 '#59a14f')\n  set cbrange [0:1]\n"
           "  unset colorbox\n"
           "  plot 'mapping.dat' index 2 using 1:2:(0.45):(0.45):3 with boxxyerror fc palette\n"
           "  unset multiplot\n}\n", f);
     if (fclose(f) != 0)
         return 0;
-    if (!nm_cli_have_gnuplot()) {
+    if (!nm_plot_have_gnuplot()) {
         fprintf(stderr, "nestmap %s: gnuplot is not installed: the diagram is left as "
                         "%s/mapping.gp (Debian: apt-get install gnuplot-nox)\n", cmd, dir);
         return 1;

@@ -26,21 +26,33 @@ int nm_cli_search_take(int *argc, char **argv, nm_cli_search *s)
     return !missing;
 }
 
-int nm_cli_search_apply(const nm_cli_search *s, const nm_cli_opts *co, const char *cmd,
-                        nm_search_opts *o)
+void nm_cli_search_names(nm_cli_search *s, const nm_cli_opts *co, const char **name,
+                         const char **value, int *n)
 {
-    /* Each option given, by its name without dashes (job.h sets it). */
-    const char *name[4 + NM_CLI_SEARCH_COUNTS], *value[4 + NM_CLI_SEARCH_COUNTS];
-    int n = 0;
+    *n = 0;
     if (s->algorithm)
-        name[n] = "algorithm", value[n++] = s->algorithm;
+        name[*n] = "algorithm", value[(*n)++] = s->algorithm;
     if (s->metric)
-        name[n] = "metric", value[n++] = s->metric;
+        name[*n] = "metric", value[(*n)++] = s->metric;
     for (int i = 0; i < NM_CLI_SEARCH_COUNTS; i++)
         if (s->count[i])
-            name[n] = count_names[i] + 2, value[n++] = s->count[i];
+            name[*n] = count_names[i] + 2, value[(*n)++] = s->count[i];
     if (s->no_refine)
-        name[n] = "no-refine", value[n++] = NULL;
+        name[*n] = "no-refine", value[(*n)++] = NULL;
+    if (s->imperfect)
+        name[*n] = "imperfect", value[(*n)++] = NULL;
+    if (co->have_seed) {
+        snprintf(s->seed, sizeof s->seed, "%llu", (unsigned long long)co->seed);
+        name[*n] = "seed", value[(*n)++] = s->seed;
+    }
+}
+
+int nm_cli_search_apply(nm_cli_search *s, const nm_cli_opts *co, const char *cmd,
+                        nm_search_opts *o)
+{
+    const char *name[NM_CLI_SEARCH_NAMES], *value[NM_CLI_SEARCH_NAMES];
+    int n;
+    nm_cli_search_names(s, co, name, value, &n);
     for (int i = 0; i < n; i++) {
         nm_error err;
         nm_error_clear(&err);
@@ -51,8 +63,6 @@ int nm_cli_search_apply(const nm_cli_search *s, const nm_cli_opts *co, const cha
     }
     if (co->threads)
         o->threads = co->threads;
-    if (co->have_seed)
-        o->seed = co->seed;
     return 1;
 }
 

@@ -23,7 +23,7 @@ enum { TAG_POINT = 1, TAG_STOP = 2 };
 
 /* [u64 point][u32 len, bytes] for the row and each workload's layers
  * (len 0xffffffff: none). */
-static char *pack(const sweep_run *run, const point_out *o, size_t *size)
+static char *pack(const nm_sweep_run *run, const nm_sweep_point_out *o, size_t *size)
 {
     size_t n = 8 + 4 + strlen(o->row);
     for (int w = 0; w < run->sw.nworkloads; w++)
@@ -48,7 +48,7 @@ static char *pack(const sweep_run *run, const point_out *o, size_t *size)
     return buf;
 }
 
-static int unpack(const sweep_run *run, const char *buf, size_t size, point_out *o)
+static int unpack(const nm_sweep_run *run, const char *buf, size_t size, nm_sweep_point_out *o)
 {
     memset(o, 0, sizeof *o);
     const char *p = buf, *end = buf + size;
@@ -82,10 +82,10 @@ static int unpack(const sweep_run *run, const char *buf, size_t size, point_out 
 
 /* Rank 0: results waiting for those before them. */
 typedef struct collector {
-    const sweep_run *run;
-    sweep_dir *d;
+    const nm_sweep_run *run;
+    nm_sweep_dir *d;
     char **rows;
-    point_out *pending; /* by point - first */
+    nm_sweep_point_out *pending; /* by point - first */
     uint64_t first, next, total;
     int tty;
     int failed;
@@ -94,14 +94,14 @@ typedef struct collector {
 static void flush(collector *c)
 {
     while (c->next < c->total && c->pending[c->next - c->first].row) {
-        point_out *o = &c->pending[c->next - c->first];
-        if (c->d && !c->failed && !sweep_dir_add(c->d, c->run, o))
+        nm_sweep_point_out *o = &c->pending[c->next - c->first];
+        if (c->d && !c->failed && !nm_sweep_dir_add(c->d, c->run, o))
             c->failed = 1;
         if (c->rows) {
             c->rows[c->next] = o->row;
             o->row = NULL;
         }
-        sweep_point_free(o);
+        nm_sweep_point_out_free(o);
         c->next++;
         if (c->tty) {
             fprintf(stderr, "\rsweep: %llu of %llu points (MPI)\033[K",
@@ -131,7 +131,7 @@ static int receive(collector *c, int wait)
     MPI_Recv(buf, count, MPI_CHAR, stt.MPI_SOURCE, stt.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     int got = 2;
     if (stt.MPI_TAG == TAG_POINT) {
-        point_out o;
+        nm_sweep_point_out o;
         if (!unpack(c->run, buf, (size_t)count, &o) || o.point < c->first || o.point >= c->total)
             MPI_Abort(MPI_COMM_WORLD, 2);
         c->pending[o.point - c->first] = o;
@@ -141,7 +141,7 @@ static int receive(collector *c, int wait)
     return got;
 }
 
-int sweep_mpi_run(const sweep_run *run, sweep_dir *d, char **rows, uint64_t first, int tty)
+int sweep_mpi_run(const nm_sweep_run *run, nm_sweep_dir *d, char **rows, uint64_t first, int tty)
 {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -167,8 +167,8 @@ int sweep_mpi_run(const sweep_run *run, sweep_dir *d, char **rows, uint64_t firs
     uint64_t nsent = 0;
     int rc = 0, stopped = 0;
     for (uint64_t p = first + (uint64_t)rank; p < total && !stopped; p += (uint64_t)size) {
-        point_out o;
-        int r = sweep_point(run, p, &o);
+        nm_sweep_point_out o;
+        int r = nm_sweep_run_point(run, p, &o);
         if (r != 0) {
             rc = r == 1 ? 130 : 2;
             stopped = 1;
@@ -186,7 +186,7 @@ int sweep_mpi_run(const sweep_run *run, sweep_dir *d, char **rows, uint64_t firs
         } else {
             size_t n = 0;
             char *buf = pack(run, &o, &n);
-            sweep_point_free(&o);
+            nm_sweep_point_out_free(&o);
             if (!buf || n > (size_t)0x7fffffff)
                 MPI_Abort(MPI_COMM_WORLD, 2);
             MPI_Isend(buf, (int)n, MPI_CHAR, 0, TAG_POINT, MPI_COMM_WORLD, &req[nsent]);
@@ -223,7 +223,7 @@ int sweep_mpi_run(const sweep_run *run, sweep_dir *d, char **rows, uint64_t firs
     nm_free(sent);
     nm_free(req);
     for (uint64_t i = 0; rank == 0 && i < total - first; i++)
-        sweep_point_free(&c.pending[i]);
+        nm_sweep_point_out_free(&c.pending[i]);
     nm_free(c.pending);
     /* Everyone ends together; rank 0's code is the run's. */
     MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -183,3 +183,38 @@ def test_warnings_are_issued():
     with pytest.warns(nestmap.Warning):
         r = nestmap.network(NET_DESIGN, NET, CONV1D, **SEARCH)  # CONV1D's problem: unused
     assert any("is not used" in w["message"] for w in r["warnings"])
+
+
+def test_sweep_equals_cli(tmp_path):
+    """The sweep from Python writes the command line's files: points.csv,
+    pareto.csv and the per-layer files byte for byte, sweep.json but for the
+    run's wall time; a failed point is a row with its reason."""
+    sw = os.path.join(DATA, "sweep", "one_fails.yaml")
+    py_dir, cli_dir = tmp_path / "py", tmp_path / "cli"
+    got = quiet(nestmap.sweep, sw, out=py_dir, max_evals=2000, no_refine=True)
+    p = subprocess.run([BIN, "sweep", "-q", "--max-evals", "2000", "--no-refine", "-o",
+                        str(cli_dir), sw], capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stderr
+    for name in ("points.csv", "pareto.csv", "sweep.key", "points/0/layer.layers.csv"):
+        assert (py_dir / name).read_bytes() == (cli_dir / name).read_bytes(), name
+    py_json, cli_json = (json.loads((d / "sweep.json").read_text()) for d in (py_dir, cli_dir))
+    py_json.pop("run"), cli_json.pop("run")
+    assert py_json == cli_json
+    assert got["sweep"]["options"] == ["--max-evals", "2000", "--no-refine", sw]
+    assert [p["status"] for p in got["sweep"]["points"]] == ["unmapped", "ok"]
+
+
+def test_sweep_errors_and_resume(tmp_path):
+    with pytest.raises(nestmap.Error, match="no 'sweep' in the input files"):
+        nestmap.sweep(CONV1D)
+    with pytest.raises(nestmap.Error, match="bad_value.yaml:[0-9]+:[0-9]+: error:"):
+        nestmap.sweep(os.path.join(DATA, "sweep", "bad_value.yaml"))
+    sw = os.path.join(DATA, "sweep", "one_fails.yaml")
+    out = tmp_path / "sw"
+    first = quiet(nestmap.sweep, sw, out=out, max_evals=2000, no_refine=True)
+    with pytest.raises(nestmap.Error, match="already holds a sweep"):
+        nestmap.sweep(sw, out=out, max_evals=2000, no_refine=True)
+    again = quiet(nestmap.sweep, sw, out=out, resume=True, max_evals=2000, no_refine=True)
+    assert again["sweep"] == first["sweep"]  # finished: nothing run, nothing rewritten
+    with pytest.raises(nestmap.Error, match="other inputs or options"):
+        nestmap.sweep(sw, out=out, resume=True, max_evals=3000, no_refine=True)

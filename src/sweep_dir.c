@@ -1,4 +1,4 @@
-/* sweep_out.c — the files of a sweep directory: points.csv written row by
+/* sweep_dir.c — the files of a sweep directory (sweep_run.h): points.csv written row by
  * row (each synced before the next point counts as done), the resume
  * fingerprint, and at the end pareto.csv, sweep.json and the gnuplot plots,
  * all made from points.csv so that a resumed sweep ends as an uninterrupted
@@ -17,9 +17,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sweep_cli.h"
 #include "nestmap/alloc.h"
+#include "nestmap/job.h"
+#include "nestmap/plot.h"
 #include "nestmap/report.h"
+#include "nestmap/sweep_run.h"
 
 /* ---- CSV rows back into fields ---- */
 
@@ -81,13 +83,24 @@ static int path_of(char *out, size_t size, const char *dir, const char *name)
     return n > 0 && (size_t)n < size;
 }
 
-static int sync_close(FILE *f, const char *path)
+/* Creates dir (and its parents); 0 after saying why it could not. */
+static int make_dir(const char *dir, FILE *diag)
+{
+    nm_error err;
+    nm_error_clear(&err);
+    if (nm_job_mkdirs(dir, &err) == NM_OK)
+        return 1;
+    fprintf(diag, "nestmap: %s\n", err.msg);
+    return 0;
+}
+
+static int sync_close(FILE *f, const char *path, FILE *diag)
 {
     int ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
     if (fclose(f) != 0)
         ok = 0;
     if (!ok)
-        fprintf(stderr, "nestmap: cannot write '%s': %s\n", path, strerror(errno));
+        fprintf(diag, "nestmap: cannot write '%s': %s\n", path, strerror(errno));
     return ok;
 }
 
@@ -119,52 +132,54 @@ static char *slurp(const char *path, size_t *len)
     return buf;
 }
 
-int sweep_dir_open(sweep_dir *d, const char *dir, int resume, uint64_t key, const char *header)
+int nm_sweep_dir_open(nm_sweep_dir *d, const nm_sweep_run *run, const char *dir, int resume,
+                      const char *header)
 {
     memset(d, 0, sizeof *d);
     d->dir = dir;
     char pts[4096], kp[4096], want[64];
     if (!path_of(pts, sizeof pts, dir, "points.csv") || !path_of(kp, sizeof kp, dir, "sweep.key")) {
-        fprintf(stderr, "nestmap sweep: directory name too long\n");
+        fprintf(run->diag, "nestmap sweep: directory name too long\n");
         return 2;
     }
     if (resume && access(pts, F_OK) != 0) {
         /* Nothing to continue: running the whole sweep instead would hide
          * a mistyped directory. */
-        fprintf(stderr, "nestmap sweep: --resume: '%s' holds no sweep (no points.csv); "
+        fprintf(run->diag, "nestmap sweep: --resume: '%s' holds no sweep (no points.csv); "
                 "without --resume a new sweep starts there\n", dir);
         return 2;
     }
-    if (!nm_cli_mkdir(dir))
+    if (!make_dir(dir, run->diag))
         return 2;
-    snprintf(want, sizeof want, "nestmap sweep inputs %016llx\n", (unsigned long long)key);
+    snprintf(want, sizeof want, "nestmap sweep inputs %016llx\n",
+             (unsigned long long)nm_sweep_run_key(run));
     size_t len = 0, klen = 0;
     char *old = slurp(pts, &len);
     char *oldkey = slurp(kp, &klen);
     int rc = 2;
     if (old && !resume) {
-        fprintf(stderr, "nestmap sweep: '%s' already holds a sweep: --resume continues it; "
+        fprintf(run->diag, "nestmap sweep: '%s' already holds a sweep: --resume continues it; "
                 "give another directory (or remove this one) to start over\n", dir);
         goto done;
     }
     if (resume && old && (!oldkey || strcmp(oldkey, want))) {
-        fprintf(stderr, "nestmap sweep: the sweep in '%s' was run with other inputs or options "
+        fprintf(run->diag, "nestmap sweep: the sweep in '%s' was run with other inputs or options "
                 "(%s); it cannot be resumed with these: give another directory\n", dir,
                 oldkey ? "its sweep.key differs" : "it has no sweep.key");
         goto done;
     }
     if (!old || strncmp(old, header, strlen(header))) {
         if (old) {
-            fprintf(stderr, "nestmap sweep: '%s' has points.csv with other columns; it cannot "
+            fprintf(run->diag, "nestmap sweep: '%s' has points.csv with other columns; it cannot "
                     "be resumed\n", pts);
             goto done;
         }
         /* A new sweep: the fingerprint first, then the header. */
         FILE *f = fopen(kp, "w");
-        if (!f || fputs(want, f) == EOF || !sync_close(f, kp))
+        if (!f || fputs(want, f) == EOF || !sync_close(f, kp, run->diag))
             goto done;
         f = fopen(pts, "w");
-        if (!f || fputs(header, f) == EOF || !sync_close(f, pts))
+        if (!f || fputs(header, f) == EOF || !sync_close(f, pts, run->diag))
             goto done;
         len = strlen(header);
     } else {
@@ -185,14 +200,14 @@ int sweep_dir_open(sweep_dir *d, const char *dir, int resume, uint64_t key, cons
         }
         keep = (size_t)(p - old);
         if (keep < len && truncate(pts, (off_t)keep) != 0) {
-            fprintf(stderr, "nestmap sweep: cannot cut the partial row of '%s': %s\n", pts,
+            fprintf(run->diag, "nestmap sweep: cannot cut the partial row of '%s': %s\n", pts,
                     strerror(errno));
             goto done;
         }
     }
     d->points = fopen(pts, "a");
     if (!d->points) {
-        fprintf(stderr, "nestmap: cannot open '%s': %s\n", pts, strerror(errno));
+        fprintf(run->diag, "nestmap: cannot open '%s': %s\n", pts, strerror(errno));
         goto done;
     }
     rc = 0;
@@ -202,33 +217,33 @@ done:
     return rc;
 }
 
-int sweep_dir_add(sweep_dir *d, const sweep_run *run, const point_out *out)
+int nm_sweep_dir_add(nm_sweep_dir *d, const nm_sweep_run *run, const nm_sweep_point_out *out)
 {
     char sub[4096], path[4400];
     snprintf(sub, sizeof sub, "%s/points/%llu", d->dir, (unsigned long long)out->point);
-    if (!nm_cli_mkdir(sub))
+    if (!make_dir(sub, run->diag))
         return 0;
     for (int w = 0; w < run->sw.nworkloads; w++) {
         if (!out->layers[w])
             continue;
         snprintf(path, sizeof path, "%s/%s.layers.csv", sub, run->wl_name[w]);
         FILE *f = fopen(path, "w");
-        if (!f || fputs(out->layers[w], f) == EOF || !sync_close(f, path)) {
+        if (!f || fputs(out->layers[w], f) == EOF || !sync_close(f, path, run->diag)) {
             if (f == NULL)
-                fprintf(stderr, "nestmap: cannot write '%s': %s\n", path, strerror(errno));
+                fprintf(run->diag, "nestmap: cannot write '%s': %s\n", path, strerror(errno));
             return 0;
         }
     }
     if (fputs(out->row, d->points) == EOF || fflush(d->points) != 0 ||
         fsync(fileno(d->points)) != 0) {
-        fprintf(stderr, "nestmap: cannot write %s/points.csv: %s\n", d->dir, strerror(errno));
+        fprintf(run->diag, "nestmap: cannot write %s/points.csv: %s\n", d->dir, strerror(errno));
         return 0;
     }
     d->done++;
     return 1;
 }
 
-void sweep_dir_close(sweep_dir *d)
+void nm_sweep_dir_close(nm_sweep_dir *d)
 {
     if (d->points)
         fclose(d->points);
@@ -254,7 +269,7 @@ static void table_free(table *t)
 }
 
 /* The rows of text (header excluded) into t; 0 when one does not parse. */
-static int table_read(table *t, const sweep_run *run, char *const *lines, uint64_t n)
+static int table_read(table *t, const nm_sweep_run *run, char *const *lines, uint64_t n)
 {
     memset(t, 0, sizeof *t);
     t->r = nm_calloc(n ? n : 1, sizeof *t->r);
@@ -265,8 +280,8 @@ static int table_read(table *t, const sweep_run *run, char *const *lines, uint64
     t->c_cycles = base + 1;
     t->c_seconds = base + 2;
     t->c_area = base + 4;
-    t->c_status = base + sweep_figure_columns(run);
-    t->c_workloads = t->c_status - 1 - sweep_workload_columns(run);
+    t->c_status = base + nm_sweep_figure_columns(run);
+    t->c_workloads = t->c_status - 1 - nm_sweep_workload_columns(run);
     for (uint64_t i = 0; i < n; i++) {
         if (!split_row(&t->r[i], lines[i]) || t->r[i].n != t->c_status + 2) {
             t->n = i + 1;
@@ -317,7 +332,7 @@ static unsigned char *front_of(const table *t)
 }
 
 /* "point N (A=v, B=w)" */
-static void point_name(FILE *f, const sweep_run *run, const table *t, uint64_t i)
+static void point_name(FILE *f, const nm_sweep_run *run, const table *t, uint64_t i)
 {
     fprintf(f, "point %s (", t->r[i].f[0]);
     for (int a = 0; a < run->sw.naxes; a++)
@@ -329,7 +344,7 @@ static void point_name(FILE *f, const sweep_run *run, const table *t, uint64_t i
 
 /* The closing summary: the points, which failed and why (the first few),
  * the lowest energy and EDP, the Pareto front and, with -o, the files. */
-static void print_summary(FILE *f, const sweep_run *run, const table *t,
+static void print_summary(FILE *f, const nm_sweep_run *run, const table *t,
                           const unsigned char *front, const char *dir)
 {
     uint64_t failed = 0, over = 0, nfront = 0;
@@ -399,7 +414,7 @@ static void json_value(FILE *f, const char *s)
         nm_report_json_string(f, s);
 }
 
-static void write_json(FILE *f, const sweep_run *run, const table *t, const unsigned char *front,
+static void write_json(FILE *f, const nm_sweep_run *run, const table *t, const unsigned char *front,
                       double wall, uint64_t computed, int ranks)
 {
     const nm_sweep *sw = &run->sw;
@@ -438,9 +453,9 @@ static void write_json(FILE *f, const sweep_run *run, const table *t, const unsi
     }
     /* what decides the results besides the files: the options as given */
     fputs("  \"options\": [", f);
-    for (int i = 0; i < run->nopts; i++) {
+    for (int i = 0; i < run->nargs; i++) {
         fputs(i ? ", " : "", f);
-        nm_report_json_string(f, run->opts[i]);
+        nm_report_json_string(f, run->args[i]);
     }
     fputs("],\n  \"points\": [", f);
     const row *hdr = &t->r[t->n]; /* the header, kept after the rows */
@@ -502,7 +517,7 @@ static void write_json(FILE *f, const sweep_run *run, const table *t, const unsi
     fprintf(f, "],\n  \"run\": {\"wall_seconds\": %.6f, \"points_run\": %llu, "
             "\"points_per_second\": %.6g, \"ranks\": %d, \"threads\": %d}\n}\n",
             wall, (unsigned long long)computed, wall > 0 ? (double)computed / wall : 0.0, ranks,
-            run->co.threads ? run->co.threads : 1);
+            run->threads ? run->threads : 1);
 }
 
 /* ---- plots ---- */
@@ -572,7 +587,7 @@ static double max_seconds(const table *t)
 
 /* One plot per varied attribute: energy and seconds against it, a line
  * for each combination of the other attributes' values. */
-static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int a)
+static int plot_axis(const char *pdir, const nm_sweep_run *run, const table *t, int a)
 {
     const nm_sweep *sw = &run->sw;
     const nm_sweep_axis *ax = &sw->axis[a];
@@ -637,7 +652,7 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
             ax->label, name, name);
     fprintf(f, "base = '%s'\nset datafile separator '\\t'\nset grid\nset key outside bottom "
             "center horizontal spacing 1.2 samplen 3 width 2\n", name);
-    nm_cli_gp_series_styles(f);
+    nm_plot_series_styles(f);
     if (numeric && geometric)
         fputs("set logscale x 2\n", f);
     if (!numeric)
@@ -652,7 +667,7 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
         }
     const char *tunit = time_unit(thi, &tscale);
     int panels = thi > tlo * (1 + 1e-12) ? 2 : 1;
-    nm_cli_gp_terminals(f, panels == 2 ? 1100 : 700, 450);
+    nm_plot_terminals(f, panels == 2 ? 1100 : 700, 450);
     fprintf(f, "  set multiplot layout 1,%d title ", panels);
     /* a zip's attributes move together: the axis names them all */
     char xlabel[256], title[512];
@@ -664,9 +679,9 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
     if (panels == 1 && thi > 0 && tl > 0 && (size_t)tl < sizeof title)
         snprintf(title + tl, sizeof title - (size_t)tl, "; time %.4g %s at every point",
                  thi * tscale, tunit);
-    nm_cli_gp_string(f, title);
+    nm_plot_string(f, title);
     fputs("\n  set xlabel ", f);
-    nm_cli_gp_string(f, xlabel);
+    nm_plot_string(f, xlabel);
     fputc('\n', f);
     fprintf(f, "  tscale = %g\n", tscale);
     for (int y = 0; y < panels; y++) {
@@ -685,7 +700,7 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
             /* lines join a numeric axis' values; categories stand apart */
             fprintf(f, " with %s lt %llu title ", numeric ? "linespoints" : "points",
                     (unsigned long long)(g % 16 + 1));
-            nm_cli_gp_string(f, gtitle[g][0] ? gtitle[g] : ax->label);
+            nm_plot_string(f, gtitle[g][0] ? gtitle[g] : ax->label);
         }
         fputc('\n', f);
     }
@@ -699,7 +714,7 @@ static int plot_axis(const char *pdir, const sweep_run *run, const table *t, int
  * Pareto front marked. */
 static int plot_pareto(const char *pdir, const table *t, const unsigned char *front)
 {
-    FILE *f = nm_cli_plot_open(pdir, "pareto.dat");
+    FILE *f = nm_plot_open(pdir, "pareto.dat");
     if (!f)
         return 0;
     fputs("# nestmap sweep: every point that mapped; block 1 the Pareto front by time\n"
@@ -731,7 +746,7 @@ static int plot_pareto(const char *pdir, const table *t, const unsigned char *fr
     nm_free(ord);
     if (fclose(f) != 0)
         return 0;
-    if (!(f = nm_cli_plot_open(pdir, "pareto.gp")))
+    if (!(f = nm_plot_open(pdir, "pareto.gp")))
         return 0;
     fputs("# nestmap sweep: energy against time of every point that mapped, colored by\n"
           "# area; the energy x time x area front circled (not joined: a point can\n"
@@ -742,7 +757,7 @@ static int plot_pareto(const char *pdir, const table *t, const unsigned char *fr
     fprintf(f, "tscale = %g\nset xlabel 'time (%s)'\nset ylabel 'energy (\xc2\xb5J)'\n"
                "set cblabel 'area (mm\xc2\xb2)'\nset palette rgb 33,13,10\nset key top right\n",
             tscale, tunit);
-    nm_cli_gp_terminals(f, 1100, 450);
+    nm_plot_terminals(f, 1100, 450);
     /* the points coloured by area without a key entry (a coloured dot in
      * the key reads as data); the front circled and labelled by point */
     fputs("  plot base.'.dat' index 0 using ($2*tscale):3:4 with points pt 7 ps 1.2 lc palette "
@@ -754,12 +769,12 @@ static int plot_pareto(const char *pdir, const table *t, const unsigned char *fr
     return fclose(f) == 0;
 }
 
-static int write_plots(const char *dir, const sweep_run *run, const table *t,
+static int write_plots(const char *dir, const nm_sweep_run *run, const table *t,
                        const unsigned char *front)
 {
     char pdir[4096];
     snprintf(pdir, sizeof pdir, "%s/plots", dir);
-    if (!nm_cli_mkdir(pdir))
+    if (!make_dir(pdir, run->diag))
         return 0;
     char names[NM_SWEEP_MAX_AXES + 1][2 * NM_NAME_MAX];
     int n = 0;
@@ -767,19 +782,19 @@ static int write_plots(const char *dir, const sweep_run *run, const table *t,
         if (!nm_sweep_axis_leads(&run->sw, a))
             continue; /* a zip is plotted once, against its first attribute */
         if (!plot_axis(pdir, run, t, a)) {
-            fprintf(stderr, "nestmap: cannot write the plots in '%s'\n", pdir);
+            fprintf(run->diag, "nestmap: cannot write the plots in '%s'\n", pdir);
             return 0;
         }
         file_name(names[n++], sizeof names[0], run->sw.axis[a].label);
     }
     if (!plot_pareto(pdir, t, front)) {
-        fprintf(stderr, "nestmap: cannot write the plots in '%s'\n", pdir);
+        fprintf(run->diag, "nestmap: cannot write the plots in '%s'\n", pdir);
         return 0;
     }
     snprintf(names[n++], sizeof names[0], "pareto");
-    if (!nm_cli_have_gnuplot()) {
-        if (!run->co.quiet)
-            fprintf(stderr, "nestmap sweep: gnuplot is not installed: the plots are left as "
+    if (!nm_plot_have_gnuplot()) {
+        if (!run->quiet)
+            fprintf(run->diag, "nestmap sweep: gnuplot is not installed: the plots are left as "
                     "scripts in %s (Debian: apt-get install gnuplot-nox)\n", pdir);
         return 1;
     }
@@ -789,26 +804,32 @@ static int write_plots(const char *dir, const sweep_run *run, const table *t,
     const char *scripts[NM_SWEEP_MAX_AXES + 1];
     for (int i = 0; i < n; i++)
         scripts[i] = names[i];
-    return nm_cli_gnuplot("sweep", pdir, scripts, n);
+    nm_error err;
+    nm_error_clear(&err);
+    if (nm_plot_render(pdir, scripts, n, &err) == NM_OK)
+        return 1;
+    fprintf(run->diag, "nestmap sweep: %s\n", err.msg);
+    return 0;
 }
 
 /* Writes name in dir through a temporary file renamed into place. */
-static FILE *open_tmp(const char *dir, const char *name, char *tmp, char *final, size_t size)
+static FILE *open_tmp(const char *dir, const char *name, char *tmp, char *final, size_t size,
+                      FILE *diag)
 {
     snprintf(final, size, "%s/%s", dir, name);
     snprintf(tmp, size, "%s/.%s.tmp", dir, name);
     FILE *f = fopen(tmp, "w");
     if (!f)
-        fprintf(stderr, "nestmap: cannot write '%s': %s\n", tmp, strerror(errno));
+        fprintf(diag, "nestmap: cannot write '%s': %s\n", tmp, strerror(errno));
     return f;
 }
 
-static int close_tmp(FILE *f, const char *tmp, const char *final)
+static int close_tmp(FILE *f, const char *tmp, const char *final, FILE *diag)
 {
-    if (!sync_close(f, tmp))
+    if (!sync_close(f, tmp, diag))
         return 0;
     if (rename(tmp, final) != 0) {
-        fprintf(stderr, "nestmap: cannot write '%s': %s\n", final, strerror(errno));
+        fprintf(diag, "nestmap: cannot write '%s': %s\n", final, strerror(errno));
         return 0;
     }
     return 1;
@@ -842,7 +863,7 @@ static char **read_lines(const char *path, uint64_t *n)
     return lines;
 }
 
-int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t computed,
+int nm_sweep_dir_finish(nm_sweep_dir *d, const nm_sweep_run *run, double wall, uint64_t computed,
                      int ranks)
 {
     char path[4200], tmp[4200], final[4200];
@@ -851,22 +872,22 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
     uint64_t nl = 0;
     char **own = read_lines(path, &nl);
     if (!own || nl == 0) {
-        fprintf(stderr, "nestmap: cannot read '%s'\n", path);
+        fprintf(run->diag, "nestmap: cannot read '%s'\n", path);
         nm_free(own);
         return 0;
     }
     table t;
     int ok = table_read(&t, run, own + 1, nl - 1);
     if (!ok)
-        fprintf(stderr, "nestmap: '%s' does not read back as this sweep's rows\n", path);
+        fprintf(run->diag, "nestmap: '%s' does not read back as this sweep's rows\n", path);
     row hdr;
     int hdr_in = 0; /* hdr moved to the table's end */
     memset(&hdr, 0, sizeof hdr);
     if (ok && !(ok = split_row(&hdr, own[0])))
-        fprintf(stderr, "nestmap: out of memory\n");
+        fprintf(run->diag, "nestmap: out of memory\n");
     unsigned char *front = ok ? front_of(&t) : NULL;
     if (ok && !front) {
-        fprintf(stderr, "nestmap: out of memory\n");
+        fprintf(run->diag, "nestmap: out of memory\n");
         ok = 0;
     }
     if (ok) {
@@ -882,14 +903,14 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
         }
     }
     if (ok) {
-        FILE *f = open_tmp(d->dir, "pareto.csv", tmp, final, sizeof tmp);
+        FILE *f = open_tmp(d->dir, "pareto.csv", tmp, final, sizeof tmp, run->diag);
         ok = f != NULL;
         if (ok) {
             fputs(own[0], f);
             for (uint64_t i = 0; i < t.n; i++)
                 if (front[i])
                     fputs(t.r[i].line, f);
-            ok = close_tmp(f, tmp, final);
+            ok = close_tmp(f, tmp, final, run->diag);
         }
         /* A finished sweep resumed computes nothing: its sweep.json keeps
          * the run that did. */
@@ -897,21 +918,33 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
         snprintf(json, sizeof json, "%s/sweep.json", d->dir);
         if (!ok || (computed == 0 && access(json, F_OK) == 0))
             ;
-        else if ((f = open_tmp(d->dir, "sweep.json", tmp, final, sizeof tmp)) != NULL) {
+        else if ((f = open_tmp(d->dir, "sweep.json", tmp, final, sizeof tmp, run->diag)) != NULL) {
             write_json(f, run, &t, front, wall, computed, ranks);
-            ok = close_tmp(f, tmp, final);
+            ok = close_tmp(f, tmp, final, run->diag);
         } else {
             ok = 0;
         }
         if (ok)
             ok = write_plots(d->dir, run, &t, front);
-        if (ok && run->co.json) {
-            nm_cli_json js;
-            write_json(nm_cli_json_begin(&js), run, &t, front, wall, computed, ranks);
-            ok = nm_cli_json_end(&js, run->doc);
+        if (ok && run->json) {
+            char *buf = NULL;
+            size_t len = 0;
+            FILE *js = open_memstream(&buf, &len);
+            if (js) {
+                write_json(js, run, &t, front, wall, computed, ranks);
+                ok = fclose(js) == 0 && buf;
+            }
+            if (ok && js) {
+                nm_job_json_warnings(run->out, buf, len, run->doc);
+                ok = fflush(run->out) == 0;
+            } else {
+                fprintf(run->diag, "nestmap: out of memory for the JSON output\n");
+                ok = 0;
+            }
+            free(buf);
         }
-        if (ok && !run->co.json)
-            print_summary(stdout, run, &t, front, d->dir);
+        if (ok && !run->json)
+            print_summary(run->out, run, &t, front, d->dir);
     }
     t.n += (uint64_t)hdr_in; /* the header too */
     table_free(&t);
@@ -923,7 +956,7 @@ int sweep_dir_finish(sweep_dir *d, const sweep_run *run, double wall, uint64_t c
     return ok;
 }
 
-void sweep_print(FILE *f, const sweep_run *run, char *const *rows, uint64_t n)
+void nm_sweep_print(FILE *f, const nm_sweep_run *run, char *const *rows, uint64_t n)
 {
     table t;
     if (!table_read(&t, run, rows, n)) {

@@ -1,6 +1,6 @@
-/* plot.c — what the commands that draw share: gnuplot scripts are written
- * next to their data (so a user can restyle them) and rendered here when
- * gnuplot is installed. */
+/* plot.c — what the writers of plots share (plot.h): gnuplot scripts are
+ * written next to their data (so a user can restyle them) and rendered here
+ * when gnuplot is installed. */
 #include <config.h>
 
 #include <fcntl.h>
@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "nestmap/plot.h"
 
-void nm_cli_gp_string(FILE *f, const char *s)
+void nm_plot_string(FILE *f, const char *s)
 {
     fputc('\'', f);
     for (; *s; s++) {
@@ -24,7 +24,7 @@ void nm_cli_gp_string(FILE *f, const char *s)
     fputc('\'', f);
 }
 
-void nm_cli_gp_terminals(FILE *f, int width, int height)
+void nm_plot_terminals(FILE *f, int width, int height)
 {
     fprintf(f,
             "do for [k = 1:2] {\n"
@@ -35,7 +35,7 @@ void nm_cli_gp_terminals(FILE *f, int width, int height)
             width, height, width, height);
 }
 
-void nm_cli_gp_series_styles(FILE *f)
+void nm_plot_series_styles(FILE *f)
 {
     /* Okabe and Ito's colour-universal-design set ("Color Universal Design:
      * how to make figures and presentations that are friendly to colorblind
@@ -45,14 +45,14 @@ void nm_cli_gp_series_styles(FILE *f)
           "lw 1.5 dt 1 + (k > 8) pt 7 - (k > 8) ps 1.2 }\n", f);
 }
 
-FILE *nm_cli_plot_open(const char *dir, const char *name)
+FILE *nm_plot_open(const char *dir, const char *name)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     return fopen(path, "w");
 }
 
-int nm_cli_have_gnuplot(void)
+int nm_plot_have_gnuplot(void)
 {
     const char *path = getenv("PATH");
     char buf[4096];
@@ -66,7 +66,7 @@ int nm_cli_have_gnuplot(void)
     return 0;
 }
 
-int nm_cli_gnuplot(const char *cmd, const char *dir, const char *const *names, int n)
+nm_status nm_plot_render(const char *dir, const char *const *names, int n, nm_error *err)
 {
     char log[4200];
     snprintf(log, sizeof log, "%s/gnuplot.log", dir);
@@ -74,7 +74,7 @@ int nm_cli_gnuplot(const char *cmd, const char *dir, const char *const *names, i
     for (int i = 0; i < n; i++) {
         pid_t pid = fork();
         if (pid < 0)
-            return 0;
+            return nm_error_set(err, NM_ERR_IO, dir, 0, 0, "cannot start gnuplot");
         if (pid == 0) {
             char script[4096];
             snprintf(script, sizeof script, "%s.gp", names[i]);
@@ -90,10 +90,9 @@ int nm_cli_gnuplot(const char *cmd, const char *dir, const char *const *names, i
         }
         int status;
         if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            fprintf(stderr, "nestmap %s: gnuplot failed on %s/%s.gp (see %s/gnuplot.log)\n", cmd,
-                    dir, names[i], dir);
-            return 0;
+            return nm_error_set(err, NM_ERR_IO, NULL, 0, 0, "gnuplot failed on %s/%s.gp (see "
+                                "%s/gnuplot.log)", dir, names[i], dir);
         }
     }
-    return 1;
+    return NM_OK;
 }
