@@ -184,15 +184,23 @@ static nm_status get_u32(const nm_ynode *attrs, const char *key, int *out, int *
  * in bytes per second ("400GB/s", nestmap's extension), it becomes words
  * per cycle with the level's word width and the design's clock. */
 static nm_status get_bw(const nm_ynode *attrs, const char *key, const nm_level *L,
-                        const nm_arch *arch, double *out, int *found, nm_error *err)
+                        const nm_arch *arch, nm_ydoc *doc, double *out, int *found,
+                        nm_error *err)
 {
     const nm_ynode *n = nm_ymap_get(attrs, key);
     double bps;
+    if (n && n->kind == NM_Y_SCALAR && !strcmp(n->str, "unlimited")) {
+        *found = 0; /* said outright: no limit (nestmap's extension) */
+        return NM_OK;
+    }
     if (n && n->kind == NM_Y_SCALAR && nm_text_unit_value(n->str, "B/s", &bps)) {
-        if (!arch->clock_given)
-            return nm_yerror(err, n, "'%s' in bytes per second needs the design's clock to "
-                             "become words per cycle: give global_cycle_seconds (e.g. 1ns), "
-                             "or the bandwidth in words per cycle", key);
+        /* Without a clock, Timeloop's (and nestmap's) default of 1 GHz,
+         * the one its seconds are reported at, said aloud. */
+        if (!arch->clock_given && doc &&
+            nm_ydoc_warn(doc, n, "'%s' of '%s': %s becomes words per cycle at the default "
+                         "clock of 1 GHz; give global_cycle_seconds for the design's own", key,
+                         L->name, n->str) != NM_OK)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         *out = bps * arch->cycle_seconds * 8.0 / L->word_bits;
         *found = 1;
         return NM_OK;
@@ -270,8 +278,8 @@ static nm_status mesh(const nm_ynode *at, const nm_ynode *attrs, int64_t instanc
     return NM_OK;
 }
 
-static nm_status parse_storage(nm_level *L, const nm_arch *arch, const nm_ynode *attrs,
-                               nm_error *err)
+static nm_status parse_storage(nm_level *L, const nm_arch *arch, nm_ydoc *doc,
+                               const nm_ynode *attrs, nm_error *err)
 {
     nm_status st;
     int found, v;
@@ -358,29 +366,36 @@ static nm_status parse_storage(nm_level *L, const nm_arch *arch, const nm_ynode 
     if ((st = nm_yget_attr_num(attrs, "min_utilization", &d, &found, err)) != NM_OK)
         return st;
     L->min_utilization = found ? d : 0.0;
-    if ((st = get_bw(attrs, "bandwidth", L, arch, &d, &found, err)) != NM_OK)
+    if ((st = get_bw(attrs, "bandwidth", L, arch, doc, &d, &found, err)) != NM_OK)
         return st;
     if (found) { /* Timeloop: deprecated, split evenly between reads and writes */
         L->has_read_bw = L->has_write_bw = 1;
         L->read_bw = L->write_bw = d / 2;
     }
-    if ((st = get_bw(attrs, "read_bandwidth", L, arch, &d, &found, err)) != NM_OK)
+    if ((st = get_bw(attrs, "read_bandwidth", L, arch, doc, &d, &found, err)) != NM_OK)
         return st;
     if (found) {
         L->has_read_bw = 1;
         L->read_bw = d;
     }
-    if ((st = get_bw(attrs, "write_bandwidth", L, arch, &d, &found, err)) != NM_OK)
+    if ((st = get_bw(attrs, "write_bandwidth", L, arch, doc, &d, &found, err)) != NM_OK)
         return st;
     if (found) {
         L->has_write_bw = 1;
         L->write_bw = d;
     }
-    if ((st = get_bw(attrs, "shared_bandwidth", L, arch, &d, &found, err)) != NM_OK)
+    if ((st = get_bw(attrs, "shared_bandwidth", L, arch, doc, &d, &found, err)) != NM_OK)
         return st;
     if (found) {
         L->has_shared_bw = 1;
         L->shared_bw = d;
+    }
+    L->bw_stated = L->has_read_bw || L->has_write_bw || L->has_shared_bw;
+    for (int k = 0; !L->bw_stated && k < 4; k++) {
+        static const char *const bw_keys[] = {"bandwidth", "read_bandwidth", "write_bandwidth",
+                                              "shared_bandwidth"};
+        const nm_ynode *b = nm_ymap_get(attrs, bw_keys[k]);
+        L->bw_stated = b && b->kind == NM_Y_SCALAR && !strcmp(b->str, "unlimited");
     }
     if ((st = nm_yget_attr_num(attrs, "addr_gen_energy", &d, &found, err)) != NM_OK)
         return st;
@@ -714,7 +729,7 @@ static nm_status add_component(struct flat *fl, const nm_ynode *comp, const nm_y
     L->instances = instances;
     L->meshX = mx;
     L->meshY = my;
-    if ((st = parse_storage(L, fl->arch, attrs, err)) != NM_OK)
+    if ((st = parse_storage(L, fl->arch, fl->doc, attrs, err)) != NM_OK)
         return st;
     fl->nstore++;
     return NM_OK;

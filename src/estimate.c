@@ -93,19 +93,48 @@ static const double tech_area[] = {0.059, 0.1, 0.17, 0.19, 0.21, 0.46, 1, 1.5, 2
  * Accelergy project documents it (LPDDR4, HBM2, GDDR5, DDR3), and Micron's
  * device-power figures from its GDDR6X product comparison (GDDR6 7.5,
  * GDDR6X 7.25 pJ/bit).  Other types (LPDDR5, DDR4, DDR5, HBM3) have no
- * published figure here: they need an ERT entry. */
+ * published figure here: they need an ERT entry.
+ *
+ * And the peak bandwidth of one unit of each type, the highest data rate
+ * of its JEDEC standard times the unit's interface width: an LPDDR4 x64
+ * package at 4266 MT/s (JESD209-4B) 34.1 GB/s; an HBM2 stack, 1024 bits at
+ * 2 Gb/s a pin (JESD235A) 256 GB/s; a GDDR5 x32 device at 8 Gb/s a pin
+ * (JESD212C) 32 GB/s; a DDR3-1600 x64 module (JESD79-3F) 12.8 GB/s; a
+ * GDDR6 x32 device at 16 Gb/s (JESD250C) 64 GB/s; a GDDR6X x32 device at
+ * 21 Gb/s (Micron's GDDR6X data sheet) 84 GB/s.  A design with several
+ * units multiplies (--set DRAM.shared_bandwidth=...). */
 static const struct {
     const char *type;
     double pj_per_bit;
     const char *note;
+    double peak_bytes_per_s;
+    const char *peak_note;
 } dram_table[] = {
-    {"LPDDR4", 8.0, "DRAM LPDDR4: 8 pJ/bit (Accelergy's DRAM table)"},
-    {"HBM2", 3.9, "DRAM HBM2: 3.9 pJ/bit (Accelergy's DRAM table)"},
-    {"GDDR5", 14.0, "DRAM GDDR5: 14 pJ/bit (Accelergy's DRAM table)"},
-    {"DDR3", 70.0, "DRAM DDR3: 70 pJ/bit (Accelergy's DRAM table)"},
-    {"GDDR6", 7.5, "DRAM GDDR6: 7.5 pJ/bit (Micron)"},
-    {"GDDR6X", 7.25, "DRAM GDDR6X: 7.25 pJ/bit (Micron)"},
+    {"LPDDR4", 8.0, "DRAM LPDDR4: 8 pJ/bit (Accelergy's DRAM table)", 34.128e9,
+     "one LPDDR4 x64 package at 4266 MT/s (JESD209-4B)"},
+    {"HBM2", 3.9, "DRAM HBM2: 3.9 pJ/bit (Accelergy's DRAM table)", 256e9,
+     "one HBM2 stack, 1024 bits at 2 Gb/s (JESD235A)"},
+    {"GDDR5", 14.0, "DRAM GDDR5: 14 pJ/bit (Accelergy's DRAM table)", 32e9,
+     "one GDDR5 x32 device at 8 Gb/s (JESD212C)"},
+    {"DDR3", 70.0, "DRAM DDR3: 70 pJ/bit (Accelergy's DRAM table)", 12.8e9,
+     "one DDR3-1600 x64 module (JESD79-3F)"},
+    {"GDDR6", 7.5, "DRAM GDDR6: 7.5 pJ/bit (Micron)", 64e9,
+     "one GDDR6 x32 device at 16 Gb/s (JESD250C)"},
+    {"GDDR6X", 7.25, "DRAM GDDR6X: 7.25 pJ/bit (Micron)", 84e9,
+     "one GDDR6X x32 device at 21 Gb/s (Micron)"},
 };
+
+int nm_estimate_dram_peak(const char *type, double *bytes_per_s, const char **source)
+{
+    for (size_t i = 0; i < sizeof dram_table / sizeof *dram_table; i++)
+        if (!strcmp(dram_table[i].type, type)) {
+            *bytes_per_s = dram_table[i].peak_bytes_per_s;
+            if (source)
+                *source = dram_table[i].peak_note;
+            return 1;
+        }
+    return 0;
+}
 
 /* ---- interpolation ---------------------------------------------------- */
 

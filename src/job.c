@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "nestmap/alloc.h"
+#include "nestmap/estimate.h"
 #include "nestmap/job.h"
 #include "nestmap/mapspace.h"
 #include "nestmap/path.h"
@@ -250,10 +251,41 @@ nm_status nm_job_search_option(nm_search_opts *o, const char *name, const char *
     return st;
 }
 
+void nm_job_bandwidth_warn(nm_ydoc *doc, const nm_arch *arch)
+{
+    char names[1024] = "", peak[256] = "";
+    size_t n = 0;
+    int count = 0;
+    const nm_ynode *at = NULL;
+    for (int l = arch->nlevels - 1; l >= 0; l--) { /* outermost first */
+        const nm_level *L = &arch->level[l];
+        if (L->dummy || L->bw_stated)
+            continue;
+        if (!at)
+            at = L->node;
+        count++;
+        if (n < sizeof names)
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "", L->name);
+        double bps;
+        const char *src;
+        if (L->is_dram && !peak[0] &&
+            nm_estimate_dram_peak(L->dram_type[0] ? L->dram_type : "LPDDR4", &bps, &src))
+            snprintf(peak, sizeof peak, "; for %s, %s peaks at %.4g GB/s (--set %s.type=TYPE "
+                     "sets a type's peak)", L->name, src, bps * 1e-9, L->name);
+    }
+    if (count)
+        (void)nm_ydoc_warn(doc, at, "no bandwidth given for %s: %s unlimited, as Timeloop "
+                           "assumes, so no cycle waits on %s; give read_bandwidth and "
+                           "write_bandwidth or shared_bandwidth (words per cycle, or bytes per "
+                           "second: 400GB/s), or write 'unlimited' to say so%s", names,
+                           count == 1 ? "it is" : "they are", count == 1 ? "it" : "them", peak);
+}
+
 nm_status nm_job_model(nm_spec *spec, nm_job_model_out *out, nm_error *err)
 {
     out->valid = 0;
     out->broken[0] = '\0';
+    nm_job_bandwidth_warn(&spec->doc, &spec->arch);
     /* Inputs that carry constraints (a map.yaml beside the design it was
      * searched on, or a v0.4 design's own): the mapping must meet them. */
     if (spec->constraints || spec->constraints2 || spec->arch.constraints) {
@@ -297,6 +329,7 @@ nm_status nm_job_map(nm_spec *spec, const nm_search_opts *o, nm_search_result *r
     nm_free(ms);
     if (st != NM_OK)
         return st;
+    nm_job_bandwidth_warn(&spec->doc, &spec->arch);
     (void)nm_job_search_warn(&spec->doc, &spec->arch, &spec->wl, res, o);
     if (res->found && spec->arch.noc && noc) {
         nm_model mdl;
@@ -337,8 +370,10 @@ nm_status nm_job_network_map(nm_spec *spec, const nm_network *net, const nm_sear
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     nm_status st = nm_network_map_report(net, &spec->arch, spec->constraints, spec->constraints2,
                                          o, o->threads, *out, done, ctx, err);
-    if (st == NM_OK)
+    if (st == NM_OK) {
+        nm_job_bandwidth_warn(&spec->doc, &spec->arch);
         (void)nm_job_network_warn(&spec->doc, &spec->arch, net, *out, o);
+    }
     return st;
 }
 

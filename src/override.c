@@ -12,6 +12,7 @@
 #include "nestmap/alloc.h"
 #include "nestmap/arch.h"
 #include "nestmap/compound.h"
+#include "nestmap/estimate.h"
 #include "nestmap/override.h"
 #include "nestmap/text.h"
 
@@ -379,8 +380,36 @@ static nm_status resize_v04(nm_ydoc *doc, const entry *S, int64_t v, const nm_ov
     return st;
 }
 
+static int is_bandwidth(const char *attr)
+{
+    return nm_text_key_equal(attr, "shared_bandwidth") || nm_text_key_equal(attr, "bandwidth") ||
+           nm_text_key_equal(attr, "read_bandwidth") || nm_text_key_equal(attr, "write_bandwidth");
+}
+
+/* A DRAM's `type` set by an override sets its bandwidth too: the type's
+ * peak (estimate.c's table) as shared_bandwidth, so that a sweep over
+ * DRAM types moves time as well as energy.  Not when the same overrides
+ * give the component a bandwidth of their own. */
+static nm_status type_bandwidth(nm_ydoc *doc, nm_ynode *node, const nm_override *ov,
+                                const nm_override *all, size_t n, nm_error *err)
+{
+    if (!nm_text_key_equal(ov->attribute, "type"))
+        return NM_OK;
+    const nm_ynode *cls = nm_ymap_get(node, "class");
+    double peak;
+    if (!cls || cls->kind != NM_Y_SCALAR || !strstr(cls->str, "DRAM") ||
+        !nm_estimate_dram_peak(ov->value, &peak, NULL))
+        return NM_OK;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(all[i].component, ov->component) && is_bandwidth(all[i].attribute))
+            return NM_OK;
+    char value[64];
+    snprintf(value, sizeof value, "%.17gB/s", peak);
+    return set_attr(doc, node, "shared_bandwidth", value, ov, err);
+}
+
 static nm_status apply_one(nm_ydoc *doc, nm_ynode *arch_node, const nm_override *ov,
-                           nm_error *err)
+                           const nm_override *all, size_t n, nm_error *err)
 {
     walk *w = nm_calloc(1, sizeof *w);
     if (!w)
@@ -396,6 +425,8 @@ static nm_status apply_one(nm_ydoc *doc, nm_ynode *arch_node, const nm_override 
         st = NM_ERR_INPUT;
     } else if (!w->e[i].scope || !is_fanout(ov->attribute)) {
         st = set_attr(doc, w->e[i].node, ov->attribute, ov->value, ov, err);
+        if (st == NM_OK)
+            st = type_bandwidth(doc, (nm_ynode *)w->e[i].node, ov, all, n, err);
     } else {
         char *end;
         errno = 0;
@@ -515,7 +546,7 @@ nm_status nm_override_apply(nm_ydoc *doc, const nm_override *ov, size_t n, nm_er
         else if (!arch || arch->kind != NM_Y_MAP)
             st = fail(err, &ov[i], "no 'architecture' in the input files to change");
         else
-            st = apply_one(doc, arch, &ov[i], err);
+            st = apply_one(doc, arch, &ov[i], ov, n, err);
         if (st != NM_OK)
             return st;
     }

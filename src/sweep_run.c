@@ -457,6 +457,8 @@ static int check_values(nm_sweep_run *run)
                                   run->sw.axis[a].value[v], net.layer[i].name, why);
                     }
                 }
+                if (st == NM_OK && a < 0 && w == 0)
+                    nm_job_bandwidth_warn(&spec.doc, &spec.arch);
                 if (st == NM_OK && a < 0 && !run->quiet)
                     nm_job_print_warnings(run->diag, &spec.doc, 0);
                 nm_network_fini(&net);

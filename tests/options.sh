@@ -125,7 +125,9 @@ fi
 "$bin" model -q --json - <"$one" >"$tmp/stdin.json" 2>"$tmp/err"
 rc=$?
 "$bin" model -q --json "$one" >"$tmp/file.json" 2>/dev/null
-if [ "$rc" -eq 0 ] && cmp -s "$tmp/stdin.json" "$tmp/file.json"; then ok "'-' reads standard input"; else bad "'-': exit $rc"; cat "$tmp/err"; fi
+# (the same but for where the warnings point: <stdin> or the file)
+nowarn() { python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); j.pop("warnings"); print(json.dumps(j))' "$1"; }
+if [ "$rc" -eq 0 ] && [ "$(nowarn "$tmp/stdin.json")" = "$(nowarn "$tmp/file.json")" ]; then ok "'-' reads standard input"; else bad "'-': exit $rc"; cat "$tmp/err"; fi
 printf 'problem: {gemm: {M: 4, N: 4, K: 0}}\n' | "$bin" bound "$src/arch/simple/weight_stationary.yaml" - >"$tmp/out" 2>"$tmp/err"
 if grep -q "^<stdin>:1:" "$tmp/err"; then ok "an error in standard input is located at <stdin>:LINE:COL"; else bad "stdin error:"; cat "$tmp/err"; fi
 "$bin" model - - <"$one" >"$tmp/out" 2>"$tmp/err"

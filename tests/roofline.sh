@@ -187,4 +187,12 @@ json_ok "units: 1KiB of 64-bit rows is 1024 words" \
 json_ok "units through --set: at 1GB/s the layer is compute-bound (48 cycles), 2KiB doubles the words" \
     'j["summary"]["cycles"] == 48 and [l["size"] for l in j["levels"] if l["name"] == "Buffer"] == [2048]'
 
+# A DRAM's type sets its bandwidth too (--set, or a sweep's type axis): one
+# HBM2 stack peaks at 256 GB/s (JESD235A), unless a bandwidth of its own is
+# set with it.
+"$bin" bound -q --set DRAM.type=HBM2 "$src/arch/systolic/systolic_16x16.yaml" "$tut" >"$tmp/out" 2>"$tmp/err"
+has "$tmp/out" "^bandwidth  *256 GB/s (the design)" "--set DRAM.type=HBM2: the stack's 256 GB/s"
+"$bin" bound -q --set DRAM.type=HBM2 --set DRAM.shared_bandwidth=8 "$src/arch/systolic/systolic_16x16.yaml" "$tut" >"$tmp/out" 2>"$tmp/err"
+has "$tmp/out" "^bandwidth  *8 GB/s (the design)" "--set DRAM.type=HBM2 with a bandwidth of its own keeps that (8 bytes a cycle at 1 GHz)"
+
 finish

@@ -46,6 +46,7 @@ typedef struct nm_level {
     int word_bits, block_size, cluster_size;
     double multiple_buffering, min_utilization;
     int has_read_bw, has_write_bw, has_shared_bw;
+    int bw_stated;           /* a bandwidth given, or `unlimited` written (no warning) */
     double read_bw, write_bw, shared_bw; /* words per cycle */
     /* Energy per vector access (pJ) for each action, and leakage per cycle. */
     double e_read, e_fill, e_update, e_leak;

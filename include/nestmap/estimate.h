@@ -60,6 +60,11 @@ nm_status nm_estimate_primitive(const nm_primitive *p, const char *action, const
 /* Whether class/subclass names a built-in class (for area-only estimates). */
 int nm_estimate_known(const char *cls, const char *subclass);
 
+/* The peak bandwidth of one unit of DRAM type `type` ("HBM2": one stack) in
+ * bytes per second, and the source of the figure (estimate.c's table);
+ * 0 for a type without one. */
+int nm_estimate_dram_peak(const char *type, double *bytes_per_s, const char **source);
+
 /* The built-in class name closest to cls (for "did you mean"), or NULL. */
 const char *nm_estimate_suggest(const char *cls);
 

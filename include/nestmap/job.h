@@ -64,6 +64,12 @@ double nm_job_wall(void);
 nm_status nm_job_search_option(nm_search_opts *o, const char *name, const char *value,
                                nm_error *err);
 
+/* The default that decides cycles silently, said aloud: one warning added
+ * to doc naming the design's levels that give no bandwidth (and so have no
+ * limit), with how to give one or to write `unlimited`.  The jobs below
+ * and a sweep call it once per design. */
+void nm_job_bandwidth_warn(nm_ydoc *doc, const nm_arch *arch);
+
 /* A mapping evaluated (`model`): its stats and loop nest, whether it is
  * valid, and the constraint it breaks ("" when none; then it was not
  * evaluated).  Large: allocate it. */

@@ -76,8 +76,10 @@ int nm_cmd_model(int argc, char **argv)
     nm_error err;
     nm_error_clear(&err);
     nm_job_model_out *r = nm_calloc(1, sizeof *r);
+    size_t warned = spec.doc.nwarnings;
     nm_status status = r ? nm_job_model(&spec, r, &err)
                          : nm_error_set(&err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    nm_cli_warnings(&spec.doc, o.quiet, warned);
     if (status != NM_OK) {
         nm_cli_error(&err);
         nm_free(r);
