@@ -195,4 +195,16 @@ has "$tmp/out" "^bandwidth  *256 GB/s (the design)" "--set DRAM.type=HBM2: the s
 "$bin" bound -q --set DRAM.type=HBM2 --set DRAM.shared_bandwidth=8 "$src/arch/systolic/systolic_16x16.yaml" "$tut" >"$tmp/out" 2>"$tmp/err"
 has "$tmp/out" "^bandwidth  *8 GB/s (the design)" "--set DRAM.type=HBM2 with a bandwidth of its own keeps that (8 bytes a cycle at 1 GHz)"
 
+# A level with no bandwidth has none, said in one warning naming it;
+# `unlimited` states it and the warning goes, the numbers the same.
+"$bin" model -q --json "$src/examples/conv1d_os.yaml" >"$tmp/out" 2>"$tmp/err"
+json_ok "no bandwidth: one warning names the level (Buffer), unlimited" \
+    'len([w for w in j["warnings"] if w["message"].startswith("no bandwidth given for Buffer: it is unlimited")]) == 1'
+cp "$tmp/out" "$tmp/given.json"
+sed 's/{depth: 64, width: 8, datawidth: 8}/{depth: 64, width: 8, datawidth: 8, read_bandwidth: unlimited, write_bandwidth: unlimited}/' \
+    "$src/examples/conv1d_os.yaml" >"$tmp/unlimited.yaml"
+"$bin" model -q --json "$tmp/unlimited.yaml" >"$tmp/out" 2>"$tmp/err"
+json_ok "'unlimited' written: no warning, the same cycles" \
+    'j["warnings"] == [] and j["summary"]["cycles"] == json.load(open("'"$tmp/given.json"'"))["summary"]["cycles"]'
+
 finish
