@@ -256,7 +256,6 @@ typedef struct table {
     row *r;
     uint64_t n;
     int c_energy, c_cycles, c_seconds, c_area, c_status; /* column indices */
-    int c_workloads;       /* the first per-workload column (= c_status - 1 when none) */
 } table;
 
 static void table_free(table *t)
@@ -281,7 +280,6 @@ static int table_read(table *t, const nm_sweep_run *run, char *const *lines, uin
     t->c_seconds = base + 2;
     t->c_area = base + 4;
     t->c_status = base + nm_sweep_figure_columns(run);
-    t->c_workloads = t->c_status - 1 - nm_sweep_workload_columns(run);
     for (uint64_t i = 0; i < n; i++) {
         if (!split_row(&t->r[i], lines[i]) || t->r[i].n != t->c_status + 2) {
             t->n = i + 1;
@@ -349,7 +347,7 @@ static void print_summary(FILE *f, const nm_sweep_run *run, const table *t,
 {
     uint64_t failed = 0, over = 0, nfront = 0;
     int64_t lo_e = -1, lo_edp = -1;
-    const int c_edp = t->c_energy + 3; /* energy_uj, cycles, seconds, edp */
+    const int c_edp = t->c_energy + 3; /* energy_uj, cycles, seconds, edp_j_s */
     for (uint64_t i = 0; i < t->n; i++) {
         if (!is_ok(t, i)) {
             failed++;
@@ -470,39 +468,14 @@ static void write_json(FILE *f, const nm_sweep_run *run, const table *t, const u
             json_value(f, r->f[1 + a]);
         }
         fputs("}", f);
-        const int c_wl = t->c_workloads;
+        /* Every column of points.csv by its name: one naming for both. */
         for (int c = 1 + sw->naxes; c < t->c_status; c++) {
-            if (!strncmp(hdr->f[c], "energy_uj.", 10) || (c >= c_wl && c < t->c_status - 1))
-                continue;
             fputs(", ", f);
             nm_report_json_string(f, hdr->f[c]);
             fputs(": ", f);
             json_value(f, r->f[c]);
         }
-        fputs(", \"energy_uj_by_level\": {", f);
-        int first = 1;
-        for (int c = 1 + sw->naxes; c < t->c_status; c++) {
-            if (strncmp(hdr->f[c], "energy_uj.", 10))
-                continue;
-            fputs(first ? "" : ", ", f);
-            first = 0;
-            nm_report_json_string(f, hdr->f[c] + 10);
-            fputs(": ", f);
-            json_value(f, r->f[c]);
-        }
-        if (c_wl < t->c_status - 1) {
-            fputs("}, \"by_workload\": {", f);
-            for (int w = 0; w < sw->nworkloads; w++) {
-                fputs(w ? ", " : "", f);
-                nm_report_json_string(f, run->wl_name[w]);
-                fputs(": {\"energy_uj\": ", f);
-                json_value(f, r->f[c_wl + 2 * w]);
-                fputs(", \"cycles\": ", f);
-                json_value(f, r->f[c_wl + 2 * w + 1]);
-                fputc('}', f);
-            }
-        }
-        fprintf(f, "}, \"status\": \"%s\", \"pareto\": %s, \"reason\": ", r->f[t->c_status],
+        fprintf(f, ", \"status\": \"%s\", \"pareto\": %s, \"reason\": ", r->f[t->c_status],
                 front[i] ? "true" : "false");
         nm_report_json_string(f, r->f[t->c_status + 1]);
         fputs("}", f);

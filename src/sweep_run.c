@@ -146,6 +146,27 @@ static nm_status map_workload(const nm_sweep_run *run, int w, const nm_override 
             nm_roofline_of(&r, arch, &net.layer[i].wl);
             s->bound_cycles += (double)net.layer[i].repeat * r.bound_cycles;
         }
+        /* Off-chip bytes, and what bound each layer's cycles: the arithmetic
+         * when nothing throttled, else the level whose transfers took the
+         * longest (its bandwidth). */
+        const nm_level *top = &arch->level[arch->nlevels - 1];
+        for (int i = 0; i < net.nlayers; i++) {
+            const nm_layer_result *lr = &out[net.layer[i].same_as];
+            if (lr->status != NM_OK || !lr->res.found)
+                continue;
+            const nm_stats *ls = &lr->res.best_stats;
+            double rep = (double)net.layer[i].repeat;
+            s->dram_bytes += rep * (double)ls->last_level_accesses * top->word_bits / 8.0;
+            int b = arch->nlevels;
+            if (ls->cycles > ls->compute_cycles) {
+                int worst = 0;
+                for (int l = 1; l < arch->nlevels; l++)
+                    if (ls->level[l].cycles > ls->level[worst].cycles)
+                        worst = l;
+                b = arch->nlevels - 1 - worst;
+            }
+            s->bound_by_cycles[b] += rep * (double)ls->cycles;
+        }
         for (int i = 0; i < net.nlayers && s->status == NM_SWEEP_OK; i++) {
             const nm_layer_result *lr = &out[net.layer[i].same_as];
             if (lr->status != NM_OK || !lr->res.found) {
@@ -186,11 +207,22 @@ static const struct {
     const char *name;
     int whole;
 } figure_col[] = {
-    {"energy_uj", 0},    {"cycles", 1},     {"seconds", 0},         {"edp", 0},
+    {"energy_uj", 0},    {"cycles", 1},     {"seconds", 0},         {"edp_j_s", 0},
     {"area_mm2", 0},     {"macs", 1},       {"pj_per_mac", 0},      {"utilization_pct", 0},
     {"bound_cycles", 1}, {"cycles_over_bound", 0}, {"power_w", 0},
+    {"dram_bytes", 1},   {"bound_by_pct", 0},
 };
 #define NFIGURES ((int)(sizeof figure_col / sizeof *figure_col))
+
+/* What bound most of a point's cycles (bound_by_cycles' index). */
+static int binding(const nm_sweep_summary *s)
+{
+    int b = s->nlevels - 1; /* the arithmetic */
+    for (int l = 0; l < s->nlevels; l++)
+        if (s->bound_by_cycles[l] > s->bound_by_cycles[b])
+            b = l;
+    return b;
+}
 
 static void figures(const nm_sweep_summary *s, double *v)
 {
@@ -207,6 +239,8 @@ static void figures(const nm_sweep_summary *s, double *v)
         s->bound_cycles,
         s->bound_cycles > 0 ? s->cycles / s->bound_cycles : 0.0,
         s->seconds > 0 ? s->energy_pj * 1e-12 / s->seconds : 0.0, /* average power */
+        s->dram_bytes,
+        s->cycles > 0 ? 100.0 * s->bound_by_cycles[binding(s)] / s->cycles : 0.0,
     };
     memcpy(v, fig, sizeof fig);
 }
@@ -253,7 +287,7 @@ int nm_sweep_workload_columns(const nm_sweep_run *run)
 
 int nm_sweep_figure_columns(const nm_sweep_run *run)
 {
-    return NFIGURES + run->nlevels + nm_sweep_workload_columns(run) + 1;
+    return NFIGURES + run->nlevels + nm_sweep_workload_columns(run) + 2; /* bound_by, over_budget */
 }
 
 /* The budgets a point breaks, "area_mm2 2.31 > 2; ..." ("" within all). */
@@ -301,6 +335,8 @@ static char *format_row(const nm_sweep_run *run, uint64_t p, const int *idx,
             fprintf(f, ",%.17g", s->level_pj[l] * 1e-6);
         for (int w = 0; nm_sweep_workload_columns(run) && w < run->sw.nworkloads; w++)
             fprintf(f, ",%.17g,%.0f", s->workload_pj[w] * 1e-6, s->workload_cycles[w]);
+        int b = binding(s);
+        fprintf(f, ",%s", b == s->nlevels - 1 ? "compute" : run->level[b]);
         char over[512];
         over_budget(run, s, over, sizeof over);
         fputc(',', f);
@@ -392,7 +428,7 @@ char *nm_sweep_header(const nm_sweep_run *run)
             fputc(',', f);
             nm_report_csv_field(f, col);
         }
-    fputs(",over_budget,status,reason\n", f);
+    fputs(",bound_by,over_budget,status,reason\n", f);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;

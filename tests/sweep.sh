@@ -23,8 +23,8 @@ grep -q "^6 points: 6 mapped, 0 failed$" "$tmp/summary" && grep -q "^lowest ener
     ok "with -o: a closing summary on stdout" || { bad "with -o: the summary"; cat "$tmp/summary"; }
 rows=$(($(wc -l <"$tmp/a/points.csv") - 1))
 if [ "$rows" -eq 6 ]; then ok "points.csv has a row per point"; else bad "points.csv has $rows rows"; fi
-head -1 "$tmp/a/points.csv" | grep -q '^point,GlobalBuffer.depth,DRAM.type,energy_uj,cycles,seconds,edp,area_mm2,.*,status,reason$' &&
-    ok "points.csv columns: the varied attributes, then energy_uj, cycles, seconds, edp, area_mm2 ... status" ||
+head -1 "$tmp/a/points.csv" | grep -q '^point,GlobalBuffer.depth,DRAM.type,energy_uj,cycles,seconds,edp_j_s,area_mm2,.*,power_w,dram_bytes,bound_by_pct,.*,bound_by,over_budget,status,reason$' &&
+    ok "points.csv columns: the varied attributes, then energy_uj, cycles, seconds, edp_j_s, area_mm2 ... power_w, dram_bytes, bound_by_pct, energy by level, bound_by, over_budget, status" ||
     bad "points.csv header: $(head -1 "$tmp/a/points.csv")"
 for f in pareto.csv sweep.json plots/GlobalBuffer.depth.gp plots/GlobalBuffer.depth.dat plots/pareto.gp plots/pareto.dat; do
     if [ -s "$tmp/a/$f" ]; then ok "sweep writes $f"; else bad "sweep writes $f"; fi
@@ -153,7 +153,7 @@ sweep:
   budget: {energy_uj: 8, power_w: 100}
 EOB
 "$bin" sweep -q --no-refine --max-evals 2000 -o "$tmp/bud" "$tmp/budget.yaml" >"$tmp/out" 2>"$tmp/err" || { bad "budget sweep"; cat "$tmp/err"; }
-head -1 "$tmp/bud/points.csv" | grep -q ',cycles_over_bound,power_w,energy_uj\..*,over_budget,status,reason$' &&
+head -1 "$tmp/bud/points.csv" | grep -q ',cycles_over_bound,power_w,dram_bytes,bound_by_pct,energy_uj\..*,bound_by,over_budget,status,reason$' &&
     grep -q '^2,4,1[0-9.]*,.*,energy_uj 1[0-9.]* > 8,ok,$' "$tmp/bud/points.csv" && grep -q '^0,1,[0-9.]*,.*,,ok,$' "$tmp/bud/points.csv" &&
     ok "budget: the point over it says which, the others leave over_budget empty" || { bad "budget: points.csv"; cat "$tmp/bud/points.csv"; }
 ! grep -q '^2,' "$tmp/bud/pareto.csv" && grep -q "^3 points: 3 mapped, 0 failed; 1 over budget" "$tmp/out" &&
@@ -162,7 +162,7 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); p=d['points']; sys.
     ok "sweep.json: the budget, the options as given, over_budget, power_w = energy / seconds" || { bad "budget: sweep.json"; head -c 800 "$tmp/bud/sweep.json"; }
 
 # Two workloads: each one's energy and cycles in its own columns (they sum
-# to the point's), in sweep.json's by_workload, and open to a budget.
+# to the point's), in sweep.json by the same names, and open to a budget.
 printf 'problem:\n  conv2d: {C: 16, M: 16, P: 14, Q: 14, R: 3, S: 3}\n' >"$tmp/layer.yaml"
 cat >"$tmp/two.yaml" <<EOW
 sweep:
@@ -173,8 +173,8 @@ sweep:
   budget: {layer.cycles: 200000}
 EOW
 "$bin" sweep -q --no-refine --max-evals 2000 -o "$tmp/two" "$tmp/two.yaml" >/dev/null 2>"$tmp/err" || { bad "two workloads"; cat "$tmp/err"; }
-head -1 "$tmp/two/points.csv" | grep -q ',small_net.energy_uj,small_net.cycles,layer.energy_uj,layer.cycles,over_budget,status,reason$' &&
-    python3 - "$tmp/two/points.csv" "$tmp/two/sweep.json" <<'EOP' && ok "two workloads: a column each for energy and cycles, summing to the point's; by_workload in sweep.json; a budget on one" || bad "two workloads: columns"
+head -1 "$tmp/two/points.csv" | grep -q ',small_net.energy_uj,small_net.cycles,layer.energy_uj,layer.cycles,bound_by,over_budget,status,reason$' &&
+    python3 - "$tmp/two/points.csv" "$tmp/two/sweep.json" <<'EOP' && ok "two workloads: a column each for energy and cycles, summing to the point's; in sweep.json by the same names; a budget on one" || bad "two workloads: columns"
 import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 j = json.load(open(sys.argv[2]))["points"]
@@ -183,7 +183,8 @@ for r, p in zip(rows, j):
     e = float(r["small_net.energy_uj"]) + float(r["layer.energy_uj"])
     c = int(r["small_net.cycles"]) + int(r["layer.cycles"])
     good &= abs(e - float(r["energy_uj"])) <= 1e-9 * e and c == int(r["cycles"])
-    good &= p["by_workload"]["layer"]["cycles"] == int(r["layer.cycles"])
+    good &= p["layer.cycles"] == int(r["layer.cycles"]) and p["energy_uj.MACC"] == float(r["energy_uj.MACC"])
+    good &= set(k for k in r if k not in ("point", "problem.N")) <= set(p)
 good &= rows[0]["over_budget"] == "" and rows[1]["over_budget"].startswith("layer.cycles ")
 sys.exit(0 if good else 1)
 EOP

@@ -30,12 +30,12 @@ print(f"{len(points)} points; written to {out}/ (plots in {out}/plots/)")
 # 2. Only what was mapped and fits the 4 mm^2 budget.
 ok = points[(points["status"] == "ok") & points["over_budget"].isna()]
 print(f"{len(ok)} mapped within the area budget")
-cols = ["MAC.meshX", "Buffer.depth", "DRAM.type", "energy_uj", "seconds", "edp", "area_mm2",
+cols = ["MAC.meshX", "Buffer.depth", "DRAM.type", "energy_uj", "seconds", "edp_j_s", "area_mm2",
         "power_w"]
 print("\nlowest energy within budget:")
 print(ok.nsmallest(3, "energy_uj")[cols].to_string(index=False))
 print("\nlowest EDP within budget:")
-print(ok.nsmallest(3, "edp")[cols].to_string(index=False))
+print(ok.nsmallest(3, "edp_j_s")[cols].to_string(index=False))
 
 # 3. The Pareto front nestmap marked (energy x time x area), from sweep.json.
 front = [p["point"] for p in study["sweep"]["points"] if p["pareto"]]
@@ -44,7 +44,7 @@ print(points[points["point"].isin(front)][cols].to_string(index=False))
 
 # 4. Where the energy goes at the lowest-EDP point: the energy_uj.LEVEL
 #    columns, as shares.
-best = ok.nsmallest(1, "edp").iloc[0]
+best = ok.nsmallest(1, "edp_j_s").iloc[0]
 levels = [c for c in points.columns if c.startswith("energy_uj.")]
 print("\nenergy by level at the lowest-EDP point:")
 for c in levels:

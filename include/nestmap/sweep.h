@@ -112,6 +112,10 @@ typedef struct nm_sweep_summary {
     int nlevels;                       /* storage levels, plus the arithmetic last */
     double level_pj[NM_MAX_LEVELS + 1];
     double workload_pj[NM_SWEEP_MAX_WORKLOADS], workload_cycles[NM_SWEEP_MAX_WORKLOADS];
+    double dram_bytes;                 /* moved at the outermost level (the backing store) */
+    /* Cycles by what bound them, as level_pj is ordered: a level's
+     * bandwidth, or (last) the arithmetic when nothing throttled. */
+    double bound_by_cycles[NM_MAX_LEVELS + 1];
 } nm_sweep_summary;
 
 const char *nm_sweep_status_name(nm_sweep_status s);
