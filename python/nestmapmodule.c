@@ -10,6 +10,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <pythread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,55 @@
 #include "nestmap/sweep_run.h"
 
 static PyObject *nm_py_error; /* nestmap.Error */
+
+/* Ctrl-C (a notebook's interrupt) while a search or a sweep runs in the
+ * main thread: as on the command line, a handler of ours sets the run's
+ * stop flag, the library ends the run cleanly, and KeyboardInterrupt is
+ * raised once it has returned (a sweep directory is then resumable).  In
+ * other threads runs are not interruptible and Python's handler stays. */
+static unsigned long main_thread;
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+typedef struct interrupt {
+    int on;
+    struct sigaction old;
+} interrupt;
+
+/* Returns the stop flag for the run (NULL outside the main thread). */
+static volatile sig_atomic_t *interrupt_begin(interrupt *c)
+{
+    c->on = PyThread_get_thread_ident() == main_thread;
+    if (!c->on)
+        return NULL;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    interrupted = 0;
+    if (sigaction(SIGINT, &sa, &c->old) != 0) {
+        c->on = 0;
+        return NULL;
+    }
+    return &interrupted;
+}
+
+/* Restores Python's handler; 1 (KeyboardInterrupt set) when interrupted. */
+static int interrupt_end(interrupt *c)
+{
+    if (!c->on)
+        return 0;
+    sigaction(SIGINT, &c->old, NULL);
+    if (!interrupted)
+        return 0;
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    return 1;
+}
 
 /* The arguments every function takes, converted: files, --set overrides,
  * --jinja variables (their text copied, since the variables point into
@@ -289,16 +340,21 @@ static PyObject *py_map(PyObject *self, PyObject *args, PyObject *kw)
         nm_error err;
         nm_error_clear(&err);
         nm_status st;
+        interrupt ic;
+        o.stop = interrupt_begin(&ic);
         Py_BEGIN_ALLOW_THREADS
         st = nm_job_map(&spec, &o, res, noc, &err);
         Py_END_ALLOW_THREADS
+        int stopped = interrupt_end(&ic);
         char *buf = NULL;
         size_t len = 0;
-        FILE *f = st == NM_OK ? open_memstream(&buf, &len) : NULL;
+        FILE *f = st == NM_OK && !stopped ? open_memstream(&buf, &len) : NULL;
         if (f) {
             nm_report_search_json(f, &spec.arch, &spec.wl, res, &o);
             fclose(f);
             out = json_result(buf, len, &spec.doc);
+        } else if (stopped) {
+            ; /* KeyboardInterrupt */
         } else if (st == NM_OK) {
             PyErr_NoMemory();
         } else {
@@ -336,18 +392,24 @@ static PyObject *py_network(PyObject *self, PyObject *args, PyObject *kw)
     nm_error_clear(&err);
     if (search_opts(&spec, options, &o)) {
         nm_status st = nm_job_network_parse(&spec, &net, &err);
+        int stopped = 0;
         if (st == NM_OK) {
+            interrupt ic;
+            o.stop = interrupt_begin(&ic);
             Py_BEGIN_ALLOW_THREADS
             st = nm_job_network_map(&spec, &net, &o, &layers, NULL, NULL, &err);
             Py_END_ALLOW_THREADS
+            stopped = interrupt_end(&ic);
         }
         char *buf = NULL;
         size_t len = 0;
-        FILE *f = st == NM_OK ? open_memstream(&buf, &len) : NULL;
+        FILE *f = st == NM_OK && !stopped ? open_memstream(&buf, &len) : NULL;
         if (f) {
             nm_report_network(f, &spec.arch, &net, layers, &o, 1);
             fclose(f);
             out = json_result(buf, len, &spec.doc);
+        } else if (stopped) {
+            ; /* KeyboardInterrupt */
         } else if (st == NM_OK) {
             PyErr_NoMemory();
         } else {
@@ -466,6 +528,8 @@ static PyObject *py_sweep(PyObject *self, PyObject *args, PyObject *kw)
     int rc;
     nm_ydoc doc;
     nm_ydoc_init(&doc);
+    interrupt ic;
+    run->stop = interrupt_begin(&ic);
     Py_BEGIN_ALLOW_THREADS
     rc = nm_sweep_run_load(run, &doc, p.in.files, (int)p.in.nfiles);
     if (rc == 0)
@@ -475,6 +539,8 @@ static PyObject *py_sweep(PyObject *self, PyObject *args, PyObject *kw)
     nm_sweep_fini(&run->sw);
     Py_END_ALLOW_THREADS
     nm_ydoc_fini(&doc);
+    if (interrupt_end(&ic))
+        goto done;
     PyObject *d = stream_text(diag, &diag_buf, &diag_len);
     PyObject *o = stream_text(out, &out_buf, &out_len);
     diag = out = NULL;
@@ -524,6 +590,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "nestmap._nestmap",
 PyMODINIT_FUNC PyInit__nestmap(void);
 PyMODINIT_FUNC PyInit__nestmap(void)
 {
+    main_thread = PyThread_get_thread_ident();
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;

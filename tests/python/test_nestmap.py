@@ -89,6 +89,7 @@ def test_map_does_not_depend_on_threads():
     assert (one["search"]["threads"], two["search"]["threads"]) == (1, 2)
 
 
+@pytest.mark.filterwarnings("ignore::nestmap.Warning")  # catch_warnings is per process
 def test_searches_run_side_by_side_in_threads():
     """The GIL is released during a search: two searches in two Python
     threads give what each gives alone."""
@@ -218,3 +219,22 @@ def test_sweep_errors_and_resume(tmp_path):
     assert again["sweep"] == first["sweep"]  # finished: nothing run, nothing rewritten
     with pytest.raises(nestmap.Error, match="other inputs or options"):
         nestmap.sweep(sw, out=out, resume=True, max_evals=3000, no_refine=True)
+
+
+def test_ctrl_c_ends_a_search():
+    """Ctrl-C (SIGINT, a notebook's interrupt) during a search in the main
+    thread ends it and raises KeyboardInterrupt; Python's own handler is
+    back afterwards.  The search is exhaustive over a space far too large to
+    finish, so the signal always arrives while it runs."""
+    import signal
+    before = signal.getsignal(signal.SIGINT)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            nestmap.map(os.path.join(SRC, "arch", "eyeriss", "eyeriss.yaml"),
+                        os.path.join(SRC, "workloads", "layers", "resnet50_conv1.yaml"),
+                        algorithm="exhaustive", victory=0, timeout=0, threads=2)
+    finally:
+        timer.cancel()
+    assert signal.getsignal(signal.SIGINT) is before
