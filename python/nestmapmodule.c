@@ -263,73 +263,107 @@ static PyObject *json_result(char *buf, size_t len, const nm_ydoc *doc)
 }
 
 static char *kw_common[] = {"files", "sets", "jinja", "builtin_energy", "stride_2024", NULL};
+static char *kw_search[] = {"files", "sets", "jinja", "options", "builtin_energy", NULL};
+
+/* What every function but sweep begins with: its arguments (with search
+ * options when options is not NULL) parsed and the input loaded with the
+ * sections in `need`.  0 with an exception set (nothing to release). */
+static int begin(PyObject *args, PyObject *kw, unsigned need, py_input *p, nm_spec *spec,
+                 PyObject **options)
+{
+    PyObject *files, *sets, *jinja;
+    int builtin = 0, stride = 0;
+    int parsed = options ? PyArg_ParseTupleAndKeywords(args, kw, "OOOO|p", kw_search, &files,
+                                                       &sets, &jinja, options, &builtin)
+                         : PyArg_ParseTupleAndKeywords(args, kw, "OOO|pp", kw_common, &files,
+                                                       &sets, &jinja, &builtin, &stride);
+    if (!parsed)
+        return 0;
+    if (!input_init(p, files, sets, jinja, builtin, stride) || !load(p, need, spec)) {
+        input_fini(p);
+        return 0;
+    }
+    return 1;
+}
+
+/* What a job returns once it has run with status st: the JSON object its
+ * command's --json prints (`write` puts it out, from a, b and c), with the
+ * document's warnings, as a str; or the error raised.  stopped: by Ctrl-C,
+ * KeyboardInterrupt already set. */
+typedef struct job_json {
+    void (*write)(FILE *f, const struct job_json *j);
+    const nm_spec *spec;
+    const void *a, *b, *c;
+} job_json;
+
+static PyObject *finish(nm_status st, int stopped, const nm_error *err, const job_json *j)
+{
+    if (stopped)
+        return NULL;
+    if (st != NM_OK)
+        return fail_with(err);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return PyErr_NoMemory();
+    j->write(f, j);
+    fclose(f);
+    return json_result(buf, len, &j->spec->doc);
+}
+
+static void write_model(FILE *f, const job_json *j)
+{
+    const nm_job_model_out *r = j->a;
+    if (r->broken[0]) { /* as `model --json` writes it */
+        fprintf(f, "{\n \"valid\": false,\n \"reason\": ");
+        nm_report_json_string(f, r->broken);
+        fprintf(f, "\n}\n");
+    } else {
+        nm_report_json(f, &j->spec->arch, &j->spec->wl, &r->st, &j->spec->map);
+    }
+}
 
 static PyObject *py_model(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    PyObject *files, *sets, *jinja;
-    int builtin = 0, stride = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|pp", kw_common, &files, &sets, &jinja,
-                                     &builtin, &stride))
-        return NULL;
     py_input p;
     nm_spec spec;
-    if (!input_init(&p, files, sets, jinja, builtin, stride) ||
-        !load(&p, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &spec)) {
-        input_fini(&p);
+    if (!begin(args, kw, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &p, &spec, NULL))
         return NULL;
-    }
     nm_job_model_out *r = nm_calloc(1, sizeof *r);
-    nm_error err;
-    nm_error_clear(&err);
-    nm_status st = NM_ERR_NOMEM;
-    char *buf = NULL;
-    size_t len = 0;
-    if (r) {
+    PyObject *out = NULL;
+    if (!r) {
+        PyErr_NoMemory();
+    } else {
+        nm_error err;
+        nm_error_clear(&err);
+        nm_status st;
         Py_BEGIN_ALLOW_THREADS
         st = nm_job_model(&spec, r, &err);
         Py_END_ALLOW_THREADS
-    }
-    PyObject *res = NULL;
-    FILE *f = st == NM_OK ? open_memstream(&buf, &len) : NULL;
-    if (f) {
-        if (r->broken[0]) { /* as `model --json` writes it */
-            fprintf(f, "{\n \"valid\": false,\n \"reason\": ");
-            nm_report_json_string(f, r->broken);
-            fprintf(f, "\n}\n");
-        } else {
-            nm_report_json(f, &spec.arch, &spec.wl, &r->st, &spec.map);
-        }
-        fclose(f);
-        res = json_result(buf, len, &spec.doc);
-    } else if (st == NM_OK || !r) {
-        PyErr_NoMemory();
-    } else {
-        fail_with(&err);
+        job_json j = {write_model, &spec, r, NULL, NULL};
+        out = finish(st, 0, &err, &j);
     }
     nm_free(r);
     nm_spec_fini(&spec);
     input_fini(&p);
-    return res;
+    return out;
 }
 
-static char *kw_search[] = {"files", "sets", "jinja", "options", "builtin_energy", NULL};
+static void write_map(FILE *f, const job_json *j)
+{
+    nm_report_search_json(f, &j->spec->arch, &j->spec->wl, j->a, j->b);
+}
 
 static PyObject *py_map(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    PyObject *files, *sets, *jinja, *options;
-    int builtin = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOO|p", kw_search, &files, &sets, &jinja,
-                                     &options, &builtin))
-        return NULL;
+    PyObject *options;
     py_input p;
     nm_spec spec;
-    if (!input_init(&p, files, sets, jinja, builtin, 0) ||
-        !load(&p, NM_NEED_ARCH | NM_NEED_PROBLEM, &spec)) {
-        input_fini(&p);
+    if (!begin(args, kw, NM_NEED_ARCH | NM_NEED_PROBLEM, &p, &spec, &options))
         return NULL;
-    }
     nm_search_opts o;
     nm_search_result *res = nm_calloc(1, sizeof *res);
     nm_noc_stats *noc = nm_calloc(1, sizeof *noc);
@@ -346,20 +380,8 @@ static PyObject *py_map(PyObject *self, PyObject *args, PyObject *kw)
         st = nm_job_map(&spec, &o, res, noc, &err);
         Py_END_ALLOW_THREADS
         int stopped = interrupt_end(&ic);
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = st == NM_OK && !stopped ? open_memstream(&buf, &len) : NULL;
-        if (f) {
-            nm_report_search_json(f, &spec.arch, &spec.wl, res, &o);
-            fclose(f);
-            out = json_result(buf, len, &spec.doc);
-        } else if (stopped) {
-            ; /* KeyboardInterrupt */
-        } else if (st == NM_OK) {
-            PyErr_NoMemory();
-        } else {
-            fail_with(&err);
-        }
+        job_json j = {write_map, &spec, res, &o, NULL};
+        out = finish(st, stopped, &err, &j);
         nm_search_result_fini(res);
     }
     nm_free(noc);
@@ -369,28 +391,27 @@ static PyObject *py_map(PyObject *self, PyObject *args, PyObject *kw)
     return out;
 }
 
+static void write_network(FILE *f, const job_json *j)
+{
+    nm_report_network(f, &j->spec->arch, j->a, j->b, j->c, 1);
+}
+
 static PyObject *py_network(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    PyObject *files, *sets, *jinja, *options;
-    int builtin = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOO|p", kw_search, &files, &sets, &jinja,
-                                     &options, &builtin))
-        return NULL;
+    PyObject *options;
     py_input p;
     nm_spec spec;
-    if (!input_init(&p, files, sets, jinja, builtin, 0) || !load(&p, NM_NEED_ARCH, &spec)) {
-        input_fini(&p);
+    if (!begin(args, kw, NM_NEED_ARCH, &p, &spec, &options))
         return NULL;
-    }
     nm_search_opts o;
     nm_network net;
     memset(&net, 0, sizeof net);
     nm_layer_result *layers = NULL;
     PyObject *out = NULL;
-    nm_error err;
-    nm_error_clear(&err);
     if (search_opts(&spec, options, &o)) {
+        nm_error err;
+        nm_error_clear(&err);
         nm_status st = nm_job_network_parse(&spec, &net, &err);
         int stopped = 0;
         if (st == NM_OK) {
@@ -401,20 +422,8 @@ static PyObject *py_network(PyObject *self, PyObject *args, PyObject *kw)
             Py_END_ALLOW_THREADS
             stopped = interrupt_end(&ic);
         }
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = st == NM_OK && !stopped ? open_memstream(&buf, &len) : NULL;
-        if (f) {
-            nm_report_network(f, &spec.arch, &net, layers, &o, 1);
-            fclose(f);
-            out = json_result(buf, len, &spec.doc);
-        } else if (stopped) {
-            ; /* KeyboardInterrupt */
-        } else if (st == NM_OK) {
-            PyErr_NoMemory();
-        } else {
-            fail_with(&err);
-        }
+        job_json j = {write_network, &spec, &net, layers, &o};
+        out = finish(st, stopped, &err, &j);
     }
     if (layers)
         nm_network_results_fini(&net, layers);
@@ -425,31 +434,20 @@ static PyObject *py_network(PyObject *self, PyObject *args, PyObject *kw)
     return out;
 }
 
+static void write_energy(FILE *f, const job_json *j)
+{
+    nm_report_energy(f, &j->spec->arch, 1);
+}
+
 static PyObject *py_energy(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    PyObject *files, *sets, *jinja;
-    int builtin = 0, stride = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|pp", kw_common, &files, &sets, &jinja,
-                                     &builtin, &stride))
-        return NULL;
     py_input p;
     nm_spec spec;
-    if (!input_init(&p, files, sets, jinja, builtin, stride) || !load(&p, NM_NEED_ARCH, &spec)) {
-        input_fini(&p);
+    if (!begin(args, kw, NM_NEED_ARCH, &p, &spec, NULL))
         return NULL;
-    }
-    char *buf = NULL;
-    size_t len = 0;
-    PyObject *out = NULL;
-    FILE *f = open_memstream(&buf, &len);
-    if (f) {
-        nm_report_energy(f, &spec.arch, 1);
-        fclose(f);
-        out = json_result(buf, len, &spec.doc);
-    } else {
-        PyErr_NoMemory();
-    }
+    job_json j = {write_energy, &spec, NULL, NULL, NULL};
+    PyObject *out = finish(NM_OK, 0, NULL, &j);
     nm_spec_fini(&spec);
     input_fini(&p);
     return out;

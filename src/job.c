@@ -52,14 +52,31 @@ nm_status nm_job_load(nm_spec *spec, const nm_job_input *in, unsigned need, nm_e
     return st;
 }
 
-void nm_job_error_line(char *buf, size_t size, const nm_error *err)
+/* err as one line: "FILE:LINE:COL: LABELMESSAGE", the place as far as known,
+ * then `none` when there is no place ("nestmap: " or ""). */
+static void error_text(char *buf, size_t size, const nm_error *err, const char *label,
+                       const char *none)
 {
     if (err->file[0] && err->line > 0)
-        snprintf(buf, size, "%s:%d:%d: error: %s", err->file, err->line, err->col, err->msg);
+        snprintf(buf, size, "%.*s:%d:%d: %s%s", (int)(size / 3), err->file, err->line, err->col,
+                 label, err->msg);
     else if (err->file[0])
-        snprintf(buf, size, "%s: error: %s", err->file, err->msg);
+        snprintf(buf, size, "%.*s: %s%s", (int)(size / 3), err->file, label, err->msg);
     else
-        snprintf(buf, size, "nestmap: error: %s", err->msg);
+        snprintf(buf, size, "%s%s%s", none, label, err->msg);
+}
+
+void nm_job_error_line(char *buf, size_t size, const nm_error *err)
+{
+    error_text(buf, size, err, "error: ", "nestmap: ");
+}
+
+void nm_job_error_reason(char *buf, size_t size, const nm_error *err)
+{
+    error_text(buf, size, err, "", "");
+    for (char *p = buf; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
 }
 
 /* Prints line `line` (1-based) of `path` with a caret under column `col`. */

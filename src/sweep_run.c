@@ -35,19 +35,6 @@ static int files_of(const nm_sweep_run *run, int w, const char **files)
     return n;
 }
 
-/* An error as one line (a reason in points.csv, or a message). */
-static void set_reason(char *buf, size_t size, const nm_error *err)
-{
-    if (err->file[0] && err->line > 0)
-        snprintf(buf, size, "%.200s:%d:%d: %.400s", err->file, err->line, err->col, err->msg);
-    else if (err->file[0])
-        snprintf(buf, size, "%.200s: %.400s", err->file, err->msg);
-    else
-        snprintf(buf, size, "%.400s", err->msg);
-    for (char *p = buf; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-}
 
 /* Loads workload w with the overrides; the network of its layers (one
  * layer for a `problem:`) in *net. */
@@ -377,7 +364,7 @@ int nm_sweep_run_point(const nm_sweep_run *run, uint64_t p, nm_sweep_point_out *
         }
         if (st != NM_OK) {
             s.status = NM_SWEEP_INVALID;
-            set_reason(s.reason, sizeof s.reason, &err);
+            nm_job_error_reason(s.reason, sizeof s.reason, &err);
             break;
         }
     }
@@ -487,7 +474,7 @@ static int check_values(nm_sweep_run *run)
                     if (st != NM_OK && a >= 0) {
                         /* Say which value did it, where the sweep gives it. */
                         char why[sizeof err.msg + 64];
-                        set_reason(why, sizeof why, &err);
+                        nm_job_error_reason(why, sizeof why, &err);
                         nm_yerror(&err, run->sw.axis[a].at[v], "%s=%s breaks a constraint of "
                                   "layer %s: %s", run->sw.axis[a].label,
                                   run->sw.axis[a].value[v], net.layer[i].name, why);

@@ -42,6 +42,9 @@ nm_status nm_job_load(nm_spec *spec, const nm_job_input *in, unsigned need, nm_e
  * buf; the source line is the printer's business. */
 void nm_job_error_line(char *buf, size_t size, const nm_error *err);
 
+/* The same as a reason in a table: no "error:", no "nestmap:", on one line. */
+void nm_job_error_reason(char *buf, size_t size, const nm_error *err);
+
 /* Prints err to f as the command line shows it: the line above, then the
  * source line it points into with a caret under the column. */
 void nm_job_print_error(FILE *f, const nm_error *err);
