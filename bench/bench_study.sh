@@ -10,8 +10,11 @@ bin=${1:-./nestmap}
 src=${2:-.}
 out=${3:-array_study}
 shift 3 2>/dev/null
+# The sweep file by its absolute path, as study.py names it: the directory
+# then resumes from Python too (the resume fingerprint holds the path).
+sweep=$(cd "$src/examples/array_study" && pwd)/sweep.yaml
 start=$(date +%s.%N)
-"$bin" sweep -q --threads 2 "$@" -o "$out" "$src/examples/array_study/sweep.yaml" || exit 1
+"$bin" sweep -q --threads 2 "$@" -o "$out" "$sweep" || exit 1
 end=$(date +%s.%N)
 n=$(($(wc -l <"$out/points.csv") - 1))
 awk -v s="$start" -v e="$end" -v n="$n" 'BEGIN {
