@@ -640,7 +640,9 @@ static int plot_axis(const char *pdir, const nm_sweep_run *run, const table *t, 
         }
     const char *tunit = time_unit(thi, &tscale);
     int panels = thi > tlo * (1 + 1e-12) ? 2 : 1;
-    nm_plot_terminals(f, panels == 2 ? 1100 : 700, 450);
+    /* the key below the panels, a line a series: the image grows with it */
+    int height = ngroups > 9 ? 280 + 19 * (int)ngroups : 450;
+    nm_plot_terminals(f, panels == 2 ? 1100 : 700, height);
     fprintf(f, "  set multiplot layout 1,%d title ", panels);
     /* a zip's attributes move together: the axis names them all */
     char xlabel[256], title[512];
