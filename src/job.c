@@ -150,6 +150,16 @@ nm_status nm_job_mkdirs(const char *dir, nm_error *err)
                         errno ? strerror(errno) : "not a directory");
 }
 
+int nm_job_make_dir(const char *dir, FILE *diag)
+{
+    nm_error err;
+    nm_error_clear(&err);
+    if (nm_job_mkdirs(dir, &err) == NM_OK)
+        return 1;
+    fprintf(diag, "nestmap: %s\n", err.msg);
+    return 0;
+}
+
 double nm_job_wall(void)
 {
     struct timespec ts;

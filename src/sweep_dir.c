@@ -83,17 +83,6 @@ static int path_of(char *out, size_t size, const char *dir, const char *name)
     return n > 0 && (size_t)n < size;
 }
 
-/* Creates dir (and its parents); 0 after saying why it could not. */
-static int make_dir(const char *dir, FILE *diag)
-{
-    nm_error err;
-    nm_error_clear(&err);
-    if (nm_job_mkdirs(dir, &err) == NM_OK)
-        return 1;
-    fprintf(diag, "nestmap: %s\n", err.msg);
-    return 0;
-}
-
 static int sync_close(FILE *f, const char *path, FILE *diag)
 {
     int ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
@@ -149,7 +138,7 @@ int nm_sweep_dir_open(nm_sweep_dir *d, const nm_sweep_run *run, const char *dir,
                 "without --resume a new sweep starts there\n", dir);
         return 2;
     }
-    if (!make_dir(dir, run->diag))
+    if (!nm_job_make_dir(dir, run->diag))
         return 2;
     snprintf(want, sizeof want, "nestmap sweep inputs %016llx\n",
              (unsigned long long)nm_sweep_run_key(run));
@@ -221,7 +210,7 @@ int nm_sweep_dir_add(nm_sweep_dir *d, const nm_sweep_run *run, const nm_sweep_po
 {
     char sub[4096], path[4400];
     snprintf(sub, sizeof sub, "%s/points/%llu", d->dir, (unsigned long long)out->point);
-    if (!make_dir(sub, run->diag))
+    if (!nm_job_make_dir(sub, run->diag))
         return 0;
     for (int w = 0; w < run->sw.nworkloads; w++) {
         if (!out->layers[w])
@@ -749,7 +738,7 @@ static int write_plots(const char *dir, const nm_sweep_run *run, const table *t,
 {
     char pdir[4096];
     snprintf(pdir, sizeof pdir, "%s/plots", dir);
-    if (!make_dir(pdir, run->diag))
+    if (!nm_job_make_dir(pdir, run->diag))
         return 0;
     char names[NM_SWEEP_MAX_AXES + 1][2 * NM_NAME_MAX];
     int n = 0;

@@ -56,6 +56,10 @@ void nm_job_print_warnings(FILE *f, const nm_ydoc *doc, size_t first);
 /* Creates directory dir and its parents, as mkdir -p does. */
 nm_status nm_job_mkdirs(const char *dir, nm_error *err);
 
+/* The same, saying on diag why it could not ("nestmap: cannot create
+ * directory ..."); 1 when dir is there. */
+int nm_job_make_dir(const char *dir, FILE *diag);
+
 /* A monotonic clock, in seconds. */
 double nm_job_wall(void);
 

@@ -150,9 +150,10 @@ def sweep(*files, out=None, resume=False, sets=None, jinja=None, builtin_energy=
     files = _files(files)
     sets = _pairs(sets, "sets")
     jinja = _pairs(jinja, "jinja")
-    opts = tuple((n, v) for n, v in _options(search) if not (n in ("imperfect", "no-refine")
-                                                               and v == "false"))
-    opts = tuple((n, None if n in ("imperfect", "no-refine") else v) for n, v in opts)
+    # a flag is given (value None, as on the command line) or left out
+    flags = ("imperfect", "no-refine")
+    opts = tuple((n, None if n in flags else v) for n, v in _options(search)
+                 if not (n in flags and v == "false"))
     if resume and out is None:
         raise ValueError("resume=True needs out= (the sweep to continue)")
     args = tuple(_cli_args(files, sets, jinja, opts, builtin_energy))

@@ -266,12 +266,7 @@ double nm_cli_wall(void)
 
 int nm_cli_mkdir(const char *dir)
 {
-    nm_error err;
-    nm_error_clear(&err);
-    if (nm_job_mkdirs(dir, &err) == NM_OK)
-        return 1;
-    fprintf(stderr, "nestmap: %s\n", err.msg);
-    return 0;
+    return nm_job_make_dir(dir, stderr);
 }
 
 int nm_cmd_unimplemented(int argc, char **argv)
