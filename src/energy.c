@@ -173,6 +173,18 @@ static const char *const fl[] = {"random_fill", "random_write", "fill", "write",
 static const char *const up[] = {"random_update", "random_write", "update", "write", NULL};
 static const char *const lk[] = {"leak", NULL};
 static const char *const cp[] = {"mac_random", "mult_random", "mac", "mult", "compute", NULL};
+/* Sparse actions (Timeloop's topology.hpp lists): gated and skipped
+ * operations and storage accesses.  A gated action absent costs nothing at
+ * storage and the compute energy at the arithmetic; a skipped one costs the
+ * gated one. */
+static const char *const cp_g[] = {"mac_gated", "mult_gated", "compute_gated", NULL};
+static const char *const cp_s[] = {"mac_skipped", "mult_skipped", "compute_skipped", NULL};
+static const char *const g_rd[] = {"gated_read", NULL};
+static const char *const g_fl[] = {"gated_fill", "gated_write", NULL};
+static const char *const g_up[] = {"gated_update", "gated_write", NULL};
+static const char *const s_rd[] = {"skipped_read", NULL};
+static const char *const s_fl[] = {"skipped_fill", "skipped_write", NULL};
+static const char *const s_up[] = {"skipped_update", "skipped_write", NULL};
 
 /* Warns of an action the model does not read whose name is close to one it
  * does (`leek`): its energy would otherwise be dropped in silence.  Other
@@ -208,8 +220,12 @@ static nm_status apply_actions(nm_arch *arch, int which, const struct actions *a
             max = a->energy[i];
     const double *e;
     if (which == -2) {
-        arch->arith.e_compute = (e = action_get(a, cp)) ? *e : 0.0;
-        arch->arith.esrc = NM_ESRC_ERT;
+        nm_arith *A = &arch->arith;
+        A->e_compute = (e = action_get(a, cp)) ? *e : 0.0;
+        A->e_gated = (e = action_get(a, cp_g)) ? *e : A->e_compute;
+        A->e_skipped = (e = action_get(a, cp_s)) ? *e : A->e_gated;
+        A->gs_given = 1;
+        A->esrc = NM_ESRC_ERT;
         return NM_OK;
     }
     nm_level *L = &arch->level[which];
@@ -217,6 +233,11 @@ static nm_status apply_actions(nm_arch *arch, int which, const struct actions *a
     L->e_fill = (e = action_get(a, fl)) ? *e : 0.0;
     L->e_update = (e = action_get(a, up)) ? *e : 0.0;
     L->e_leak = (e = action_get(a, lk)) ? *e : 0.0;
+    const char *const *const gl[3] = {g_rd, g_fl, g_up}, *const *const sl[3] = {s_rd, s_fl, s_up};
+    for (int k = 0; k < 3; k++) {
+        L->e_gated[k] = (e = action_get(a, gl[k])) ? *e : 0.0;
+        L->e_skipped[k] = (e = action_get(a, sl[k])) ? *e : L->e_gated[k];
+    }
     L->vector_access_energy = max / L->cluster_size;
     L->esrc = NM_ESRC_ERT;
     return NM_OK;

@@ -36,6 +36,8 @@ nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *w
 {
     mdl->arch = arch;
     mdl->wl = wl;
+    mdl->sparse = arch->sparse.active ? &arch->sparse : NULL;
+    mdl->split = arch->sparse.given || wl->has_density;
     mdl->ws = NULL;
     mdl->shape = NULL;
     if (!nm_workload_fits64(wl)) {
@@ -575,11 +577,24 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
     const nm_workload *wl = mdl->wl;
     uint64_t arith_used = shape->arith_x * shape->arith_y;
     out->arith_utilized = arith_used;
-    out->computes = shape->computes; /* the layer's operations */
-    /* computes / units in use; with residuals Timeloop counts partial tiles
-     * as full ones here (arithmetic.cpp), and so does utilization */
-    out->compute_cycles = shape->temporal_steps;
-    out->compute_energy = (double)out->computes * arch->arith.e_compute;
+    const nm_arith *A = &arch->arith;
+    if (mdl->sparse) {
+        /* Sparse: the computes performed and gated take a cycle of a unit
+         * in use; skipped ones none (Timeloop's arithmetic.cpp) */
+        uint64_t busy = out->computes + out->gated_computes;
+        out->compute_cycles = busy / arith_used + (busy % arith_used != 0);
+        if (out->compute_cycles == 0)
+            out->compute_cycles = 1;
+        out->compute_energy = (double)out->computes * A->e_compute +
+                              (double)out->gated_computes * (A->gs_given ? A->e_gated : A->e_compute) +
+                              (double)out->skipped_computes * (A->gs_given ? A->e_skipped : A->e_compute);
+    } else {
+        out->computes = shape->computes; /* the layer's operations */
+        /* computes / units in use; with residuals Timeloop counts partial
+         * tiles as full ones here (arithmetic.cpp), and so does utilization */
+        out->compute_cycles = shape->temporal_steps;
+        out->compute_energy = (double)out->computes * A->e_compute;
+    }
 
     uint64_t cycles = out->compute_cycles;
     for (int s = 0; s < arch->nlevels; s++) {
@@ -603,6 +618,11 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
         for (int ds = 0; limited && ds < wl->nds; ds++) {
             const nm_ds_stats *d = &ls->ds[ds];
             uint64_t rd = d->reads, wr = d->fills + d->updates;
+            if (mdl->sparse) { /* skipped accesses take no bandwidth */
+                rd = d->actual[NM_ACC_READ] + d->gated[NM_ACC_READ];
+                wr = d->actual[NM_ACC_FILL] + d->gated[NM_ACC_FILL] +
+                     d->actual[NM_ACC_UPDATE] + d->gated[NM_ACC_UPDATE];
+            }
             if (rd == 0 && wr == 0)
                 continue;
             double ratio = d->utilized_instances ? fan / (double)d->utilized_instances : 1.0;
@@ -645,9 +665,19 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
             nm_ds_stats *d = &ls->ds[ds];
             d->utilized_clusters = used_clusters;
             uint64_t b = (uint64_t)L->block_size;
-            double ce = (double)ceil_div(d->reads, b) * L->e_read +
-                        (double)ceil_div(d->fills, b) * L->e_fill +
-                        (double)ceil_div(d->updates, b) * L->e_update;
+            double ce;
+            if (mdl->sparse) {
+                const double eact[3] = {L->e_read, L->e_fill, L->e_update};
+                ce = 0.0;
+                for (int k = 0; k < 3; k++)
+                    ce += (double)ceil_div(d->actual[k], b) * eact[k] +
+                          (double)ceil_div(d->gated[k], b) * L->e_gated[k] +
+                          (double)ceil_div(d->skipped[k], b) * L->e_skipped[k];
+            } else {
+                ce = (double)ceil_div(d->reads, b) * L->e_read +
+                     (double)ceil_div(d->fills, b) * L->e_fill +
+                     (double)ceil_div(d->updates, b) * L->e_update;
+            }
             d->energy_per_instance = d->utilized_instances ? ce / cluster_util : 0.0;
             d->energy = d->energy_per_instance * (double)d->utilized_instances;
             e += d->energy;
@@ -673,7 +703,9 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
     }
     out->energy = energy;
     out->noc_energy = noc;
-    out->utilization = (double)out->computes / (double)arch->arith.instances / (double)cycles;
+    /* units busy: gated computes hold a unit too (Timeloop's IdealCycles) */
+    double busy = (double)out->computes + (mdl->sparse ? (double)out->gated_computes : 0.0);
+    out->utilization = busy / (double)arch->arith.instances / (double)cycles;
     out->total_ops = 2.0 * (double)out->computes - output_size;
     uint64_t lla = 0;
     const nm_level_stats *top = &out->level[arch->nlevels - 1];
@@ -770,9 +802,22 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
     *lla = moved;
 }
 
+/* Sparse optimizations remove accesses and computes that the dense bounds
+ * count, so they would not be lower bounds: none is claimed (0) until the
+ * bounds know the densities. */
+static int no_sparse_bound(const nm_model *mdl, double *energy, double *cycles, double *lla)
+{
+    if (!mdl->sparse)
+        return 0;
+    *energy = *cycles = *lla = 0.0;
+    return 1;
+}
+
 void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *cycles,
                     double *lla)
 {
+    if (no_sparse_bound(mdl, energy, cycles, lla))
+        return;
     nm_nest nest;
     nm_nest_result nr;
     nm_nest_build(&nest, m, mdl->arch, mdl->wl);
@@ -821,6 +866,8 @@ static int next_perm(int *idx, int k)
 void nm_model_floor(nm_model *mdl, const nm_mapping *m, double *energy, double *cycles,
                     double *lla)
 {
+    if (no_sparse_bound(mdl, energy, cycles, lla))
+        return;
     const nm_arch *arch = mdl->arch;
     const nm_workload *wl = mdl->wl;
     nm_nest nest;
@@ -898,6 +945,10 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
     for (int ds = 0; ds < wl->nds; ds++)
         if (!account(mdl, m, shape, ds, 1, out, NULL))
             return 0;
+    out->sparse = 0;
+    out->computes = shape->computes;
+    if (mdl->split)
+        nm_sparse_apply(&arch->sparse, arch, wl, m, out);
     finish(mdl, shape, out);
     return 1;
 }

@@ -146,6 +146,27 @@ static void noc_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const 
     fputs("\n },\n", f);
 }
 
+static void fj_json(FILE *f, const nm_arch *arch, const nm_stats *st, const char *name,
+                    double c);
+
+/* A data space's sparse counts (sparse.h): its density model and the
+ * accesses performed, gated and skipped, named as the conformance corpus
+ * names Timeloop's. */
+static void sparse_ds_json(FILE *f, const nm_density *dm, const nm_ds_stats *d)
+{
+    static const char *const kind[3] = {"reads", "fills", "updates"};
+    static const char *const how[3] = {"actual", "gated", "skipped"};
+    const uint64_t *v[3] = {d->actual, d->gated, d->skipped};
+    kstr(f, 5, "density_distribution", nm_density_name(dm), 0);
+    kint(f, 5, "tile_shape", d->utilized_capacity, 0);
+    for (int h = 0; h < 3; h++)
+        for (int k = 0; k < 3; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "%s_%s", how[h], kind[k]);
+            kint(f, 5, name, v[h][k], 0);
+        }
+}
+
 static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st,
                       const nm_mapping *m)
 {
@@ -176,6 +197,12 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
     kint(f, 3, "cycles", (uint64_t)st->compute_cycles, 0);
     kint(f, 3, "computes", (uint64_t)st->computes, 0);
     kint(f, 3, "utilized_instances", (uint64_t)st->arith_utilized, 0);
+    if (st->sparse) {
+        kint(f, 3, "algorithmic_computes", st->algorithmic_computes, 0);
+        kint(f, 3, "actual_computes", st->computes, 0);
+        kint(f, 3, "gated_computes", st->gated_computes, 0);
+        kint(f, 3, "skipped_computes", st->skipped_computes, 0);
+    }
     kint(f, 3, "word_bits", (uint64_t)(A->word_bits), 0);
     knum(f, 3, "energy_pj", st->compute_energy, 0);;
     knum(f, 3, "area_um2", st->compute_area, 0);;
@@ -219,6 +246,8 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
             kint(f, 5, "updates", (uint64_t)d->updates, 0);
             kint(f, 5, "temporal_reductions", (uint64_t)d->temporal_reductions, 0);
             kint(f, 5, "address_generations", (uint64_t)d->address_generations, 0);
+            if (st->sparse)
+                sparse_ds_json(f, &wl->density[ds], d);
             knum(f, 5, "energy_per_instance_pj", d->energy_per_instance, 0);;
             knum(f, 5, "energy_pj", d->energy, 1);;
             fputs("    }", f);
@@ -240,9 +269,23 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
     knum(f, 2, "edp_j_cycles", st->energy * 1e-12 * (double)st->cycles, 0);;
     kint(f, 2, "last_level_accesses", (uint64_t)st->last_level_accesses, 0);
     knum(f, 2, "area_mm2", st->area / 1e6, 0);;
-    key(f, 2, "fj_per_compute");
+    if (st->sparse) {
+        kint(f, 2, "algorithmic_computes", st->algorithmic_computes, 0);
+        kint(f, 2, "actual_computes", st->computes, 0);
+        fj_json(f, arch, st, "fj_per_algorithmic_compute", (double)st->algorithmic_computes);
+        fputs(",\n", f);
+    }
+    fj_json(f, arch, st, "fj_per_compute", (double)st->computes);
+    fputs("\n }", f);
+}
+
+/* Energy per compute (fJ) by level and network and in total, as "key": {...}. */
+static void fj_json(FILE *f, const nm_arch *arch, const nm_stats *st, const char *name,
+                    double c)
+{
+    const nm_arith *A = &arch->arith;
+    key(f, 2, name);
     fputs("{\n", f);
-    double c = (double)st->computes;
     key(f, 3, A->name);
     num(f, st->compute_energy * 1000.0 / c);
     for (int s = 0; s < arch->nlevels; s++) {
@@ -262,7 +305,37 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
     fputs(",\n", f);
     key(f, 3, "Total");
     num(f, st->energy * 1000.0 / c);
-    fputs("\n  }\n }", f);
+    fputs("\n  }", f);
+}
+
+/* A level's accesses split by sparsity: the dense counts above are what the
+ * mapping asks for; these are what the storage does (sparse.h). */
+static void sparse_text(FILE *f, const nm_workload *wl, const nm_level_stats *ls)
+{
+    int any = 0;
+    for (int ds = 0; ds < wl->nds; ds++)
+        any |= ls->ds[ds].kept;
+    if (!any)
+        return;
+    fprintf(f, "    %-12s %-9s %12s %12s %12s   %s\n", "sparse", "", "reads", "fills",
+            "updates", "density");
+    for (int ds = 0; ds < wl->nds; ds++) {
+        const nm_ds_stats *d = &ls->ds[ds];
+        if (!d->kept)
+            continue;
+        const uint64_t *v[3] = {d->actual, d->gated, d->skipped};
+        static const char *const how[3] = {"performed", "gated", "skipped"};
+        for (int h = 0; h < 3; h++) {
+            if (h && !v[h][0] && !v[h][1] && !v[h][2])
+                continue;
+            fprintf(f, "    %-12s %-9s %12llu %12llu %12llu", h ? "" : wl->ds[ds].name, how[h],
+                    (unsigned long long)v[h][0], (unsigned long long)v[h][1],
+                    (unsigned long long)v[h][2]);
+            if (!h)
+                fprintf(f, "   %s %g", nm_density_name(&wl->density[ds]), wl->density[ds].d);
+            fputc('\n', f);
+        }
+    }
 }
 
 void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st)
@@ -279,7 +352,15 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
     fprintf(f, "    instances            : %lld (%lld x %lld), %llu in use\n",
             (long long)A->instances, (long long)A->meshX, (long long)A->meshY,
             (unsigned long long)st->arith_utilized);
-    fprintf(f, "    computes             : %llu\n", (unsigned long long)st->computes);
+    if (st->sparse)
+        fprintf(f, "    computes             : %llu performed of %llu (%llu gated, %llu skipped, "
+                "%llu removed by storage gating and skipping)\n",
+                (unsigned long long)st->computes, (unsigned long long)st->algorithmic_computes,
+                (unsigned long long)st->gated_computes, (unsigned long long)st->skipped_computes,
+                (unsigned long long)(st->algorithmic_computes - st->computes -
+                                     st->gated_computes - st->skipped_computes));
+    else
+        fprintf(f, "    computes             : %llu\n", (unsigned long long)st->computes);
     fprintf(f, "    cycles               : %llu\n", (unsigned long long)st->compute_cycles);
     fprintf(f, "    energy               : %.2f pJ (%.3f pJ/compute, from %s)\n",
             st->compute_energy, A->e_compute, source_text(A->esrc, A->esrc_note));
@@ -322,6 +403,8 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
                     (unsigned long long)d->fills, (unsigned long long)d->updates,
                     (unsigned long long)d->temporal_reductions, d->energy);
         }
+        if (st->sparse)
+            sparse_text(f, wl, ls);
     }
     for (int s = 0; st->noc && s < arch->nlevels; s++)
         for (int n = 0; n < arch->level[s].nnet; n++) {

@@ -15,14 +15,14 @@ static const char *const used_keys[] = {
     "architecture", "problem", "mapping", "ERT", "ART", "mapper", "mapspace_constraints",
     "architecture_constraints", "constraints", "mapspace", "network", "compound_components",
     "components", "sweep", "dumped_by_timeloop_front_end", "variables",
-    "extra_mapping_constraints",
+    "extra_mapping_constraints", "sparse_optimizations",
     NULL};
 
 /* Keys that Timeloop's front end writes into parsed-processed-input.yaml and
  * that do not change the model; accepted with a note. */
 static const char *const ignored_keys[] = {
     "ERT_summary", "ART_summary", "globals", "model",
-    "sparse_optimizations", "version", "automatic_ert",
+    "version", "automatic_ert",
     "automatic_art", "layout", NULL};
 
 static nm_status check_top(nm_spec *spec, nm_error *err)
@@ -40,12 +40,6 @@ static nm_status check_top(nm_spec *spec, nm_error *err)
         for (int j = 0; ignored_keys[j] && !known; j++)
             known = nm_text_key_equal(k->str, ignored_keys[j]);
         if (known) {
-            const nm_ynode *v = nm_ymap_val(root, i);
-            if (!strcmp(k->str, "sparse_optimizations") && !nm_yis_null(v) &&
-                !(v->kind == NM_Y_MAP && v->n == 0) &&
-                !(v->kind == NM_Y_MAP && v->n == 1 && nm_ymap_get(v, "version")))
-                return nm_yerror(err, k, "sparse_optimizations are not supported: nestmap "
-                                 "models dense workloads");
             if (nm_ydoc_warn(&spec->doc, k, "top-level key '%s' does not change the model; "
                              "ignored", k->str) != NM_OK)
                 return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -133,6 +127,10 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
             return st;
         spec->has_problem = 1;
     }
+    if (spec->has_arch && spec->has_problem &&
+        (st = nm_sparse_parse(&spec->arch.sparse, &spec->arch, &spec->wl,
+                              nm_ymap_get(root, "sparse_optimizations"), err)) != NM_OK)
+        return st;
     if (map && spec->has_arch && spec->has_problem) {
         if ((st = nm_mapping_parse(&spec->map, map, &spec->arch, &spec->wl, err)) != NM_OK)
             return st;

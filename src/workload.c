@@ -361,6 +361,7 @@ static nm_status parse_timeloop(nm_workload *wl, const nm_ynode *problem, nm_ydo
         return nm_yerror(err, problem, "problem has no 'instance' giving the dimension sizes");
     if ((st = nm_yexpect(inst, NM_Y_MAP, "problem instance", err)) != NM_OK)
         return st;
+    const nm_ynode *dens = NULL;
     for (size_t i = 0; i < inst->n; i++) {
         const nm_ynode *k = nm_ymap_key(inst, i), *v = nm_ymap_val(inst, i);
         int d = nm_workload_dim(wl, k->str);
@@ -372,9 +373,7 @@ static nm_status parse_timeloop(nm_workload *wl, const nm_ynode *problem, nm_ydo
             if ((st = nm_yget_int(v, "a coefficient value", &c.value[ci], err)) != NM_OK)
                 return st;
         } else if (!strcmp(k->str, "densities")) {
-            if (!nm_yis_null(v) && !(v->kind == NM_Y_MAP && v->n == 0))
-                return nm_yerror(err, v, "densities (sparse tensors) are not supported: "
-                                 "nestmap models dense workloads");
+            dens = v;
         } else {
             /* Timeloop's front end leaves derived keys (H, W, Hpad, ...) here;
              * Timeloop ignores them.  Say so rather than ignore silently, and
@@ -419,6 +418,10 @@ static nm_status parse_timeloop(nm_workload *wl, const nm_ynode *problem, nm_ydo
     for (size_t i = 0; i < dsl->n; i++)
         if ((st = parse_dataspace(wl, &c, dsl->items[i], err)) != NM_OK)
             return st;
+    if ((st = nm_sparse_parse_densities(wl->density, wl, dens, err)) != NM_OK)
+        return st;
+    for (int i = 0; i < wl->nds; i++)
+        wl->has_density |= wl->density[i].given;
     return NM_OK;
 }
 
@@ -426,7 +429,9 @@ nm_status nm_workload_parse(nm_workload *wl, const nm_ynode *problem, nm_ydoc *d
                             nm_error *err)
 {
     memset(wl, 0, sizeof *wl);
-    nm_status st = nm_yexpect(problem, NM_Y_MAP, "problem", err);
+    nm_status st = nm_sparse_parse_densities(wl->density, wl, NULL, err); /* dense */
+    if (st == NM_OK)
+        st = nm_yexpect(problem, NM_Y_MAP, "problem", err);
     if (st != NM_OK)
         return st;
     int handled = 0;

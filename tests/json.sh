@@ -48,6 +48,8 @@ run() {
 
 run model "model --json" -- "$bin" model -q --json "$one"
 run model "model --json with networks between levels" -- "$bin" model -q --json "$data/good/noc.yaml"
+run model "model --json with sparse tensors" -- "$bin" model -q --json "$src/examples/sparse/gemm_gating.yaml"
+run map "map --json with sparse tensors" -- "$bin" map -q --json --max-evals 500 "$src/examples/sparse/gemm_gating.yaml"
 run map "map --json" -- "$bin" map -q --json --max-evals 500 "$one"
 run map "map --json --algorithm optimal" -- "$bin" map -q --json --algorithm optimal --time-limit 5 "$one"
 run mapspace "mapspace --json" -- "$bin" mapspace -q --json "$one"

@@ -13,6 +13,7 @@
 
 #include "nestmap/limits.h"
 #include "nestmap/noc.h"
+#include "nestmap/sparse.h"
 #include "nestmap/yaml.h"
 
 typedef enum nm_energy_source {
@@ -50,6 +51,9 @@ typedef struct nm_level {
     double read_bw, write_bw, shared_bw; /* words per cycle */
     /* Energy per vector access (pJ) for each action, and leakage per cycle. */
     double e_read, e_fill, e_update, e_leak;
+    /* ... of a gated and of a skipped access (NM_ACC_* order; sparse.h),
+     * with Timeloop's fall-backs: skipped to gated, gated to 0 */
+    double e_gated[3], e_skipped[3];
     double vector_access_energy; /* max over actions / cluster_size, as printed */
     double addr_gen_energy;      /* per address generation, 0 by default */
     double area;                 /* um^2 per instance */
@@ -76,6 +80,10 @@ typedef struct nm_arith {
     int word_bits;
     int mult_bits, adder_bits; /* operand widths (multiplier_width, adder_width, ...) */
     double e_compute; /* pJ per operation */
+    double e_gated, e_skipped; /* per gated and skipped operation (sparse.h), when
+                                * gs_given: from the ERT, with Timeloop's fall-backs
+                                * (skipped to gated to the compute energy) */
+    int gs_given;
     double area;
     nm_energy_source esrc, asrc;
     const char *esrc_note; /* for built-in energies: the table entry used */
@@ -99,6 +107,9 @@ typedef struct nm_arch {
     /* Some network between levels costs energy (noc.h): the model then
      * counts multicast groups and hops. */
     int noc;
+    /* sparse_optimizations (sparse.h); parsed with the problem, since its
+     * targets name data spaces. */
+    nm_sparse sparse;
 } nm_arch;
 
 /* Sets arch->noc from the levels' networks (after their specs change). */

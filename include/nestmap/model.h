@@ -40,6 +40,9 @@ typedef struct nm_invalid {
     uint64_t got, limit;
 } nm_invalid;
 
+/* The three kinds of storage access, as nm_ds_stats' split counts index them. */
+enum { NM_ACC_READ = 0, NM_ACC_FILL = 1, NM_ACC_UPDATE = 2 };
+
 typedef struct nm_ds_stats {
     int kept;
     uint64_t partition_size, utilized_capacity, utilized_instances, utilized_clusters;
@@ -47,6 +50,10 @@ typedef struct nm_ds_stats {
     double energy_per_instance; /* pJ, per utilized instance */
     double energy;              /* pJ, all instances */
     double noc_energy;          /* pJ: its traffic on the networks to the child (noc.h) */
+    /* With sparse tensors (nm_stats.sparse): reads, fills and updates split
+     * into those performed, gated and skipped (NM_ACC_*); reads, fills and
+     * updates above stay the dense (algorithmic) counts. */
+    uint64_t actual[3], gated[3], skipped[3];
 } nm_ds_stats;
 
 typedef struct nm_level_stats {
@@ -72,7 +79,13 @@ typedef struct nm_stats {
      * none: nm_model_noc_stats does, on request; owned by the caller). */
     const nm_noc_stats *noc;
     nm_level_stats level[NM_MAX_LEVELS];
-    uint64_t computes;           /* operations performed */
+    uint64_t computes;           /* operations performed (sparse: the actual ones) */
+    /* Sparse tensors (sparse.h): set when the design has densities or sparse
+     * optimizations; then the counts of each nm_ds_stats are split, and the
+     * computes: algorithmic = the dense count, gated and skipped besides
+     * the actual ones in `computes`. */
+    int sparse;
+    uint64_t algorithmic_computes, gated_computes, skipped_computes;
     uint64_t compute_cycles;     /* cycles if nothing throttles */
     uint64_t cycles;             /* including bandwidth throttling */
     uint64_t arith_utilized;     /* arithmetic units in use */
@@ -89,6 +102,10 @@ typedef struct nm_stats {
 typedef struct nm_model {
     const nm_arch *arch;
     const nm_workload *wl;
+    const struct nm_sparse *sparse; /* the design's sparse optimizations, or NULL: none
+                                     * given, so densities change nothing */
+    int split;                      /* densities or optimizations given: the counts are
+                                     * split for the reports (nm_stats.sparse) */
     nm_nest_ws *ws;
     struct nm_shape_memo *shape; /* the last valid perfect factorization's shape (model.c) */
     double noc_width[NM_MAX_LEVELS]; /* floor-planned tile width (um) under each level's

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "nestmap/limits.h"
+#include "nestmap/sparse.h"
 #include "nestmap/yaml.h"
 
 typedef struct nm_term {
@@ -64,6 +65,10 @@ typedef struct nm_workload {
     int flops_per_op;
     int bias;
     int64_t bias_words;
+    /* Each data space's density (instance.densities; dense when not given)
+     * and whether any was given. */
+    nm_density density[NM_MAX_DS];
+    int has_density;
 } nm_workload;
 
 /* Parses the `problem:` node (Timeloop's shape+instance form, or one of

@@ -1,0 +1,108 @@
+/* sparse.h — sparse tensors as Timeloop's sparse model (Sparseloop, Wu et
+ * al., MICRO 2022) counts them: density models per tensor, gating and
+ * skipping of storage accesses conditioned on other tensors, and gating and
+ * skipping at the arithmetic units.
+ *
+ * The pass runs on the dense counts of one evaluation (model.c) and splits
+ * them into actual, gated and skipped accesses, in Timeloop's order:
+ * the probability that each optimization's condition tile is empty → the
+ * impact propagated down the target tensor's storage chain → the compute
+ * classification.  Gated accesses cost the ERT's gated_* energy and still
+ * use bandwidth; skipped ones cost skipped_* (else gated_*) and use none.
+ * A design without sparse_optimizations never enters it, and densities
+ * alone change nothing (as in Timeloop).
+ *
+ * Compressed representation formats (metadata) and skipping_spatial are
+ * parsed and refused with a located error: not modelled yet.
+ */
+#ifndef NESTMAP_SPARSE_H
+#define NESTMAP_SPARSE_H
+
+#include <stdint.h>
+
+#include "nestmap/error.h"
+#include "nestmap/limits.h"
+#include "nestmap/yaml.h"
+
+/* How a tensor's nonzeros are spread (problem.instance.densities). */
+typedef enum nm_density_kind {
+    NM_DENSITY_FIXED = 0,     /* fixed_structured (Timeloop's default, density 1):
+                               * every tile of s elements holds s*d nonzeros,
+                               * rounded down or up; 2:4 is 0.5 */
+    NM_DENSITY_HYPERGEOMETRIC /* ceil(d*N) nonzeros placed uniformly at random
+                               * among the tensor's N elements */
+} nm_density_kind;
+
+typedef struct nm_density {
+    nm_density_kind kind;
+    double d;      /* in [0, 1] */
+    int given;     /* written in the input (else dense: fixed, 1) */
+} nm_density;
+
+/* Probability that a tile of n elements of a tensor of N elements holds no
+ * nonzero. */
+double nm_density_p_empty(const nm_density *dm, uint64_t n, uint64_t N);
+
+/* Expected nonzeros in a tile of n elements of a tensor of N elements. */
+double nm_density_expected(const nm_density *dm, uint64_t n, uint64_t N);
+
+/* Name of the model as Timeloop prints it ("fixed_structured"). */
+const char *nm_density_name(const nm_density *dm);
+
+#define NM_MAX_SAF_GROUPS 32
+#define NM_MAX_SAF_OPTIONS 4
+
+enum { NM_SAF_GATE = 0, NM_SAF_SKIP = 1 };
+
+/* One choice of an action optimization: the target tensor's accesses at the
+ * level are gated or skipped when the tiles of every condition tensor that
+ * go with one access are empty. */
+typedef struct nm_saf_option {
+    int target;
+    int ncond;
+    int8_t cond[NM_MAX_DS];
+} nm_saf_option;
+
+/* An `action_optimization` entry: a type, a level and its options, of which
+ * the one that saves the most read energy applies (Timeloop's rule). */
+typedef struct nm_saf_group {
+    int type;  /* NM_SAF_GATE or NM_SAF_SKIP */
+    int level; /* storage level named by the target */
+    int nopt;
+    nm_saf_option opt[NM_MAX_SAF_OPTIONS];
+} nm_saf_group;
+
+typedef struct nm_sparse {
+    int given;            /* the input has sparse_optimizations (Timeloop then
+                           * reports the split counts, even with none active) */
+    int active;           /* some optimization given: the pass runs */
+    int ngroups;          /* in the order the pass applies them: gating groups by
+                           * level, then skipping groups by level */
+    nm_saf_group group[NM_MAX_SAF_GROUPS];
+    int compute_gate;     /* compute_optimization gating (gate_on_zero_operand) */
+    int compute_skip;     /* ... skipping (skip_on_not_aligned_operands) */
+    int op_a, op_b;       /* the two input operands of the computes */
+} nm_sparse;
+
+struct nm_arch;
+struct nm_workload;
+
+/* Parses `sparse_optimizations:` (NULL: none) for arch and wl into *sp. */
+nm_status nm_sparse_parse(nm_sparse *sp, const struct nm_arch *arch,
+                          const struct nm_workload *wl, const nm_ynode *node, nm_error *err);
+
+/* Parses `densities:` of a problem instance into dens[0..wl->nds). */
+nm_status nm_sparse_parse_densities(nm_density *dens, const struct nm_workload *wl,
+                                    const nm_ynode *node, nm_error *err);
+
+struct nm_mapping;
+struct nm_stats;
+
+/* Splits the dense counts in *out (a valid evaluation of m) into actual,
+ * gated and skipped ones, per level and data space and for the computes,
+ * and sets out->sparse.  Allocates nothing. */
+void nm_sparse_apply(const nm_sparse *sp, const struct nm_arch *arch,
+                     const struct nm_workload *wl, const struct nm_mapping *m,
+                     struct nm_stats *out);
+
+#endif
