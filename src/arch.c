@@ -98,7 +98,7 @@ static const char *const model_attrs[] = {
     "network_read", "network_fill", "network_update", "network_drain", "network_operand",
     "network_result", "energy_per_hop", "router_energy", "wire_energy", "tile_width",
     "energy-per-ingress", "network_word_bits", "network_type", "reduction_supported",
-    "hop_count", NULL};
+    "hop_count", "decompression_supported", "compression_supported", NULL};
 
 /* Attributes Timeloop and Accelergy (and its plug-ins) use for estimation
  * or bookkeeping; they do not change the model and are accepted quietly. */
@@ -111,6 +111,8 @@ static const char *const estimation_attrs[] = {
     "metadata_block_size", "metadata_storage_width", "metadata_storage_depth", "metadata_depth",
     "metadata_width", "leakage_power", "resolution", "voltage",
     "n_rows", "n_columns", "subclass", "n_instances", "ports", NULL};
+
+static nm_status metadata_attrs(nm_level *L, nm_error *err);
 
 static int in_list(const char *k, const char *const *list)
 {
@@ -935,7 +937,8 @@ static nm_status walk_nodes(struct flat *fl, const nm_ynode *nodes, int64_t oute
 {
     static const char *const ckeys[] = {"name", "class", "subclass", "attributes",
                                         "required_actions", "enabled", "spatial",
-                                        "constraints", "actions", NULL};
+                                        "constraints", "actions", "sparse_optimizations",
+                                        NULL};
     static const char *const kkeys[] = {"name", "attributes", "spatial", "constraints",
                                         "nodes", NULL};
     nm_status st = nm_yexpect(nodes, NM_Y_SEQ, "nodes", err);
@@ -1126,6 +1129,58 @@ static nm_status join_networks(struct flat *fl, int i, nm_error *err)
     if (r && !nm_yis_null(r) &&
         (st = nm_yget_bool(r, "attribute 'reduction_supported'", &L->reduces, err)) != NM_OK)
         return st;
+    return metadata_attrs(L, err);
+}
+
+/* A count attribute that may be 0 (metadata widths): the first of keys given. */
+static nm_status get_count(const nm_ynode *attrs, const char *const *keys, int64_t *out,
+                           nm_error *err)
+{
+    for (; *keys; keys++) {
+        const nm_ynode *n = nm_ymap_get(attrs, *keys);
+        if (!n || nm_yis_null(n))
+            continue;
+        char what[96];
+        snprintf(what, sizeof what, "attribute '%s'", *keys);
+        nm_status st = nm_yget_int(n, what, out, err);
+        if (st != NM_OK)
+            return st;
+        if (*out < 0 || *out > (1 << 30))
+            return nm_yerror(err, n, "%s must be between 0 and 2^30 (got %lld)", what,
+                             (long long)*out);
+        return NM_OK;
+    }
+    return NM_OK;
+}
+
+/* The metadata store and its (de)compression (sparse.h), as Timeloop's
+ * buffer specs read them; all 0 by default. */
+static nm_status metadata_attrs(nm_level *L, nm_error *err)
+{
+    static const char *const bits[] = {"metadata_datawidth", "metadata_word_bits", NULL};
+    static const char *const width[] = {"metadata_storage_width", "metadata_width", NULL};
+    static const char *const depth[] = {"metadata_storage_depth", "metadata_depth", NULL};
+    int64_t v = 0;
+    nm_status st = get_count(L->attrs, bits, &v, err);
+    if (st != NM_OK)
+        return st;
+    L->md_word_bits = (int)v;
+    v = 0;
+    if ((st = get_count(L->attrs, width, &v, err)) != NM_OK)
+        return st;
+    L->md_width = (int)v;
+    L->md_depth = 0;
+    if ((st = get_count(L->attrs, depth, &L->md_depth, err)) != NM_OK)
+        return st;
+    static const char *const flags[] = {"decompression_supported", "compression_supported"};
+    int *to[] = {&L->decompression_supported, &L->compression_supported};
+    for (int i = 0; i < 2; i++) {
+        const nm_ynode *n = nm_ymap_get(L->attrs, flags[i]);
+        char what[96];
+        snprintf(what, sizeof what, "attribute '%s'", flags[i]);
+        if (n && !nm_yis_null(n) && (st = nm_yget_bool(n, what, to[i], err)) != NM_OK)
+            return st;
+    }
     return NM_OK;
 }
 

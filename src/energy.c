@@ -185,6 +185,20 @@ static const char *const g_up[] = {"gated_update", "gated_write", NULL};
 static const char *const s_rd[] = {"skipped_read", NULL};
 static const char *const s_fl[] = {"skipped_fill", "skipped_write", NULL};
 static const char *const s_up[] = {"skipped_update", "skipped_write", NULL};
+/* ... and of metadata, by the same rules */
+static const char *const m_rd[] = {"random_metadata_read", "metadata_read", NULL};
+static const char *const m_fl[] = {"random_metadata_fill", "random_metadata_write",
+                                   "metadata_fill", "metadata_write", NULL};
+static const char *const m_up[] = {"random_metadata_update", "random_metadata_write",
+                                   "metadata_update", "metadata_write", NULL};
+static const char *const mg_rd[] = {"gated_metadata_read", NULL};
+static const char *const mg_fl[] = {"gated_metadata_fill", "gated_metadata_write", NULL};
+static const char *const mg_up[] = {"gated_metadata_update", "gated_metadata_write", NULL};
+static const char *const ms_rd[] = {"skipped_metadata_read", NULL};
+static const char *const ms_fl[] = {"skipped_metadata_fill", "skipped_metadata_write", NULL};
+static const char *const ms_up[] = {"skipped_metadata_update", "skipped_metadata_write", NULL};
+static const char *const dcmp[] = {"decompression_count", NULL};
+static const char *const cmp[] = {"compression_count", NULL};
 
 /* Warns of an action the model does not read whose name is close to one it
  * does (`leek`): its energy would otherwise be dropped in silence.  Other
@@ -234,10 +248,18 @@ static nm_status apply_actions(nm_arch *arch, int which, const struct actions *a
     L->e_update = (e = action_get(a, up)) ? *e : 0.0;
     L->e_leak = (e = action_get(a, lk)) ? *e : 0.0;
     const char *const *const gl[3] = {g_rd, g_fl, g_up}, *const *const sl[3] = {s_rd, s_fl, s_up};
+    const char *const *const ml[3][3] = {{m_rd, m_fl, m_up}, {mg_rd, mg_fl, mg_up},
+                                         {ms_rd, ms_fl, ms_up}};
     for (int k = 0; k < 3; k++) {
         L->e_gated[k] = (e = action_get(a, gl[k])) ? *e : 0.0;
         L->e_skipped[k] = (e = action_get(a, sl[k])) ? *e : L->e_gated[k];
+        for (int h = 0; h < 3; h++)
+            L->e_meta[h][k] = (e = action_get(a, ml[h][k])) ? *e : 0.0;
+        if (L->e_meta[2][k] == 0.0 && !action_get(a, ml[2][k]))
+            L->e_meta[2][k] = L->e_meta[1][k];
     }
+    L->e_decompress = (e = action_get(a, dcmp)) ? *e : 0.0;
+    L->e_compress = (e = action_get(a, cmp)) ? *e : 0.0;
     L->vector_access_energy = max / L->cluster_size;
     L->esrc = NM_ESRC_ERT;
     return NM_OK;

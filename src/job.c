@@ -336,6 +336,8 @@ nm_status nm_job_model(nm_spec *spec, nm_job_model_out *out, nm_error *err)
     out->valid = nm_model_eval(&mdl, &spec->map, &out->st, &out->nest);
     if (out->valid && spec->arch.noc) /* what each network carries, for the reports */
         out->valid = nm_model_noc_stats(&mdl, &spec->map, &out->st, &out->noc);
+    if (out->valid && spec->arch.sparse.formats) /* the metadata, for the reports */
+        out->valid = nm_model_sparse_stats(&mdl, &spec->map, &out->st, &out->spd);
     nm_model_fini(&mdl);
     return NM_OK;
 }

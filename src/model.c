@@ -38,6 +38,7 @@ nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *w
     mdl->wl = wl;
     mdl->sparse = arch->sparse.active ? &arch->sparse : NULL;
     mdl->split = arch->sparse.given || wl->has_density;
+    mdl->spws = NULL;
     mdl->ws = NULL;
     mdl->shape = NULL;
     if (!nm_workload_fits64(wl)) {
@@ -50,7 +51,10 @@ nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *w
     }
     mdl->ws = nm_nest_ws_new(arch, wl);
     mdl->shape = nm_calloc(1, sizeof *mdl->shape);
-    if (!mdl->ws || !mdl->shape || (arch->noc && !nm_nest_ws_noc(mdl->ws, 1))) {
+    if (arch->sparse.active)
+        mdl->spws = nm_sparse_ws_new();
+    if (!mdl->ws || !mdl->shape || (arch->noc && !nm_nest_ws_noc(mdl->ws, 1)) ||
+        (arch->sparse.active && !mdl->spws)) {
         nm_model_fini(mdl);
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     }
@@ -74,6 +78,8 @@ void nm_model_fini(nm_model *mdl)
     mdl->ws = NULL;
     nm_free(mdl->shape);
     mdl->shape = NULL;
+    nm_sparse_ws_free(mdl->spws);
+    mdl->spws = NULL;
 }
 
 void nm_model_forget(nm_model *mdl)
@@ -216,9 +222,15 @@ static int check(const nm_model *mdl, const nm_mapping *m, const nm_nest_result 
         if (!L->has_size)
             continue;
         uint64_t need = 0;
-        for (int ds = 0; ds < wl->nds; ds++)
-            if ((m->level[s].keep >> ds) & 1u)
-                need += shape->tile[s][ds].size;
+        for (int ds = 0; ds < wl->nds; ds++) {
+            if (!((m->level[s].keep >> ds) & 1u))
+                continue;
+            uint64_t t = shape->tile[s][ds].size;
+            /* a tile with metadata holds its nonzeros (sparse.h) */
+            if (arch->sparse.repr[s][ds].nranks && t)
+                t = nm_density_max_occupancy(&wl->density[ds], t, nm_workload_ds_size(wl, ds));
+            need += t;
+        }
         if (need > (uint64_t)L->effective_size)
             return invalid(out, NM_INV_CAPACITY, s, -1, 0, need, (uint64_t)L->effective_size);
         if ((double)need < (double)L->effective_size * L->min_utilization)
@@ -618,14 +630,16 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
         for (int ds = 0; limited && ds < wl->nds; ds++) {
             const nm_ds_stats *d = &ls->ds[ds];
             uint64_t rd = d->reads, wr = d->fills + d->updates;
-            if (mdl->sparse) { /* skipped accesses take no bandwidth */
-                rd = d->actual[NM_ACC_READ] + d->gated[NM_ACC_READ];
+            double inst = (double)d->utilized_instances;
+            if (mdl->sparse) { /* skipped accesses take no bandwidth; metadata does */
+                rd = d->actual[NM_ACC_READ] + d->gated[NM_ACC_READ] + d->meta_words[0];
                 wr = d->actual[NM_ACC_FILL] + d->gated[NM_ACC_FILL] +
-                     d->actual[NM_ACC_UPDATE] + d->gated[NM_ACC_UPDATE];
+                     d->actual[NM_ACC_UPDATE] + d->gated[NM_ACC_UPDATE] + d->meta_words[1];
+                inst = d->avg_instances;
             }
             if (rd == 0 && wr == 0)
                 continue;
-            double ratio = d->utilized_instances ? fan / (double)d->utilized_instances : 1.0;
+            double ratio = inst > 0.0 ? fan / inst : 1.0;
             need_r += (double)(uint64_t)ceil((double)rd / ratio) / (double)out->compute_cycles;
             need_w += (double)(uint64_t)ceil((double)wr / ratio) / (double)out->compute_cycles;
         }
@@ -668,18 +682,22 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
             double ce;
             if (mdl->sparse) {
                 const double eact[3] = {L->e_read, L->e_fill, L->e_update};
-                ce = 0.0;
-                for (int k = 0; k < 3; k++)
-                    ce += (double)ceil_div(d->actual[k], b) * eact[k] +
-                          (double)ceil_div(d->gated[k], b) * L->e_gated[k] +
-                          (double)ceil_div(d->skipped[k], b) * L->e_skipped[k];
+                ce = d->meta_energy;
+                for (int k = 0; k < 3; k++) {
+                    const uint64_t n[3] = {d->actual[k], d->gated[k], d->skipped[k]};
+                    const double en[3] = {eact[k], L->e_gated[k], L->e_skipped[k]};
+                    for (int h = 0; h < 3; h++)
+                        if (n[h]) /* (a compressed tile's ratio may be infinite at 0) */
+                            ce += (double)ceil_div(n[h], b) * d->vec_ratio * en[h];
+                }
             } else {
                 ce = (double)ceil_div(d->reads, b) * L->e_read +
                      (double)ceil_div(d->fills, b) * L->e_fill +
                      (double)ceil_div(d->updates, b) * L->e_update;
             }
             d->energy_per_instance = d->utilized_instances ? ce / cluster_util : 0.0;
-            d->energy = d->energy_per_instance * (double)d->utilized_instances;
+            d->energy = d->energy_per_instance *
+                        (mdl->sparse ? d->avg_instances : (double)d->utilized_instances);
             e += d->energy;
             addr += (double)d->address_generations * L->addr_gen_energy * (double)used_clusters;
         }
@@ -946,11 +964,25 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
         if (!account(mdl, m, shape, ds, 1, out, NULL))
             return 0;
     out->sparse = 0;
+    out->spd = NULL;
     out->computes = shape->computes;
-    if (mdl->split)
-        nm_sparse_apply(&arch->sparse, arch, wl, m, out);
+    if (mdl->split && !nm_sparse_apply(&arch->sparse, arch, wl, m, out, mdl->spws))
+        return 0;
     finish(mdl, shape, out);
     return 1;
+}
+
+int nm_model_sparse_stats(nm_model *mdl, const nm_mapping *m, nm_stats *st,
+                          nm_sparse_detail *detail)
+{
+    const nm_noc_stats *noc = st->noc; /* (nm_model_noc_stats on the same m) */
+    int valid = nm_model_eval(mdl, m, st, NULL);
+    st->noc = noc;
+    if (valid && mdl->spws && mdl->arch->sparse.formats) {
+        memcpy(detail, nm_sparse_ws_detail(mdl->spws), sizeof *detail);
+        st->spd = detail;
+    }
+    return valid;
 }
 
 void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_workload *wl,
@@ -982,6 +1014,22 @@ void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_wo
                  "M:N): the fan-out above it or below it delivers %s at more than one multicast "
                  "factor (Timeloop: complex multicast signature detected)",
                  wl->ds[inv->index].name, lname, wl->ds[inv->index].name);
+        return;
+    case NM_INV_MD_CAPACITY:
+        snprintf(buf, size, "couldn't map level %s: mapped metadata tile size %llu exceeds "
+                 "metadata buffer capacity %llu", lname, got, lim);
+        return;
+    case NM_INV_FORMAT:
+        if (inv->got == 0)
+            snprintf(buf, size, "couldn't map level %s: more compression ranks needed than "
+                     "supported in hardware. dataspace name: %s (the mapping has more loops "
+                     "over it here than its format has ranks; add an outer UOP rank, or "
+                     "flattened_rankIDs)", lname, wl->ds[inv->index].name);
+        else
+            snprintf(buf, size, "couldn't map level %s: pretiling for %s required but level "
+                     "compression format does not align (a compressed tile holds its child "
+                     "level's tiles: its innermost ranks must be the child's formats)", lname,
+                     wl->ds[inv->index].name);
         return;
     case NM_INV_FAN_RESIDUALS:
         snprintf(buf, size, "the fan-out of level %s has %llu spatial loops with a residual; "

@@ -152,18 +152,61 @@ static void fj_json(FILE *f, const nm_arch *arch, const nm_stats *st, const char
 /* A data space's sparse counts (sparse.h): its density model and the
  * accesses performed, gated and skipped, named as the conformance corpus
  * names Timeloop's. */
-static void sparse_ds_json(FILE *f, const nm_density *dm, const nm_ds_stats *d)
+/* Per rank [metadata, payload] pairs, rank 0 (innermost) first; 0 when
+ * every one is 0 (as the corpus writes what Timeloop prints). */
+static void rank_pairs(FILE *f, const char *k, int nr, const uint64_t (*v)[2], int zero_as_0)
+{
+    int any = 0;
+    for (int r = 0; r < nr; r++)
+        any |= v[r][0] || v[r][1];
+    key(f, 5, k);
+    if (!any && zero_as_0) {
+        fputs("0,\n", f);
+        return;
+    }
+    fputc('[', f);
+    for (int r = 0; r < nr; r++)
+        fprintf(f, "%s[%llu, %llu]", r ? ", " : "", (unsigned long long)v[r][0],
+                (unsigned long long)v[r][1]);
+    fputs("],\n", f);
+}
+
+static void sparse_ds_json(FILE *f, const nm_density *dm, const nm_ds_stats *d,
+                           const nm_fmt_stats *fs)
 {
     static const char *const kind[3] = {"reads", "fills", "updates"};
     static const char *const how[3] = {"actual", "gated", "skipped"};
     const uint64_t *v[3] = {d->actual, d->gated, d->skipped};
     kstr(f, 5, "density_distribution", nm_density_name(dm), 0);
-    kint(f, 5, "tile_shape", d->utilized_capacity, 0);
+    kint(f, 5, "tile_shape", d->tile_shape, 0);
     for (int h = 0; h < 3; h++)
         for (int k = 0; k < 3; k++) {
             char name[32];
             snprintf(name, sizeof name, "%s_%s", how[h], kind[k]);
             kint(f, 5, name, v[h][k], 0);
+        }
+    knum(f, 5, "utilized_instances_avg", d->avg_instances, 0);
+    kint(f, 5, "decompressions", d->decompressions, 0);
+    kint(f, 5, "compressions", d->compressions, 0);
+    if (!fs || !fs->nranks) {
+        kstr(f, 5, "format", "none", 0);
+        kint(f, 5, "format_capacity", 0, 0);
+        return;
+    }
+    static const char *const fname[] = {"uop", "ub", "cp", "b", "rle"};
+    char text[NM_MAX_FMT_RANKS * 5 + 1] = "";
+    for (int r = fs->nranks - 1; r >= 0; r--) {
+        strcat(text, fname[fs->fmt[r]]);
+        if (r)
+            strcat(text, " ");
+    }
+    kstr(f, 5, "format", text, 0);
+    rank_pairs(f, "format_capacity", fs->nranks, fs->cap, 0);
+    for (int h = 0; h < 3; h++)
+        for (int k = 0; k < 3; k++) {
+            char name[40];
+            snprintf(name, sizeof name, "%s_format_%s", how[h], kind[k]);
+            rank_pairs(f, name, fs->nranks, (const uint64_t(*)[2])fs->acc[h][k], 1);
         }
 }
 
@@ -202,6 +245,7 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
         kint(f, 3, "actual_computes", st->computes, 0);
         kint(f, 3, "gated_computes", st->gated_computes, 0);
         kint(f, 3, "skipped_computes", st->skipped_computes, 0);
+        knum(f, 3, "utilized_instances_avg", (double)st->arith_utilized, 0);
     }
     kint(f, 3, "word_bits", (uint64_t)(A->word_bits), 0);
     knum(f, 3, "energy_pj", st->compute_energy, 0);;
@@ -247,7 +291,7 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
             kint(f, 5, "temporal_reductions", (uint64_t)d->temporal_reductions, 0);
             kint(f, 5, "address_generations", (uint64_t)d->address_generations, 0);
             if (st->sparse)
-                sparse_ds_json(f, &wl->density[ds], d);
+                sparse_ds_json(f, &wl->density[ds], d, st->spd ? &st->spd->f[s][ds] : NULL);
             knum(f, 5, "energy_per_instance_pj", d->energy_per_instance, 0);;
             knum(f, 5, "energy_pj", d->energy, 1);;
             fputs("    }", f);
@@ -310,7 +354,8 @@ static void fj_json(FILE *f, const nm_arch *arch, const nm_stats *st, const char
 
 /* A level's accesses split by sparsity: the dense counts above are what the
  * mapping asks for; these are what the storage does (sparse.h). */
-static void sparse_text(FILE *f, const nm_workload *wl, const nm_level_stats *ls)
+static void sparse_text(FILE *f, const nm_workload *wl, const nm_level_stats *ls,
+                        const nm_fmt_stats *fs)
 {
     int any = 0;
     for (int ds = 0; ds < wl->nds; ds++)
@@ -333,6 +378,23 @@ static void sparse_text(FILE *f, const nm_workload *wl, const nm_level_stats *ls
                     (unsigned long long)v[h][2]);
             if (!h)
                 fprintf(f, "   %s %g", nm_density_name(&wl->density[ds]), wl->density[ds].d);
+            fputc('\n', f);
+        }
+        if (d->decompressions || d->compressions)
+            fprintf(f, "    %-12s %llu decompressions, %llu compressions\n", "",
+                    (unsigned long long)d->decompressions, (unsigned long long)d->compressions);
+        const nm_fmt_stats *ff = fs ? &fs[ds] : NULL;
+        if (ff && ff->nranks) {
+            static const char *const fname[] = {"UOP", "UB", "CP", "B", "RLE"};
+            fprintf(f, "    %-12s format", "");
+            for (int r = ff->nranks - 1; r >= 0; r--)
+                fprintf(f, " %s", fname[ff->fmt[r]]);
+            fprintf(f, " (outermost first): metadata up to %llu bits; metadata and payload "
+                    "units read, innermost rank first:",
+                    (unsigned long long)ff->cap_bits);
+            for (int r = 0; r < ff->nranks; r++)
+                fprintf(f, " %llu/%llu", (unsigned long long)ff->acc[0][NM_ACC_READ][r][0],
+                        (unsigned long long)ff->acc[0][NM_ACC_READ][r][1]);
             fputc('\n', f);
         }
     }
@@ -404,7 +466,7 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
                     (unsigned long long)d->temporal_reductions, d->energy);
         }
         if (st->sparse)
-            sparse_text(f, wl, ls);
+            sparse_text(f, wl, ls, st->spd ? st->spd->f[s] : NULL);
     }
     for (int s = 0; st->noc && s < arch->nlevels; s++)
         for (int n = 0; n < arch->level[s].nnet; n++) {

@@ -5,7 +5,9 @@
  * The layout (section titles, label widths, two-decimal fixed floats,
  * scientific EDP) follows what Timeloop's model prints for dense
  * workloads (its Topology, BufferLevel and ArithmeticUnits stream
- * operators, commit 4cf6d4c).  Sparse-only lines are left out, and so are
+ * operators, commit 4cf6d4c).  With sparse tensors the data spaces take
+ * Timeloop's sparse layout (algorithmic, actual, gated and skipped counts;
+ * the representation and its capacity per rank); left out are
  * network sections: nestmap charges no network energy, so Timeloop's
  * dense runs print none either. */
 #include <config.h>
@@ -64,12 +66,71 @@ static void arith(FILE *f, const nm_arch *arch, const nm_stats *st)
     fprintf(f, IND "Utilized instances (average) : %.2f\n",
             st->cycles ? (double)st->computes / (double)st->cycles : 0.0);
     fprintf(f, IND "Cycles                       : %llu\n", (unsigned long long)st->compute_cycles);
-    fprintf(f, IND "Algorithmic Computes (total) : %llu\n", (unsigned long long)st->computes);
+    fprintf(f, IND "Algorithmic Computes (total) : %llu\n",
+            (unsigned long long)(st->sparse ? st->algorithmic_computes : st->computes));
     fprintf(f, IND "Actual Computes (total)      : %llu\n", (unsigned long long)st->computes);
-    fprintf(f, IND "Gated Computes (total)       : 0\n");
-    fprintf(f, IND "Skipped Computes (total)     : 0\n");
+    fprintf(f, IND "Gated Computes (total)       : %llu\n",
+            (unsigned long long)(st->sparse ? st->gated_computes : 0));
+    fprintf(f, IND "Skipped Computes (total)     : %llu\n",
+            (unsigned long long)(st->sparse ? st->skipped_computes : 0));
     fprintf(f, IND "Energy (total)               : %.2f pJ\n", st->compute_energy);
     fprintf(f, IND "Area (total)                 : %.2f um^2\n\n", st->compute_area);
+}
+
+/* A data space's counts in Timeloop's sparse layout: the tile and its
+ * representation, then each access split into algorithmic, actual, gated
+ * and skipped. */
+static void sparse_ds(FILE *f, const nm_workload *wl, const nm_stats *st, int s, int ds)
+{
+    const nm_ds_stats *d = &st->level[s].ds[ds];
+    const nm_fmt_stats *fs = st->spd ? &st->spd->f[s][ds] : NULL;
+    dsline(f, "Partition size");
+    fprintf(f, "%llu\n", (unsigned long long)d->partition_size);
+    dsline(f, "Tile density distribution");
+    fprintf(f, "%s\n", nm_density_name(&wl->density[ds]));
+    dsline(f, "Data tile shape");
+    fprintf(f, "%llu\n", (unsigned long long)d->tile_shape);
+    dsline(f, "Max utilized data storage capacity");
+    fprintf(f, "%llu\n", (unsigned long long)d->utilized_capacity);
+    dsline(f, "Representation format");
+    static const char *const fname[] = {"uop", "ub", "cp", "b", "rle"};
+    if (fs && fs->nranks)
+        for (int r = fs->nranks - 1; r >= 0; r--)
+            fprintf(f, "%s ", fname[fs->fmt[r]]);
+    else
+        fputs("none", f);
+    fputc('\n', f);
+    dsline(f, "Max utilized Repr format storage capacity");
+    if (fs && fs->nranks) {
+        fputc('\n', f);
+        for (int r = 0; r < fs->nranks; r++)
+            fprintf(f, IND IND IND "Rank %d (metadata, payload): (%llu, %llu)\n", r,
+                    (unsigned long long)fs->cap[r][0], (unsigned long long)fs->cap[r][1]);
+    } else {
+        fputs("0\n", f);
+    }
+    dsline(f, "Utilized instances (max)");
+    fprintf(f, "%llu\n", (unsigned long long)d->utilized_instances);
+    dsline(f, "Utilized instances (average)");
+    fprintf(f, "%.2f\n", d->avg_instances);
+    dsline(f, "Utilized clusters (max)");
+    fprintf(f, "%llu\n", (unsigned long long)d->utilized_clusters);
+    static const char *const kind[3] = {"reads", "fills", "updates"};
+    const uint64_t alg[3] = {d->reads, d->fills, d->updates};
+    for (int k = 0; k < 3; k++) {
+        const char *how[4] = {"Algorithmic", "Actual", "Gated", "Skipped"};
+        const uint64_t v[4] = {alg[k], d->actual[k], d->gated[k], d->skipped[k]};
+        for (int h = 0; h < 4; h++) {
+            char label[64];
+            snprintf(label, sizeof label, "%s scalar %s (per-instance)", how[h], kind[k]);
+            dsline(f, label);
+            fprintf(f, "%llu\n", (unsigned long long)v[h]);
+        }
+    }
+    dsline(f, "Temporal reductions (per-instance)");
+    fprintf(f, "%llu\n", (unsigned long long)d->temporal_reductions);
+    dsline(f, "Address generations (per-cluster)");
+    fprintf(f, "%llu\n", (unsigned long long)d->address_generations);
 }
 
 static void storage(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st,
@@ -118,6 +179,9 @@ static void storage(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
         if (!d->kept)
             continue;
         fprintf(f, IND "%s:\n", wl->ds[ds].name);
+        if (st->sparse) {
+            sparse_ds(f, wl, st, s, ds);
+        } else {
         static const char *const labels[] = {
             "Partition size", "Utilized capacity", "Utilized instances (max)",
             "Utilized clusters (max)", "Scalar reads (per-instance)",
@@ -129,6 +193,7 @@ static void storage(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
         for (int i = 0; i < 9; i++) {
             dsline(f, labels[i]);
             fprintf(f, "%llu\n", (unsigned long long)vals[i]);
+        }
         }
         dsline(f, "Energy (per-scalar-access)");
         uint64_t acc = d->reads + d->fills + d->updates;

@@ -44,6 +44,23 @@ void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
     double b = top->block_size > 0 ? (double)top->block_size : 1.0;
     r->energy_pj = r->macs * arch->arith.e_compute + r->words_in * top->e_read / b +
                    r->words_out * top->e_update / b;
+    if (arch->sparse.active) {
+        /* Sparse optimizations may skip traffic and computes: what stays is
+         * at least every compute whose operands are both nonzero (a
+         * storage level's gating or skipping removes computes only where
+         * an operand is empty, compute gating keeps them busy), each
+         * costing a compute; the tensors' traffic bounds nothing. */
+        double eff = r->macs;
+        for (int ds = 0; ds < wl->nds; ds++)
+            if (!wl->ds[ds].read_write)
+                eff *= nm_density_expected(&wl->density[ds], 1, nm_workload_ds_size(wl, ds));
+        eff = floor(eff + 1e-6);
+        r->compute_cycles = ceil(eff / (double)arch->arith.instances);
+        r->compute_cycles_exact = (nm_count)r->compute_cycles;
+        r->mem_cycles = NAN;
+        r->bw_note = "none: sparse optimizations may skip traffic";
+        r->energy_pj = eff * arch->arith.e_compute;
+    }
     if (isnan(r->mem_cycles)) {
         r->bound_cycles = r->compute_cycles;
         r->binding = NM_ROOF_COMPUTE_ONLY;

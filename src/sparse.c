@@ -11,14 +11,14 @@
  */
 #include "nestmap/sparse.h"
 
+#include "sparse_int.h"
+
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
-#include "nestmap/arch.h"
-#include "nestmap/mapping.h"
-#include "nestmap/model.h"
+#include "nestmap/alloc.h"
 #include "nestmap/text.h"
-#include "nestmap/workload.h"
 
 /* ---- density models ---- */
 
@@ -44,10 +44,10 @@ double nm_density_p_empty(const nm_density *dm, uint64_t n, uint64_t N)
     if (n + r > N)
         return 0.0;
     /* C(N-r, n) / C(N, n) = prod_{i<n} (N-r-i) / (N-i) */
-    double p = 1.0;
-    for (uint64_t i = 0; i < n && p > 1e-300; i++)
-        p *= (double)(N - r - i) / (double)(N - i);
-    return p;
+    long double p = 1.0L;
+    for (uint64_t i = 0; i < n && p > 1e-300L; i++)
+        p *= (long double)(N - r - i) / (long double)(N - i);
+    return (double)p;
 }
 
 double nm_density_expected(const nm_density *dm, uint64_t n, uint64_t N)
@@ -106,11 +106,27 @@ nm_status nm_sparse_parse_densities(nm_density *dens, const nm_workload *wl,
         nm_density *dm = &dens[ds];
         const nm_ynode *dv = v;
         if (v->kind == NM_Y_MAP) {
-            static const char *const keys[] = {"distribution", "density", NULL};
+            /* (timeloopfe writes band_width and workload_tensor_size, 0 when
+             * unset, into every density) */
+            static const char *const keys[] = {"distribution", "density", "band_width",
+                                               "workload_tensor_size", NULL};
             if ((st = nm_ycheck_keys(v, keys, "a density", err)) != NM_OK)
                 return st;
             const nm_ynode *dn = nm_ymap_get(v, "distribution");
             dv = nm_ymap_get(v, "density");
+            const nm_ynode *ws = nm_ymap_get(v, "workload_tensor_size");
+            int64_t wts = 0;
+            if (ws && !nm_yis_null(ws) &&
+                (st = nm_yget_int(ws, "workload_tensor_size", &wts, err)) != NM_OK)
+                return st;
+            if (wts < 0)
+                return nm_yerror(err, ws, "workload_tensor_size must be 0 (the tensor's) or "
+                                 "more");
+            if (wts > 0 && (uint64_t)wts != nm_workload_ds_size(wl, ds))
+                return nm_yerror(err, ws, "workload_tensor_size %lld differs from the size of "
+                                 "'%s' (%llu); nestmap takes the tensor's", (long long)wts,
+                                 wl->ds[ds].name,
+                                 (unsigned long long)nm_workload_ds_size(wl, ds));
             if (!dv)
                 return nm_yerror(err, v, "density of '%s' has no 'density' value",
                                  wl->ds[ds].name);
@@ -229,6 +245,159 @@ static nm_status parse_actions(nm_sparse *sp, int level, const nm_ynode *list,
     return NM_OK;
 }
 
+/* Timeloop's word bits of a metadata or payload unit: the level's
+ * metadata_datawidth when not given; a width that does not divide the
+ * metadata store's is raised until it does (with a warning there). */
+static nm_status unit_bits(const nm_level *L, const nm_ynode *given, int dflt, int *out,
+                           nm_error *err)
+{
+    int64_t v = dflt;
+    if (given) {
+        nm_status st = nm_yget_int(given, "word bits", &v, err);
+        if (st != NM_OK)
+            return st;
+        if (v < 0 || v > 4096)
+            return nm_yerror(err, given, "word bits must be between 0 and 4096 (got %lld)",
+                             (long long)v);
+    }
+    if (v < 0)
+        v = L->md_word_bits;
+    else if (v != 0 && L->md_width % v != 0)
+        for (int64_t w = v; w < 2 * v; w++)
+            if (L->md_width % w == 0) {
+                v = w;
+                break;
+            }
+    if (v > L->md_width)
+        return nm_yerror(err, given ? given : L->node, "a format's word bits (%lld) exceed the "
+                         "metadata storage width of '%s' (%d bits; metadata_storage_width)",
+                         (long long)v, L->name, L->md_width);
+    *out = (int)v;
+    return NM_OK;
+}
+
+static nm_status parse_rank(nm_rank_format *rf, const nm_level *L, const nm_ynode *n,
+                            const nm_workload *wl, nm_error *err)
+{
+    static const char *const keys[] = {"format", "metadata_word_bits", "payload_word_bits",
+                                       "flattened_rankIDs", NULL};
+    nm_status st;
+    if ((st = nm_yexpect(n, NM_Y_MAP, "a rank", err)) != NM_OK ||
+        (st = nm_ycheck_keys(n, keys, "a rank", err)) != NM_OK)
+        return st;
+    const nm_ynode *fn = nm_ymap_get(n, "format");
+    if (!fn)
+        return nm_yerror(err, n, "a rank needs a 'format' (UOP, UB, CP, B or RLE)");
+    const char *f;
+    if ((st = nm_yget_str(fn, "format", &f, err)) != NM_OK)
+        return st;
+    static const char *const names[] = {"UOP", "UB", "CP", "B", "RLE"};
+    rf->fmt = -1;
+    for (int i = 0; i < 5; i++)
+        if (!strcasecmp(f, names[i]))
+            rf->fmt = (int8_t)i;
+    if (rf->fmt < 0)
+        return nm_yerror(err, fn, "unknown rank format '%s' (UOP, UB, CP, B or RLE)", f);
+    /* (Timeloop's UB takes the level's metadata_datawidth whatever the rank
+     * says; B's metadata is a bit unless given) */
+    int ub = rf->fmt == NM_FMT_UB;
+    if ((st = unit_bits(L, ub ? NULL : nm_ymap_get(n, "metadata_word_bits"),
+                        rf->fmt == NM_FMT_B ? 1 : -1, &rf->md_bits, err)) != NM_OK ||
+        (st = unit_bits(L, ub ? NULL : nm_ymap_get(n, "payload_word_bits"), -1, &rf->pl_bits,
+                        err)) != NM_OK)
+        return st;
+    const nm_ynode *fl = nm_ymap_get(n, "flattened_rankIDs");
+    rf->ngroups = 0;
+    if (fl && !nm_yis_null(fl)) {
+        if (fl->kind != NM_Y_SEQ)
+            return nm_yerror(err, fl, "flattened_rankIDs must be a list of lists of dimensions");
+        if (fl->n > NM_MAX_FLAT_GROUPS)
+            return nm_yerror(err, fl->items[NM_MAX_FLAT_GROUPS], "at most %d groups of "
+                             "flattened_rankIDs in one rank", NM_MAX_FLAT_GROUPS);
+        for (size_t i = 0; i < fl->n; i++) {
+            const nm_ynode *g = fl->items[i];
+            if (g->kind != NM_Y_SEQ)
+                return nm_yerror(err, g, "flattened_rankIDs must be a list of lists of "
+                                 "dimensions");
+            uint32_t mask = 0;
+            for (size_t j = 0; j < g->n; j++) {
+                const char *dn;
+                if ((st = nm_yget_str(g->items[j], "a dimension", &dn, err)) != NM_OK)
+                    return st;
+                int d = nm_workload_dim(wl, dn);
+                if (d < 0)
+                    return nm_yerror(err, g->items[j], "'%s' is not a dimension of the "
+                                     "problem", dn);
+                mask |= 1u << d;
+            }
+            rf->group[rf->ngroups++] = mask;
+        }
+    }
+    return NM_OK;
+}
+
+/* representation_format: {data_spaces: [{name, ranks: [...]}]} of a level. */
+static nm_status parse_formats(nm_sparse *sp, const nm_level *L, int level, const nm_ynode *n,
+                               const nm_workload *wl, nm_error *err)
+{
+    static const char *const keys[] = {"data_spaces", NULL};
+    nm_status st;
+    if ((st = nm_yexpect(n, NM_Y_MAP, "representation_format", err)) != NM_OK ||
+        (st = nm_ycheck_keys(n, keys, "representation_format", err)) != NM_OK)
+        return st;
+    const nm_ynode *list = nm_ymap_get(n, "data_spaces");
+    if (!list || nm_yis_null(list))
+        return NM_OK;
+    if (list->kind != NM_Y_SEQ)
+        return nm_yerror(err, list, "representation_format data_spaces must be a list");
+    for (size_t i = 0; i < list->n; i++) {
+        const nm_ynode *e = list->items[i];
+        static const char *const dkeys[] = {"name", "ranks", "rank_application_order",
+                                            "compression_rate", NULL};
+        if ((st = nm_yexpect(e, NM_Y_MAP, "a data space's format", err)) != NM_OK ||
+            (st = nm_ycheck_keys(e, dkeys, "a data space's format", err)) != NM_OK)
+            return st;
+        const nm_ynode *nn = nm_ymap_get(e, "name"), *ranks = nm_ymap_get(e, "ranks");
+        if (!nn)
+            return nm_yerror(err, e, "a data space's format needs a 'name'");
+        int ds;
+        if ((st = tensor(nn, wl, "format for", &ds, err)) != NM_OK)
+            return st;
+        if (!ranks || ranks->kind != NM_Y_SEQ || ranks->n == 0)
+            return nm_yerror(err, ranks ? ranks : e, "the format of '%s' needs a list of "
+                             "'ranks'", wl->ds[ds].name);
+        if (ranks->n > NM_MAX_FMT_RANKS)
+            return nm_yerror(err, ranks->items[NM_MAX_FMT_RANKS], "the format of '%s' has %zu "
+                             "ranks; nestmap models up to %d", wl->ds[ds].name, ranks->n,
+                             NM_MAX_FMT_RANKS);
+        const nm_ynode *order = nm_ymap_get(e, "rank_application_order");
+        if (order) {
+            const char *o;
+            if ((st = nm_yget_str(order, "rank_application_order", &o, err)) != NM_OK)
+                return st;
+            if (strcmp(o, "outer_to_inner"))
+                return nm_yerror(err, order, "rank_application_order '%s' is not modelled yet "
+                                 "(outer_to_inner is, Timeloop's default)", o);
+        }
+        nm_repr *rp = &sp->repr[level][ds];
+        memset(rp, 0, sizeof *rp);
+        rp->nranks = (int)ranks->n;
+        /* written outermost first; rank 0 is the innermost */
+        for (int r = 0; r < rp->nranks; r++)
+            if ((st = parse_rank(&rp->rank[r], L, ranks->items[ranks->n - 1 - (size_t)r], wl,
+                                 err)) != NM_OK)
+                return st;
+        for (int r = 0; r < rp->nranks; r++)
+            rp->compressed |= rp->rank[r].fmt >= NM_FMT_CP;
+        for (int r = 1; r < rp->nranks; r++)
+            if (rp->rank[r].fmt >= NM_FMT_CP && rp->rank[r - 1].fmt < NM_FMT_CP)
+                return nm_yerror(err, ranks->items[ranks->n - 1 - (size_t)r],
+                                 "a compressed rank above an uncompressed one is not a format "
+                                 "Timeloop models (compress the inner ranks)");
+    }
+    return NM_OK;
+}
+
 static nm_status parse_compute(nm_sparse *sp, const nm_ynode *list, nm_error *err)
 {
     if (list->kind != NM_Y_SEQ)
@@ -256,24 +425,87 @@ static nm_status parse_compute(nm_sparse *sp, const nm_ynode *list, nm_error *er
     return NM_OK;
 }
 
+/* One target's optimizations (t: a map with action_optimization,
+ * representation_format and compute_optimization) at storage level `level`
+ * (or the arithmetic level when arith). */
+static nm_status parse_target(nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
+                              int level, int arith, const char *name, const nm_ynode *t,
+                              nm_error *err)
+{
+    nm_status st;
+    const nm_ynode *x;
+    if ((x = nm_ymap_get(t, "representation_format")) && !nm_yis_null(x)) {
+        if (arith)
+            return nm_yerror(err, x, "'%s' is the arithmetic level: representation "
+                             "formats belong to storage levels", name);
+        if ((st = parse_formats(sp, &arch->level[level], level, x, wl, err)) != NM_OK)
+            return st;
+        sp->active = sp->formats = 1;
+    }
+    if ((x = nm_ymap_get(t, "action_optimization")) && !nm_yis_null(x)) {
+        if (arith)
+            return nm_yerror(err, x, "'%s' is the arithmetic level: give it "
+                             "compute_optimization, and action_optimization to storage "
+                             "levels", name);
+        if ((st = parse_actions(sp, level, x, wl, err)) != NM_OK)
+            return st;
+        sp->active = 1;
+    }
+    if ((x = nm_ymap_get(t, "compute_optimization")) && !nm_yis_null(x)) {
+        if (!arith)
+            return nm_yerror(err, x, "compute_optimization belongs to the arithmetic level "
+                             "'%s', not to '%s'", arch->arith.name, name);
+        if ((st = parse_compute(sp, x, err)) != NM_OK)
+            return st;
+        sp->active = 1;
+    }
+    return NM_OK;
+}
+
+/* A v0.4 component's own `sparse_optimizations:` (timeloopfe makes it a
+ * target of the component's name). */
+static nm_status parse_inline(nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
+                              const nm_ynode *comp, int level, int arith, const char *name,
+                              nm_error *err)
+{
+    const nm_ynode *n = comp && comp->kind == NM_Y_MAP ? nm_ymap_get(comp, "sparse_optimizations")
+                                                       : NULL;
+    if (!n || nm_yis_null(n))
+        return NM_OK;
+    static const char *const keys[] = {"action_optimization", "representation_format",
+                                       "compute_optimization", NULL};
+    nm_status st;
+    if ((st = nm_yexpect(n, NM_Y_MAP, "sparse_optimizations", err)) != NM_OK ||
+        (st = nm_ycheck_keys(n, keys, "a component's sparse_optimizations", err)) != NM_OK)
+        return st;
+    sp->given = 1;
+    return parse_target(sp, arch, wl, level, arith, name, n, err);
+}
+
 nm_status nm_sparse_parse(nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
                           const nm_ynode *node, nm_error *err)
 {
     memset(sp, 0, sizeof *sp);
-    if (!node || nm_yis_null(node))
-        return NM_OK;
-    sp->given = 1;
-    static const char *const keys[] = {"version", "targets", NULL};
     nm_status st;
-    if ((st = nm_yexpect(node, NM_Y_MAP, "sparse_optimizations", err)) != NM_OK ||
-        (st = nm_ycheck_keys(node, keys, "sparse_optimizations", err)) != NM_OK)
+    for (int s = 0; s < arch->nlevels; s++)
+        if ((st = parse_inline(sp, arch, wl, arch->level[s].node, s, 0, arch->level[s].name,
+                               err)) != NM_OK)
+            return st;
+    if ((st = parse_inline(sp, arch, wl, arch->arith.node, -1, 1, arch->arith.name, err)) !=
+        NM_OK)
         return st;
-    const nm_ynode *targets = nm_ymap_get(node, "targets");
-    if (!targets || nm_yis_null(targets))
-        return NM_OK;
-    if (targets->kind != NM_Y_SEQ)
+    const nm_ynode *targets = NULL;
+    if (node && !nm_yis_null(node)) {
+        sp->given = 1;
+        static const char *const keys[] = {"version", "targets", NULL};
+        if ((st = nm_yexpect(node, NM_Y_MAP, "sparse_optimizations", err)) != NM_OK ||
+            (st = nm_ycheck_keys(node, keys, "sparse_optimizations", err)) != NM_OK)
+            return st;
+        targets = nm_ymap_get(node, "targets");
+    }
+    if (targets && !nm_yis_null(targets) && targets->kind != NM_Y_SEQ)
         return nm_yerror(err, targets, "sparse_optimizations targets must be a list");
-    for (size_t i = 0; i < targets->n; i++) {
+    for (size_t i = 0; targets && targets->kind == NM_Y_SEQ && i < targets->n; i++) {
         const nm_ynode *t = targets->items[i];
         static const char *const tkeys[] = {"name", "target", "action_optimization",
                                             "representation_format", "compute_optimization",
@@ -299,27 +531,8 @@ nm_status nm_sparse_parse(nm_sparse *sp, const nm_arch *arch, const nm_workload 
             return nm_yerror(err, nn, "sparse optimization target '%s' is not a level of the "
                              "architecture", name);
         }
-        const nm_ynode *x;
-        if ((x = nm_ymap_get(t, "representation_format")) && !nm_yis_null(x))
-            return nm_yerror(err, x, "compressed representation formats (metadata) are not "
-                             "modelled yet (densities, gating and skipping are)");
-        if ((x = nm_ymap_get(t, "action_optimization")) && !nm_yis_null(x)) {
-            if (arith)
-                return nm_yerror(err, x, "'%s' is the arithmetic level: give it "
-                                 "compute_optimization, and action_optimization to storage "
-                                 "levels", name);
-            if ((st = parse_actions(sp, level, x, wl, err)) != NM_OK)
-                return st;
-            sp->active = 1;
-        }
-        if ((x = nm_ymap_get(t, "compute_optimization")) && !nm_yis_null(x)) {
-            if (!arith)
-                return nm_yerror(err, x, "compute_optimization belongs to the arithmetic level "
-                                 "'%s', not to '%s'", arch->arith.name, name);
-            if ((st = parse_compute(sp, x, err)) != NM_OK)
-                return st;
-            sp->active = 1;
-        }
+        if ((st = parse_target(sp, arch, wl, level, arith, name, t, err)) != NM_OK)
+            return st;
     }
     if (!sp->active)
         return NM_OK;
@@ -356,19 +569,8 @@ nm_status nm_sparse_parse(nm_sparse *sp, const nm_arch *arch, const nm_workload 
 
 /* ---- the analysis ---- */
 
-/* Timeloop's complete loop nest: per storage level, innermost first, a loop
- * for every dimension of its fan-out (when it has one) in the spatial
- * order, then a loop for every dimension in the temporal order, trivial
- * loops included. */
-typedef struct cnest {
-    int n;
-    int first[NM_MAX_LEVELS], last[NM_MAX_LEVELS];
-    int8_t dim[NM_MAX_LOOPS], spatial[NM_MAX_LOOPS], level[NM_MAX_LOOPS];
-    int64_t f[NM_MAX_LOOPS];
-} cnest;
-
-static void build_cnest(cnest *c, const nm_arch *arch, const nm_workload *wl,
-                        const nm_mapping *m)
+void nm_cnest_build(nm_cnest *c, const nm_arch *arch, const nm_workload *wl,
+                    const nm_mapping *m)
 {
     c->n = 0;
     for (int s = 0; s < arch->nlevels; s++) {
@@ -393,8 +595,7 @@ static void build_cnest(cnest *c, const nm_arch *arch, const nm_workload *wl,
     }
 }
 
-/* Extents of the operation space covered by loops 0..i (all 1 for i < 0). */
-static void mold(const cnest *c, int i, int ndims, int64_t *ext)
+void nm_cnest_mold(const nm_cnest *c, int i, int ndims, int64_t *ext)
 {
     for (int d = 0; d < ndims; d++)
         ext[d] = 1;
@@ -402,8 +603,7 @@ static void mold(const cnest *c, int i, int ndims, int64_t *ext)
         ext[c->dim[j]] *= c->f[j];
 }
 
-/* Elements of data space ds in the box of the given extents. */
-static uint64_t box(const nm_dataspace *ds, const int64_t *ext)
+uint64_t nm_ds_box(const nm_dataspace *ds, const int64_t *ext)
 {
     uint64_t v = 1;
     for (int r = 0; r < ds->nranks; r++) {
@@ -415,7 +615,7 @@ static uint64_t box(const nm_dataspace *ds, const int64_t *ext)
     return v;
 }
 
-static int uses(const nm_dataspace *ds, int dim)
+int nm_ds_uses(const nm_dataspace *ds, int dim)
 {
     for (int r = 0; r < ds->nranks; r++)
         for (int t = 0; t < ds->rank[r].nterms; t++)
@@ -424,29 +624,22 @@ static int uses(const nm_dataspace *ds, int dim)
     return 0;
 }
 
-static int kept(const nm_stats *st, int s, int ds)
-{
-    return st->level[s].ds[ds].utilized_capacity > 0;
-}
-
 /* What one option would do: the probability that the target's access is
  * ineffectual, the level that holds the target (*tl) and the read energy
  * that probability saves there.  0 when the target has no level at or above
  * the named one. */
-static int impact(const nm_arch *arch, const nm_workload *wl, const cnest *c,
-                  const nm_stats *st, int L, const nm_saf_option *o, double *p, int *tl,
-                  double *savings)
+static int impact(const nm_arch *arch, const nm_workload *wl, const nm_cnest *c,
+                  const struct nm_sparse_ws *ws, int L, const nm_saf_option *o, double *p,
+                  int *tl, double *savings)
 {
     int S = arch->nlevels, nd = wl->ndims, T = o->target;
     const nm_dataspace *tds = &wl->ds[T];
     int t = L;
-    while (t < S && !kept(st, t, T))
+    while (t < S && !ws->t[t][T].shape)
         t++;
     if (t == S)
         return 0;
-    int child = t - 1;
-    while (child >= 0 && !kept(st, child, T))
-        child--;
+    int child = ws->t[t][T].child;
     /* The target loop: the innermost loop above the child whose step brings
      * a new target tile; with no child, the fan-out to the arithmetic units
      * (or one compute, when level 0 has no fan-out). */
@@ -454,19 +647,19 @@ static int impact(const nm_arch *arch, const nm_workload *wl, const cnest *c,
     for (int l = child + 1; l <= t && tloop < 0; l++)
         for (int i = c->first[l]; i <= c->last[l] && tloop < 0; i++) {
             if (child >= 0) {
-                if (c->f[i] > 1 && uses(tds, c->dim[i]))
+                if (c->f[i] > 1 && nm_ds_uses(tds, c->dim[i]))
                     tloop = i;
             } else if (i + 1 > c->last[l] || !c->spatial[i + 1]) {
                 tloop = i;
                 scalar = !c->spatial[i];
-            } else if (c->f[i] > 1 && uses(tds, c->dim[i])) {
+            } else if (c->f[i] > 1 && nm_ds_uses(tds, c->dim[i])) {
                 tloop = i;
             }
         }
     if (tloop < 0)
         tloop = c->last[t];
     int64_t text[NM_MAX_DIMS], cext[NM_MAX_DIMS];
-    mold(c, scalar ? -1 : tloop, nd, text);
+    nm_cnest_mold(c, scalar ? -1 : tloop, nd, text);
     memcpy(cext, text, sizeof cext);
     /* The condition granule grows by the fan-outs above the target loop up
      * to the target's level (and, for a spatial target loop, by the
@@ -478,12 +671,12 @@ static int impact(const nm_arch *arch, const nm_workload *wl, const cnest *c,
         if (c->f[i] <= 1)
             continue;
         int d = c->dim[i];
-        int extra = !located && !c->spatial[i] && child >= 0 && !uses(tds, d);
+        int extra = !located && !c->spatial[i] && child >= 0 && !nm_ds_uses(tds, d);
         if (c->spatial[i] || extra) {
             cext[d] *= c->f[i];
             rel[nrel++] = i;
         }
-        if (is_spatial && !c->spatial[i] && (child < 0 || uses(tds, d)))
+        if (is_spatial && !c->spatial[i] && (child < 0 || nm_ds_uses(tds, d)))
             located = 1;
     }
     double effectual = 1.0;
@@ -496,11 +689,11 @@ static int impact(const nm_arch *arch, const nm_workload *wl, const cnest *c,
             cofac[d] = 1.0;
         for (int r = 0; r < nrel && !scalar; r++) {
             int d = c->dim[rel[r]];
-            if (is_spatial && seen && uses(cds, d)) {
+            if (is_spatial && seen && nm_ds_uses(cds, d)) {
                 ineffective = 1;
                 break;
             }
-            if (uses(tds, d) && uses(cds, d)) {
+            if (nm_ds_uses(tds, d) && nm_ds_uses(cds, d)) {
                 cofac[d] *= (double)c->f[rel[r]];
                 agg *= (double)c->f[rel[r]];
                 co[d] = seen = 1;
@@ -511,7 +704,7 @@ static int impact(const nm_arch *arch, const nm_workload *wl, const cnest *c,
         int64_t te[NM_MAX_DIMS], ce[NM_MAX_DIMS];
         memcpy(te, text, sizeof te);
         memcpy(ce, cext, sizeof ce);
-        double gran = (double)box(tds, te);
+        double gran = (double)nm_ds_box(tds, te);
         double scaling = ceil((double)arch->level[t].block_size / (gran / agg));
         for (int d = 0; d < nd; d++) {
             if (!co[d])
@@ -526,20 +719,28 @@ static int impact(const nm_arch *arch, const nm_workload *wl, const cnest *c,
             ce[d] = (int64_t)((double)ce[d] * scaling);
             te[d] = (int64_t)((double)te[d] * scaling);
         }
-        uint64_t n = box(cds, ce);
+        uint64_t n = nm_ds_box(cds, ce);
         effectual *= 1.0 - nm_density_p_empty(&wl->density[C], n, nm_workload_ds_size(wl, C));
     }
     *p = 1.0 - effectual;
     *tl = t;
+    /* what a read of the target costs there: its expected nonzeros, and its
+     * metadata counted in data words (Timeloop's integer ratio of the bits) */
     const nm_level *TL = &arch->level[t];
-    *savings = TL->e_read / (double)TL->block_size *
-               (double)st->level[t].ds[T].utilized_capacity * *p;
+    const nm_sp_tile *tt = &ws->t[t][T], *mt = &ws->t[child < 0 ? t : child][T];
+    double occ = tt->occupancy, md = 0.0;
+    for (int r = 0; mt->md && r < mt->nr; r++)
+        md += mt->occ[r][0] + mt->occ[r][1];
+    occ += md * (double)(TL->md_word_bits / TL->word_bits);
+    *savings = TL->e_read / (double)TL->block_size * occ * *p;
     return 1;
 }
 
 /* Part of a level's own reads and updates becomes gated or skipped (type
- * 0 or 1), and the temporal reductions follow the updates. */
-static void apply_local(nm_ds_stats *d, double p, int type, int rw)
+ * 0 or 1), with the metadata the child's ranks read, and the temporal
+ * reductions follow the updates. */
+static void apply_local(nm_ds_stats *d, nm_fmt_stats *f, int franks, double p, int type,
+                        int rw)
 {
     double r = (double)d->actual[NM_ACC_READ], u = (double)d->actual[NM_ACC_UPDATE];
     uint64_t dr = (uint64_t)(rw ? ceil(r * p) : floor(r * p));
@@ -549,6 +750,17 @@ static void apply_local(nm_ds_stats *d, double p, int type, int rw)
     to[NM_ACC_UPDATE] += du;
     d->actual[NM_ACC_READ] -= dr;
     d->actual[NM_ACC_UPDATE] -= du;
+    int h = type == NM_SAF_GATE ? 1 : 2;
+    for (int k = 0; k < franks && k < NM_MAX_FMT_RANKS; k++)
+        for (int x = 0; x < 2; x++) {
+            const int kinds[2] = {NM_ACC_READ, NM_ACC_UPDATE};
+            for (int j = 0; j < 2; j++) {
+                uint64_t *a = &f->acc[0][kinds[j]][k][x];
+                uint64_t dd = (uint64_t)floor((double)*a * p);
+                *a -= dd;
+                f->acc[h][kinds[j]][k][x] += dd;
+            }
+        }
     if (rw && d->updates)
         d->temporal_reductions = (uint64_t)ceil((double)d->temporal_reductions *
                                                 (double)d->actual[NM_ACC_UPDATE] /
@@ -560,42 +772,68 @@ static double round6(double x)
     return round(x * 1e6) / 1e6;
 }
 
-/* The computes that remain, split by what their operands hold (exists and
- * nonzero, exists and zero; "absent" needs metadata, not modelled yet). */
+/* The computes that remain, split by what their operands hold: exists and
+ * nonzero, exists and zero, or absent (an operand with metadata at its
+ * innermost level skips its zeros). */
 static void classify_computes(const nm_sparse *sp, const nm_workload *wl, const int *saf,
-                              const double *cond_p, double total, nm_stats *out)
+                              const double *cond_p, const int *md, double total,
+                              nm_stats *out)
 {
-    int a = sp->op_a, b = sp->op_b;
-    double da = round6(round6(nm_density_expected(&wl->density[a], 1,
-                                                  nm_workload_ds_size(wl, a))));
-    double db = round6(round6(nm_density_expected(&wl->density[b], 1,
-                                                  nm_workload_ds_size(wl, b))));
-    /* A storage optimization on an operand's innermost level already removed
-     * the computes whose condition was empty: the other operand's density
-     * among those left is higher. */
-    double nza = da, nzb = db;
-    if (saf[b])
-        nza = da / (1.0 - cond_p[b]);
-    if (saf[a])
-        nzb = db / (1.0 - cond_p[a]);
-    nza = fmin(fmax(nza, 0.0), 1.0);
-    nzb = fmin(fmax(nzb, 0.0), 1.0);
-    double za = 1.0 - nza, zb = 1.0 - nzb;
-    double random = total * nza * nzb, gated = 0.0;
-    double zero = total * (nza * zb + za * nzb + za * zb);
-    if (sp->compute_gate)
-        gated += zero;
-    else
-        random += zero;
+    int op[2] = {sp->op_a, sp->op_b};
+    double dens[2], st[2][3]; /* [operand][nonzero, zero, absent] */
+    for (int i = 0; i < 2; i++)
+        dens[i] = round6(round6(nm_density_expected(&wl->density[op[i]], 1,
+                                                    nm_workload_ds_size(wl, op[i]))));
+    for (int i = 0; i < 2; i++) {
+        /* a storage optimization on the other operand's innermost level
+         * already removed the computes where this one met an empty
+         * condition: among those left this operand is denser */
+        int other = op[1 - i];
+        double nz = saf[other] ? dens[i] / (1.0 - cond_p[other]) : dens[i];
+        nz = fmin(fmax(nz, 0.0), 1.0);
+        st[i][0] = nz;
+        st[i][1] = md[op[i]] ? 0.0 : 1.0 - nz;
+        st[i][2] = md[op[i]] ? 1.0 - nz : 0.0;
+    }
+    double random = 0.0, gated = 0.0, skipped = 0.0, none = 0.0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            double x = total * st[0][a] * st[1][b];
+            if (a == 2 && b == 2)
+                none += x;                        /* both absent: never issued */
+            else if (a == 0 && b == 0)
+                random += x;
+            else if ((a == 2 || b == 2) && sp->compute_skip)
+                skipped += x;                     /* an operand absent */
+            else if (sp->compute_gate)
+                gated += x;                       /* a zero (or absent) operand */
+            else
+                random += x;
+        }
     (void)random;
-    uint64_t g = (uint64_t)floor(gated);
+    uint64_t g = (uint64_t)floor(gated), k = (uint64_t)floor(skipped);
     out->gated_computes = g;
-    out->skipped_computes = 0;
-    out->computes = (uint64_t)total - g;
+    out->skipped_computes = k;
+    out->computes = (uint64_t)total - g - k - (uint64_t)floor(none);
 }
 
-void nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
-                     const nm_mapping *m, nm_stats *out)
+struct nm_sparse_ws *nm_sparse_ws_new(void)
+{
+    return nm_calloc(1, sizeof(struct nm_sparse_ws));
+}
+
+void nm_sparse_ws_free(struct nm_sparse_ws *ws)
+{
+    nm_free(ws);
+}
+
+const nm_sparse_detail *nm_sparse_ws_detail(const struct nm_sparse_ws *ws)
+{
+    return &ws->det;
+}
+
+int nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
+                    const nm_mapping *m, nm_stats *out, struct nm_sparse_ws *ws)
 {
     int S = arch->nlevels;
     out->sparse = 1;
@@ -609,15 +847,38 @@ void nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload
             d->actual[NM_ACC_UPDATE] = d->updates;
             memset(d->gated, 0, sizeof d->gated);
             memset(d->skipped, 0, sizeof d->skipped);
+            d->avg_instances = (double)d->utilized_instances;
+            d->tile_shape = d->utilized_capacity;
+            d->meta_words[0] = d->meta_words[1] = 0;
+            d->meta_energy = 0.0;
+            d->decompressions = d->compressions = 0;
+            d->vec_ratio = 1.0;
         }
-    if (!sp->active)
-        return;
+    if (!sp->active || !ws)
+        return 1;
+
+    static __thread nm_cnest c;
+    nm_cnest_build(&c, arch, wl, m);
+    if (!nm_sparse_formats(sp, arch, wl, &c, out, ws))
+        return 0;
+
+    /* A tensor with metadata moves only its expected nonzeros. */
+    for (int s = 0; s < S; s++)
+        for (int ds = 0; ds < wl->nds; ds++) {
+            const nm_sp_tile *t = &ws->t[s][ds];
+            if (!t->shape || !t->md)
+                continue;
+            nm_ds_stats *d = &out->level[s].ds[ds];
+            double zero = 1.0 - t->density;
+            const uint64_t alg[3] = {d->reads, d->fills, d->updates};
+            for (int k = 0; k < 3; k++)
+                if (k != NM_ACC_UPDATE || wl->ds[ds].read_write)
+                    d->actual[k] = alg[k] - (uint64_t)floor((double)alg[k] * zero);
+        }
 
     /* Each group's best option marks its target's level with a type and the
      * probability that an access there is ineffectual; a later group on the
      * same tensor and level replaces it when that probability is higher. */
-    cnest c;
-    build_cnest(&c, arch, wl, m);
     int8_t type[NM_MAX_LEVELS][NM_MAX_DS];
     double prob[NM_MAX_LEVELS][NM_MAX_DS];
     memset(type, -1, sizeof type);
@@ -628,7 +889,7 @@ void nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload
         for (int k = 0; k < G->nopt; k++) {
             double p, sav;
             int tl;
-            if (!impact(arch, wl, &c, out, G->level, &G->opt[k], &p, &tl, &sav))
+            if (!impact(arch, wl, &c, ws, G->level, &G->opt[k], &p, &tl, &sav))
                 continue;
             if (sav >= best || bt < 0) {
                 best = sav;
@@ -650,18 +911,15 @@ void nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload
      * which applies what its own probability adds; the innermost one of an
      * operand removes computes. */
     double computes = (double)out->algorithmic_computes;
-    int saf[NM_MAX_DS] = {0};
+    int saf[NM_MAX_DS] = {0}, md[NM_MAX_DS] = {0};
     double cond_p[NM_MAX_DS] = {0};
     for (int ds = 0; ds < wl->nds; ds++) {
         int rw = wl->ds[ds].read_write;
         double acc[NM_MAX_LEVELS][3];
         int done[NM_MAX_LEVELS] = {0};
-        for (int s = 0; s < S; s++) {
-            const nm_ds_stats *d = &out->level[s].ds[ds];
-            acc[s][NM_ACC_READ] = (double)d->reads;
-            acc[s][NM_ACC_FILL] = (double)d->fills;
-            acc[s][NM_ACC_UPDATE] = (double)d->updates;
-        }
+        for (int s = 0; s < S; s++)
+            for (int a = 0; a < 3; a++)
+                acc[s][a] = (double)out->level[s].ds[ds].actual[a];
         for (int l = S - 1; l >= 0; l--) {
             if (type[l][ds] < 0)
                 continue;
@@ -670,11 +928,26 @@ void nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload
             for (j = l - 1; j >= 0; j--) {
                 for (int a = 0; a < 3; a++)
                     acc[j][a] -= floor(acc[j][a] * p);
+                nm_fmt_stats *fj = &ws->det.f[j][ds];
+                /* Timeloop scales the first rank's metadata fills and reads
+                 * below, and only when the optimized level has one rank */
+                if (ws->t[j][ds].md && ws->det.f[l][ds].nranks == 1)
+                    for (int k = 0; k < 2; k++)
+                        for (int x = 0; x < 2; x++) {
+                            uint64_t *v = &fj->acc[0][k == 0 ? NM_ACC_FILL : NM_ACC_READ][0][x];
+                            *v -= (uint64_t)floor((double)*v * p);
+                        }
                 if (type[j][ds] >= 0) {
                     nm_ds_stats *d = &out->level[j].ds[ds];
                     for (int a = 0; a < 3; a++)
                         d->actual[a] = (uint64_t)acc[j][a];
-                    apply_local(d, 1.0 - (1.0 - prob[j][ds]) / (1.0 - p), type[j][ds], rw);
+                    /* (Timeloop reloads the metadata reads from the updates here) */
+                    memcpy(fj->acc[0][NM_ACC_READ], fj->acc[0][NM_ACC_UPDATE],
+                           sizeof fj->acc[0][NM_ACC_READ]);
+                    int ch = ws->t[j][ds].child;
+                    int franks = ch >= 0 ? ws->det.f[ch][ds].nranks : ws->det.f[j][ds].nranks;
+                    apply_local(d, fj, franks, 1.0 - (1.0 - prob[j][ds]) / (1.0 - p),
+                                type[j][ds], rw);
                     done[j] = 1;
                     break;
                 }
@@ -683,7 +956,9 @@ void nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload
                 nm_ds_stats *d = &out->level[l].ds[ds];
                 for (int a = 0; a < 3; a++)
                     d->actual[a] = (uint64_t)acc[l][a];
-                apply_local(d, p, type[l][ds], rw);
+                int ch = ws->t[l][ds].child;
+                int franks = ch >= 0 ? ws->det.f[ch][ds].nranks : ws->det.f[l][ds].nranks;
+                apply_local(d, &ws->det.f[l][ds], franks, p, type[l][ds], rw);
                 done[l] = 1;
             }
             if (j < 0 && !rw) {
@@ -704,8 +979,25 @@ void nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload
                                                  (double)d->actual[NM_ACC_UPDATE] /
                                                  (double)d->updates);
         }
+        /* an uncompressed level under a compressed one decompresses each
+         * fill, and compresses what its parent takes back as updates */
+        for (int s = 0; s < S; s++) {
+            const nm_sp_tile *t = &ws->t[s][ds];
+            if (!t->shape || sp->repr[s][ds].compressed || t->parent < 0 ||
+                !sp->repr[t->parent][ds].compressed)
+                continue;
+            nm_ds_stats *d = &out->level[s].ds[ds];
+            if (rw)
+                d->compressions += out->level[t->parent].ds[ds].actual[NM_ACC_UPDATE];
+            d->decompressions += d->actual[NM_ACC_FILL];
+        }
+        for (int s = 0; s < S; s++)
+            if (ws->t[s][ds].shape) {
+                md[ds] = ws->t[s][ds].md;
+                break;
+            }
     }
-    classify_computes(sp, wl, saf, cond_p, computes, out);
+    classify_computes(sp, wl, saf, cond_p, md, computes, out);
 
     /* Address generation follows what reaches the storage: actual and gated
      * accesses (skipped ones generate none). */
@@ -718,4 +1010,5 @@ void nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload
             d->address_generations = d->actual[k] + d->gated[k] + d->actual[NM_ACC_FILL] +
                                      d->gated[NM_ACC_FILL];
         }
+    return nm_sparse_metadata_costs(sp, arch, wl, &c, out, ws);
 }

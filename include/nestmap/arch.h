@@ -54,6 +54,16 @@ typedef struct nm_level {
     /* ... of a gated and of a skipped access (NM_ACC_* order; sparse.h),
      * with Timeloop's fall-backs: skipped to gated, gated to 0 */
     double e_gated[3], e_skipped[3];
+    /* Metadata (sparse.h): its store (metadata_storage_width bits x
+     * metadata_storage_depth), the default bits of a metadata unit
+     * (metadata_datawidth), whether the level decompresses what its parent
+     * holds compressed (and compresses its updates back); the energy of a
+     * metadata access [actual/gated/skipped][read/fill/update] per vector
+     * of md_width bits, and of one (de)compression. */
+    int md_width, md_word_bits;
+    int64_t md_depth;
+    int decompression_supported, compression_supported;
+    double e_meta[3][3], e_decompress, e_compress;
     double vector_access_energy; /* max over actions / cluster_size, as printed */
     double addr_gen_energy;      /* per address generation, 0 by default */
     double area;                 /* um^2 per instance */

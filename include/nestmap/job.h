@@ -84,6 +84,7 @@ typedef struct nm_job_model_out {
     nm_stats st;
     nm_nest nest;
     nm_noc_stats noc;
+    nm_sparse_detail spd; /* metadata per rank (representation formats) */
     int valid;
     char broken[1024];
 } nm_job_model_out;

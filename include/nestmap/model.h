@@ -28,8 +28,12 @@ typedef enum nm_invalid_kind {
     NM_INV_INSTANCES,   /* more instances (or X/Y) of a storage level than it has */
     NM_INV_RESIDUAL,    /* a residual under a spatial loop of its dimension (got: that level) */
     NM_INV_FAN_RESIDUALS, /* more spatial residuals in one fan-out than NM_MAX_FAN_RESIDUALS */
-    NM_INV_MULTICAST     /* an M:N network below a fan-out of several multicast factors
+    NM_INV_MULTICAST,    /* an M:N network below a fan-out of several multicast factors
                           * (level: the M:N level; index: data space) */
+    NM_INV_MD_CAPACITY,  /* metadata bits exceed a level's metadata store (sparse.h) */
+    NM_INV_FORMAT        /* a tensor's representation needs more ranks than its format
+                          * has, or a compressed parent's ranks do not align with its
+                          * child's (level, index: data space; got: which) */
 } nm_invalid_kind;
 
 typedef struct nm_invalid {
@@ -54,6 +58,18 @@ typedef struct nm_ds_stats {
      * into those performed, gated and skipped (NM_ACC_*); reads, fills and
      * updates above stay the dense (algorithmic) counts. */
     uint64_t actual[3], gated[3], skipped[3];
+    /* ... and with representation formats: the utilized instances on average
+     * (fewer when a parent with metadata holds empty tiles), the metadata's
+     * traffic in data words for bandwidth ([0] reads, [1] fills and updates,
+     * actual and gated), its energy and that of (de)compression per vector
+     * access of a cluster, decompressions and compressions, and the factor
+     * on vector accesses of a compressed tile in wide blocks. */
+    double avg_instances;
+    uint64_t tile_shape;        /* the dense tile (utilized_capacity: its nonzeros at most) */
+    uint64_t meta_words[2];
+    double meta_energy;
+    uint64_t decompressions, compressions;
+    double vec_ratio;
 } nm_ds_stats;
 
 typedef struct nm_level_stats {
@@ -78,6 +94,9 @@ typedef struct nm_stats {
     /* The networks' details for the reports, or NULL (the evaluation sets
      * none: nm_model_noc_stats does, on request; owned by the caller). */
     const nm_noc_stats *noc;
+    /* The metadata per rank of tensors with representation formats, or
+     * NULL (nm_model_sparse_stats sets it, on request; owned by the caller). */
+    const nm_sparse_detail *spd;
     nm_level_stats level[NM_MAX_LEVELS];
     uint64_t computes;           /* operations performed (sparse: the actual ones) */
     /* Sparse tensors (sparse.h): set when the design has densities or sparse
@@ -106,6 +125,7 @@ typedef struct nm_model {
                                      * given, so densities change nothing */
     int split;                      /* densities or optimizations given: the counts are
                                      * split for the reports (nm_stats.sparse) */
+    struct nm_sparse_ws *spws;      /* scratch of the sparse analysis (optimizations given) */
     nm_nest_ws *ws;
     struct nm_shape_memo *shape; /* the last valid perfect factorization's shape (model.c) */
     double noc_width[NM_MAX_LEVELS]; /* floor-planned tile width (um) under each level's
@@ -155,6 +175,12 @@ void nm_model_floor(nm_model *mdl, const nm_mapping *m, double *energy, double *
  * costs (the reports print it), pointing st->noc at it; st gets m's stats.
  * Returns nm_model_eval's result. */
 int nm_model_noc_stats(nm_model *mdl, const nm_mapping *m, nm_stats *st, nm_noc_stats *noc);
+
+/* Evaluates m again and fills *detail with the metadata of every tensor
+ * with a representation format (the reports print it), pointing st->spd at
+ * it; st gets m's stats.  Returns nm_model_eval's result. */
+int nm_model_sparse_stats(nm_model *mdl, const nm_mapping *m, nm_stats *st,
+                          nm_sparse_detail *detail);
 
 /* Writes why a mapping is invalid, in Timeloop's words where it has them
  * ("couldn't map level RF: mapped tile size 84 exceeds buffer capacity 64"). */

@@ -12,8 +12,14 @@
  * A design without sparse_optimizations never enters it, and densities
  * alone change nothing (as in Timeloop).
  *
- * Compressed representation formats (metadata) and skipping_spatial are
- * parsed and refused with a located error: not modelled yet.
+ * Representation formats (representation_format: UOP, UB, CP, B, RLE per
+ * rank, flattened ranks) give a tensor metadata at a level: its accesses
+ * shrink to the expected nonzeros, metadata reads, fills and updates are
+ * counted per rank (as metadata and payload units), a compressed tile
+ * occupies its largest nonzero count, and uncompressed levels under a
+ * compressed one count decompressions (and compressions for outputs).
+ * skipping_spatial, banded densities and the inner_to_outer rank order
+ * are refused with a located error: not modelled yet.
  */
 #ifndef NESTMAP_SPARSE_H
 #define NESTMAP_SPARSE_H
@@ -49,6 +55,52 @@ double nm_density_expected(const nm_density *dm, uint64_t n, uint64_t N);
 /* Name of the model as Timeloop prints it ("fixed_structured"). */
 const char *nm_density_name(const nm_density *dm);
 
+/* ---- representation formats ---- */
+
+#define NM_MAX_FMT_RANKS 12
+#define NM_MAX_FLAT_GROUPS 4
+
+typedef enum nm_rank_fmt {
+    NM_FMT_UOP = 0, /* uncompressed offset pairs: shape + 1 offsets per fiber */
+    NM_FMT_UB,      /* uncompressed bitmask: a bit per coordinate, every fiber */
+    NM_FMT_CP,      /* coordinate/payload per nonzero (compressed) */
+    NM_FMT_B,       /* bitmask with payloads of the nonzeros (compressed) */
+    NM_FMT_RLE      /* run lengths (compressed) */
+} nm_rank_fmt;
+
+/* One rank of a tensor's representation at a level. */
+typedef struct nm_rank_format {
+    int8_t fmt;            /* nm_rank_fmt */
+    int md_bits, pl_bits;  /* bits per metadata and per payload unit, Timeloop's
+                            * defaults and adjustments applied */
+    int ngroups;           /* flattened_rankIDs: groups of dimensions one rank
+                            * may flatten (0: one loop per rank) */
+    uint32_t group[NM_MAX_FLAT_GROUPS]; /* each a mask of dimensions */
+} nm_rank_format;
+
+/* A tensor's representation at a level. */
+typedef struct nm_repr {
+    int nranks;     /* 0: none given, no metadata */
+    int compressed; /* some rank is CP, B or RLE */
+    nm_rank_format rank[NM_MAX_FMT_RANKS]; /* rank 0 innermost (listed last) */
+} nm_repr;
+
+/* Per tensor and level, the metadata of one evaluation (for the reports;
+ * nm_model_sparse_stats fills it). Units per rank, rank 0 innermost; [0]
+ * metadata, [1] payload. */
+typedef struct nm_fmt_stats {
+    int nranks;
+    int8_t fmt[NM_MAX_FMT_RANKS];           /* nm_rank_fmt of each rank */
+    uint64_t fiber[NM_MAX_FMT_RANKS];       /* fiber shape of each rank */
+    uint64_t cap[NM_MAX_FMT_RANKS][2];      /* at the largest occupancy, rounded up */
+    uint64_t acc[3][3][NM_MAX_FMT_RANKS][2]; /* [actual/gated/skipped][read/fill/update] */
+    uint64_t cap_bits;                      /* metadata capacity in use */
+} nm_fmt_stats;
+
+typedef struct nm_sparse_detail {
+    nm_fmt_stats f[NM_MAX_LEVELS][NM_MAX_DS];
+} nm_sparse_detail;
+
 #define NM_MAX_SAF_GROUPS 32
 #define NM_MAX_SAF_OPTIONS 4
 
@@ -79,6 +131,8 @@ typedef struct nm_sparse {
     int ngroups;          /* in the order the pass applies them: gating groups by
                            * level, then skipping groups by level */
     nm_saf_group group[NM_MAX_SAF_GROUPS];
+    int formats;          /* some representation_format given */
+    nm_repr repr[NM_MAX_LEVELS][NM_MAX_DS];
     int compute_gate;     /* compute_optimization gating (gate_on_zero_operand) */
     int compute_skip;     /* ... skipping (skip_on_not_aligned_operands) */
     int op_a, op_b;       /* the two input operands of the computes */
@@ -86,6 +140,7 @@ typedef struct nm_sparse {
 
 struct nm_arch;
 struct nm_workload;
+struct nm_sparse_ws;
 
 /* Parses `sparse_optimizations:` (NULL: none) for arch and wl into *sp. */
 nm_status nm_sparse_parse(nm_sparse *sp, const struct nm_arch *arch,
@@ -95,14 +150,27 @@ nm_status nm_sparse_parse(nm_sparse *sp, const struct nm_arch *arch,
 nm_status nm_sparse_parse_densities(nm_density *dens, const struct nm_workload *wl,
                                     const nm_ynode *node, nm_error *err);
 
+/* Largest nonzero count of a tile of n elements (of a tensor of N): what a
+ * compressed tile, or one with metadata, occupies. */
+uint64_t nm_density_max_occupancy(const nm_density *dm, uint64_t n, uint64_t N);
+
 struct nm_mapping;
 struct nm_stats;
 
 /* Splits the dense counts in *out (a valid evaluation of m) into actual,
  * gated and skipped ones, per level and data space and for the computes,
- * and sets out->sparse.  Allocates nothing. */
-void nm_sparse_apply(const nm_sparse *sp, const struct nm_arch *arch,
-                     const struct nm_workload *wl, const struct nm_mapping *m,
-                     struct nm_stats *out);
+ * adds the metadata's traffic and energy, and sets out->sparse; ws (from
+ * nm_sparse_ws_new, NULL only when no optimization is active) is the
+ * scratch, and keeps the metadata per rank.  Returns 0 when the representation makes the
+ * mapping invalid (out->invalid says why), else 1.  Allocates nothing. */
+int nm_sparse_apply(const nm_sparse *sp, const struct nm_arch *arch,
+                    const struct nm_workload *wl, const struct nm_mapping *m,
+                    struct nm_stats *out, struct nm_sparse_ws *ws);
+
+/* The analysis' scratch (one per model; NULL when out of memory), and the
+ * metadata detail of its last evaluation. */
+struct nm_sparse_ws *nm_sparse_ws_new(void);
+void nm_sparse_ws_free(struct nm_sparse_ws *ws);
+const nm_sparse_detail *nm_sparse_ws_detail(const struct nm_sparse_ws *ws);
 
 #endif

@@ -1,0 +1,580 @@
+/* sparse_format.c — representation formats and their metadata (sparse.h).
+ *
+ * A tensor with a representation at a level is a tree of fibers: its
+ * tile's loops over the tensor's dimensions are dealt out to the ranks,
+ * outermost rank first (with flattened_rankIDs, a rank takes several
+ * loops); each rank's fibers carry metadata and payload units by the
+ * rank's format, and the expected units follow from the distribution of
+ * the tile's nonzero count.  Semantics learnt from Timeloop's sparse model
+ * (NVlabs/timeloop at 4cf6d4c: representation-analyzer.cpp, the format
+ * models under src/workload/format-models/, tiling-tile-info.cpp and
+ * buffer.cpp's occupancy, vector and bandwidth code) and pinned by the
+ * conformance corpus; written here.
+ */
+#include "sparse_int.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- distributions of a tile's nonzeros ---- */
+
+static uint64_t nnz_of(const nm_density *dm, uint64_t N)
+{
+    return (uint64_t)ceil(dm->d * (double)N);
+}
+
+static double lchoose(uint64_t a, uint64_t b)
+{
+    return lgamma((double)a + 1.0) - lgamma((double)b + 1.0) - lgamma((double)(a - b) + 1.0);
+}
+
+/* C(N - r, n) / C(N, n): no marked element among n drawn from N with r
+ * marked. */
+static double hyper_p0(uint64_t n, uint64_t N, uint64_t r)
+{
+    if (r == 0 || n == 0)
+        return 1.0;
+    if (n + r > N)
+        return 0.0;
+    if (n <= 65536) {
+        long double p = 1.0L;
+        for (uint64_t i = 0; i < n && p > 1e-300L; i++)
+            p *= (long double)(N - r - i) / (long double)(N - i);
+        return (double)p;
+    }
+    return exp(lchoose(N - r, n) - lchoose(N, n));
+}
+
+double nm_density_p_empty_given(const nm_density *dm, uint64_t n, uint64_t S, uint64_t o)
+{
+    if (dm->kind == NM_DENSITY_FIXED) {
+        double exact = (double)n * ((double)o / (double)S);
+        return floor(exact) == 0.0 ? 1.0 - (exact - floor(exact)) : 0.0;
+    }
+    return hyper_p0(n, S, o);
+}
+
+uint64_t nm_density_max_occupancy(const nm_density *dm, uint64_t n, uint64_t N)
+{
+    if (dm->kind == NM_DENSITY_FIXED) {
+        /* the count at confidence 1: the floor only when s*d is whole */
+        double exact = (double)n * dm->d;
+        return exact == floor(exact) ? (uint64_t)exact : (uint64_t)ceil(exact);
+    }
+    uint64_t r = nnz_of(dm, N);
+    return n >= r ? r : n;
+}
+
+/* The least nonzero count of a tile of n elements (shape: the dense tile),
+ * with Timeloop's arithmetic (a hypergeometric tile's minimum is 0 unless
+ * the tensor is full). */
+static uint64_t min_occupancy(const nm_density *dm, uint64_t n, uint64_t N, uint64_t shape)
+{
+    double md;
+    if (dm->kind == NM_DENSITY_FIXED) {
+        md = floor((double)n * dm->d) / (double)n;
+    } else {
+        /* (Timeloop subtracts in unsigned arithmetic: a tile smaller than the
+         * tensor but larger than its zeros wraps around, where its minimum
+         * is garbage; 0 here) */
+        uint64_t r = nnz_of(dm, N);
+        md = n <= N - r || n < N ? 0.0 : ((double)(n - N) + (double)r) / (double)n;
+    }
+    return (uint64_t)floor(md * (double)shape);
+}
+
+/* P(a tile of n elements holds k nonzeros), for k = k0, k0 + 1, ... in
+ * turn: the hypergeometric terms by their ratio from the least possible
+ * count, in long double, so that sums over them (the expected density)
+ * come out as exactly as Timeloop's (boost's pdf) do. */
+typedef struct occ_pdf {
+    const nm_density *dm;
+    uint64_t n, N, r, k;
+    long double p; /* P(k) */
+} occ_pdf;
+
+static void occ_pdf_init(occ_pdf *o, const nm_density *dm, uint64_t n, uint64_t N)
+{
+    o->dm = dm;
+    o->n = n;
+    o->N = N;
+    o->r = nnz_of(dm, N);
+    o->k = 0;
+    o->p = 0.0L;
+    if (dm->kind == NM_DENSITY_FIXED)
+        return;
+    uint64_t r = o->r, k0 = n + r > N ? n + r - N : 0;
+    long double p = 1.0L;
+    if (k0 == 0) /* C(N-r, n) / C(N, n) */
+        for (uint64_t i = 0; i < n && p > 0.0L; i++)
+            p *= (long double)(N - r - i) / (long double)(N - i);
+    else /* C(r, k0) / C(N, n) with n - k0 = N - r */
+        for (uint64_t i = 1; i <= N - r && p > 0.0L; i++)
+            p *= (long double)(k0 + i) / (long double)(r + i);
+    if (p == 0.0L) /* beyond long double's range: from the logarithms */
+        p = expl(lgammal((long double)r + 1) - lgammal((long double)k0 + 1) -
+                 lgammal((long double)(r - k0) + 1) + lgammal((long double)(N - r) + 1) -
+                 lgammal((long double)(n - k0) + 1) - lgammal((long double)(N - r - n + k0) + 1) -
+                 lgammal((long double)N + 1) + lgammal((long double)n + 1) +
+                 lgammal((long double)(N - n) + 1));
+    o->k = k0;
+    o->p = p;
+}
+
+/* P(k), for k not below any k asked before. */
+static double occ_pdf_at(occ_pdf *o, uint64_t k)
+{
+    const nm_density *dm = o->dm;
+    if (dm->kind == NM_DENSITY_FIXED) {
+        double exact = (double)o->n * dm->d, pc = exact - floor(exact);
+        if (floor(exact) == (double)k)
+            return 1.0 - pc;
+        return ceil(exact) == (double)k ? pc : 0.0;
+    }
+    if (k < o->k || k > o->r || k > o->n)
+        return 0.0;
+    while (o->k < k) {
+        uint64_t j = o->k;
+        o->p *= (long double)(o->r - j) * (long double)(o->n - j) /
+                ((long double)(j + 1) * (long double)(o->N - o->r - o->n + j + 1));
+        o->k++;
+    }
+    return (double)o->p;
+}
+
+/* ---- ranks of a representation ---- */
+
+/* The loops of one tensor's tile at a level, innermost first (its
+ * dimensions only), as the representation deals them out. */
+typedef struct rloops {
+    int n;
+    int8_t dim[NM_MAX_LOOPS];
+    int64_t f[NM_MAX_LOOPS];
+    uint64_t ps[NM_MAX_LOOPS]; /* elements of the tile up to and including it */
+} rloops;
+
+/* A double-ended list of ranks being built (Timeloop inserts most at the
+ * front, a flattening miss at the back). */
+typedef struct rdeque {
+    int head, tail;
+    int64_t ext[2 * NM_MAX_FMT_RANKS + 2][NM_MAX_DIMS];
+    uint64_t ps[2 * NM_MAX_FMT_RANKS + 2];
+} rdeque;
+
+static int rank_of_dim(const nm_rank_format *rf, int dim, uint32_t *group)
+{
+    for (int g = 0; g < rf->ngroups; g++)
+        if ((rf->group[g] >> dim) & 1u) {
+            *group = rf->group[g];
+            return 1;
+        }
+    return 0;
+}
+
+/* Deals loops out to ranks (outermost first) down to rank inner: returns
+ * the number of ranks placed, -1 when loops are left over (more ranks
+ * needed) or the list would overflow. */
+static int deal_ranks(const nm_repr *rp, int nr, int inner, const rloops *L, int nd, rdeque *q)
+{
+    q->head = q->tail = NM_MAX_FMT_RANKS + 1;
+    int li = L->n - 1, r = nr;
+    uint64_t tile_ps = 1;
+    while (r > inner && li >= 0) {
+        while (li >= 0 && L->f[li] <= 1)
+            li--;
+        if (li < 0)
+            break;
+        r--;
+        int64_t ext[NM_MAX_DIMS];
+        for (int d = 0; d < nd; d++)
+            ext[d] = 1;
+        uint32_t rule = 0;
+        int in_flat = 0;
+        if (rp && rp->rank[r].ngroups > 0) {
+            if (rank_of_dim(&rp->rank[r], L->dim[li], &rule)) {
+                in_flat = 1;
+            } else { /* the rank flattens other dimensions: empty, at the back */
+                if (q->tail >= 2 * NM_MAX_FMT_RANKS + 2)
+                    return -1;
+                for (int d = 0; d < nd; d++)
+                    q->ext[q->tail][d] = 1;
+                q->ps[q->tail++] = L->ps[0];
+                continue;
+            }
+        }
+        if (!rp)
+            in_flat = 1;
+        ext[L->dim[li]] *= L->f[li];
+        tile_ps = L->ps[li];
+        li--;
+        if (li >= 0 && in_flat) {
+            int triv = L->f[li] <= 1, inrule = (int)((rule >> L->dim[li]) & 1u);
+            while (!rp || inrule || triv) {
+                if (!triv)
+                    ext[L->dim[li]] *= L->f[li];
+                if (--li < 0)
+                    break;
+                inrule = (int)((rule >> L->dim[li]) & 1u);
+                triv = L->f[li] <= 1;
+            }
+        }
+        if (q->head <= 0)
+            return -1;
+        q->head--;
+        memcpy(q->ext[q->head], ext, sizeof ext);
+        q->ps[q->head] = tile_ps;
+        tile_ps = 1;
+    }
+    while (r > inner) {
+        r--;
+        if (q->head <= 0)
+            return -1;
+        q->head--;
+        for (int d = 0; d < nd; d++)
+            q->ext[q->head][d] = 1;
+        q->ps[q->head] = L->ps[0];
+    }
+    for (; li >= 0; li--)
+        if (L->f[li] > 1)
+            return -1;
+    return q->tail - q->head;
+}
+
+/* Ranks, rank loops and fibers of tensor ds at level s (its child's done). */
+static int define_ranks(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
+                        const nm_cnest *c, int s, int ds, nm_stats *out,
+                        struct nm_sparse_ws *ws)
+{
+    nm_sp_tile *t = &ws->t[s][ds];
+    const nm_repr *rp = t->md ? &sp->repr[s][ds] : NULL;
+    const nm_dataspace *dsp = &wl->ds[ds];
+    int nd = wl->ndims, child = t->child;
+    int inner_most = child >= 0 ? child + 1 : 0;
+    const nm_sp_tile *ct = child >= 0 ? &ws->t[child][ds] : NULL;
+    int child_n = ct ? ct->nr : 0;
+    /* a compressed tile over a child tile: the child's ranks are its
+     * innermost ones (Timeloop's pre-tiling) */
+    int pre = rp && sp->repr[s][ds].compressed && ct && ct->shape > 1;
+    if (pre) {
+        int bad = child_n > t->nr;
+        for (int r = 0; !bad && r < child_n && ct->md && sp->repr[child][ds].compressed; r++)
+            bad = sp->repr[s][ds].rank[r].fmt != sp->repr[child][ds].rank[r].fmt;
+        if (bad) {
+            out->invalid = (nm_invalid){NM_INV_FORMAT, s, ds, 0, 1, 0};
+            return 0;
+        }
+    }
+    static __thread rloops L;
+    L.n = 0;
+    for (int l = inner_most; l <= s; l++)
+        for (int i = c->first[l]; i <= c->last[l]; i++) {
+            if (!nm_ds_uses(dsp, c->dim[i]))
+                continue;
+            int64_t ext[NM_MAX_DIMS];
+            nm_cnest_mold(c, i, nd, ext);
+            L.dim[L.n] = c->dim[i];
+            L.f[L.n] = c->f[i];
+            L.ps[L.n++] = nm_ds_box(dsp, ext);
+        }
+    if (!pre) { /* the levels below fold into the first loop of each dimension */
+        int64_t below[NM_MAX_DIMS];
+        for (int d = 0; d < nd; d++)
+            below[d] = 1;
+        for (int i = 0; i < (inner_most > 0 ? c->last[inner_most - 1] + 1 : 0); i++)
+            below[c->dim[i]] *= c->f[i];
+        for (int i = 0; i < L.n; i++) {
+            L.f[i] *= below[L.dim[i]];
+            below[L.dim[i]] = 1;
+        }
+    }
+    static __thread rdeque q;
+    int placed = deal_ranks(rp, t->nr, pre ? child_n : 0, &L, nd, &q);
+    if (placed < 0 || placed + (pre ? child_n : 0) != t->nr) {
+        out->invalid = (nm_invalid){NM_INV_FORMAT, s, ds, 0, 0, 0};
+        return 0;
+    }
+    int k = 0;
+    if (pre) {
+        t->ps[0] = ct->ps[0];
+        for (int r = 0; r < child_n; r++, k++) {
+            memcpy(t->ext[k], ct->ext[r], sizeof t->ext[k]);
+            t->ps[k + 1] = ct->ps[r + 1];
+        }
+    } else {
+        t->ps[0] = 1;
+    }
+    for (int i = q.head; i < q.tail; i++, k++) {
+        memcpy(t->ext[k], q.ext[i], sizeof t->ext[k]);
+        t->ps[k + 1] = q.ps[i];
+    }
+    for (int r = 0; r < t->nr; r++)
+        t->fiber[r] = nm_ds_box(dsp, t->ext[r]);
+    (void)arch;
+    return 1;
+}
+
+/* The metadata and payload units of each rank of a tile of S elements
+ * holding o nonzeros (Timeloop's GetMetaDataTileOccupancyGivenDataTile and
+ * the format models' GetOccupancy). */
+static void units_given(const nm_repr *rp, const nm_sp_tile *t, const nm_density *dm,
+                        uint64_t S, uint64_t o, double u[][2], int bits[][2])
+{
+    double fibers = 1.0;
+    uint64_t cur = S;
+    for (int r = t->nr - 1; r >= 0; r--) {
+        const nm_rank_format *rf = &rp->rank[r];
+        uint64_t next = t->ps[r], fs = t->fiber[r];
+        if (fs == 1 && r != t->nr - 1) {
+            u[r][0] = u[r][1] = 0.0;
+            bits[r][0] = bits[r][1] = 0;
+        } else {
+            double nf = fibers * (1.0 - nm_density_p_empty_given(dm, cur, S, o));
+            double nz = (double)fs * (1.0 - nm_density_p_empty_given(dm, next, S, o));
+            bits[r][0] = rf->md_bits;
+            bits[r][1] = rf->pl_bits;
+            switch (rf->fmt) {
+            case NM_FMT_UOP:
+                u[r][0] = 0.0;
+                u[r][1] = nf * (double)(fs + 1);
+                break;
+            case NM_FMT_CP:
+                u[r][0] = u[r][1] = ceil(nz) * nf;
+                break;
+            case NM_FMT_B:
+                u[r][0] = nf * (double)fs;
+                u[r][1] = nf * ceil(nz);
+                break;
+            case NM_FMT_RLE:
+                u[r][0] = u[r][1] = nz * nf;
+                break;
+            default: /* NM_FMT_UB */
+                u[r][0] = u[r][1] = fibers * (double)fs;
+                break;
+            }
+        }
+        fibers *= (double)fs;
+        cur = next;
+    }
+    for (int r = 0; r < t->nr; r++)
+        if (u[r][0] != 0.0 || u[r][1] != 0.0) {
+            u[r][1] = 0.0; /* the innermost payload is the data itself */
+            break;
+        }
+}
+
+/* Expected density, occupancy and metadata of tensor ds at level s. */
+static void expect(const nm_sparse *sp, const nm_workload *wl, const nm_cnest *c, int s,
+                   int ds, struct nm_sparse_ws *ws)
+{
+    nm_sp_tile *t = &ws->t[s][ds];
+    const nm_density *dm = &wl->density[ds];
+    uint64_t N = nm_workload_ds_size(wl, ds);
+    int64_t ext[NM_MAX_DIMS];
+    nm_cnest_mold(c, c->last[s], wl->ndims, ext);
+    uint64_t S = nm_ds_box(&wl->ds[ds], ext);
+    t->maxocc = nm_density_max_occupancy(dm, S, N);
+    uint64_t lo = min_occupancy(dm, S, N, t->shape);
+    int parent_md = t->parent >= 0 && ws->t[t->parent][ds].md;
+    double scale = 1.0, first = -1.0;
+    t->avg = 1.0;
+    memset(t->occ, 0, sizeof t->occ);
+    memset(t->bits, 0, sizeof t->bits);
+    double total = 0.0;
+    int bits_set = 0;
+    occ_pdf pdf;
+    occ_pdf_init(&pdf, dm, S, N);
+    for (uint64_t k = lo; k <= t->maxocc; k++) {
+        double p = occ_pdf_at(&pdf, k);
+        if (p == 0.0)
+            continue;
+        if (first < 0.0) {
+            first = p;
+            /* below a parent with metadata an empty tile is never sent:
+             * the tiles that come are the nonempty ones (Timeloop takes the
+             * least possible count's probability as the empty one's) */
+            if (parent_md && lo == 0) {
+                t->avg = 1.0 - first;
+                scale = 1.0 - first;
+                continue;
+            }
+        }
+        p /= scale;
+        if (p < 1e-300)
+            continue;
+        total += p * (double)k;
+        if (t->md) {
+            double u[NM_MAX_FMT_RANKS][2];
+            int b[NM_MAX_FMT_RANKS][2];
+            units_given(&sp->repr[s][ds], t, dm, S, k, u, b);
+            for (int r = 0; r < t->nr; r++) {
+                t->occ[r][0] += p * u[r][0];
+                t->occ[r][1] += p * u[r][1];
+            }
+            if (!bits_set) {
+                memcpy(t->bits, b, sizeof b);
+                bits_set = 1;
+            }
+        }
+    }
+    /* (exactly, a density cannot pass 1; rounding must not make it) */
+    t->occupancy = fmin(total, (double)t->shape);
+    t->density = t->occupancy / (double)t->shape;
+}
+
+int nm_sparse_formats(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
+                      const nm_cnest *c, nm_stats *out, struct nm_sparse_ws *ws)
+{
+    int S = arch->nlevels;
+    for (int ds = 0; ds < wl->nds; ds++) {
+        int below = -1;
+        for (int s = 0; s < S; s++) {
+            nm_sp_tile *t = &ws->t[s][ds];
+            t->shape = out->level[s].ds[ds].utilized_capacity;
+            t->parent = -1;
+            t->child = -1;
+            if (!t->shape)
+                continue;
+            t->child = below;
+            if (below >= 0)
+                ws->t[below][ds].parent = s;
+            below = s;
+            t->md = sp->repr[s][ds].nranks > 0;
+            t->nr = t->md ? sp->repr[s][ds].nranks : 1;
+        }
+        for (int s = 0; s < S; s++) {
+            nm_sp_tile *t = &ws->t[s][ds];
+            if (!t->shape)
+                continue;
+            if (sp->formats && !define_ranks(sp, arch, wl, c, s, ds, out, ws))
+                return 0;
+        }
+        for (int s = 0; s < S; s++) {
+            nm_sp_tile *t = &ws->t[s][ds];
+            if (!t->shape)
+                continue;
+            expect(sp, wl, c, s, ds, ws);
+            nm_fmt_stats *f = &ws->det.f[s][ds];
+            memset(f, 0, sizeof *f);
+            if (!t->md)
+                continue;
+            /* metadata accesses: the expected units once per tile moved */
+            f->nranks = t->nr;
+            memcpy(f->fiber, t->fiber, sizeof f->fiber);
+            for (int r = 0; r < t->nr; r++)
+                f->fmt[r] = sp->repr[s][ds].rank[r].fmt;
+            const nm_ds_stats *d = &out->level[s].ds[ds];
+            const uint64_t alg[3] = {d->reads, d->fills, d->updates};
+            for (int k = 0; k < 3; k++) {
+                double ratio = (double)alg[k] / (double)t->shape;
+                for (int r = 0; r < t->nr; r++)
+                    for (int u = 0; u < 2; u++)
+                        f->acc[0][k][r][u] = (uint64_t)ceil(t->occ[r][u] * ratio);
+            }
+        }
+    }
+    return 1;
+}
+
+/* Timeloop's table of when a compressed tile read in blocks of b words
+ * costs more vector accesses than its nonzeros / b (buffer.hpp's
+ * VectorWidthCoefficientTable: the tile-size thresholds per block size, for
+ * densities 0.1 ... 1.0). */
+static const struct {
+    int block;
+    double thr[10];
+} vector_width[] = {
+    {2, {251, 125, 84, 63, 51, 42, 36, 32, 28, 1}},
+    {4, {375, 188, 125, 94, 75, 63, 54, 47, 42, 1}},
+    {8, {438, 219, 146, 110, 88, 73, 63, 55, 49, 1}},
+    {16, {469, 235, 157, 118, 94, 79, 67, 59, 52, 1}},
+    {32, {485, 243, 162, 122, 97, 81, 70, 61, 52, 1}},
+};
+
+static double vector_ratio(const nm_workload *wl, int ds, const nm_sp_tile *t, int block,
+                           int s, const nm_cnest *c)
+{
+    if (block <= 1 || t->density >= 1.0)
+        return 1.0;
+    const double *thr = NULL;
+    for (size_t i = 0; i < sizeof vector_width / sizeof *vector_width; i++)
+        if (vector_width[i].block == block)
+            thr = vector_width[i].thr;
+    if (!thr)
+        return 1.0;
+    int idx = t->density >= 0.1 ? (int)floor(t->density / 0.1) - 1 : 0;
+    if (idx < 0 || idx > 9 || !(thr[idx] > (double)(t->shape / (uint64_t)block)))
+        return 1.0;
+    const nm_density *dm = &wl->density[ds];
+    uint64_t N = nm_workload_ds_size(wl, ds);
+    int64_t ext[NM_MAX_DIMS];
+    nm_cnest_mold(c, c->last[s], wl->ndims, ext);
+    uint64_t S = nm_ds_box(&wl->ds[ds], ext);
+    double total = 0.0;
+    occ_pdf pdf;
+    occ_pdf_init(&pdf, dm, S, N);
+    for (uint64_t k = 1; k <= t->shape; k++)
+        total += ceil((double)k / block) * occ_pdf_at(&pdf, k);
+    return total / ((double)t->shape * t->density / block);
+}
+
+int nm_sparse_metadata_costs(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
+                             const nm_cnest *c, nm_stats *out, struct nm_sparse_ws *ws)
+{
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        uint64_t md_bits = 0;
+        for (int ds = 0; ds < wl->nds; ds++) {
+            nm_sp_tile *t = &ws->t[s][ds];
+            nm_ds_stats *d = &out->level[s].ds[ds];
+            nm_fmt_stats *f = &ws->det.f[s][ds];
+            if (!t->shape)
+                continue;
+            d->avg_instances = (double)d->utilized_instances * t->avg;
+            d->meta_energy = (double)d->decompressions * L->e_decompress +
+                             (double)d->compressions * L->e_compress;
+            if (sp->repr[s][ds].compressed)
+                d->vec_ratio = vector_ratio(wl, ds, t, L->block_size, s, c);
+            if (!t->md)
+                continue;
+            /* capacity: the metadata of the fullest tile, and its nonzeros */
+            double u[NM_MAX_FMT_RANKS][2];
+            int b[NM_MAX_FMT_RANKS][2];
+            units_given(&sp->repr[s][ds], t, &wl->density[ds], t->shape, t->maxocc, u, b);
+            double bits = 0.0;
+            for (int r = 0; r < t->nr; r++) {
+                f->cap[r][0] = (uint64_t)ceil(u[r][0]);
+                f->cap[r][1] = (uint64_t)ceil(u[r][1]);
+                bits += u[r][0] * b[r][0] + u[r][1] * b[r][1];
+            }
+            f->cap_bits = (uint64_t)ceil(bits);
+            md_bits += f->cap_bits;
+            d->utilized_capacity = t->maxocc;
+            /* traffic and energy of the metadata accesses: vectors of the
+             * metadata store's width; the actual and gated ones take
+             * bandwidth, in whole data words */
+            uint64_t words[2] = {0, 0};
+            for (int h = 0; h < 3; h++)
+                for (int k = 0; k < 3; k++) {
+                    uint64_t ab = 0;
+                    for (int r = 0; r < t->nr; r++)
+                        ab += (uint64_t)t->bits[r][0] * f->acc[h][k][r][0] +
+                              (uint64_t)t->bits[r][1] * f->acc[h][k][r][1];
+                    if (L->md_width)
+                        d->meta_energy += ceil((double)ab / L->md_width) * L->e_meta[h][k];
+                    if (h < 2)
+                        words[k == NM_ACC_READ ? 0 : 1] += ab;
+                }
+            d->meta_words[0] = words[0] / (uint64_t)L->word_bits;
+            d->meta_words[1] = words[1] / (uint64_t)L->word_bits;
+        }
+        if (L->has_size) {
+            uint64_t cap = (uint64_t)floor((double)(L->md_depth * L->md_width) /
+                                           L->multiple_buffering);
+            if (md_bits > cap) {
+                out->invalid = (nm_invalid){NM_INV_MD_CAPACITY, s, -1, 0, md_bits, cap};
+                return 0;
+            }
+        }
+    }
+    return 1;
+}

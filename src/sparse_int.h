@@ -1,0 +1,77 @@
+/* sparse_int.h — what sparse.c (densities, gating and skipping) and
+ * sparse_format.c (representation formats and metadata) share.  Not
+ * installed. */
+#ifndef NESTMAP_SPARSE_INT_H
+#define NESTMAP_SPARSE_INT_H
+
+#include <stdint.h>
+
+#include "nestmap/arch.h"
+#include "nestmap/mapping.h"
+#include "nestmap/model.h"
+#include "nestmap/sparse.h"
+#include "nestmap/workload.h"
+
+/* Timeloop's complete loop nest: per storage level, innermost first, a loop
+ * for every dimension of its fan-out (when it has one) in the spatial
+ * order, then a loop for every dimension in the temporal order, trivial
+ * loops included. */
+typedef struct nm_cnest {
+    int n;
+    int first[NM_MAX_LEVELS], last[NM_MAX_LEVELS];
+    int8_t dim[NM_MAX_LOOPS], spatial[NM_MAX_LOOPS], level[NM_MAX_LOOPS];
+    int64_t f[NM_MAX_LOOPS];
+} nm_cnest;
+
+void nm_cnest_build(nm_cnest *c, const nm_arch *arch, const nm_workload *wl,
+                    const nm_mapping *m);
+
+/* Extents of the operation space covered by loops 0..i (all 1 for i < 0). */
+void nm_cnest_mold(const nm_cnest *c, int i, int ndims, int64_t *ext);
+
+/* Elements of data space ds in the box of the given extents. */
+uint64_t nm_ds_box(const nm_dataspace *ds, const int64_t *ext);
+
+/* Whether data space ds is indexed by dimension dim. */
+int nm_ds_uses(const nm_dataspace *ds, int dim);
+
+/* One tensor at one level in one evaluation. */
+typedef struct nm_sp_tile {
+    uint64_t shape;     /* the dense tile (0: not kept here) */
+    int parent, child;  /* the next level out and in keeping it (-1: none) */
+    int md;             /* it has metadata here */
+    int nr;             /* ranks of its representation here (1 without metadata) */
+    int64_t ext[NM_MAX_FMT_RANKS][NM_MAX_DIMS]; /* each rank's loops, as extents */
+    uint64_t ps[NM_MAX_FMT_RANKS + 1]; /* elements one entry of each rank stands for
+                                        * (ps[r] for rank r; ps[0] the innermost's) */
+    uint64_t fiber[NM_MAX_FMT_RANKS];
+    double occ[NM_MAX_FMT_RANKS][2];   /* expected metadata and payload units */
+    int bits[NM_MAX_FMT_RANKS][2];     /* their word bits (0 for an empty rank) */
+    double density, occupancy;         /* expected density and nonzeros */
+    double avg;                        /* share of the instances holding a nonempty tile */
+    uint64_t maxocc;                   /* nonzeros at most */
+} nm_sp_tile;
+
+struct nm_sparse_ws {
+    nm_sp_tile t[NM_MAX_LEVELS][NM_MAX_DS];
+    nm_sparse_detail det;
+};
+
+/* The representations of one mapping: rank loops, fibers, expected
+ * occupancy of every tensor at every level keeping it (formats or not), and
+ * its metadata accesses (ws->det, all actual until sparse.c splits them).  0 with out->invalid set when a representation does
+ * not fit the mapping. */
+int nm_sparse_formats(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
+                      const nm_cnest *c, nm_stats *out, struct nm_sparse_ws *ws);
+
+/* Metadata capacity, traffic and energy of every level once the accesses
+ * are split; fills ws->det.  0 with out->invalid set when the metadata does
+ * not fit. */
+int nm_sparse_metadata_costs(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
+                             const nm_cnest *c, nm_stats *out, struct nm_sparse_ws *ws);
+
+/* P(no nonzero) in a sub-tile of n elements of a tile of S elements known
+ * to hold o nonzeros, under density model dm. */
+double nm_density_p_empty_given(const nm_density *dm, uint64_t n, uint64_t S, uint64_t o);
+
+#endif
