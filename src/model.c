@@ -597,9 +597,11 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
         out->compute_cycles = busy / arith_used + (busy % arith_used != 0);
         if (out->compute_cycles == 0)
             out->compute_cycles = 1;
+        /* gated and skipped computes: the ERT's energies (with Timeloop's
+         * fall-backs); without an ERT, nothing (clock-gated units) */
         out->compute_energy = (double)out->computes * A->e_compute +
-                              (double)out->gated_computes * (A->gs_given ? A->e_gated : A->e_compute) +
-                              (double)out->skipped_computes * (A->gs_given ? A->e_skipped : A->e_compute);
+                              (double)out->gated_computes * (A->gs_given ? A->e_gated : 0.0) +
+                              (double)out->skipped_computes * (A->gs_given ? A->e_skipped : 0.0);
     } else {
         out->computes = shape->computes; /* the layer's operations */
         /* computes / units in use; with residuals Timeloop counts partial

@@ -81,7 +81,8 @@ nm_status nm_override_parse(nm_override *ov, const char *text, const nm_ynode *a
     const char *suggest = NULL;
     /* problem.NAME: a dimension or shorthand key of the workload, checked
      * when the problem is read */
-    if (strcmp(ov->component, NM_OVERRIDE_PROBLEM) && !nm_arch_attr_known(ov->attribute, &suggest)) {
+    if (strcmp(ov->component, NM_OVERRIDE_PROBLEM) && strcmp(ov->component, NM_OVERRIDE_DENSITY) &&
+        !nm_arch_attr_known(ov->attribute, &suggest)) {
         if (suggest)
             return fail(err, ov, "unknown attribute '%s'; did you mean '%s'?", ov->attribute,
                         suggest);
@@ -484,7 +485,8 @@ static nm_status set_problem(nm_ydoc *doc, nm_ynode *prob, const nm_override *ov
     } else {
         for (size_t i = 0; i < prob->n; i++) {
             const nm_ynode *k = prob->items[2 * i], *v = prob->items[2 * i + 1];
-            if (v && v->kind == NM_Y_MAP && k->str && strcmp(k->str, "shape")) {
+            if (v && v->kind == NM_Y_MAP && k->str && strcmp(k->str, "shape") &&
+                strcmp(k->str, "densities")) {
                 if (key)
                     return fail(err, ov, "the problem at %s:%d has no `instance:` and more than "
                                 "one shorthand ('%s', '%s'): which to change?",
@@ -496,6 +498,25 @@ static nm_status set_problem(nm_ydoc *doc, nm_ynode *prob, const nm_override *ov
     if (!key)
         return fail(err, ov, "the problem at %s:%d has neither `instance:` nor a shorthand "
                     "(conv2d: {...}) to change", prob->file ? prob->file : "?", prob->line);
+    if (!strcmp(ov->component, NM_OVERRIDE_DENSITY)) {
+        /* problem.densities.T=D: T's density, its distribution kept when given */
+        /* in the shape form's instance:, beside a shorthand */
+        nm_ynode *inst = strcmp(key, "instance") ? prob : own_map(doc, prob, "instance");
+        nm_ynode *dens = inst && inst->kind == NM_Y_MAP ? own_map(doc, inst, "densities") : NULL;
+        if (!dens)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        if (dens->kind != NM_Y_MAP)
+            return fail(err, ov, "the problem's densities (%s:%d) are not a mapping",
+                        dens->file ? dens->file : "?", dens->line);
+        const nm_ynode *old = nm_ymap_get(dens, ov->attribute);
+        if (old && old->kind == NM_Y_MAP) {
+            nm_ynode *m = own_map(doc, dens, ov->attribute);
+            if (!m)
+                return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            return set_value(doc, m, "density", ov->value, ov, err);
+        }
+        return set_value(doc, dens, ov->attribute, ov->value, ov, err);
+    }
     const nm_ynode *shape = nm_ymap_get(prob, "shape");
     if (!strcmp(key, "instance") && shape && !shape_has(shape, ov->attribute))
         return fail(err, ov, "the shape '%s' (%s:%d) has no dimension or coefficient '%s'",
@@ -541,7 +562,8 @@ nm_status nm_override_apply(nm_ydoc *doc, const nm_override *ov, size_t n, nm_er
     nm_ynode *arch = doc->root ? (nm_ynode *)nm_ymap_get(doc->root, "architecture") : NULL;
     for (size_t i = 0; i < n; i++) {
         nm_status st;
-        if (!strcmp(ov[i].component, NM_OVERRIDE_PROBLEM))
+        if (!strcmp(ov[i].component, NM_OVERRIDE_PROBLEM) ||
+            !strcmp(ov[i].component, NM_OVERRIDE_DENSITY))
             st = apply_problem(doc, &ov[i], err);
         else if (!arch || arch->kind != NM_Y_MAP)
             st = fail(err, &ov[i], "no 'architecture' in the input files to change");

@@ -836,7 +836,11 @@ void nm_report_bound_text(FILE *f, const nm_arch *arch, const nm_workload *wl, c
     fprintf(f, "Cycle bound   : %.0f (roofline, bound by %s); this mapping takes %.2fx\n",
             r.bound_cycles, nm_roofline_binding_name(r.binding),
             (double)st->cycles / r.bound_cycles);
-    if (r.energy_pj > 0)
+    if (r.energy_pj > 0 && arch->sparse.active)
+        fprintf(f, "Energy bound  : %.2f pJ (every operation on two nonzero operands; sparse "
+                   "optimizations may skip any traffic); this mapping spends %.2fx\n",
+                r.energy_pj, st->energy / r.energy_pj);
+    else if (r.energy_pj > 0)
         fprintf(f, "Energy bound  : %.2f pJ (every operation, each tensor once at %s); this "
                    "mapping spends %.2fx\n", r.energy_pj, arch->level[arch->nlevels - 1].name,
                 st->energy / r.energy_pj);

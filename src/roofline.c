@@ -45,20 +45,41 @@ void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
     r->energy_pj = r->macs * arch->arith.e_compute + r->words_in * top->e_read / b +
                    r->words_out * top->e_update / b;
     if (arch->sparse.active) {
-        /* Sparse optimizations may skip traffic and computes: what stays is
-         * at least every compute whose operands are both nonzero (a
+        /* Sparse optimizations may skip computes and traffic: what stays
+         * is at least every compute whose operands are both nonzero (a
          * storage level's gating or skipping removes computes only where
-         * an operand is empty, compute gating keeps them busy), each
-         * costing a compute; the tensors' traffic bounds nothing. */
+         * an operand is empty; compute gating keeps them busy), each
+         * costing a compute; and at the outermost level, each tensor once,
+         * only its nonzeros where some level holds it in a representation
+         * format, unless that level gates or skips (then no traffic
+         * bound). */
+        const nm_sparse *sp = &arch->sparse;
         double eff = r->macs;
-        for (int ds = 0; ds < wl->nds; ds++)
+        r->words_in = r->words_out = 0.0;
+        for (int ds = 0; ds < wl->nds; ds++) {
+            uint64_t N = nm_workload_ds_size(wl, ds);
+            double d = nm_density_expected(&wl->density[ds], 1, N);
             if (!wl->ds[ds].read_write)
-                eff *= nm_density_expected(&wl->density[ds], 1, nm_workload_ds_size(wl, ds));
+                eff *= d;
+            int repr = 0;
+            for (int s = 0; s < arch->nlevels; s++)
+                repr |= sp->repr[s][ds].nranks > 0;
+            double n = (double)nm_workload_held_words(wl, ds) * (repr ? d : 1.0);
+            if (wl->ds[ds].read_write)
+                r->words_out += n;
+            else
+                r->words_in += n;
+        }
         eff = floor(eff + 1e-6);
         r->compute_cycles = ceil(eff / (double)arch->arith.instances);
         r->compute_cycles_exact = (nm_count)r->compute_cycles;
-        r->mem_cycles = NAN;
-        r->bw_note = "none: sparse optimizations may skip traffic";
+        r->bytes = (r->words_in + r->words_out) * (top->word_bits / 8.0);
+        r->mem_cycles = nm_roofline_memory_cycles(top, r->words_in, r->words_out, &r->bw_note);
+        for (int g = 0; g < sp->ngroups; g++)
+            if (sp->group[g].level == arch->nlevels - 1) {
+                r->mem_cycles = NAN;
+                r->bw_note = "none: the outermost level gates or skips";
+            }
         r->energy_pj = eff * arch->arith.e_compute;
     }
     if (isnan(r->mem_cycles)) {

@@ -444,7 +444,8 @@ static nm_status tensor(struct lex *lx, nm_workload *wl, int rw)
 static nm_status einsum(nm_workload *wl, const nm_ynode *problem, const nm_ynode *expr,
                         nm_error *err)
 {
-    static const char *const keys[] = {"einsum", "bounds", "instance", "name", NULL};
+    static const char *const keys[] = {"einsum", "bounds", "instance", "name", "densities",
+                                       NULL};
     nm_status st = nm_ycheck_keys(problem, keys, "problem", err);
     if (st != NM_OK)
         return st;
@@ -508,15 +509,17 @@ nm_status nm_workload_shorthand(nm_workload *wl, const nm_ynode *problem, int *h
     for (int i = 0; kinds[i]; i++) {
         if ((n = nm_ymap_get(problem, kinds[i]))) {
             *handled = 1;
-            if (problem->n != 1)
-                return nm_yerror(err, problem, "a '%s' problem takes no other keys", kinds[i]);
+            if (problem->n != 1u + (nm_ymap_get(problem, "densities") != NULL))
+                return nm_yerror(err, problem, "a '%s' problem takes no other keys (but "
+                                 "densities)", kinds[i]);
             return i >= 4 ? elementwise(wl, n, kinds[i], err) : conv_like(wl, n, kinds[i], err);
         }
     }
     if ((n = nm_ymap_get(problem, "gemm"))) {
         *handled = 1;
-        if (problem->n != 1)
-            return nm_yerror(err, problem, "a 'gemm' problem takes no other keys");
+        if (problem->n != 1u + (nm_ymap_get(problem, "densities") != NULL))
+            return nm_yerror(err, problem, "a 'gemm' problem takes no other keys (but "
+                             "densities)");
         return gemm(wl, n, err);
     }
     if ((n = nm_ymap_get(problem, "einsum"))) {

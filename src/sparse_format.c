@@ -379,6 +379,13 @@ static void expect(const nm_sparse *sp, const nm_workload *wl, const nm_cnest *c
     t->avg = 1.0;
     memset(t->occ, 0, sizeof t->occ);
     memset(t->bits, 0, sizeof t->bits);
+    if (!t->md && !(parent_md && lo == 0)) {
+        /* no metadata here, nothing truncated: the mean of the count
+         * (hypergeometric: S r / N; fixed: S d), which the sum gives */
+        t->occupancy = fmin(nm_density_expected(dm, S, N), (double)t->shape);
+        t->density = t->occupancy / (double)t->shape;
+        return;
+    }
     double total = 0.0;
     int bits_set = 0;
     occ_pdf pdf;

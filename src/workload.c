@@ -436,6 +436,13 @@ nm_status nm_workload_parse(nm_workload *wl, const nm_ynode *problem, nm_ydoc *d
         return st;
     int handled = 0;
     st = nm_workload_shorthand(wl, problem, &handled, err);
+    if (handled && st == NM_OK) { /* a shorthand's densities sit beside it */
+        if ((st = nm_sparse_parse_densities(wl->density, wl, nm_ymap_get(problem, "densities"),
+                                            err)) != NM_OK)
+            return st;
+        for (int i = 0; i < wl->nds; i++)
+            wl->has_density |= wl->density[i].given;
+    }
     if (!handled) {
         if ((st = parse_timeloop(wl, problem, doc, err)) != NM_OK)
             return st;

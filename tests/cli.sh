@@ -449,4 +449,29 @@ has "$tmp/out" "move it to DRAM's temporal loops" "--explain: a container's fact
 expect 1 "model on spatial factors all along X" -- "$bin" model -q "$data/good/split_hint.yaml"
 has "$tmp/err" "or give the spatial entry a split: that puts fewer loops along X (--explain says which fits)" "without --explain the error names split: too"
 
+# Sparse tensors: the densities are the problem's, --set changes them as
+# Timeloop names them (problem.densities.T), beside a shorthand too; more
+# zeros in A leave fewer computes on the design that skips B's reads where A
+# is zero.
+sp="$src/examples/sparse/gemm_gating.yaml"
+computes() { python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["actual_computes"])'; }
+c50=$("$bin" model -q --json "$sp" | computes)
+c25=$("$bin" model -q --json --set problem.densities.A=0.25 "$sp" | computes)
+if [ -n "$c50" ] && [ -n "$c25" ] && [ "$c25" -lt "$c50" ]; then
+    ok "--set problem.densities.A=0.25: $c25 computes, $c50 at 0.5"
+else
+    bad "--set problem.densities.A: '$c25' computes, '$c50' at 0.5"
+fi
+printf 'problem:\n  gemm: {M: 64, N: 64, K: 64}\n  densities: {A: 0.5, B: {distribution: hypergeometric, density: 0.3}}\n' >"$tmp/gemm_dens.yaml"
+expect 0 "a shorthand with densities" -- "$bin" model -q --json "$sp" --set problem.densities.B=1
+sed '/^problem:/,/^sparse_optimizations:/{/^sparse_optimizations:/!d}' "$sp" >"$tmp/sp_design.yaml"
+if "$bin" model -q --json "$tmp/sp_design.yaml" "$tmp/gemm_dens.yaml" 2>"$tmp/err" | computes >"$tmp/c"; then
+    [ "$(cat "$tmp/c")" = "$c50" ] && ok "gemm shorthand with densities: the same $c50 computes as the full form" ||
+        bad "gemm shorthand with densities: $(cat "$tmp/c") computes, $c50 in the full form"
+else
+    bad "gemm shorthand with densities: $(head -2 "$tmp/err")"
+fi
+expect 2 "a density above 1 through --set" -- "$bin" model -q --set problem.densities.A=2 "$sp"
+has "$tmp/err" "must be between 0 and 1" "... says the range"
+
 finish

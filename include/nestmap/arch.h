@@ -92,7 +92,8 @@ typedef struct nm_arith {
     double e_compute; /* pJ per operation */
     double e_gated, e_skipped; /* per gated and skipped operation (sparse.h), when
                                 * gs_given: from the ERT, with Timeloop's fall-backs
-                                * (skipped to gated to the compute energy) */
+                                * (skipped to gated to the compute energy); without an
+                                * ERT a gated or skipped operation costs nothing */
     int gs_given;
     double area;
     nm_energy_source esrc, asrc;

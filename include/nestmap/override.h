@@ -34,6 +34,8 @@
 
 #define NM_OVERRIDE_VALUE_MAX 128
 #define NM_OVERRIDE_PROBLEM "problem" /* the component name that means the workload */
+#define NM_OVERRIDE_DENSITY "problem.densities" /* ... and its tensors' densities, as
+                                                 * Timeloop writes them (sparse.h) */
 
 typedef struct nm_override {
     char component[NM_NAME_MAX];
