@@ -857,9 +857,9 @@ int nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload 
     if (!sp->active || !ws)
         return 1;
 
-    static __thread nm_cnest c;
-    nm_cnest_build(&c, arch, wl, m);
-    if (!nm_sparse_formats(sp, arch, wl, &c, out, ws))
+    nm_cnest *cn = &ws->c;
+    nm_cnest_build(cn, arch, wl, m);
+    if (!nm_sparse_formats(sp, arch, wl, cn, out, ws))
         return 0;
 
     /* A tensor with metadata moves only its expected nonzeros. */
@@ -889,7 +889,7 @@ int nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload 
         for (int k = 0; k < G->nopt; k++) {
             double p, sav;
             int tl;
-            if (!impact(arch, wl, &c, ws, G->level, &G->opt[k], &p, &tl, &sav))
+            if (!impact(arch, wl, cn, ws, G->level, &G->opt[k], &p, &tl, &sav))
                 continue;
             if (sav >= best || bt < 0) {
                 best = sav;
@@ -1010,5 +1010,5 @@ int nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload 
             d->address_generations = d->actual[k] + d->gated[k] + d->actual[NM_ACC_FILL] +
                                      d->gated[NM_ACC_FILL];
         }
-    return nm_sparse_metadata_costs(sp, arch, wl, &c, out, ws);
+    return nm_sparse_metadata_costs(sp, arch, wl, cn, out, ws);
 }

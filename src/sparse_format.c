@@ -36,7 +36,7 @@ static double hyper_p0(uint64_t n, uint64_t N, uint64_t r)
         return 1.0;
     if (n + r > N)
         return 0.0;
-    if (n <= 65536) {
+    if (n <= 4096) {
         long double p = 1.0L;
         for (uint64_t i = 0; i < n && p > 1e-300L; i++)
             p *= (long double)(N - r - i) / (long double)(N - i);
@@ -144,23 +144,6 @@ static double occ_pdf_at(occ_pdf *o, uint64_t k)
 
 /* ---- ranks of a representation ---- */
 
-/* The loops of one tensor's tile at a level, innermost first (its
- * dimensions only), as the representation deals them out. */
-typedef struct rloops {
-    int n;
-    int8_t dim[NM_MAX_LOOPS];
-    int64_t f[NM_MAX_LOOPS];
-    uint64_t ps[NM_MAX_LOOPS]; /* elements of the tile up to and including it */
-} rloops;
-
-/* A double-ended list of ranks being built (Timeloop inserts most at the
- * front, a flattening miss at the back). */
-typedef struct rdeque {
-    int head, tail;
-    int64_t ext[2 * NM_MAX_FMT_RANKS + 2][NM_MAX_DIMS];
-    uint64_t ps[2 * NM_MAX_FMT_RANKS + 2];
-} rdeque;
-
 static int rank_of_dim(const nm_rank_format *rf, int dim, uint32_t *group)
 {
     for (int g = 0; g < rf->ngroups; g++)
@@ -174,7 +157,8 @@ static int rank_of_dim(const nm_rank_format *rf, int dim, uint32_t *group)
 /* Deals loops out to ranks (outermost first) down to rank inner: returns
  * the number of ranks placed, -1 when loops are left over (more ranks
  * needed) or the list would overflow. */
-static int deal_ranks(const nm_repr *rp, int nr, int inner, const rloops *L, int nd, rdeque *q)
+static int deal_ranks(const nm_repr *rp, int nr, int inner, const nm_sp_loops *L, int nd,
+                      nm_sp_ranks *q)
 {
     q->head = q->tail = NM_MAX_FMT_RANKS + 1;
     int li = L->n - 1, r = nr;
@@ -264,17 +248,17 @@ static int define_ranks(const nm_sparse *sp, const nm_arch *arch, const nm_workl
             return 0;
         }
     }
-    static __thread rloops L;
-    L.n = 0;
+    nm_sp_loops *L = &ws->loops;
+    L->n = 0;
     for (int l = inner_most; l <= s; l++)
         for (int i = c->first[l]; i <= c->last[l]; i++) {
             if (!nm_ds_uses(dsp, c->dim[i]))
                 continue;
             int64_t ext[NM_MAX_DIMS];
             nm_cnest_mold(c, i, nd, ext);
-            L.dim[L.n] = c->dim[i];
-            L.f[L.n] = c->f[i];
-            L.ps[L.n++] = nm_ds_box(dsp, ext);
+            L->dim[L->n] = c->dim[i];
+            L->f[L->n] = c->f[i];
+            L->ps[L->n++] = nm_ds_box(dsp, ext);
         }
     if (!pre) { /* the levels below fold into the first loop of each dimension */
         int64_t below[NM_MAX_DIMS];
@@ -282,13 +266,13 @@ static int define_ranks(const nm_sparse *sp, const nm_arch *arch, const nm_workl
             below[d] = 1;
         for (int i = 0; i < (inner_most > 0 ? c->last[inner_most - 1] + 1 : 0); i++)
             below[c->dim[i]] *= c->f[i];
-        for (int i = 0; i < L.n; i++) {
-            L.f[i] *= below[L.dim[i]];
-            below[L.dim[i]] = 1;
+        for (int i = 0; i < L->n; i++) {
+            L->f[i] *= below[L->dim[i]];
+            below[L->dim[i]] = 1;
         }
     }
-    static __thread rdeque q;
-    int placed = deal_ranks(rp, t->nr, pre ? child_n : 0, &L, nd, &q);
+    nm_sp_ranks *q = &ws->ranks;
+    int placed = deal_ranks(rp, t->nr, pre ? child_n : 0, L, nd, q);
     if (placed < 0 || placed + (pre ? child_n : 0) != t->nr) {
         out->invalid = (nm_invalid){NM_INV_FORMAT, s, ds, 0, 0, 0};
         return 0;
@@ -303,9 +287,9 @@ static int define_ranks(const nm_sparse *sp, const nm_arch *arch, const nm_workl
     } else {
         t->ps[0] = 1;
     }
-    for (int i = q.head; i < q.tail; i++, k++) {
-        memcpy(t->ext[k], q.ext[i], sizeof t->ext[k]);
-        t->ps[k + 1] = q.ps[i];
+    for (int i = q->head; i < q->tail; i++, k++) {
+        memcpy(t->ext[k], q->ext[i], sizeof t->ext[k]);
+        t->ps[k + 1] = q->ps[i];
     }
     for (int r = 0; r < t->nr; r++)
         t->fiber[r] = nm_ds_box(dsp, t->ext[r]);
@@ -406,7 +390,9 @@ static void expect(const nm_sparse *sp, const nm_workload *wl, const nm_cnest *c
             }
         }
         p /= scale;
-        if (p < 1e-300)
+        /* (counts this unlikely add less than 1e-12 of a unit: skipped, so
+         * that a large tile costs its likely counts only) */
+        if (p < 1e-20)
             continue;
         total += p * (double)k;
         if (t->md) {

@@ -52,9 +52,29 @@ typedef struct nm_sp_tile {
     uint64_t maxocc;                   /* nonzeros at most */
 } nm_sp_tile;
 
+/* The loops of one tensor's tile at a level, innermost first (its
+ * dimensions only), as a representation deals them out to ranks. */
+typedef struct nm_sp_loops {
+    int n;
+    int8_t dim[NM_MAX_LOOPS];
+    int64_t f[NM_MAX_LOOPS];
+    uint64_t ps[NM_MAX_LOOPS]; /* elements of the tile up to and including it */
+} nm_sp_loops;
+
+/* Ranks being dealt: a double-ended list (Timeloop inserts most at the
+ * front, a flattening miss at the back). */
+typedef struct nm_sp_ranks {
+    int head, tail;
+    int64_t ext[2 * NM_MAX_FMT_RANKS + 2][NM_MAX_DIMS];
+    uint64_t ps[2 * NM_MAX_FMT_RANKS + 2];
+} nm_sp_ranks;
+
 struct nm_sparse_ws {
     nm_sp_tile t[NM_MAX_LEVELS][NM_MAX_DS];
     nm_sparse_detail det;
+    nm_cnest c;          /* the mapping's complete loop nest */
+    nm_sp_loops loops;   /* scratch of the rank dealing */
+    nm_sp_ranks ranks;
 };
 
 /* The representations of one mapping: rank loops, fibers, expected
