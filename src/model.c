@@ -1022,7 +1022,15 @@ void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_wo
                  "metadata buffer capacity %llu", lname, got, lim);
         return;
     case NM_INV_FORMAT:
-        if (inv->got == 0)
+        if (inv->got >= 2)
+            snprintf(buf, size, "couldn't map level %s: %s (%s is compressed in the level "
+                     "above and not here; give '%s' %s: true, or compress it here too)",
+                     lname, inv->got == 2 ? "decompression (from parent level) needed but not "
+                                            "supported" : "compression (to parent level) "
+                                                          "needed but not supported",
+                     wl->ds[inv->index].name, lname,
+                     inv->got == 2 ? "decompression_supported" : "compression_supported");
+        else if (inv->got == 0)
             snprintf(buf, size, "couldn't map level %s: more compression ranks needed than "
                      "supported in hardware. dataspace name: %s (the mapping has more loops "
                      "over it here than its format has ranks; add an outer UOP rank, or "

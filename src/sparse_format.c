@@ -434,6 +434,21 @@ int nm_sparse_formats(const nm_sparse *sp, const nm_arch *arch, const nm_workloa
             t->md = sp->repr[s][ds].nranks > 0;
             t->nr = t->md ? sp->repr[s][ds].nranks : 1;
         }
+        /* a compressed tile handed to an uncompressed level: that level
+         * must decompress it (and compress an output's updates back) */
+        for (int s = 0; sp->formats && s < S; s++) {
+            const nm_sp_tile *t = &ws->t[s][ds];
+            if (!t->shape || t->parent < 0 || !sp->repr[t->parent][ds].compressed ||
+                sp->repr[s][ds].compressed)
+                continue;
+            const nm_level *L = &arch->level[s];
+            int need = !L->decompression_supported ? 2
+                       : wl->ds[ds].read_write && !L->compression_supported ? 3 : 0;
+            if (need) {
+                out->invalid = (nm_invalid){NM_INV_FORMAT, s, ds, 0, (uint64_t)need, 0};
+                return 0;
+            }
+        }
         for (int s = 0; s < S; s++) {
             nm_sp_tile *t = &ws->t[s][ds];
             if (!t->shape)

@@ -474,4 +474,24 @@ fi
 expect 2 "a density above 1 through --set" -- "$bin" model -q --set problem.densities.A=2 "$sp"
 has "$tmp/err" "must be between 0 and 1" "... says the range"
 
+# A level holding uncompressed what its parent holds compressed must say it
+# decompresses (Timeloop's check): invalid, naming the attribute.
+python3 - "$src/examples/sparse/gemm_compressed.yaml" >"$tmp/decomp.yaml" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+t = t.replace("""      - name: A
+        ranks:
+        - format: UOP
+        - format: CP
+    action_optimization:""", """      - name: A
+        ranks:
+        - format: UOP
+    action_optimization:""")
+sys.stdout.write(t)
+PY
+expect 1 "a compressed tile under an uncompressed level without decompression" -- \
+    "$bin" model -q "$tmp/decomp.yaml"
+has "$tmp/err" "decompression (from parent level) needed but not supported" "... says why, as Timeloop"
+has "$tmp/err" "decompression_supported: true" "... and what to write"
+
 finish
