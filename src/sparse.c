@@ -22,8 +22,7 @@
 
 /* ---- density models ---- */
 
-/* Nonzeros of a hypergeometric tensor: ceil(d*N). */
-static uint64_t hyper_nnz(const nm_density *dm, uint64_t N)
+uint64_t nm_density_nnz(const nm_density *dm, uint64_t N)
 {
     return (uint64_t)ceil(dm->d * (double)N);
 }
@@ -38,23 +37,14 @@ double nm_density_p_empty(const nm_density *dm, uint64_t n, uint64_t N)
         double exact = (double)n * dm->d;
         return floor(exact) == 0.0 ? 1.0 - (exact - floor(exact)) : 0.0;
     }
-    uint64_t r = hyper_nnz(dm, N);
-    if (r == 0)
-        return 1.0;
-    if (n + r > N)
-        return 0.0;
-    /* C(N-r, n) / C(N, n) = prod_{i<n} (N-r-i) / (N-i) */
-    long double p = 1.0L;
-    for (uint64_t i = 0; i < n && p > 1e-300L; i++)
-        p *= (long double)(N - r - i) / (long double)(N - i);
-    return (double)p;
+    return nm_hyper_p0(n, N, nm_density_nnz(dm, N));
 }
 
 double nm_density_expected(const nm_density *dm, uint64_t n, uint64_t N)
 {
     if (dm->kind == NM_DENSITY_FIXED)
         return (double)n * dm->d;
-    return N ? (double)n * (double)hyper_nnz(dm, N) / (double)N : 0.0;
+    return N ? (double)n * (double)nm_density_nnz(dm, N) / (double)N : 0.0;
 }
 
 const char *nm_density_name(const nm_density *dm)

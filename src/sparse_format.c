@@ -18,19 +18,12 @@
 
 /* ---- distributions of a tile's nonzeros ---- */
 
-static uint64_t nnz_of(const nm_density *dm, uint64_t N)
-{
-    return (uint64_t)ceil(dm->d * (double)N);
-}
-
 static double lchoose(uint64_t a, uint64_t b)
 {
     return lgamma((double)a + 1.0) - lgamma((double)b + 1.0) - lgamma((double)(a - b) + 1.0);
 }
 
-/* C(N - r, n) / C(N, n): no marked element among n drawn from N with r
- * marked. */
-static double hyper_p0(uint64_t n, uint64_t N, uint64_t r)
+double nm_hyper_p0(uint64_t n, uint64_t N, uint64_t r)
 {
     if (r == 0 || n == 0)
         return 1.0;
@@ -51,7 +44,7 @@ double nm_density_p_empty_given(const nm_density *dm, uint64_t n, uint64_t S, ui
         double exact = (double)n * ((double)o / (double)S);
         return floor(exact) == 0.0 ? 1.0 - (exact - floor(exact)) : 0.0;
     }
-    return hyper_p0(n, S, o);
+    return nm_hyper_p0(n, S, o);
 }
 
 uint64_t nm_density_max_occupancy(const nm_density *dm, uint64_t n, uint64_t N)
@@ -61,7 +54,7 @@ uint64_t nm_density_max_occupancy(const nm_density *dm, uint64_t n, uint64_t N)
         double exact = (double)n * dm->d;
         return exact == floor(exact) ? (uint64_t)exact : (uint64_t)ceil(exact);
     }
-    uint64_t r = nnz_of(dm, N);
+    uint64_t r = nm_density_nnz(dm, N);
     return n >= r ? r : n;
 }
 
@@ -77,7 +70,7 @@ static uint64_t min_occupancy(const nm_density *dm, uint64_t n, uint64_t N, uint
         /* (Timeloop subtracts in unsigned arithmetic: a tile smaller than the
          * tensor but larger than its zeros wraps around, where its minimum
          * is garbage; 0 here) */
-        uint64_t r = nnz_of(dm, N);
+        uint64_t r = nm_density_nnz(dm, N);
         md = n <= N - r || n < N ? 0.0 : ((double)(n - N) + (double)r) / (double)n;
     }
     return (uint64_t)floor(md * (double)shape);
@@ -98,7 +91,7 @@ static void occ_pdf_init(occ_pdf *o, const nm_density *dm, uint64_t n, uint64_t 
     o->dm = dm;
     o->n = n;
     o->N = N;
-    o->r = nnz_of(dm, N);
+    o->r = nm_density_nnz(dm, N);
     o->k = 0;
     o->p = 0.0L;
     if (dm->kind == NM_DENSITY_FIXED)

@@ -90,6 +90,13 @@ int nm_sparse_formats(const nm_sparse *sp, const nm_arch *arch, const nm_workloa
 int nm_sparse_metadata_costs(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
                              const nm_cnest *c, nm_stats *out, struct nm_sparse_ws *ws);
 
+/* Nonzeros of a tensor of N elements: ceil(d N) (Timeloop's count). */
+uint64_t nm_density_nnz(const nm_density *dm, uint64_t N);
+
+/* C(N - r, n) / C(N, n): no marked element among n drawn from N with r
+ * marked (the hypergeometric probability of an empty tile). */
+double nm_hyper_p0(uint64_t n, uint64_t N, uint64_t r);
+
 /* P(no nonzero) in a sub-tile of n elements of a tile of S elements known
  * to hold o nonzeros, under density model dm. */
 double nm_density_p_empty_given(const nm_density *dm, uint64_t n, uint64_t S, uint64_t o);
