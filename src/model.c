@@ -588,13 +588,22 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
     const nm_arch *arch = mdl->arch;
     const nm_workload *wl = mdl->wl;
     uint64_t arith_used = shape->arith_x * shape->arith_y;
-    out->arith_utilized = arith_used;
+    if (!(mdl->sparse && out->spatial_skip)) {
+        out->arith_utilized = arith_used;
+        out->arith_avg = (double)arith_used;
+    }
     const nm_arith *A = &arch->arith;
     if (mdl->sparse) {
         /* Sparse: the computes performed and gated take a cycle of a unit
          * in use; skipped ones none (Timeloop's arithmetic.cpp) */
         uint64_t busy = out->computes + out->gated_computes;
-        out->compute_cycles = busy / arith_used + (busy % arith_used != 0);
+        if (out->spatial_skip) { /* Timeloop: over the units used on average */
+            arith_used = out->arith_utilized;
+            double c = ceil((double)busy / out->arith_avg);
+            out->compute_cycles = c > 0 ? (uint64_t)c : 0;
+        } else {
+            out->compute_cycles = busy / arith_used + (busy % arith_used != 0);
+        }
         if (out->compute_cycles == 0)
             out->compute_cycles = 1;
         /* gated and skipped computes: the ERT's energies (with Timeloop's
@@ -679,6 +688,12 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
         double e = 0.0, addr = 0.0;
         for (int ds = 0; ds < wl->nds; ds++) {
             nm_ds_stats *d = &ls->ds[ds];
+            if (mdl->sparse && out->spatial_skip && d->utilized_instances) {
+                /* each data space's own instances (spatial skipping) */
+                xy = d->utilized_instances;
+                used_clusters = xy < clusters ? xy : clusters;
+                cluster_util = (double)xy / (double)used_clusters;
+            }
             d->utilized_clusters = used_clusters;
             uint64_t b = (uint64_t)L->block_size;
             double ce;
@@ -703,8 +718,13 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
             e += d->energy;
             addr += (double)d->address_generations * L->addr_gen_energy * (double)used_clusters;
         }
-        uint64_t leaking = shape->replication[s] > 1 ? shape->replication[s] : 1;
-        ls->leakage = L->e_leak * (double)cycles * (double)leaking;
+        double leaking = shape->replication[s] > 1 ? (double)shape->replication[s] : 1.0;
+        if (mdl->sparse && out->spatial_skip) { /* the most instances a data space uses */
+            leaking = 1.0;
+            for (int ds = 0; ds < wl->nds; ds++)
+                leaking = fmax(leaking, ls->ds[ds].avg_instances);
+        }
+        ls->leakage = L->e_leak * (double)cycles * leaking;
         ls->energy = e + addr + ls->leakage;
         energy += ls->energy + ls->noc_energy;
         noc += ls->noc_energy;

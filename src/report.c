@@ -245,7 +245,7 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
         kint(f, 3, "actual_computes", st->computes, 0);
         kint(f, 3, "gated_computes", st->gated_computes, 0);
         kint(f, 3, "skipped_computes", st->skipped_computes, 0);
-        knum(f, 3, "utilized_instances_avg", (double)st->arith_utilized, 0);
+        knum(f, 3, "utilized_instances_avg", st->arith_avg, 0);
     }
     kint(f, 3, "word_bits", (uint64_t)(A->word_bits), 0);
     knum(f, 3, "energy_pj", st->compute_energy, 0);;

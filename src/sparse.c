@@ -202,8 +202,7 @@ static nm_status parse_actions(nm_sparse *sp, int level, const nm_ynode *list,
         else if (!strcmp(type, "skipping"))
             g->type = NM_SAF_SKIP;
         else if (!strcmp(type, "skipping_spatial"))
-            return nm_yerror(err, tn, "skipping_spatial is not modelled yet (gating and "
-                             "skipping are)");
+            g->type = NM_SAF_SPATIAL;
         else {
             static const char *const types[] = {"gating", "skipping", "skipping_spatial"};
             const char *sug = nm_text_suggest(type, types, 3);
@@ -230,6 +229,9 @@ static nm_status parse_actions(nm_sparse *sp, int level, const nm_ynode *list,
         } else if ((st = parse_option(e, wl, &g->opt[g->nopt++], err)) != NM_OK) {
             return st;
         }
+        if (g->type == NM_SAF_SPATIAL && g->nopt != 1)
+            return nm_yerror(err, opts, "skipping_spatial takes one option (Timeloop's model "
+                             "has no choice among spatial ones)");
         sp->ngroups++;
     }
     return NM_OK;
@@ -571,7 +573,7 @@ void nm_cnest_build(nm_cnest *c, const nm_arch *arch, const nm_workload *wl,
                 int d = lm->sorder[i];
                 c->dim[c->n] = (int8_t)d;
                 c->f[c->n] = lm->sfactor[d];
-                c->spatial[c->n] = 1;
+                c->spatial[c->n] = (int8_t)(i < lm->split ? 1 : 2); /* X, Y */
                 c->level[c->n++] = (int8_t)s;
             }
         for (int i = 0; i < wl->ndims; i++) {
@@ -807,6 +809,237 @@ static void classify_computes(const nm_sparse *sp, const nm_workload *wl, const 
     out->computes = (uint64_t)total - g - k - (uint64_t)floor(none);
 }
 
+/* ---- spatial skipping ---- */
+
+/* The elements a fan-out of f siblings sends that hold nonzeros at most:
+ * of the fiber (the tile with the fan-out's loop), its largest nonzero
+ * count, at most its number of element tiles (Timeloop's
+ * GetMaxNumElementByConfidence). */
+static uint64_t fiber_elements(const nm_density *dm, uint64_t fiber, uint64_t elem, uint64_t N)
+{
+    uint64_t n = elem ? fiber / elem : 0, occ = nm_density_max_occupancy(dm, fiber, N);
+    return occ < n ? occ : n;
+}
+
+/* The spatial loops of level U over tensor ds shrink the expansion of the
+ * level below by the share of their siblings a nonempty tile reaches; the
+ * first gives the average share (1 - P(its element tile empty)).  ext is
+ * the mold of each loop's element tile; `grow` (or NULL) widens it first
+ * (skipping: temporal loops of other dimensions). */
+typedef void (*grow_fn)(const nm_cnest *c, const nm_workload *wl, int i, int64_t *ext,
+                        const void *arg);
+
+static double shrink_fanout(const nm_cnest *c, const nm_workload *wl, int U, int ds,
+                            uint64_t *x, uint64_t *y, grow_fn grow, const void *arg)
+{
+    const nm_dataspace *dsp = &wl->ds[ds];
+    const nm_density *dm = &wl->density[ds];
+    uint64_t N = nm_workload_ds_size(wl, ds);
+    double eff = 1.0;
+    int first = 1;
+    for (int i = c->first[U]; i <= c->last[U]; i++) {
+        if (!c->spatial[i] || c->f[i] <= 1 || !nm_ds_uses(dsp, c->dim[i]))
+            continue;
+        int64_t ext[NM_MAX_DIMS];
+        nm_cnest_mold(c, i - 1, wl->ndims, ext);
+        if (grow)
+            grow(c, wl, i, ext, arg);
+        uint64_t e = nm_ds_box(dsp, ext);
+        if (first) {
+            eff = 1.0 - nm_density_p_empty(dm, e, N);
+            first = 0;
+        }
+        ext[c->dim[i]] *= c->f[i];
+        double r = (double)fiber_elements(dm, nm_ds_box(dsp, ext), e, N) / (double)c->f[i];
+        if (c->spatial[i] == 1)
+            *x = (uint64_t)((double)*x * r);
+        else
+            *y = (uint64_t)((double)*y * r);
+    }
+    return eff;
+}
+
+/* Skipping the target T below level L: the condition's element tile grows
+ * by the temporal loops of T's levels up to the first over T's dimensions. */
+struct grow_arg {
+    const void *unused;
+    int L, T, C, S;
+    const struct nm_sparse_ws *ws;
+};
+
+static void grow_cond(const nm_cnest *c, const nm_workload *wl, int i, int64_t *ext,
+                      const void *p)
+{
+    const struct grow_arg *g = p;
+    const nm_dataspace *t = &wl->ds[g->T], *cd = &wl->ds[g->C];
+    if (!(nm_ds_uses(t, c->dim[i]) && nm_ds_uses(cd, c->dim[i])))
+        return;
+    int tl = g->L;
+    while (!g->ws->t[tl][g->T].shape && tl < g->S - 1)
+        tl++;
+    for (int l = g->L; l <= tl; l++)
+        for (int j = c->first[l]; j <= c->last[l]; j++) {
+            if (c->spatial[j] || c->f[j] <= 1)
+                continue;
+            if (nm_ds_uses(t, c->dim[j]))
+                return;
+            ext[c->dim[j]] *= c->f[j];
+        }
+}
+
+/* Timeloop's spatial skipping: every tensor with metadata shrinks the
+ * fan-outs over it to what its nonempty tiles reach; each skipping_spatial
+ * group shrinks its target's by its conditions'; the reductions carry down
+ * to the levels below.  Fills ws->spatial. */
+static void spatial_skipping(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
+                             const nm_cnest *c, const nm_stats *out, struct nm_sparse_ws *ws)
+{
+    nm_sp_spatial *z = &ws->spatial;
+    int S = arch->nlevels;
+    z->on = 1;
+    /* the fan-outs' products above each level, along X and Y */
+    uint64_t ox[NM_MAX_LEVELS + 1], oy[NM_MAX_LEVELS + 1], repl[NM_MAX_LEVELS];
+    ox[S] = oy[S] = 1;
+    for (int s = S - 1; s >= 0; s--) {
+        ox[s] = ox[s + 1];
+        oy[s] = oy[s + 1];
+        for (int i = c->first[s]; i <= c->last[s]; i++) {
+            if (c->spatial[i] == 1)
+                ox[s] *= (uint64_t)c->f[i];
+            else if (c->spatial[i] == 2)
+                oy[s] *= (uint64_t)c->f[i];
+        }
+    }
+    /* (ox[s + 1] for storage level s; ox[0] for the arithmetic) */
+    uint64_t crepl = ox[0] * oy[0]; /* the arithmetic units the nest uses */
+    for (int s = 0; s < S; s++) {
+        repl[s] = 0;
+        for (int ds = 0; ds < wl->nds; ds++)
+            if (out->level[s].ds[ds].utilized_instances > repl[s])
+                repl[s] = out->level[s].ds[ds].utilized_instances;
+    }
+    for (int ds = 0; ds < wl->nds; ds++) {
+        for (int s = 0; s < S; s++) {
+            z->sx[ds][s] = ox[s + 1];
+            z->sy[ds][s] = oy[s + 1];
+            z->savg[ds][s] = (double)repl[s];
+        }
+        z->x[ds][0] = ox[0];
+        z->y[ds][0] = oy[0];
+        z->ratio[ds][0] = 1.0;
+        z->mask[ds][0] = 0;
+        for (int U = 0; U < S; U++) {
+            int lin = U;
+            while (!ws->t[lin][ds].shape && lin < S - 1)
+                lin++;
+            if (ws->t[lin][ds].shape && ws->t[lin][ds].md) {
+                double eff = shrink_fanout(c, wl, U, ds, &z->x[ds][U], &z->y[ds][U], NULL, NULL);
+                z->ratio[ds][U] = eff;
+                z->mask[ds][U] = eff != 1.0;
+            }
+            z->x[ds][U + 1] = z->sx[ds][U];
+            z->y[ds][U + 1] = z->sy[ds][U];
+            z->ratio[ds][U + 1] = 1.0;
+            z->mask[ds][U + 1] = 0;
+        }
+        for (int a = S; a >= 0; a--) {
+            if (a == 0) {
+                z->cx = z->x[ds][0];
+                z->cy = z->y[ds][0];
+                z->cavg = z->ratio[ds][0];
+                continue;
+            }
+            double xr = (double)z->x[ds][a] / (double)z->sx[ds][a - 1];
+            double yr = (double)z->y[ds][a] / (double)z->sy[ds][a - 1];
+            if (xr == 1.0 && yr == 1.0)
+                continue;
+            z->sx[ds][a - 1] = z->x[ds][a];
+            z->sy[ds][a - 1] = z->y[ds][a];
+            z->savg[ds][a - 1] = (double)repl[a - 1] * z->ratio[ds][a - 1];
+            int cross = 0;
+            for (int in = a - 1; in >= 0; in--) {
+                z->x[ds][in] = (uint64_t)((double)z->x[ds][in] * xr);
+                z->y[ds][in] = (uint64_t)((double)z->y[ds][in] * yr);
+                cross |= z->mask[ds][in];
+                if (!cross)
+                    z->ratio[ds][in] *= z->ratio[ds][a];
+            }
+        }
+    }
+    /* each group: its target's fan-out below the level, by its conditions
+     * (those with metadata at or above it) */
+    int spmask[NM_MAX_LEVELS][NM_MAX_DS];
+    memset(spmask, 0, sizeof spmask);
+    for (int g = 0; g < sp->ngroups; g++) {
+        const nm_saf_group *G = &sp->group[g];
+        if (G->type != NM_SAF_SPATIAL)
+            continue;
+        const nm_saf_option *o = &G->opt[0];
+        int L = G->level, T = o->target;
+        int child = L - 1;
+        while (child >= 0 && !ws->t[child][T].shape)
+            child--;
+        double agg = 1.0;
+        for (int k = 0; k < o->ncond; k++) {
+            int C = o->cond[k], lc = L;
+            while (lc < S && !ws->t[lc][C].shape)
+                lc++;
+            if (lc == S || !ws->t[lc][C].md)
+                continue;
+            struct grow_arg ga = {NULL, L, T, C, S, ws};
+            /* shrinks T's expansion by C's siblings */
+            uint64_t x = z->x[T][L], y = z->y[T][L];
+            double r = shrink_fanout(c, wl, L, C, &x, &y, child >= 0 ? grow_cond : NULL, &ga);
+            z->x[T][L] = x;
+            z->y[T][L] = y;
+            agg *= r;
+        }
+        z->ratio[T][L] = agg;
+        spmask[L][T] = 1;
+    }
+    /* the reductions carry to the levels below, and set each level's and
+     * the arithmetic's instances */
+    for (int ds = 0; ds < wl->nds; ds++) {
+        uint64_t origx[NM_MAX_LEVELS], origy[NM_MAX_LEVELS];
+        for (int s = 0; s < S; s++) {
+            origx[s] = z->sx[ds][s];
+            origy[s] = z->sy[ds][s];
+        }
+        for (int a = S; a >= 0; a--) {
+            uint64_t px = z->x[ds][a], py = z->y[ds][a];
+            double pr = z->ratio[ds][a], xr = 1.0, yr = 1.0;
+            if (a) {
+                int s = a - 1;
+                z->sx[ds][s] = px;
+                z->sy[ds][s] = py;
+                z->savg[ds][s] = (double)repl[s] * pr;
+                xr = (double)px / (double)origx[s];
+                yr = (double)py / (double)origy[s];
+            } else if (ds == 0) {
+                z->cx = px;
+                z->cy = py;
+                z->cavg = (double)crepl * pr;
+            } else {
+                z->cx = px > z->cx ? px : z->cx;
+                z->cy = py > z->cy ? py : z->cy;
+                z->cavg = fmax(z->cavg, (double)crepl * pr);
+            }
+            if (a < S)
+                z->prob[a][ds] = 1.0 - pr;
+            if (xr == 1.0 && yr == 1.0)
+                continue;
+            int cross = 0;
+            for (int in = a - 1; in >= 0; in--) {
+                cross |= spmask[in][ds];
+                if (!cross)
+                    z->ratio[ds][in] *= pr;
+                z->x[ds][in] = (uint64_t)((double)z->x[ds][in] * xr);
+                z->y[ds][in] = (uint64_t)((double)z->y[ds][in] * yr);
+            }
+        }
+    }
+}
+
 struct nm_sparse_ws *nm_sparse_ws_new(void)
 {
     return nm_calloc(1, sizeof(struct nm_sparse_ws));
@@ -827,6 +1060,7 @@ int nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload 
 {
     int S = arch->nlevels;
     out->sparse = 1;
+    out->spatial_skip = 0;
     out->algorithmic_computes = out->computes;
     out->gated_computes = out->skipped_computes = 0;
     for (int s = 0; s < S; s++)
@@ -872,8 +1106,13 @@ int nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload 
     int8_t type[NM_MAX_LEVELS][NM_MAX_DS];
     double prob[NM_MAX_LEVELS][NM_MAX_DS];
     memset(type, -1, sizeof type);
+    int spatial = 0;
     for (int g = 0; g < sp->ngroups; g++) {
         const nm_saf_group *G = &sp->group[g];
+        if (G->type == NM_SAF_SPATIAL) {
+            spatial = 1;
+            continue;
+        }
         double best = 0.0, bp = 0.0;
         int bt = -1, btl = -1;
         for (int k = 0; k < G->nopt; k++) {
@@ -893,6 +1132,18 @@ int nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload 
         if (type[btl][bt] < 0 || prob[btl][bt] < bp) {
             type[btl][bt] = (int8_t)G->type;
             prob[btl][bt] = bp;
+        }
+    }
+
+    ws->spatial.on = 0;
+    if (spatial) {
+        spatial_skipping(sp, arch, wl, cn, out, ws);
+        for (int g = 0; g < sp->ngroups; g++) {
+            const nm_saf_group *G = &sp->group[g];
+            if (G->type != NM_SAF_SPATIAL)
+                continue;
+            type[G->level][G->opt[0].target] = NM_SAF_SPATIAL;
+            prob[G->level][G->opt[0].target] = ws->spatial.prob[G->level][G->opt[0].target];
         }
     }
 
@@ -936,8 +1187,9 @@ int nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload 
                            sizeof fj->acc[0][NM_ACC_READ]);
                     int ch = ws->t[j][ds].child;
                     int franks = ch >= 0 ? ws->det.f[ch][ds].nranks : ws->det.f[j][ds].nranks;
-                    apply_local(d, fj, franks, 1.0 - (1.0 - prob[j][ds]) / (1.0 - p),
-                                type[j][ds], rw);
+                    if (type[j][ds] != NM_SAF_SPATIAL)
+                        apply_local(d, fj, franks, 1.0 - (1.0 - prob[j][ds]) / (1.0 - p),
+                                    type[j][ds], rw);
                     done[j] = 1;
                     break;
                 }
@@ -948,7 +1200,8 @@ int nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload 
                     d->actual[a] = (uint64_t)acc[l][a];
                 int ch = ws->t[l][ds].child;
                 int franks = ch >= 0 ? ws->det.f[ch][ds].nranks : ws->det.f[l][ds].nranks;
-                apply_local(d, &ws->det.f[l][ds], franks, p, type[l][ds], rw);
+                if (type[l][ds] != NM_SAF_SPATIAL)
+                    apply_local(d, &ws->det.f[l][ds], franks, p, type[l][ds], rw);
                 done[l] = 1;
             }
             if (j < 0 && !rw) {
@@ -1000,5 +1253,21 @@ int nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload 
             d->address_generations = d->actual[k] + d->gated[k] + d->actual[NM_ACC_FILL] +
                                      d->gated[NM_ACC_FILL];
         }
-    return nm_sparse_metadata_costs(sp, arch, wl, cn, out, ws);
+    if (!nm_sparse_metadata_costs(sp, arch, wl, cn, out, ws))
+        return 0;
+    if (ws->spatial.on) { /* the instances spatial skipping leaves */
+        const nm_sp_spatial *z = &ws->spatial;
+        out->spatial_skip = 1;
+        out->arith_utilized = z->cx * z->cy;
+        out->arith_avg = z->cavg;
+        for (int s = 0; s < S; s++)
+            for (int ds = 0; ds < wl->nds; ds++) {
+                nm_ds_stats *d = &out->level[s].ds[ds];
+                if (!ws->t[s][ds].shape)
+                    continue;
+                d->utilized_instances = z->sx[ds][s] * z->sy[ds][s];
+                d->avg_instances = z->savg[ds][s];
+            }
+    }
+    return 1;
 }

@@ -19,7 +19,8 @@
 typedef struct nm_cnest {
     int n;
     int first[NM_MAX_LEVELS], last[NM_MAX_LEVELS];
-    int8_t dim[NM_MAX_LOOPS], spatial[NM_MAX_LOOPS], level[NM_MAX_LOOPS];
+    int8_t dim[NM_MAX_LOOPS], level[NM_MAX_LOOPS];
+    int8_t spatial[NM_MAX_LOOPS]; /* 0 temporal, 1 spatial X, 2 spatial Y */
     int64_t f[NM_MAX_LOOPS];
 } nm_cnest;
 
@@ -69,12 +70,28 @@ typedef struct nm_sp_ranks {
     uint64_t ps[2 * NM_MAX_FMT_RANKS + 2];
 } nm_sp_ranks;
 
+/* Spatial skipping (Timeloop's spatial expansion per tensor): per tensor
+ * and architecture level a (0: the arithmetic, s + 1: storage level s),
+ * the instances needed along X and Y and the share used on average. */
+typedef struct nm_sp_spatial {
+    int on;                                   /* a skipping_spatial group ran */
+    uint64_t x[NM_MAX_DS][NM_MAX_LEVELS + 1], y[NM_MAX_DS][NM_MAX_LEVELS + 1];
+    double ratio[NM_MAX_DS][NM_MAX_LEVELS + 1];
+    int mask[NM_MAX_DS][NM_MAX_LEVELS + 1];   /* a format already shrank it */
+    uint64_t sx[NM_MAX_DS][NM_MAX_LEVELS], sy[NM_MAX_DS][NM_MAX_LEVELS]; /* storage's */
+    double savg[NM_MAX_DS][NM_MAX_LEVELS];    /* storage's utilized instances on average */
+    uint64_t cx, cy;                          /* the arithmetic's */
+    double cavg;
+    double prob[NM_MAX_LEVELS][NM_MAX_DS];    /* share skipped at a skipping level */
+} nm_sp_spatial;
+
 struct nm_sparse_ws {
     nm_sp_tile t[NM_MAX_LEVELS][NM_MAX_DS];
     nm_sparse_detail det;
     nm_cnest c;          /* the mapping's complete loop nest */
     nm_sp_loops loops;   /* scratch of the rank dealing */
     nm_sp_ranks ranks;
+    nm_sp_spatial spatial;
 };
 
 /* The representations of one mapping: rank loops, fibers, expected

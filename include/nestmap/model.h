@@ -105,6 +105,10 @@ typedef struct nm_stats {
      * the actual ones in `computes`. */
     int sparse;
     uint64_t algorithmic_computes, gated_computes, skipped_computes;
+    int spatial_skip;            /* skipping_spatial shrank fan-outs: each data space's
+                                  * utilized instances are its own, and the arithmetic's
+                                  * average (arith_avg) sets its cycles */
+    double arith_avg;            /* arithmetic units in use on average (sparse) */
     uint64_t compute_cycles;     /* cycles if nothing throttles */
     uint64_t cycles;             /* including bandwidth throttling */
     uint64_t arith_utilized;     /* arithmetic units in use */

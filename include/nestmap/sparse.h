@@ -18,8 +18,10 @@
  * counted per rank (as metadata and payload units), a compressed tile
  * occupies its largest nonzero count, and uncompressed levels under a
  * compressed one count decompressions (and compressions for outputs).
- * skipping_spatial, banded densities and the inner_to_outer rank order
- * are refused with a located error: not modelled yet.
+ * skipping_spatial shrinks a tensor's spatial expansion below a level to
+ * the siblings whose condition tiles hold nonzeros.  Banded densities and
+ * the inner_to_outer rank order are refused with a located error: not
+ * modelled yet.
  */
 #ifndef NESTMAP_SPARSE_H
 #define NESTMAP_SPARSE_H
@@ -104,7 +106,7 @@ typedef struct nm_sparse_detail {
 #define NM_MAX_SAF_GROUPS 32
 #define NM_MAX_SAF_OPTIONS 4
 
-enum { NM_SAF_GATE = 0, NM_SAF_SKIP = 1 };
+enum { NM_SAF_GATE = 0, NM_SAF_SKIP = 1, NM_SAF_SPATIAL = 2 };
 
 /* One choice of an action optimization: the target tensor's accesses at the
  * level are gated or skipped when the tiles of every condition tensor that
@@ -118,7 +120,9 @@ typedef struct nm_saf_option {
 /* An `action_optimization` entry: a type, a level and its options, of which
  * the one that saves the most read energy applies (Timeloop's rule). */
 typedef struct nm_saf_group {
-    int type;  /* NM_SAF_GATE or NM_SAF_SKIP */
+    int type;  /* NM_SAF_GATE, NM_SAF_SKIP or NM_SAF_SPATIAL (skipping_spatial: the
+                * target's fan-out below the level shrinks to the instances whose
+                * condition tiles are not empty) */
     int level; /* storage level named by the target */
     int nopt;
     nm_saf_option opt[NM_MAX_SAF_OPTIONS];
