@@ -21,6 +21,7 @@
 
 #include "nestmap/alloc.h"
 #include "nestmap/model.h"
+#include "nestmap/roofline.h"
 
 /* The shape (tile sizes, instances in use) of the last valid mapping with
  * perfect factors, which checks passed: it holds for any mapping that
@@ -51,8 +52,13 @@ nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *w
     }
     mdl->ws = nm_nest_ws_new(arch, wl);
     mdl->shape = nm_calloc(1, sizeof *mdl->shape);
-    if (arch->sparse.active)
+    if (arch->sparse.active) {
         mdl->spws = nm_sparse_ws_new();
+        nm_roofline r;
+        nm_roofline_of(&r, arch, wl);
+        mdl->sparse_energy = r.energy_pj;
+        mdl->sparse_cycles = r.compute_cycles;
+    }
     if (!mdl->ws || !mdl->shape || (arch->noc && !nm_nest_ws_noc(mdl->ws, 1)) ||
         (arch->sparse.active && !mdl->spws)) {
         nm_model_fini(mdl);
@@ -843,13 +849,16 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
 }
 
 /* Sparse optimizations remove accesses and computes that the dense bounds
- * count, so they would not be lower bounds: none is claimed (0) until the
- * bounds know the densities. */
+ * count, so those would not be lower bounds: a sparse design's is its
+ * roofline's (every compute on two nonzero operands; roofline.c), the same
+ * for every mapping. */
 static int no_sparse_bound(const nm_model *mdl, double *energy, double *cycles, double *lla)
 {
     if (!mdl->sparse)
         return 0;
-    *energy = *cycles = *lla = 0.0;
+    *energy = mdl->sparse_energy;
+    *cycles = mdl->sparse_cycles;
+    *lla = 0.0;
     return 1;
 }
 

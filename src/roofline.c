@@ -70,7 +70,8 @@ void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
             else
                 r->words_in += n;
         }
-        eff = floor(eff + 1e-6);
+        /* (Timeloop rounds operand densities to six decimals: a margin) */
+        eff = floor(eff * (1.0 - 1e-5));
         r->compute_cycles = ceil(eff / (double)arch->arith.instances);
         r->compute_cycles_exact = (nm_count)r->compute_cycles;
         r->bytes = (r->words_in + r->words_out) * (top->word_bits / 8.0);

@@ -862,7 +862,6 @@ static double shrink_fanout(const nm_cnest *c, const nm_workload *wl, int U, int
 /* Skipping the target T below level L: the condition's element tile grows
  * by the temporal loops of T's levels up to the first over T's dimensions. */
 struct grow_arg {
-    const void *unused;
     int L, T, C, S;
     const struct nm_sparse_ws *ws;
 };
@@ -986,7 +985,7 @@ static void spatial_skipping(const nm_sparse *sp, const nm_arch *arch, const nm_
                 lc++;
             if (lc == S || !ws->t[lc][C].md)
                 continue;
-            struct grow_arg ga = {NULL, L, T, C, S, ws};
+            struct grow_arg ga = {L, T, C, S, ws};
             /* shrinks T's expansion by C's siblings */
             uint64_t x = z->x[T][L], y = z->y[T][L];
             double r = shrink_fanout(c, wl, L, C, &x, &y, child >= 0 ? grow_cond : NULL, &ga);

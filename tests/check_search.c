@@ -1212,6 +1212,16 @@ START_TEST(bound_is_admissible)
         ck_assert_int_gt(bounds_hold(&e.ms, &e.spec, 5, 5000, 5000, designs[k]), 100);
         unload(&e);
     }
+    /* sparse designs: the bounds are the roofline of the effectual computes
+     * (gating, skipping, compressed formats) */
+    static const char *const sparse[] = {"../../examples/sparse/gemm_gating.yaml",
+                                         "../../examples/sparse/gemm_compressed.yaml"};
+    for (int k = 0; k < 2; k++) {
+        struct env e;
+        load(&e, sparse[k], NULL);
+        ck_assert_int_gt(bounds_hold(&e.ms, &e.spec, 7, 4000, 1000, sparse[k]), 100);
+        unload(&e);
+    }
     printf("bound_is_admissible: %d shared designs checked; floor above the cheap bound on "
            "%d of %d mappings\n", checked, floor_tighter, floor_checked);
 }

@@ -130,6 +130,8 @@ typedef struct nm_model {
     int split;                      /* densities or optimizations given: the counts are
                                      * split for the reports (nm_stats.sparse) */
     struct nm_sparse_ws *spws;      /* scratch of the sparse analysis (optimizations given) */
+    double sparse_energy, sparse_cycles; /* what any mapping of a sparse design spends at
+                                          * least: the roofline of its effectual computes */
     nm_nest_ws *ws;
     struct nm_shape_memo *shape; /* the last valid perfect factorization's shape (model.c) */
     double noc_width[NM_MAX_LEVELS]; /* floor-planned tile width (um) under each level's
