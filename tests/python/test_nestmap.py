@@ -67,6 +67,21 @@ def test_model_with_sets_equals_cli():
     assert py != quiet(nestmap.model, CONV1D)
 
 
+def test_sparse_model_equals_cli():
+    """Densities, gating and skipping, a compressed format: the split counts
+    and the metadata per rank come back as the command prints them, and a
+    density set from Python changes the computes."""
+    sparse = os.path.join(SRC, "examples", "sparse", "gemm_compressed.yaml")
+    py = quiet(nestmap.model, sparse)
+    assert py == cli("model", "--json", sparse)
+    a = py["levels"][1]["dataspaces"]["A"]
+    assert a["format"] == "uop cp" and a["actual_reads"] < a["reads"]
+    gating = os.path.join(SRC, "examples", "sparse", "gemm_gating.yaml")
+    full = quiet(nestmap.model, gating)["summary"]["actual_computes"]
+    fewer = quiet(nestmap.model, gating, sets={"problem.densities.A": 0.25})
+    assert fewer["summary"]["actual_computes"] < full
+
+
 def test_map_equals_cli():
     py = quiet(nestmap.map, CONV1D, **SEARCH)
     assert results(py) == results(cli("map", "--json", *SEARCH_ARGS, CONV1D))
