@@ -1051,7 +1051,12 @@ void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_wo
                  "metadata buffer capacity %llu", lname, got, lim);
         return;
     case NM_INV_FORMAT:
-        if (inv->got >= 2)
+        if (inv->got == 4)
+            snprintf(buf, size, "couldn't map level %s: %s is compressed here but not in the "
+                     "level above (compressing on chip is not modelled: Timeloop's model "
+                     "aborts there); compress it above too, or not here", lname,
+                     wl->ds[inv->index].name);
+        else if (inv->got >= 2)
             snprintf(buf, size, "couldn't map level %s: %s (%s is compressed in the level "
                      "above and not here; give '%s' %s: true, or compress it here too)",
                      lname, inv->got == 2 ? "decompression (from parent level) needed but not "

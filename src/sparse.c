@@ -1187,7 +1187,12 @@ int nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload 
                     int ch = ws->t[j][ds].child;
                     int franks = ch >= 0 ? ws->det.f[ch][ds].nranks : ws->det.f[j][ds].nranks;
                     if (type[j][ds] != NM_SAF_SPATIAL)
-                        apply_local(d, fj, franks, 1.0 - (1.0 - prob[j][ds]) / (1.0 - p),
+                        /* what the level's own probability adds to the one
+                         * above; none when the one above is larger (Timeloop
+                         * then counts a negative share: its
+                         * bug_negative_gated_count) */
+                        apply_local(d, fj, franks,
+                                    fmax(0.0, 1.0 - (1.0 - prob[j][ds]) / (1.0 - p)),
                                     type[j][ds], rw);
                     done[j] = 1;
                     break;

@@ -67,11 +67,15 @@ static uint64_t min_occupancy(const nm_density *dm, uint64_t n, uint64_t N, uint
     if (dm->kind == NM_DENSITY_FIXED) {
         md = floor((double)n * dm->d) / (double)n;
     } else {
-        /* (Timeloop subtracts in unsigned arithmetic: a tile smaller than the
-         * tensor but larger than its zeros wraps around, where its minimum
-         * is garbage; 0 here) */
+        /* a tile larger than the tensor's zeros holds the rest at least.
+         * (Timeloop subtracts in unsigned arithmetic there: a tile smaller
+         * than the tensor wraps around to a garbage minimum, which makes it
+         * take the least possible count's probability for an empty tile's
+         * and scale the instances down; the conformance README's
+         * bug_hypergeometric_min_occupancy_underflow.  nestmap takes the
+         * true minimum.) */
         uint64_t r = nm_density_nnz(dm, N);
-        md = n <= N - r || n < N ? 0.0 : ((double)(n - N) + (double)r) / (double)n;
+        md = n <= N - r ? 0.0 : (double)(n - (N - r)) / (double)n;
     }
     return (uint64_t)floor(md * (double)shape);
 }
@@ -431,6 +435,13 @@ int nm_sparse_formats(const nm_sparse *sp, const nm_arch *arch, const nm_workloa
          * must decompress it (and compress an output's updates back) */
         for (int s = 0; sp->formats && s < S; s++) {
             const nm_sp_tile *t = &ws->t[s][ds];
+            if (t->shape && t->parent >= 0 && sp->repr[s][ds].compressed &&
+                !sp->repr[t->parent][ds].compressed) {
+                /* compressing on chip: Timeloop's model has no cost for it
+                 * (it aborts); refused, not guessed */
+                out->invalid = (nm_invalid){NM_INV_FORMAT, s, ds, 0, 4, 0};
+                return 0;
+            }
             if (!t->shape || t->parent < 0 || !sp->repr[t->parent][ds].compressed ||
                 sp->repr[s][ds].compressed)
                 continue;

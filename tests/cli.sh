@@ -494,4 +494,34 @@ expect 1 "a compressed tile under an uncompressed level without decompression" -
 has "$tmp/err" "decompression (from parent level) needed but not supported" "... says why, as Timeloop"
 has "$tmp/err" "decompression_supported: true" "... and what to write"
 
+# Where Timeloop's sparse model is not self-consistent nestmap gives the
+# true figure: a hypergeometric tile larger than its tensor's zeros holds at
+# least the rest (Timeloop's unsigned subtraction wraps there and scales a
+# full tile's instances to 0); and a compressed tile below an uncompressed
+# one (on-chip compression, where Timeloop aborts) is refused, saying so.
+sed -e 's/A: {distribution: fixed_structured, density: 0.5}/A: {distribution: hypergeometric, density: 1.0}/' \
+    -e 's/depth: 2048, width: 8/depth: 4096, width: 8/' -e 's/metadata_storage_depth: 512/metadata_storage_depth: 1024/' \
+    "$src/examples/sparse/gemm_compressed.yaml" >"$tmp/hyper1.yaml"
+if "$bin" model -q --json "$tmp/hyper1.yaml" 2>"$tmp/err" | python3 -c '
+import json, sys
+a = json.load(sys.stdin)["levels"][1]["dataspaces"]["A"]
+assert a["actual_reads"] == a["reads"] and a["utilized_instances_avg"] == 1, a
+'; then
+    ok "a full hypergeometric tile under a parent with metadata: every read, every instance"
+else
+    bad "full hypergeometric tile: $(head -3 "$tmp/err")"
+fi
+python3 - "$src/examples/sparse/gemm_compressed.yaml" >"$tmp/onchip.yaml" <<'PY'
+import sys
+t = open(sys.argv[1]).read()
+t = t.replace("""        - format: UOP
+        - format: UOP
+        - format: CP
+""", """        - format: UOP
+""")
+sys.stdout.write(t)
+PY
+expect 1 "a compressed tile below an uncompressed one" -- "$bin" model -q "$tmp/onchip.yaml"
+has "$tmp/err" "compressing on chip is not modelled" "... refused, saying why"
+
 finish
