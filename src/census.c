@@ -138,7 +138,7 @@ static void count_valid(tally *t, const nm_census_row *r, double log_lo)
 
 static void count_invalid(tally *t, nm_invalid_kind kind, uint64_t n)
 {
-    if (kind == NM_INV_CAPACITY || kind == NM_INV_MIN_UTIL)
+    if (kind == NM_INV_CAPACITY || kind == NM_INV_MIN_UTIL || kind == NM_INV_MD_CAPACITY)
         t->over_capacity += n;
     else if (kind == NM_INV_ARITH || kind == NM_INV_INSTANCES)
         t->over_fanout += n;

@@ -1023,6 +1023,7 @@ void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_wo
     unsigned long long got = inv->got, lim = inv->limit;
     switch (inv->kind) {
     case NM_VALID:
+    case NM_INV_KINDS: /* (not a kind) */
         snprintf(buf, size, "valid");
         return;
     case NM_INV_FACTORS:

@@ -744,6 +744,10 @@ static const char *reject_name(int kind)
         return "fanout_residuals";
     case NM_INV_MULTICAST:
         return "distributed_multicast";
+    case NM_INV_MD_CAPACITY:
+        return "metadata_capacity";
+    case NM_INV_FORMAT:
+        return "representation_format";
     case NM_REJECT_CONSTRAINT:
         return "constraints";
     }

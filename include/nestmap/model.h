@@ -31,9 +31,12 @@ typedef enum nm_invalid_kind {
     NM_INV_MULTICAST,    /* an M:N network below a fan-out of several multicast factors
                           * (level: the M:N level; index: data space) */
     NM_INV_MD_CAPACITY,  /* metadata bits exceed a level's metadata store (sparse.h) */
-    NM_INV_FORMAT        /* a tensor's representation needs more ranks than its format
-                          * has, or a compressed parent's ranks do not align with its
-                          * child's (level, index: data space; got: which) */
+    NM_INV_FORMAT,       /* a tensor's representation does not fit the mapping: more
+                          * loops than ranks (got 0), a compressed parent's ranks not
+                          * the child's (1), decompression (2) or compression (3)
+                          * not supported, compressed below uncompressed (4); level,
+                          * index: data space */
+    NM_INV_KINDS         /* (the number of kinds) */
 } nm_invalid_kind;
 
 typedef struct nm_invalid {

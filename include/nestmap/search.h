@@ -168,7 +168,7 @@ typedef struct nm_found {
     uint64_t shape;  /* what each level keeps and spreads, hashed (search.c) */
 } nm_found;
 
-enum { NM_REJECT_CONSTRAINT = NM_INV_MULTICAST + 1, NM_REJECT_KINDS };
+enum { NM_REJECT_CONSTRAINT = NM_INV_KINDS, NM_REJECT_KINDS };
 
 typedef struct nm_search_result {
     int found;
