@@ -249,6 +249,13 @@ nm_status nm_job_search_option(nm_search_opts *o, const char *name, const char *
             return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "--time-limit needs a "
                                 "positive number of seconds");
         o->time_limit = s;
+    } else if (!strcmp(name, "effort")) {
+        char *end;
+        double e = value ? strtod(value, &end) : 0;
+        if (!value || *end || !(e > 0 && e <= 1000))
+            return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "--effort needs a number above "
+                                "0 (1: the default search's budget)");
+        o->effort = e;
     } else if (!strcmp(name, "lanes")) {
         if ((st = count(name, value, &v, err)) != NM_OK)
             return st;
@@ -273,7 +280,7 @@ nm_status nm_job_search_option(nm_search_opts *o, const char *name, const char *
     } else {
         return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "unknown search option '%s' "
                             "(algorithm, metric, max-evals, search-size, victory, timeout, "
-                            "top, time-limit, lanes, threads, seed, imperfect, no-refine)", name);
+                            "top, time-limit, effort, lanes, threads, seed, imperfect, no-refine)", name);
     }
     return st;
 }

@@ -143,6 +143,8 @@ struct job {
     const nm_arch *arch;
     const nm_ynode *c1, *c2;
     nm_search_opts o; /* one thread each */
+    const nm_mapping *const *warm; /* nwarm sources, nlayers each */
+    int nwarm;
     nm_layer_result *out;
     pthread_mutex_t lock;
     int next, ndone;
@@ -163,8 +165,24 @@ static void map_layer(struct job *jb, int i)
     r->status = nm_mapspace_init(ms, jb->arch, &jb->net->layer[i].wl, jb->c1, jb->c2, &r->err);
     if (r->status == NM_OK && jb->o.imperfect)
         r->status = nm_mapspace_enable_imperfect(ms, &r->err);
+    nm_search_opts o = jb->o;
+    nm_mapping *warm = NULL;
+    if (r->status == NM_OK && jb->nwarm > 0) {
+        if (!(warm = nm_calloc(NM_MAX_WARM, sizeof *warm)))
+            r->status = nm_error_set(&r->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        /* each source's best first, then their runners-up */
+        for (int j = 0; warm && j < NM_NETWORK_WARM_PER; j++)
+            for (int s = 0; s < jb->nwarm && o.nwarm < NM_MAX_WARM; s++) {
+                const nm_mapping *m = jb->warm[s] ? &jb->warm[s][i * NM_NETWORK_WARM_PER + j]
+                                                  : NULL;
+                if (m && m->nlevels > 0)
+                    warm[o.nwarm++] = *m;
+            }
+        o.warm = warm;
+    }
     if (r->status == NM_OK)
-        r->status = nm_search_run(ms, &jb->o, &r->res, &r->err);
+        r->status = nm_search_run(ms, &o, &r->res, &r->err);
+    nm_free(warm);
     nm_free(ms);
 }
 
@@ -209,7 +227,46 @@ nm_status nm_network_map_report(const nm_network *net, const nm_arch *arch,
                                 void (*done)(void *ctx, int i, int ndone), void *ctx,
                                 nm_error *err)
 {
+    return nm_network_map_warm(net, arch, constraints, more, o, threads, NULL, 0, out, done, ctx,
+                               err);
+}
+
+nm_mapping *nm_network_best_mappings(const nm_network *net, const nm_layer_result *out)
+{
+    nm_mapping *m = nm_calloc(net->nlayers ? (size_t)net->nlayers * NM_NETWORK_WARM_PER : 1,
+                              sizeof *m);
+    for (int i = 0; m && i < net->nlayers; i++) {
+        const nm_layer_result *r = &out[net->layer[i].same_as];
+        if (r->status != NM_OK || !r->res.found)
+            continue;
+        nm_mapping *to = &m[i * NM_NETWORK_WARM_PER];
+        uint64_t shape[NM_NETWORK_WARM_PER];
+        to[0] = r->res.best.map;
+        shape[0] = r->res.best.shape;
+        int n = 1;
+        /* then the best of other shapes among the top */
+        for (int t = 0; t < r->res.ntop && n < NM_NETWORK_WARM_PER; t++) {
+            int seen = 0;
+            for (int j = 0; j < n && !seen; j++)
+                seen = shape[j] == r->res.top[t].shape;
+            if (!seen) {
+                shape[n] = r->res.top[t].shape;
+                to[n++] = r->res.top[t].map;
+            }
+        }
+    }
+    return m;
+}
+
+nm_status nm_network_map_warm(const nm_network *net, const nm_arch *arch,
+                              const nm_ynode *constraints, const nm_ynode *more,
+                              const nm_search_opts *o, int threads,
+                              const nm_mapping *const *warm, int nwarm, nm_layer_result *out,
+                              void (*done)(void *ctx, int i, int ndone), void *ctx,
+                              nm_error *err)
+{
     struct job jb = {.net = net, .arch = arch, .c1 = constraints, .c2 = more, .o = *o, .out = out,
+                     .warm = warm, .nwarm = nwarm < NM_MAX_WARM ? nwarm : NM_MAX_WARM,
                      .done = done, .ctx = ctx};
     jb.o.progress = NULL;
     memset(out, 0, (size_t)net->nlayers * sizeof *out);
@@ -241,6 +298,20 @@ void nm_network_results_fini(const nm_network *net, nm_layer_result *out)
     for (int i = 0; i < net->nlayers; i++)
         if (net->layer[i].same_as == i)
             nm_search_result_fini(&out[i].res);
+}
+
+void nm_network_bound(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
+                      const nm_search_opts *o, nm_bound_sum *s)
+{
+    for (int i = 0; i < net->nlayers; i++) {
+        const nm_layer_result *lr = &out[net->layer[i].same_as];
+        if (lr->status != NM_OK || !lr->res.found)
+            continue;
+        nm_roofline r;
+        nm_roofline_of(&r, arch, &net->layer[i].wl);
+        nm_bound_sum_add(s, (double)net->layer[i].repeat, &r,
+                         nm_search_lower_bound(o, &lr->res, arch, &net->layer[i].wl));
+    }
 }
 
 void nm_network_totals(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,

@@ -802,14 +802,20 @@ void nm_report_search_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
     kstr(f, 2, "stopped_by", res->stopped_by, 0);
     key(f, 2, "proven_optimal");
     fputs(res->proven_optimal ? "true" : "false", f);
-    if (!strcmp(o->algorithm, "optimal")) {
-        fputs(",\n", f);
-        key(f, 2, "lower_bound");
-        if (res->lower_bound == res->lower_bound && res->lower_bound < INFINITY)
-            num(f, res->lower_bound);
-        else
-            fputs("null", f);
-    }
+    /* the proven bound on the first metric, and how far the best lies above */
+    double lb = nm_search_lower_bound(o, res, arch, wl);
+    fputs(",\n", f);
+    key(f, 2, "lower_bound");
+    if (lb == lb && lb < INFINITY)
+        num(f, lb);
+    else
+        fputs("null", f);
+    fputs(",\n", f);
+    key(f, 2, "gap");
+    if (res->found && lb > 0 && lb < INFINITY)
+        num(f, res->best.score[0] / lb);
+    else
+        fputs("null", f);
     fputs("\n },\n", f);
     /* How far the result is from what any mapping could do. */
     nm_roofline r;
@@ -848,6 +854,24 @@ void nm_report_bound_text(FILE *f, const nm_arch *arch, const nm_workload *wl, c
         fprintf(f, "Energy bound  : %.2f pJ (every operation, each tensor once at %s); this "
                    "mapping spends %.2fx\n", r.energy_pj, arch->level[arch->nlevels - 1].name,
                 st->energy / r.energy_pj);
+}
+
+void nm_report_gap_text(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                        const nm_search_result *res, const nm_search_opts *o)
+{
+    double lb = nm_search_lower_bound(o, res, arch, wl);
+    if (!res->found || !(lb > 0) || lb == INFINITY)
+        return;
+    nm_roofline r;
+    nm_roofline_of(&r, arch, wl);
+    int optimal = lb > nm_metric_value(o->metric[0], r.energy_pj, r.bound_cycles,
+                                       r.words_in + r.words_out);
+    fprintf(f, "Gap           : %.4gx at most: the %s %.6g %s over its proven lower bound "
+               "%.6g (%s)\n", res->best.score[0] / lb, nm_metric_name(o->metric[0]),
+            res->best.score[0], nm_metric_unit(o->metric[0]), lb,
+            res->proven_optimal ? "optimal proved it"
+            : optimal           ? "optimal's bound on what it did not search"
+                                : "the roofline's energy and cycles");
 }
 
 void nm_report_search_text(FILE *f, const nm_arch *arch, const nm_search_result *res,
@@ -1161,6 +1185,20 @@ void nm_report_layer_failure(char *buf, size_t size, const nm_arch *arch,
              note);
 }
 
+/* The network's score on o's first metric: the metric of its totals. */
+static double network_score(const nm_search_opts *o, const nm_network_total *t,
+                            const nm_network *net, const nm_layer_result *out)
+{
+    double lla = 0;
+    for (int i = 0; i < net->nlayers; i++) {
+        const nm_layer_result *lr = &out[net->layer[i].same_as];
+        if (lr->status == NM_OK && lr->res.found)
+            lla += (double)net->layer[i].repeat *
+                   (double)lr->res.best_stats.last_level_accesses;
+    }
+    return nm_metric_value(o->metric[0], t->energy, t->cycles, lla);
+}
+
 static void network_text(FILE *f, const nm_arch *arch, const nm_network *net,
                          const nm_layer_result *out, const nm_search_opts *o)
 {
@@ -1203,6 +1241,15 @@ static void network_text(FILE *f, const nm_arch *arch, const nm_network *net,
     fprintf(f, "/bound: cycles over the layer's roofline bound (nestmap bound); the energy is "
                "%.2fx its bound (every operation, each tensor once off-chip)\n",
             t.bound_energy > 0 ? t.energy / t.bound_energy : 0.0);
+    nm_bound_sum bs;
+    nm_bound_sum_init(&bs, o->metric[0]);
+    nm_network_bound(arch, net, out, o, &bs);
+    double lb = nm_bound_sum_value(&bs);
+    if (t.mapped && lb > 0)
+        fprintf(f, "gap: %.4gx at most: the total's %s over its proven lower bound %.6g %s "
+                   "(the layers' bounds combined: nm_bound_sum)\n",
+                network_score(o, &t, net, out) / lb, nm_metric_name(o->metric[0]), lb,
+                nm_metric_unit(o->metric[0]));
     if (t.failed)
         fprintf(f, "%d of %d layers have no mapping and are left out of the total\n", t.failed,
                 net->nlayers);
@@ -1269,6 +1316,9 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
             knum(f, 6, "cycles_over_bound", (double)st->cycles / rl.bound_cycles, 0);
             knum(f, 6, "energy_bound_pj", rl.energy_pj, 0);
             knum(f, 6, "energy_over_bound", rl.energy_pj > 0 ? st->energy / rl.energy_pj : 0.0, 0);
+            double lb = nm_search_lower_bound(o, r, arch, &ly->wl);
+            knum(f, 6, "lower_bound", lb, 0);
+            knum(f, 6, "gap", lb > 0 ? r->best.score[0] / lb : 0.0, 0);
             double pj[NM_MAX_LEVELS + 1];
             for (int l = 0; l < arch->nlevels; l++)
                 pj[l] = st->level[l].energy;
@@ -1301,6 +1351,12 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
     knum(f, 4, "cycles_over_bound", t.bound_cycles > 0 ? t.cycles / t.bound_cycles : 0.0, 0);
     knum(f, 4, "energy_bound_pj", t.bound_energy, 0);
     knum(f, 4, "energy_over_bound", t.bound_energy > 0 ? t.energy / t.bound_energy : 0.0, 0);
+    nm_bound_sum bs;
+    nm_bound_sum_init(&bs, o->metric[0]);
+    nm_network_bound(arch, net, out, o, &bs);
+    double lb = nm_bound_sum_value(&bs);
+    knum(f, 4, "lower_bound", lb, 0);
+    knum(f, 4, "gap", lb > 0 ? network_score(o, &t, net, out) / lb : 0.0, 0);
     if (arch->clock_given) {
         knum(f, 4, "clock_hz", 1.0 / arch->cycle_seconds, 0);;
         knum(f, 4, "seconds", t.cycles * arch->cycle_seconds, 0);;
@@ -1327,10 +1383,11 @@ void nm_report_csv_field(FILE *f, const char *s)
 }
 
 static void network_csv(FILE *f, const nm_arch *arch, const nm_network *net,
-                        const nm_layer_result *out)
+                        const nm_layer_result *out, const nm_search_opts *o)
 {
     fputs("layer,same_as,repeat,macs,valid,energy_pj,cycles,utilization_pct,pj_per_mac,"
-          "bound_cycles,cycles_over_bound,energy_bound_pj,energy_over_bound,reason\n", f);
+          "bound_cycles,cycles_over_bound,energy_bound_pj,energy_over_bound,lower_bound,gap,"
+          "reason\n", f);
     for (int i = 0; i < net->nlayers; i++) {
         const nm_layer *ly = &net->layer[i];
         const nm_layer_result *lr;
@@ -1344,14 +1401,16 @@ static void network_csv(FILE *f, const nm_arch *arch, const nm_network *net,
             const nm_stats *st = &r->best_stats;
             nm_roofline rl;
             nm_roofline_of(&rl, arch, &ly->wl);
-            fprintf(f, "1,%.17g,%llu,%.17g,%.17g,%.0f,%.17g,%.17g,%.17g,\n", st->energy,
-                    (unsigned long long)st->cycles, 100.0 * st->utilization, st->energy / macs,
-                    rl.bound_cycles, (double)st->cycles / rl.bound_cycles, rl.energy_pj,
-                    rl.energy_pj > 0 ? st->energy / rl.energy_pj : 0.0);
+            double lb = nm_search_lower_bound(o, r, arch, &ly->wl);
+            fprintf(f, "1,%.17g,%llu,%.17g,%.17g,%.0f,%.17g,%.17g,%.17g,%.17g,%.17g,\n",
+                    st->energy, (unsigned long long)st->cycles, 100.0 * st->utilization,
+                    st->energy / macs, rl.bound_cycles, (double)st->cycles / rl.bound_cycles,
+                    rl.energy_pj, rl.energy_pj > 0 ? st->energy / rl.energy_pj : 0.0, lb,
+                    lb > 0 ? r->best.score[0] / lb : 0.0);
         } else {
             char why[WHY_MAX];
             nm_report_layer_failure(why, sizeof why, arch, lr);
-            fputs("0,,,,,,,,,", f);
+            fputs("0,,,,,,,,,,,", f);
             nm_report_csv_field(f, why);
             fputc('\n', f);
         }
@@ -1364,7 +1423,7 @@ void nm_report_network(FILE *f, const nm_arch *arch, const nm_network *net,
     if (format == 1)
         network_json(f, arch, net, out, o);
     else if (format == 2)
-        network_csv(f, arch, net, out);
+        network_csv(f, arch, net, out, o);
     else
         network_text(f, arch, net, out, o);
 }

@@ -26,6 +26,7 @@
 #define CHUNK 2048           /* candidates per work item */
 #define RANDOM_BLOCK 256     /* candidates per outer point for random strategies */
 #define CHAINS 16            /* chains of the local search (see refine) */
+#define EFFORT_LANES 4       /* an effort below 1 scales the lanes down to this many */
 
 /* ---- options ---- */
 
@@ -89,7 +90,7 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
                                        "max_permutations_per_if_visit", "seed", "max_evals",
                                        "time_limit", "top_k", "live_status", "diagnostics",
                                        "log_stats", "log_suboptimal", "penalize_consecutive_bypass_fails",
-                                       "sync_interval", "log_interval", "lanes", "refine",
+                                       "sync_interval", "log_interval", "lanes", "refine", "effort",
                                        /* what timeloopfe writes for Timeloop's logging */
                                        "out_prefix", "log_oaves", "log_oaves_mappings",
                                        "emit_whoop_nest", "filter_revisits",
@@ -155,6 +156,13 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
             return nm_yerror(err, x, "num_threads must be 1 to 1024");
         o->threads = (int)v;
     }
+    if ((x = nm_ymap_get(mapper, "effort"))) {
+        if ((st = nm_yget_num(x, "effort", &o->effort, err)) != NM_OK)
+            return st;
+        if (!(o->effort > 0 && o->effort <= 1000))
+            return nm_yerror(err, x, "effort must be above 0 and at most 1000 (1: the default "
+                             "search's budget)");
+    }
     if ((x = nm_ymap_get(mapper, "lanes"))) {
         if ((st = get_count(x, "lanes", &v, err)) != NM_OK)
             return st;
@@ -199,7 +207,7 @@ nm_status nm_search_opts_parse(nm_search_opts *o, const nm_ynode *mapper, nm_err
 
 /* ---- scores ---- */
 
-static double metric_value(nm_metric m, double energy, double cycles, double lla)
+double nm_metric_value(nm_metric m, double energy, double cycles, double lla)
 {
     switch (m) {
     case NM_MET_ENERGY:
@@ -214,6 +222,54 @@ static double metric_value(nm_metric m, double energy, double cycles, double lla
         return lla;
     }
     return energy;
+}
+
+static double roofline_value(nm_metric m, const nm_roofline *r)
+{
+    return nm_metric_value(m, r->energy_pj, r->bound_cycles, r->words_in + r->words_out);
+}
+
+double nm_search_lower_bound(const nm_search_opts *o, const nm_search_result *res,
+                             const nm_arch *arch, const nm_workload *wl)
+{
+    nm_roofline r;
+    nm_roofline_of(&r, arch, wl);
+    double lb = roofline_value(o->metric[0], &r);
+    if (!strcmp(o->algorithm, "optimal") && res->lower_bound < INFINITY && res->lower_bound > lb)
+        lb = res->lower_bound;
+    return lb;
+}
+
+/* The power k of a metric in energy and cycles together (E^a C^b, k =
+ * a + b); 1 for the additive ones. */
+static int metric_degree(nm_metric m)
+{
+    return m == NM_MET_EDP ? 2 : m == NM_MET_ED2P ? 3 : 1;
+}
+
+void nm_bound_sum_init(nm_bound_sum *s, nm_metric m)
+{
+    memset(s, 0, sizeof *s);
+    s->metric = m;
+}
+
+void nm_bound_sum_add(nm_bound_sum *s, double repeat, const nm_roofline *r, double lower_bound)
+{
+    s->energy += repeat * r->energy_pj;
+    s->cycles += repeat * r->bound_cycles;
+    double lb = lower_bound > 0 ? lower_bound : 0;
+    int k = metric_degree(s->metric);
+    s->root += repeat * (k == 1 ? lb : k == 2 ? sqrt(lb) : cbrt(lb));
+}
+
+double nm_bound_sum_value(const nm_bound_sum *s)
+{
+    int k = metric_degree(s->metric);
+    double root = k == 1 ? s->root : k == 2 ? s->root * s->root : s->root * s->root * s->root;
+    if (k == 1)
+        return root;
+    double product = nm_metric_value(s->metric, s->energy, s->cycles, 0);
+    return product > root ? product : root;
 }
 
 /* Prioritized metrics, then merge order. */
@@ -457,10 +513,10 @@ static uint64_t exh_count(void *state, struct ctx *c, uint64_t o, rec *single)
          * can spare more evaluations than it costs. */
         double e, cy, lla;
         nm_model_bound(&c->mdl, &m, &e, &cy, &lla);
-        int out = metric_value(c->o->metric[0], e, cy, lla) > c->incumbent;
+        int out = nm_metric_value(c->o->metric[0], e, cy, lla) > c->incumbent;
         if (!out && orders >= FLOOR_ORDERS && c->incumbent < INFINITY) {
             nm_model_floor(&c->mdl, &m, &e, &cy, &lla);
-            out = metric_value(c->o->metric[0], e, cy, lla) > c->incumbent;
+            out = nm_metric_value(c->o->metric[0], e, cy, lla) > c->incumbent;
         }
         if (out) {
             single->status = 2;
@@ -479,7 +535,7 @@ static int exh_bound(const struct exh *x, struct ctx *c, uint64_t o, double *lb)
         return 0;
     double e, cy, lla;
     nm_model_bound(&c->mdl, &m, &e, &cy, &lla);
-    *lb = metric_value(c->o->metric[0], e, cy, lla);
+    *lb = nm_metric_value(c->o->metric[0], e, cy, lla);
     return 1;
 }
 
@@ -739,7 +795,7 @@ static void lane_end(struct merge *mg, struct lane *l, const char *why, uint64_t
 static void set_scores(const nm_search_opts *o, nm_found *f)
 {
     for (int i = 0; i < o->nmetrics; i++)
-        f->score[i] = metric_value(o->metric[i], f->energy, (double)f->cycles, (double)f->lla);
+        f->score[i] = nm_metric_value(o->metric[i], f->energy, (double)f->cycles, (double)f->lla);
 }
 
 static void fill_found(struct merge *mg, const rec *r, uint64_t index, nm_found *f)
@@ -948,6 +1004,108 @@ static int score(struct ctx *c, const nm_mapping *n, nm_found *f)
     return 1;
 }
 
+/* The largest prime factor of n > 1. */
+static int64_t largest_prime(int64_t n)
+{
+    int64_t pr[NM_MAX_PRIMES];
+    int ex[NM_MAX_PRIMES];
+    int np = nm_prime_factors(n, pr, ex);
+    return np ? pr[np - 1] : n;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* One repair of m for invalidity iv (see nm_search_legalize); 0: none. */
+static int repair(const nm_mapspace *ms, nm_mapping *m, const nm_invalid *iv)
+{
+    int S = ms->arch->nlevels, nd = ms->wl->ndims;
+    if (iv->kind == NM_INV_CAPACITY || iv->kind == NM_INV_MD_CAPACITY) {
+        /* the tile of level l shrinks: a prime of the largest loop of the
+         * nearest level at or below l that has one (temporal first) goes to
+         * the temporal loop above l */
+        int l = iv->level;
+        if (l < 0 || l + 1 >= S)
+            return 0;
+        for (int j = l; j >= 0; j--)
+            for (int spatial = 0; spatial < 2; spatial++) {
+                int best = -1;
+                for (int d = 0; d < nd; d++) {
+                    int64_t f = spatial ? m->level[j].sfactor[d] : m->level[j].tfactor[d];
+                    if (f > 1 && (best < 0 || f > (spatial ? m->level[j].sfactor[best]
+                                                          : m->level[j].tfactor[best])))
+                        best = d;
+                }
+                if (best < 0)
+                    continue;
+                int64_t *f = spatial ? &m->level[j].sfactor[best] : &m->level[j].tfactor[best];
+                int64_t p = largest_prime(*f);
+                *f /= p;
+                m->level[l + 1].tfactor[best] *= p;
+                return 1;
+            }
+        return 0;
+    }
+    if (iv->kind == NM_INV_ARITH || iv->kind == NM_INV_INSTANCES) {
+        /* the fan-out nearest above the level folds a prime of its largest
+         * spatial loop into its own temporal loop */
+        for (int j = iv->level + 1; j < S; j++) {
+            int best = -1;
+            for (int d = 0; d < nd; d++)
+                if (m->level[j].sfactor[d] > 1 &&
+                    (best < 0 || m->level[j].sfactor[d] > m->level[j].sfactor[best]))
+                    best = d;
+            if (best < 0)
+                continue;
+            int64_t p = largest_prime(m->level[j].sfactor[best]);
+            m->level[j].sfactor[best] /= p;
+            m->level[j].tfactor[best] *= p;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+#define LEGALIZE_REPAIRS 64
+
+int nm_search_legalize(const nm_mapspace *ms, nm_model *mdl, nm_mapping *m)
+{
+    const nm_workload *wl = ms->wl;
+    int S = ms->arch->nlevels;
+    if (m->nlevels != S)
+        return 0;
+    /* each dimension's loops cut to divide its bound, innermost first */
+    for (int d = 0; d < wl->ndims; d++) {
+        int64_t rem = wl->bound[d];
+        for (int l = 0; l < S; l++) {
+            nm_level_map *lm = &m->level[l];
+            lm->tresidual[d] = lm->sresidual[d] = 0;
+            lm->sfactor[d] = gcd64(lm->sfactor[d] > 0 ? lm->sfactor[d] : 1, rem);
+            rem /= lm->sfactor[d];
+            lm->tfactor[d] = gcd64(lm->tfactor[d] > 0 ? lm->tfactor[d] : 1, rem);
+            rem /= lm->tfactor[d];
+        }
+        m->level[S - 1].tfactor[d] *= rem;
+    }
+    nm_stats st;
+    for (int k = 0; k < LEGALIZE_REPAIRS; k++) {
+        if (nm_model_eval(mdl, m, &st, NULL)) {
+            char why[8];
+            return nm_mapspace_check(ms, m, why, sizeof why);
+        }
+        if (!repair(ms, m, &st.invalid))
+            return 0;
+    }
+    return 0;
+}
+
 /* Divisors of n above 1, ascending (at most cap of them). */
 static int divisors(int64_t n, int64_t *out, int cap)
 {
@@ -976,12 +1134,7 @@ static int64_t *factor_at(nm_mapping *m, int S, int a, int d)
 
 static int coprime(int64_t a, int64_t b)
 {
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a == 1;
+    return gcd64(a, b) == 1;
 }
 
 /* Ends tried for a loop of end e by the residual moves: near values and
@@ -1264,10 +1417,14 @@ static int kick(struct ctx *c, const nm_found *from, nm_found *to, int moves, nm
 #define RESID_CHAIN 10000
 #define MAX_STEPS 200
 
+#define MAX_CHAINS (CHAINS + NM_MAX_WARM)
+
 struct chains {
-    nm_found *f;        /* CHAINS: each chain's start, then its result */
+    nm_found *f;        /* n: each chain's start, then its result */
+    int n;              /* CHAINS cold chains (none when the search found nothing),
+                         * then one per legal warm start */
     int resid;          /* moves in the space enlarged with residual factors */
-    uint64_t evals[CHAINS];
+    uint64_t evals[MAX_CHAINS];
     int next;           /* the next chain to run (under the pool's lock) */
     uint64_t budget;    /* evaluations per chain */
     double deadline;
@@ -1294,7 +1451,7 @@ static void run_chain(struct ctx *c, struct chains *ch, int k)
     uint64_t *evals = &ch->evals[k];
     nm_pcg32 rng;
     nm_pcg32_seed(&rng, c->o->seed ^ UINT64_C(0xD1B54A32D192ED03),
-                  (uint64_t)k + (ch->resid ? CHAINS : 0));
+                  (uint64_t)k + (ch->resid ? (k < CHAINS ? CHAINS : MAX_CHAINS) : 0));
     climb(c, f, &cand, evals, ch->deadline, 0, ch->resid);
     cur = *f;
     /* Kicks grow while they lead nowhere better, and start small again
@@ -1322,7 +1479,7 @@ static void run_chains(worker *w)
         pthread_mutex_lock(ch->lock);
         int k = ch->next++;
         pthread_mutex_unlock(ch->lock);
-        if (k >= CHAINS)
+        if (k >= ch->n)
             return;
         run_chain(&w->c, ch, k);
     }
@@ -1346,12 +1503,14 @@ static uint64_t run_chains_merged(struct merge *mg, struct pool *pool, worker *w
     for (int i = 0; i < T; i++)
         w[i].chains = NULL;
     uint64_t evals = 0;
-    for (int k = 0; k < CHAINS; k++) {
+    for (int k = 0; k < ch->n; k++) {
         nm_found *f = &ch->f[k];
         evals += ch->evals[k];
         f->index = index + (uint64_t)k;
-        if (compare_scores(mg->o, f->score, 0, res->best.score, 0) < 0) {
+        f->shape = shape_of(&f->map, mg->c->ms->arch->nlevels, mg->c->ms->wl->ndims);
+        if (!res->found || compare_scores(mg->o, f->score, 0, res->best.score, 0) < 0) {
             res->best = *f;
+            res->found = 1;
             top_add(mg, f);
         }
         if (!pareto_dominated(res, f))
@@ -1360,37 +1519,64 @@ static uint64_t run_chains_merged(struct merge *mg, struct pool *pool, worker *w
     return evals;
 }
 
+/* The warm starts of o made legal for the mapspace, scored, into f (at
+ * most NM_MAX_WARM); returns how many. */
+static int warm_starts(struct ctx *c, nm_found *f)
+{
+    int n = 0;
+    for (int i = 0; i < c->o->nwarm && n < NM_MAX_WARM; i++) {
+        nm_mapping m = c->o->warm[i];
+        if (nm_search_legalize(c->ms, &c->mdl, &m) && score(c, &m, &f[n])) {
+            f[n++].index = 0;
+        }
+    }
+    return n;
+}
+
 static void refine(struct merge *mg, struct pool *pool, worker *w, int T, double deadline)
 {
     nm_search_result *res = mg->res;
-    if (!res->found)
-        return;
-    struct chains ch = {.f = nm_calloc(CHAINS, sizeof *ch.f), .deadline = deadline,
+    struct chains ch = {.f = nm_calloc(MAX_CHAINS, sizeof *ch.f), .deadline = deadline,
                         .lock = &pool->lock};
     if (!ch.f)
         return;
-    uint64_t budget = res->valid > CHAINS * CHAIN_MIN ? res->valid : CHAINS * CHAIN_MIN;
+    double effort = mg->o->effort > 0 ? mg->o->effort : 1.0;
+    uint64_t floor = (uint64_t)(effort * CHAINS * CHAIN_MIN);
+    uint64_t budget = res->valid > floor ? res->valid : floor;
     ch.budget = budget / CHAINS;
-    /* the best of each of the best CHAINS / 2 shapes, then the next best
+    /* fewer chains below a quarter of the default effort (each climbs to
+     * its first optimum whatever its budget) */
+    int cold = effort >= 0.25 ? CHAINS : (int)(4 * CHAINS * effort + 0.5);
+    if (cold < 2)
+        cold = 2;
+    /* the best of each of the best cold / 2 shapes, then the next best
      * mappings */
     int k = 0;
-    for (int i = 0; k < CHAINS / 2 && i < mg->nshape; i++)
-        ch.f[k++] = mg->shape[i];
-    int nshapes = k; /* mg->shape[0 .. nshapes) are starts */
-    for (int i = 1; k < CHAINS && i < mg->nlead; i++) {
-        int j = shape_slot(mg, &mg->lead[i]);
-        if (j < 0 || j >= nshapes || mg->shape[j].index != mg->lead[i].index)
-            ch.f[k++] = mg->lead[i]; /* not a start already */
+    if (res->found) {
+        for (int i = 0; k < cold / 2 && i < mg->nshape; i++)
+            ch.f[k++] = mg->shape[i];
+        int nshapes = k; /* mg->shape[0 .. nshapes) are starts */
+        for (int i = 1; k < cold && i < mg->nlead; i++) {
+            int j = shape_slot(mg, &mg->lead[i]);
+            if (j < 0 || j >= nshapes || mg->shape[j].index != mg->lead[i].index)
+                ch.f[k++] = mg->lead[i]; /* not a start already */
+        }
+        for (; k < cold; k++)
+            ch.f[k] = res->best;
     }
-    for (; k < CHAINS; k++)
-        ch.f[k] = res->best;
+    /* then one chain from each warm start */
+    ch.n = k + warm_starts(mg->c, ch.f + k);
+    if (ch.n == 0) {
+        nm_free(ch.f);
+        return;
+    }
     /* after every searched candidate */
     uint64_t evals = run_chains_merged(mg, pool, w, T, &ch, res->proposed);
     if (mg->c->ms->imperfect) {
         /* residual factors: each chain again from where it ended */
         ch.resid = 1;
         ch.budget = RESID_CHAIN;
-        evals += run_chains_merged(mg, pool, w, T, &ch, res->proposed + CHAINS);
+        evals += run_chains_merged(mg, pool, w, T, &ch, res->proposed + (uint64_t)ch.n);
     }
     res->refined = evals;
     nm_free(ch.f);
@@ -1467,7 +1653,12 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     item *items = nm_calloc((size_t)T, sizeof *items);
     counted *window = nm_calloc(WINDOW + (size_t)T, sizeof *window);
     struct ctx *mc = nm_calloc(1, sizeof *mc);
+    double effort = o->effort > 0 ? o->effort : 1.0;
     int L = o->lanes < 1 ? 1 : o->lanes > NM_MAX_LANES ? NM_MAX_LANES : o->lanes;
+    if (effort < 1 && L > EFFORT_LANES) { /* fewer lanes, down to EFFORT_LANES */
+        int scaled = (int)(L * effort + 0.5);
+        L = scaled > EFFORT_LANES ? scaled : EFFORT_LANES;
+    }
     struct lane *lanes = nm_calloc((size_t)L, sizeof *lanes);
     nm_found *scratch = nm_calloc(1, sizeof *scratch);
     nm_found *starts = nm_calloc(2 * CHAINS, sizeof *starts);
@@ -1533,6 +1724,11 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     } else {
         if (!o->victory_set)
             mg.victory = enumerates ? 0 : 500;
+        if (!enumerates && effort != 1) {
+            mg.victory = (uint64_t)((double)mg.victory * effort + 0.5);
+            if (mg.victory < 1)
+                mg.victory = 1;
+        }
         if (!o->timeout_set)
             mg.timeout = enumerates ? 0 : 1000;
     }
@@ -1643,8 +1839,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
                 if ((p & 255) == 0 && wall_now() - t1 > STOP_BOUND_S) {
                     nm_roofline rf;
                     nm_roofline_of(&rf, ms->arch, ms->wl);
-                    lb = metric_value(o->metric[0], rf.energy_pj, rf.bound_cycles,
-                                      rf.words_in + rf.words_out);
+                    lb = roofline_value(o->metric[0], &rf);
                     if (lb < res->lower_bound)
                         res->lower_bound = lb;
                     break;

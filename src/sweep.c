@@ -202,13 +202,58 @@ static nm_status parse_axis(nm_sweep *sw, const nm_ynode *e, nm_error *err)
     return parse_values(ax, ax->values_node, err);
 }
 
+/* `warm:` true, false (every point cold) or {block: N, first: X, effort: Y}. */
+static nm_status parse_warm(nm_sweep *sw, const nm_ynode *w, nm_error *err)
+{
+    if (!w)
+        return NM_OK;
+    nm_status st;
+    if (w->kind == NM_Y_SCALAR) {
+        int on;
+        if ((st = nm_yget_bool(w, "warm", &on, err)) != NM_OK)
+            return st;
+        if (!on)
+            sw->warm_block = 1;
+        return NM_OK;
+    }
+    static const char *const keys[] = {"block", "first", "effort", NULL};
+    if ((st = nm_yexpect(w, NM_Y_MAP, "warm", err)) != NM_OK ||
+        (st = nm_ycheck_keys(w, keys, "warm", err)) != NM_OK)
+        return st;
+    const nm_ynode *b = nm_ymap_get(w, "block");
+    if (b) {
+        int64_t v;
+        if ((st = nm_yget_pos(b, "block", &v, err)) != NM_OK)
+            return st;
+        if (v > 1000000)
+            return nm_yerror(err, b, "block must be 1 to 1000000 points");
+        sw->warm_block = (int)v;
+    }
+    static const char *const ekeys[] = {"first", "effort"};
+    double *dst[] = {&sw->warm_first, &sw->warm_effort};
+    for (int i = 0; i < 2; i++) {
+        const nm_ynode *e = nm_ymap_get(w, ekeys[i]);
+        if (!e)
+            continue;
+        if ((st = nm_yget_num(e, ekeys[i], dst[i], err)) != NM_OK)
+            return st;
+        if (!(*dst[i] > 0 && *dst[i] <= 1000))
+            return nm_yerror(err, e, "%s must be above 0 and at most 1000 (1: the default "
+                             "search's budget)", ekeys[i]);
+    }
+    return NM_OK;
+}
+
 nm_status nm_sweep_parse(nm_sweep *sw, const nm_ynode *node, nm_error *err)
 {
     memset(sw, 0, sizeof *sw);
     sw->node = node;
     snprintf(sw->objective, sizeof sw->objective, "edp");
     static const char *const keys[] = {"design", "workloads", "vary", "mode", "samples", "seed",
-                                       "objective", "budget", NULL};
+                                       "objective", "budget", "warm", NULL};
+    sw->warm_block = NM_SWEEP_WARM_BLOCK;
+    sw->warm_first = NM_SWEEP_WARM_FIRST;
+    sw->warm_effort = NM_SWEEP_WARM_EFFORT;
     nm_status st = nm_yexpect(node, NM_Y_MAP, "sweep", err);
     if (st != NM_OK || (st = nm_ycheck_keys(node, keys, "sweep", err)) != NM_OK)
         return st;
@@ -331,6 +376,8 @@ nm_status nm_sweep_parse(nm_sweep *sw, const nm_ynode *node, nm_error *err)
                              "last_level_accesses)", o);
         snprintf(sw->objective, sizeof sw->objective, "%s", o);
     }
+    if ((st = parse_warm(sw, nm_ymap_get(node, "warm"), err)) != NM_OK)
+        return st;
     if (sw->random)
         return draw(sw, grid, err);
     sw->npoints = grid;

@@ -95,9 +95,20 @@ static double arch_area(const nm_arch *arch)
     return a;
 }
 
-/* Adds workload w's results to the point's summary; its layers.csv in *csv. */
+/* Warm starts live in the local search after a random strategy: without
+ * it (--no-refine, exhaustive, optimal) every point searches as `map` does,
+ * on its own (nm_sweep_run_check then makes every block one point). */
+static int warm_applies(const nm_search_opts *o)
+{
+    return o->refine && strcmp(o->algorithm, "exhaustive") && strcmp(o->algorithm, "optimal");
+}
+
+/* Adds workload w's results to the point's summary; its layers.csv in *csv
+ * and its layers' best mappings in *best, its searches starting warm from
+ * the best mappings of `warm` (the point before in the block; NULL: none). */
 static nm_status map_workload(const nm_sweep_run *run, int w, const nm_override *ov, int nov,
-                              nm_sweep_summary *s, char **csv, nm_error *err)
+                              const nm_sweep_point_out *warm, nm_sweep_summary *s, char **csv,
+                              nm_mapping **best, nm_error *err)
 {
     nm_spec spec;
     nm_network net;
@@ -108,13 +119,28 @@ static nm_status map_workload(const nm_sweep_run *run, int w, const nm_override 
         st = search_opts(run, &spec, &o, err);
     if (st == NM_OK && !(out = nm_calloc((size_t)net.nlayers, sizeof *out)))
         st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    int warms = st == NM_OK && run->sw.warm_block > 1 && warm_applies(&o);
+    const nm_mapping *from = warms && warm ? warm->best[w] : NULL;
+    if (warms) /* the first point of a block, or one warm */
+        o.effort = (o.effort > 0 ? o.effort : 1.0) *
+                   (warm ? run->sw.warm_effort : run->sw.warm_first);
     if (st == NM_OK)
-        st = nm_network_map(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
-                            run->threads ? run->threads : o.threads, out, err);
+        st = nm_network_map_warm(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
+                                 run->threads ? run->threads : o.threads, &from, from ? 1 : 0,
+                                 out, NULL, NULL, err);
+    if (st == NM_OK && !(*best = nm_network_best_mappings(&net, out)))
+        st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     if (st == NM_OK) {
         const nm_arch *arch = &spec.arch;
         nm_network_total t;
         nm_network_totals(arch, &net, out, &t);
+        nm_network_bound(arch, &net, out, &o, &s->bound);
+        for (int i = 0; i < net.nlayers; i++) {
+            const nm_layer_result *lr = &out[net.layer[i].same_as];
+            if (lr->status == NM_OK && lr->res.found)
+                s->lla += (double)net.layer[i].repeat *
+                          (double)lr->res.best_stats.last_level_accesses;
+        }
         s->energy_pj += t.energy;
         s->cycles += t.cycles;
         s->workload_pj[w] = t.energy;
@@ -196,7 +222,8 @@ static const struct {
 } figure_col[] = {
     {"energy_uj", 0},    {"cycles", 1},     {"seconds", 0},         {"edp_j_s", 0},
     {"area_mm2", 0},     {"macs", 1},       {"pj_per_mac", 0},      {"utilization_pct", 0},
-    {"bound_cycles", 1}, {"cycles_over_bound", 0}, {"power_w", 0},
+    {"bound_cycles", 1}, {"cycles_over_bound", 0}, {"objective_bound", 0}, {"gap", 0},
+    {"power_w", 0},
     {"dram_bytes", 1},   {"bound_by_pct", 0},
 };
 #define NFIGURES ((int)(sizeof figure_col / sizeof *figure_col))
@@ -211,9 +238,28 @@ static int binding(const nm_sweep_summary *s)
     return b;
 }
 
+/* The objective of s in its own column's unit (energy_uj, cycles, edp_j_s,
+ * J*s^2, words) per pJ, cycle and word: raw x scale. */
+static double objective_scale(const nm_sweep_summary *s)
+{
+    double cs = s->cycles > 0 ? s->seconds / s->cycles : 0.0; /* seconds per cycle */
+    switch (s->bound.metric) {
+    case NM_MET_ENERGY:
+        return 1e-6;
+    case NM_MET_EDP:
+        return 1e-12 * cs;
+    case NM_MET_ED2P:
+        return 1e-12 * cs * cs;
+    default:
+        return 1.0;
+    }
+}
+
 static void figures(const nm_sweep_summary *s, double *v)
 {
     double uj = s->energy_pj * 1e-6;
+    double lb = nm_bound_sum_value(&s->bound);
+    double score = nm_metric_value(s->bound.metric, s->energy_pj, s->cycles, s->lla);
     double fig[NFIGURES] = {
         uj,
         s->cycles,
@@ -225,6 +271,8 @@ static void figures(const nm_sweep_summary *s, double *v)
         s->cycles > 0 ? 100.0 * s->busy / s->cycles : 0.0,
         s->bound_cycles,
         s->bound_cycles > 0 ? s->cycles / s->bound_cycles : 0.0,
+        lb * objective_scale(s),
+        lb > 0 ? score / lb : 0.0,
         s->seconds > 0 ? s->energy_pj * 1e-12 / s->seconds : 0.0, /* average power */
         s->dram_bytes,
         s->cycles > 0 ? 100.0 * s->bound_by_cycles[binding(s)] / s->cycles : 0.0,
@@ -339,7 +387,38 @@ static char *format_row(const nm_sweep_run *run, uint64_t p, const int *idx,
     return buf;
 }
 
-int nm_sweep_run_point(const nm_sweep_run *run, uint64_t p, nm_sweep_point_out *out)
+/* The blocks: ceil(npoints / warm_block) of them, as even as can be (so
+ * that none is a lone point searched with the warm effort and no warm
+ * start); block k starts at k * npoints / nblocks. */
+static uint64_t nblocks(const nm_sweep_run *run)
+{
+    uint64_t B = run->sw.warm_block > 1 ? (uint64_t)run->sw.warm_block : 1, N = run->sw.npoints;
+    return N ? (N + B - 1) / B : 1;
+}
+
+static uint64_t block_start(const nm_sweep_run *run, uint64_t k)
+{
+    /* k * N / nb without overflow for any sweep that fits in memory */
+    return (uint64_t)((unsigned __int128)k * run->sw.npoints / nblocks(run));
+}
+
+static uint64_t block_of(const nm_sweep_run *run, uint64_t p)
+{
+    uint64_t nb = nblocks(run), k = (uint64_t)((unsigned __int128)p * nb / run->sw.npoints);
+    while (k + 1 < nb && block_start(run, k + 1) <= p)
+        k++;
+    while (k > 0 && block_start(run, k) > p)
+        k--;
+    return k;
+}
+
+uint64_t nm_sweep_block_first(const nm_sweep_run *run, uint64_t p)
+{
+    return block_start(run, block_of(run, p));
+}
+
+int nm_sweep_run_point(const nm_sweep_run *run, uint64_t p, const nm_sweep_point_out *warm,
+                       nm_sweep_point_out *out)
 {
     memset(out, 0, sizeof *out);
     out->point = p;
@@ -353,11 +432,13 @@ int nm_sweep_run_point(const nm_sweep_run *run, uint64_t p, nm_sweep_point_out *
     nm_error_clear(&err);
     nm_sweep_summary s;
     memset(&s, 0, sizeof s);
+    nm_bound_sum_init(&s.bound, (nm_metric)nm_metric_parse(run->sw.objective));
     for (int a = 0; a < run->sw.naxes; a++)
         if (nm_sweep_override(&run->sw, a, idx[a], &ov[nov++], &err) != NM_OK)
             return 2; /* checked before the sweep began */
     for (int w = 0; w < run->sw.nworkloads; w++) {
-        nm_status st = map_workload(run, w, ov, nov, &s, &out->layers[w], &err);
+        nm_status st = map_workload(run, w, ov, nov, warm, &s, &out->layers[w],
+                                    &out->best[w], &err);
         if (st == NM_ERR_NOMEM) {
             nm_sweep_point_out_free(out);
             return 2;
@@ -383,8 +464,10 @@ int nm_sweep_run_point(const nm_sweep_run *run, uint64_t p, nm_sweep_point_out *
 void nm_sweep_point_out_free(nm_sweep_point_out *out)
 {
     free(out->row);
-    for (int w = 0; w < NM_SWEEP_MAX_WORKLOADS; w++)
+    for (int w = 0; w < NM_SWEEP_MAX_WORKLOADS; w++) {
         free(out->layers[w]);
+        nm_free(out->best[w]);
+    }
     memset(out, 0, sizeof *out);
 }
 
@@ -459,6 +542,9 @@ static int check_values(nm_sweep_run *run)
                                  spec.arch.level[l].name);
                     snprintf(run->level[spec.arch.nlevels], NM_NAME_MAX, "%s",
                              spec.arch.arith.name);
+                    nm_search_opts o;
+                    if (search_opts(run, &spec, &o, &err) == NM_OK && !warm_applies(&o))
+                        run->sw.warm_block = 1;
                 }
                 for (int i = 0; st == NM_OK && i < net.nlayers; i++) {
                     if (net.layer[i].same_as != i)
@@ -568,28 +654,70 @@ static void progress(FILE *f, uint64_t done, uint64_t total, uint64_t first, dou
     fflush(f);
 }
 
+uint64_t nm_sweep_block_end(const nm_sweep_run *run, uint64_t p)
+{
+    return block_start(run, block_of(run, p) + 1);
+}
+
+int nm_sweep_run_next(const nm_sweep_run *run, uint64_t p, nm_sweep_point_out *prev,
+                      nm_sweep_point_out *out)
+{
+    uint64_t b = nm_sweep_block_first(run, p);
+    int rc = 0;
+    memset(out, 0, sizeof *out);
+    if (p == b) {
+        nm_sweep_point_out_free(prev);
+    } else if (prev->point != p - 1 || !prev->row) {
+        /* not the point before: the block's points up to p again */
+        nm_sweep_point_out_free(prev);
+        for (uint64_t q = b; q < p && !rc; q++) {
+            nm_sweep_point_out o;
+            rc = nm_sweep_run_point(run, q, q > b ? prev : NULL, &o);
+            nm_sweep_point_out_free(prev);
+            *prev = o;
+        }
+    }
+    if (!rc)
+        rc = nm_sweep_run_point(run, p, p > b ? prev : NULL, out);
+    if (!rc) { /* out's mappings go on to the next point */
+        nm_sweep_point_out_free(prev);
+        prev->point = p;
+        prev->row = out->row ? strdup(out->row) : NULL;
+        memcpy(prev->best, out->best, sizeof prev->best);
+        memset(out->best, 0, sizeof out->best);
+        if (!prev->row)
+            rc = 2;
+    }
+    return rc;
+}
+
 static int run_serial(const nm_sweep_run *run, nm_sweep_dir *d, char **rows, uint64_t first)
 {
     double t0 = nm_job_wall();
-    int tty = run->progress && !run->quiet;
+    int tty = run->progress && !run->quiet, rc = 0;
+    nm_sweep_point_out prev;
+    memset(&prev, 0, sizeof prev);
     for (uint64_t p = first; p < run->sw.npoints; p++) {
         nm_sweep_point_out out;
-        int rc = nm_sweep_run_point(run, p, &out);
+        rc = nm_sweep_run_next(run, p, &prev, &out);
         if (rc == 1) {
             if (tty)
                 fputc('\n', run->diag);
             fprintf(run->diag, "nestmap sweep: interrupted after %llu of %llu points%s\n",
                     (unsigned long long)p, (unsigned long long)run->sw.npoints,
                     d ? "; --resume goes on from there" : "");
-            return 130;
+            rc = 130;
+            break;
         }
         if (rc == 2) {
             fprintf(run->diag, "nestmap: out of memory\n");
-            return 2;
+            nm_sweep_point_out_free(&out);
+            break;
         }
         if (d && !nm_sweep_dir_add(d, run, &out)) {
             nm_sweep_point_out_free(&out);
-            return 2;
+            rc = 2;
+            break;
         }
         if (rows) {
             rows[p] = out.row;
@@ -599,9 +727,10 @@ static int run_serial(const nm_sweep_run *run, nm_sweep_dir *d, char **rows, uin
         if (tty)
             progress(run->diag, p + 1, run->sw.npoints, first, t0);
     }
-    if (tty)
+    nm_sweep_point_out_free(&prev);
+    if (tty && !rc)
         fputc('\n', run->diag);
-    return 0;
+    return rc;
 }
 
 /* ---- the whole run ---- */

@@ -10,6 +10,7 @@
 #include "nestmap/alloc.h"
 #include "nestmap/mapspace.h"
 #include "nestmap/model.h"
+#include "nestmap/pcg32.h"
 #include "nestmap/report.h"
 #include "nestmap/search.h"
 #include "nestmap/spec.h"
@@ -623,6 +624,139 @@ START_TEST(refine_climbs)
     nm_search_result_fini(&one);
     nm_search_result_fini(&two);
     unload(&e);
+}
+END_TEST
+
+/* nm_search_legalize: a mapping whose register-file tile holds the whole
+ * problem is shrunk until it fits, one whose factors multiply to another
+ * bound is cut to this one's, one of other levels is refused. */
+START_TEST(legalize_repairs)
+{
+    struct env e;
+    load(&e, "search/conv1d_3level.yaml", NULL);
+    nm_model mdl;
+    nm_error err;
+    ck_assert_int_eq(nm_model_init(&mdl, &e.spec.arch, &e.spec.wl, &err), NM_OK);
+    static nm_stats st;
+    nm_mapping m;
+    nm_mapping_init(&m, &e.spec.arch, &e.spec.wl);
+    for (int d = 0; d < e.spec.wl.ndims; d++)
+        m.level[0].tfactor[d] = e.spec.wl.bound[d]; /* everything in the register file */
+    ck_assert(!nm_model_eval(&mdl, &m, &st, NULL));
+    ck_assert_int_eq(st.invalid.kind, NM_INV_CAPACITY);
+    ck_assert(nm_search_legalize(&e.ms, &mdl, &m));
+    ck_assert(nm_model_eval(&mdl, &m, &st, NULL));
+    char why[256];
+    ck_assert_msg(nm_mapspace_check(&e.ms, &m, why, sizeof why), "%s", why);
+    /* another workload's bound: K = 64 where this one has 32, P = 5 where it has 16 */
+    nm_mapping_init(&m, &e.spec.arch, &e.spec.wl);
+    int K = 0, P = 2;
+    m.level[2].tfactor[K] = 8;
+    m.level[0].tfactor[K] = 8;
+    m.level[1].tfactor[P] = 5;
+    ck_assert(nm_search_legalize(&e.ms, &mdl, &m));
+    for (int d = 0; d < e.spec.wl.ndims; d++) {
+        int64_t prod = 1;
+        for (int l = 0; l < e.spec.arch.nlevels; l++)
+            prod *= m.level[l].tfactor[d] * m.level[l].sfactor[d];
+        ck_assert_int_eq(prod, e.spec.wl.bound[d]);
+    }
+    ck_assert_int_eq(m.level[0].tfactor[K], 8); /* the inner tiles kept where they fit */
+    ck_assert(nm_model_eval(&mdl, &m, &st, NULL));
+    m.nlevels = 2; /* another design's levels */
+    ck_assert(!nm_search_legalize(&e.ms, &mdl, &m));
+    nm_model_fini(&mdl);
+    unload(&e);
+}
+END_TEST
+
+/* Warm starts: the best of the whole space given as a warm start comes
+ * back (a chain never ends worse than it starts), a cheap search with it
+ * is never worse than without it, the result does not depend on the
+ * threads, and the effort scales the budget. */
+START_TEST(warm_starts_and_effort)
+{
+    struct env e;
+    load(&e, "search/conv1d_3level.yaml", NULL);
+    nm_search_result ex, cold, warm1, warm2, full;
+    run(&e, "exhaustive", 2, 0, &ex);
+    nm_search_opts o;
+    nm_error err;
+    nm_search_opts_init(&o);
+    o.seed = 5;
+    o.effort = 0.01;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &cold, &err), NM_OK);
+    o.warm = &ex.best.map;
+    o.nwarm = 1;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &warm1, &err), NM_OK);
+    o.threads = 2;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &warm2, &err), NM_OK);
+    ck_assert(ex.found && cold.found && warm1.found);
+    ck_assert_double_eq(warm1.best.score[0], ex.best.score[0]);
+    ck_assert(warm1.best.score[0] <= cold.best.score[0]);
+    ck_assert(!memcmp(&warm1.best.map, &warm2.best.map, sizeof warm1.best.map));
+    ck_assert_uint_eq(warm1.refined, warm2.refined);
+    ck_assert_uint_gt(warm1.refined, cold.refined); /* its chain ran too */
+    o.warm = NULL;
+    o.nwarm = 0;
+    o.effort = 1;
+    ck_assert_int_eq(nm_search_run(&e.ms, &o, &full, &err), NM_OK);
+    ck_assert_uint_gt(full.refined, 10 * cold.refined);
+    ck_assert_uint_ge(full.proposed, cold.proposed);
+    nm_search_result_fini(&ex);
+    nm_search_result_fini(&cold);
+    nm_search_result_fini(&warm1);
+    nm_search_result_fini(&warm2);
+    nm_search_result_fini(&full);
+    unload(&e);
+}
+END_TEST
+
+/* nm_bound_sum: for random layers (each scoring at least its bound, and
+ * at least its roofline in energy and cycles) the combined bound never
+ * exceeds the metric of the totals; it is tight when every layer sits on
+ * its bound with the same energy-to-cycles ratio (Cauchy-Schwarz's
+ * equality); for energy and delay it is the plain sum. */
+START_TEST(bound_sum_is_admissible)
+{
+    nm_pcg32 rng;
+    nm_pcg32_seed(&rng, 11, 1);
+    static const nm_metric ms[] = {NM_MET_ENERGY, NM_MET_DELAY, NM_MET_EDP, NM_MET_ED2P};
+    for (int trial = 0; trial < 4000; trial++) {
+        nm_metric m = ms[trial % 4];
+        nm_bound_sum b;
+        nm_bound_sum_init(&b, m);
+        double E = 0, C = 0, naive = 0;
+        int n = 1 + (int)nm_pcg32_bounded(&rng, 5);
+        for (int i = 0; i < n; i++) {
+            double k = 1 + nm_pcg32_bounded(&rng, 3);
+            nm_roofline r;
+            memset(&r, 0, sizeof r);
+            r.energy_pj = 1 + nm_pcg32_bounded(&rng, 1000);
+            r.bound_cycles = 1 + nm_pcg32_bounded(&rng, 1000);
+            double e = r.energy_pj * (1 + nm_pcg32_bounded(&rng, 100) / 25.0);
+            double c = r.bound_cycles * (1 + nm_pcg32_bounded(&rng, 100) / 25.0);
+            double score = nm_metric_value(m, e, c, 0);
+            double lb = score * (1 + nm_pcg32_bounded(&rng, 100)) / 101.0;
+            nm_bound_sum_add(&b, k, &r, lb);
+            E += k * e;
+            C += k * c;
+            naive += k * lb;
+        }
+        double total = nm_metric_value(m, E, C, 0), v = nm_bound_sum_value(&b);
+        ck_assert_msg(v <= total * (1 + 1e-12), "metric %d: bound %g above %g", m, v, total);
+        ck_assert(v > 0);
+        if (m == NM_MET_ENERGY || m == NM_MET_DELAY)
+            ck_assert_double_eq_tol(v, naive, 1e-9 * naive);
+    }
+    /* tight: two layers on their bounds, energy twice the cycles in each */
+    nm_bound_sum b;
+    nm_bound_sum_init(&b, NM_MET_EDP);
+    nm_roofline r;
+    memset(&r, 0, sizeof r);
+    nm_bound_sum_add(&b, 1, &r, 2.0 * 3 * 3);   /* E 6, C 3 */
+    nm_bound_sum_add(&b, 2, &r, 2.0 * 5 * 5);   /* E 10, C 5, twice */
+    ck_assert_double_eq_tol(nm_bound_sum_value(&b), (6 + 20.0) * (3 + 10.0), 1e-9);
 }
 END_TEST
 
@@ -1245,6 +1379,9 @@ static Suite *suite(void)
     tcase_add_test(ts, optimal_warm_start);
     tcase_add_test(ts, filled_draws_fill_fanouts);
     tcase_add_test(ts, refine_climbs);
+    tcase_add_test(ts, legalize_repairs);
+    tcase_add_test(ts, bound_sum_is_admissible);
+    tcase_add_test(ts, warm_starts_and_effort);
     tcase_add_test(ts, default_search_finds_optimum);
     tcase_add_test(ts, default_search_crosses_shapes);
     tcase_add_test(ts, default_search_fills_fanouts);

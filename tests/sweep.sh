@@ -141,6 +141,7 @@ check_bad bad_value "must be a positive integer"
 check_bad bad_zip_lengths "'PE.meshY' has 2 values but 'PE.meshX' has 3"
 check_bad bad_problem_key "unknown key 'batch' in conv2d shorthand"
 check_bad bad_budget_column "budget: no column 'aera_mm2' in points.csv"
+check_bad bad_warm_effort "effort must be above 0 and at most 1000"
 
 # A budget: the point over it keeps its figures, says which budget it
 # breaks, stays off the Pareto front and out of the summary's picks.
@@ -153,7 +154,7 @@ sweep:
   budget: {energy_uj: 8, power_w: 100}
 EOB
 "$bin" sweep -q --no-refine --max-evals 2000 -o "$tmp/bud" "$tmp/budget.yaml" >"$tmp/out" 2>"$tmp/err" || { bad "budget sweep"; cat "$tmp/err"; }
-head -1 "$tmp/bud/points.csv" | grep -q ',cycles_over_bound,power_w,dram_bytes,bound_by_pct,energy_uj\..*,bound_by,over_budget,status,reason$' &&
+head -1 "$tmp/bud/points.csv" | grep -q ',cycles_over_bound,objective_bound,gap,power_w,dram_bytes,bound_by_pct,energy_uj\..*,bound_by,over_budget,status,reason$' &&
     grep -q '^2,4,1[0-9.]*,.*,energy_uj 1[0-9.]* > 8,ok,$' "$tmp/bud/points.csv" && grep -q '^0,1,[0-9.]*,.*,,ok,$' "$tmp/bud/points.csv" &&
     ok "budget: the point over it says which, the others leave over_budget empty" || { bad "budget: points.csv"; cat "$tmp/bud/points.csv"; }
 ! grep -q '^2,' "$tmp/bud/pareto.csv" && grep -q "^3 points: 3 mapped, 0 failed; 1 over budget" "$tmp/out" &&
@@ -223,6 +224,55 @@ fail=$((fail + $(grep -c '^FAIL' "$tmp/zalone.log")))
 [ -s "$tmp/zip/plots/PE.meshX.gp" ] && [ ! -e "$tmp/zip/plots/PE.meshY.gp" ] && grep -q "PE.meshX = PE.meshY" "$tmp/zip/plots/PE.meshX.gp" &&
     ok "zip: one plot, its axis naming the linked attributes" || bad "zip: plots"
 
+# The proven gap: every point's objective over its bound, at least 1; the
+# bound the same as the network's (its summary's lower_bound, pJ*cycles,
+# in J*s at the design's clock).
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { if (!($c["gap"] >= 1) || !($c["objective_bound"] > 0)) bad = 1
+      if ($c["edp_j_s"] / $c["objective_bound"] - $c["gap"] > 1e-9 * $c["gap"]) bad = 1 }
+    END { exit bad }' "$tmp/a/points.csv" && ok "points.csv: gap = edp_j_s / objective_bound >= 1 at every point" || bad "points.csv: gap"
+"$bin" network -q --json --threads 2 $nr --set GlobalBuffer.depth=2048 --set DRAM.type=LPDDR4 "$src/arch/eyeriss/eyeriss.yaml" \
+    "$src/tests/data/network/small_net.yaml" >"$tmp/net.json" 2>/dev/null
+lb=$(sed -n 's/^ *"lower_bound": \([0-9.e+-]*\),*$/\1/p' "$tmp/net.json" | tail -1)
+row=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $2 == 2048 && $3 == "LPDDR4" { print $c["objective_bound"], $c["seconds"] / $c["cycles"] }' "$tmp/a/points.csv")
+awk -v lb="$lb" -v row="$row" 'BEGIN { split(row, r, " "); v = lb * 1e-12 * r[2]; exit !(lb > 0 && (v - r[1]) ^ 2 <= (1e-12 * v) ^ 2) }' &&
+    ok "points.csv objective_bound is network --json's summary lower_bound in J*s ($lb pJ*cycles)" || bad "objective_bound $row against network's $lb"
+
+# Warm starts (blocks of 2, a hundredth of the budget, the local search
+# on): 1 or 2 threads, and a resume from inside a block, write the same
+# files; a block's first point is the cold search `network --effort` runs;
+# a warm point is, layer by layer, never worse than that cold search.
+w="$data/warm_blocks.yaml"
+"$bin" sweep -q --threads 2 -o "$tmp/w2" "$w" >/dev/null 2>"$tmp/err" || { bad "warm sweep"; cat "$tmp/err"; }
+"$bin" sweep -q --threads 1 -o "$tmp/w1" "$w" >/dev/null 2>&1 || bad "warm sweep, 1 thread"
+same "$tmp/w2/points.csv" "$tmp/w1/points.csv" "warm sweep: points.csv the same on 1 and 2 threads"
+cp -r "$tmp/w2" "$tmp/wr" && head -2 "$tmp/w2/points.csv" >"$tmp/wr/points.csv" && rm -rf "$tmp/wr/points/1" "$tmp/wr/points/2" "$tmp/wr/points/3"
+"$bin" sweep -q --threads 2 --resume -o "$tmp/wr" "$w" >/dev/null 2>"$tmp/err" || { bad "warm sweep --resume"; cat "$tmp/err"; }
+same "$tmp/w2/points.csv" "$tmp/wr/points.csv" "warm sweep resumed inside a block: points.csv byte-identical"
+tail -n +2 "$tmp/w2/points.csv" | while IFS=, read -r p depth rest; do
+    "$bin" network -q --threads 2 --effort 0.01 --set "GlobalBuffer.depth=$depth" \
+        -o "$tmp/wcold$p" "$src/arch/eyeriss/eyeriss.yaml" "$src/tests/data/network/small_net.yaml" >/dev/null 2>&1
+    if [ $((p % 2)) -eq 0 ]; then
+        if cmp -s "$tmp/wcold$p/layers.csv" "$tmp/w2/points/$p/small_net.layers.csv"; then
+            echo "ok   - warm sweep: point $p (a block's first) equals network --effort 0.01"
+        else
+            echo "FAIL - warm sweep: point $p (a block's first) differs from network --effort 0.01"
+        fi
+    else
+        # layer, same_as, repeat, macs, valid, energy_pj, cycles: EDP per layer
+        paste -d, "$tmp/wcold$p/layers.csv" "$tmp/w2/points/$p/small_net.layers.csv" | tail -n +2 |
+            awk -F, -v p="$p" -v n="$(head -1 "$tmp/wcold$p/layers.csv" | tr ',' '\n' | wc -l)" '
+            { cold = $6 * $7; warm = $(n + 6) * $(n + 7)
+              if (warm > cold * (1 + 1e-12)) { bad = 1; printf "FAIL - warm sweep: point %d layer %s: EDP %g above the cold search'"'"'s %g\n", p, $1, warm, cold }
+              else if (warm < cold * (1 - 1e-12)) better++ }
+            END { if (!bad) printf "ok   - warm sweep: point %d no layer worse than network --effort 0.01 (%d better)\n", p, better }'
+    fi
+done >"$tmp/wcold.log"
+cat "$tmp/wcold.log"
+pass=$((pass + $(grep -c '^ok' "$tmp/wcold.log")))
+fail=$((fail + $(grep -c '^FAIL' "$tmp/wcold.log")))
+[ "$(grep -c '^ok' "$tmp/wcold.log")" -eq 4 ] || bad "warm sweep: 4 points compared"
+
 # MPI: 2 and 3 ranks write what one process writes.
 if [ -n "$NESTMAP_MPIRUN" ]; then
     for np in 2 3; do
@@ -231,6 +281,9 @@ if [ -n "$NESTMAP_MPIRUN" ]; then
         same "$tmp/a/points.csv" "$tmp/mpi$np/points.csv" "mpirun -np $np: points.csv as one process's"
         same "$tmp/a/pareto.csv" "$tmp/mpi$np/pareto.csv" "mpirun -np $np: pareto.csv as one process's"
         if diff -r "$tmp/a/points" "$tmp/mpi$np/points" >/dev/null; then ok "mpirun -np $np: per-point files as one process's"; else bad "mpirun -np $np: per-point files"; fi
+        $NESTMAP_MPIRUN --allow-run-as-root --oversubscribe -np $np "$bin" sweep -q --threads 1 \
+            -o "$tmp/wmpi$np" "$w" >/dev/null 2>"$tmp/err" || { bad "mpirun -np $np, warm"; cat "$tmp/err"; }
+        same "$tmp/w2/points.csv" "$tmp/wmpi$np/points.csv" "mpirun -np $np: a warm sweep's points.csv as one process's"
     done
 fi
 

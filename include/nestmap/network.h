@@ -74,6 +74,24 @@ nm_status nm_network_map_report(const nm_network *net, const nm_arch *arch,
                                 void (*done)(void *ctx, int i, int ndone), void *ctx,
                                 nm_error *err);
 
+/* As nm_network_map_report, each layer's search also starting warm from
+ * the mappings of layer i in warm[s] for s < nwarm (nm_network_best_mappings
+ * of another design): see nm_search_opts.warm.  Every source's best comes
+ * first, then their runners-up, NM_MAX_WARM in all. */
+nm_status nm_network_map_warm(const nm_network *net, const nm_arch *arch,
+                              const nm_ynode *constraints, const nm_ynode *more,
+                              const nm_search_opts *o, int threads,
+                              const nm_mapping *const *warm, int nwarm, nm_layer_result *out,
+                              void (*done)(void *ctx, int i, int ndone), void *ctx,
+                              nm_error *err);
+
+/* Every layer's best mapping and the best of up to NM_NETWORK_WARM_PER - 1
+ * other shapes among its top (search.h's nm_found.shape), layer i's at
+ * [i * NM_NETWORK_WARM_PER ...] (repeats resolved; nlevels 0 where none),
+ * heap (NULL when out of memory): another design's warm starts. */
+#define NM_NETWORK_WARM_PER 3
+nm_mapping *nm_network_best_mappings(const nm_network *net, const nm_layer_result *out);
+
 void nm_network_results_fini(const nm_network *net, nm_layer_result *out);
 
 /* A network's totals over its mapped layers, repeats counted (layers run one
@@ -88,5 +106,12 @@ typedef struct nm_network_total {
 } nm_network_total;
 void nm_network_totals(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
                        nm_network_total *t);
+
+/* Adds the mapped layers' proven bounds on o's first metric to *s (see
+ * nm_bound_sum): no mapping of the network's layers scores below
+ * nm_bound_sum_value(s) on the metric of their totals, and the network's
+ * gap is its score over that. */
+void nm_network_bound(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
+                      const nm_search_opts *o, nm_bound_sum *s);
 
 #endif

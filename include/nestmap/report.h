@@ -23,6 +23,12 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
 /* Two lines: the roofline's cycle bound and energy bound for wl on arch
  * (roofline.h) and how far the mapping whose stats are st lies above them. */
 void nm_report_bound_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st);
+/* The search result's gap: its score over its proven lower bound
+ * (nm_search_lower_bound), and where that bound comes from. */
+struct nm_search_result;
+struct nm_search_opts;
+void nm_report_gap_text(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                        const struct nm_search_result *res, const struct nm_search_opts *o);
 
 /* The loop nest, outermost level first, as Timeloop's map.txt shows it. */
 void nm_report_loopnest(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_nest *nest,

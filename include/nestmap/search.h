@@ -61,6 +61,14 @@
  * results are merged in chain order, so the result still does not depend
  * on the number of threads.
  *
+ * The effort (--effort, `mapper: effort`, 1 by default) scales that budget:
+ * the victory condition, the lanes when below 1 (down to 4), the chains'
+ * evaluations, and below a quarter the number of chains (4 x CHAINS x
+ * effort, at least 2; each climbs to its first optimum whatever its
+ * budget).  Warm starts (nm_search_opts.warm: a sweep's previous point)
+ * each start one chain more, after the others, so the result is never
+ * worse than the same search without them.
+ *
  * With residual factors enabled (nm_mapspace_enable_imperfect: --imperfect,
  * `mapspace: {template: ruby}`) and refine on, the random strategies draw
  * perfect factors only and the chains run as above: up to there the search
@@ -86,6 +94,7 @@
 
 #include "nestmap/mapspace.h"
 #include "nestmap/model.h"
+#include "nestmap/roofline.h"
 
 typedef enum nm_metric {
     NM_MET_ENERGY,
@@ -96,6 +105,7 @@ typedef enum nm_metric {
 } nm_metric;
 
 #define NM_MAX_METRICS 4
+#define NM_MAX_WARM 8 /* warm-start mappings a search takes */
 #define NM_MAX_LANES 256
 
 typedef struct nm_search_progress {
@@ -137,6 +147,18 @@ typedef struct nm_search_opts {
                            * (nm_mapspace_random_filled; default on).  `mapper:
                            * refine: false` and --no-refine turn both off: Timeloop's
                            * strategies as they are */
+    /* Warm starts (a sweep's neighbouring points): mappings of the same
+     * workload on another design of the same levels.  Each is made legal
+     * for this mapspace (nm_search_legalize) and starts a chain of its own
+     * after the cold chains, with their budget; the chains' results merge
+     * after the cold ones, so the result is never worse than the same
+     * search without them.  Needs refine; ignored by exhaustive and optimal. */
+    const nm_mapping *warm;
+    int nwarm;            /* at most NM_MAX_WARM are used */
+    double effort;        /* random strategies: the budget scaled (1: the default; 0 is
+                           * read as 1): the victory condition (the default's or the one
+                           * set), the lanes when below 1 (down to 4), and the local
+                           * search's evaluations */
     int imperfect;        /* nm_network_map: search residual factors too
                            * (nm_mapspace_enable_imperfect on each layer's space) */
     volatile sig_atomic_t *stop; /* set (e.g. by SIGINT) to end the search; may be NULL */
@@ -152,6 +174,8 @@ void nm_search_opts_init(nm_search_opts *o);
  * "last_level_accesses"); returns -1 if unknown. */
 int nm_metric_parse(const char *name);
 const char *nm_metric_name(nm_metric m);
+/* A metric's score from energy (pJ), cycles and last-level accesses. */
+double nm_metric_value(nm_metric m, double energy, double cycles, double lla);
 /* Unit of a metric's score: pJ, cycles, pJ*cycles, ... */
 const char *nm_metric_unit(nm_metric m);
 
@@ -199,6 +223,48 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
                         nm_error *err);
 
 void nm_search_result_fini(nm_search_result *res);
+
+/* Makes m, a mapping of the same workload's dimensions on a design with
+ * ms's levels (another point of a sweep), a valid mapping of ms when it can:
+ * each dimension's factors cut to divide its bound here (its residuals
+ * dropped, the outermost temporal loop taking what is left), then, while
+ * the model finds it invalid, a tile over a level's capacity shrunk (a
+ * prime factor of the loop nearest below moved to the temporal loops
+ * above) and a fan-out used beyond its instances folded (a spatial prime
+ * moved to the same level's temporal loop).  Returns 1 with m valid, 0 when
+ * it cannot be (other levels, a broken constraint, another kind of
+ * invalidity, or 64 repairs did not do). */
+int nm_search_legalize(const nm_mapspace *ms, nm_model *mdl, nm_mapping *m);
+
+/* ---- proven gaps ---- */
+
+/* A proven lower bound on o's first metric over every mapping of wl on
+ * arch: the roofline's (nm_roofline: the least energy, the bound cycles,
+ * every tensor once at the outermost level), or the bound optimal proved
+ * (res->lower_bound) when that is higher.  A result's gap is its score
+ * over this: at most that far from the optimum. */
+double nm_search_lower_bound(const nm_search_opts *o, const nm_search_result *res,
+                             const nm_arch *arch, const nm_workload *wl);
+
+/* Lower bounds of layers run one after another (a network, a sweep point's
+ * workloads), combined into a bound on the metric of their sums.  For
+ * energy, delay and last-level accesses it is the sum of the layers'
+ * bounds.  For EDP = E x C and ED2P = E x C^2 (E and C summed over the
+ * layers) it is the larger of two: the product of the summed roofline
+ * bounds of E and C, and (sum of repeat x bound^(1/k))^k with k = 2 or 3
+ * (Cauchy-Schwarz and Hoelder: (sum E_i)(sum C_i) >= (sum sqrt(E_i C_i))^2),
+ * which carries optimal's tighter per-layer bounds into the network's. */
+typedef struct nm_bound_sum {
+    nm_metric metric;
+    double energy, cycles; /* summed roofline bounds */
+    double root;           /* sum of repeat x bound^(1/k) */
+} nm_bound_sum;
+
+void nm_bound_sum_init(nm_bound_sum *s, nm_metric m);
+/* Adds `repeat` runs of a layer whose roofline is *r and whose proven
+ * bound (nm_search_lower_bound) is lower_bound. */
+void nm_bound_sum_add(nm_bound_sum *s, double repeat, const nm_roofline *r, double lower_bound);
+double nm_bound_sum_value(const nm_bound_sum *s);
 
 /* Objective comparison: < 0 when a is better than b under the metrics. */
 int nm_search_compare(const nm_search_opts *o, const nm_found *a, const nm_found *b);

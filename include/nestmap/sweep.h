@@ -33,6 +33,7 @@
 
 #include "nestmap/limits.h"
 #include "nestmap/override.h"
+#include "nestmap/search.h"
 #include "nestmap/yaml.h"
 
 #define NM_SWEEP_MAX_AXES 16
@@ -74,11 +75,19 @@ typedef struct nm_sweep {
     int random;                   /* mode: random */
     uint64_t samples, seed;
     char objective[16];           /* a metric name (search.h), "edp" by default */
+    int warm_block;               /* `warm:` consecutive points per warm-start block (1:
+                                   * every point cold; see sweep_run.h) */
+    double warm_first;            /* the budget of a block's first point (search.h's effort) */
+    double warm_effort;           /* ... and of each later one, which also starts warm */
     int nbudgets;
     nm_sweep_budget budget[NM_SWEEP_MAX_BUDGETS];
     uint64_t npoints;
     uint64_t *grid_index;         /* random: the grid index of each point; owned */
 } nm_sweep;
+
+#define NM_SWEEP_WARM_BLOCK 16     /* warm: the defaults */
+#define NM_SWEEP_WARM_FIRST 1.0
+#define NM_SWEEP_WARM_EFFORT 0.125
 
 /* Parses `sweep:` (paths relative to the file it is written in).  Checks
  * the form of every entry: an empty range, `times` of 1 or less, a step of
@@ -116,6 +125,8 @@ typedef struct nm_sweep_summary {
     /* Cycles by what bound them, as level_pj is ordered: a level's
      * bandwidth, or (last) the arithmetic when nothing throttled. */
     double bound_by_cycles[NM_MAX_LEVELS + 1];
+    double lla;                        /* last-level accesses (words) */
+    nm_bound_sum bound;                /* the proven bound on the objective (its gap) */
 } nm_sweep_summary;
 
 const char *nm_sweep_status_name(nm_sweep_status s);

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "nestmap/mapping.h"
 #include "nestmap/override.h"
 #include "nestmap/sweep.h"
 #include "nestmap/template.h"
@@ -79,11 +80,40 @@ typedef struct nm_sweep_point_out {
     uint64_t point;
     char *row;
     char *layers[NM_SWEEP_MAX_WORKLOADS];
+    /* Each layer of each workload: its best mapping (nm_network_best_mappings;
+     * NULL when none was searched), the next point's warm starts. */
+    nm_mapping *best[NM_SWEEP_MAX_WORKLOADS];
 } nm_sweep_point_out;
 
-/* Runs point p.  Returns 0 when done, 1 when stopped (nothing to keep),
- * 2 when out of memory. */
-int nm_sweep_run_point(const nm_sweep_run *run, uint64_t p, nm_sweep_point_out *out);
+/* Runs point p, its searches starting warm from the best mappings of
+ * `warm` (the point before it in its block; NULL: none).  Returns 0 when
+ * done, 1 when stopped (nothing to keep), 2 when out of memory. */
+int nm_sweep_run_point(const nm_sweep_run *run, uint64_t p, const nm_sweep_point_out *warm,
+                       nm_sweep_point_out *out);
+
+/* Warm starts: the points are cut into blocks of about run->sw.warm_block
+ * consecutive points (1: every point searched cold with the default
+ * budget, as `map` searches).  A block's first point searches cold with
+ * warm_first of the default budget (search.h's effort), each later one
+ * with warm_effort of it, its searches also starting from the best
+ * mappings of each layer of the point before it (the best and the best of
+ * two other shapes: nm_network_best_mappings), made legal for its design.
+ * So a point's result is never worse than a cold search of its budget, and
+ * it depends on the sweep file alone: blocks are the ranks' unit of work,
+ * and a resumed sweep reruns its block's points before the first it
+ * lacks.  The first and the end of p's block: */
+uint64_t nm_sweep_block_first(const nm_sweep_run *run, uint64_t p);
+uint64_t nm_sweep_block_end(const nm_sweep_run *run, uint64_t p);
+
+/* Runs point p as its block has it into *out: cold when p is its block's
+ * first, else warm from *prev when that holds point p - 1 (a run in
+ * order), after rerunning the block's points before p otherwise (a resumed
+ * sweep, a rank's next block).  On success *prev holds p's best mappings
+ * (and row) for the next call; the caller releases it at the end.  Returns
+ * nm_sweep_run_point's code. */
+int nm_sweep_run_next(const nm_sweep_run *run, uint64_t p, nm_sweep_point_out *prev,
+                      nm_sweep_point_out *out);
+
 void nm_sweep_point_out_free(nm_sweep_point_out *out);
 
 /* The columns of points.csv between the varied attributes and `status`:

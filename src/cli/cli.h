@@ -158,7 +158,7 @@ int nm_cli_write_tables(const char *dir, const char *timeloop, const nm_spec *sp
  * NM_CLI_SEARCH_USAGE).  Take them before nm_cli_parse; returns 0 when one
  * is missing its value.  Apply them over `mapper:` once the input is read;
  * returns 0 after printing an error. */
-#define NM_CLI_SEARCH_COUNTS 7
+#define NM_CLI_SEARCH_COUNTS 8
 typedef struct nm_cli_search {
     const char *algorithm, *metric;
     const char *count[NM_CLI_SEARCH_COUNTS];
@@ -184,6 +184,9 @@ struct nm_search_opts;
     "  --timeout N       end a lane after N invalid candidates in a row\n" \
     "  --lanes N         independent lanes of the random strategies (default 128);\n" \
     "                    the search ends when every lane has ended\n" \
+    "  --effort X        the random strategies' budget scaled by X (1: the default;\n" \
+    "                    0.05: a quick look): victory and the local search's\n" \
+    "                    evaluations\n" \
     "  --time-limit S    stop after S seconds of wall time\n" \
     "  --top K           keep the K best\n" \
     "  --imperfect       search residual factors too: tiles that do not divide the\n" \

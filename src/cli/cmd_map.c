@@ -186,6 +186,7 @@ int nm_cmd_map(int argc, char **argv)
         fputc('\n', stdout);
         nm_report_text(stdout, &spec.arch, &spec.wl, &res.best_stats);
         nm_report_bound_text(stdout, &spec.arch, &spec.wl, &res.best_stats);
+        nm_report_gap_text(stdout, &spec.arch, &spec.wl, &res, &o);
     }
     if (!res.found) {
         char note[NM_REPORT_NOTE_MAX];

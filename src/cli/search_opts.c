@@ -12,7 +12,8 @@
 #include "nestmap/spec.h"
 
 static const char *const count_names[NM_CLI_SEARCH_COUNTS] = {
-    "--max-evals", "--search-size", "--victory", "--timeout", "--top", "--time-limit", "--lanes"};
+    "--max-evals", "--search-size", "--victory", "--timeout", "--top", "--time-limit", "--lanes",
+    "--effort"};
 
 int nm_cli_search_take(int *argc, char **argv, nm_cli_search *s)
 {

@@ -1,7 +1,9 @@
 /* sweep_mpi.c — a sweep over MPI ranks (./configure --with-mpi).
  *
- * Point p goes to rank (p - first) mod size, so each rank knows its points
- * without asking.  Every rank, rank 0 too, runs its points in order; the
+ * The points go to the ranks by warm-start blocks (sweep_run.h): block k
+ * of those from `first` on goes to rank k mod size, so each rank knows its
+ * points without asking, and a point's warm starts come from the point
+ * before it on the same rank.  Every rank, rank 0 too, runs its points in order; the
  * others send each result to rank 0 as it ends (non-blocking, so they go
  * on with the next point).  Rank 0 writes the results in point order, each
  * as soon as those before it are in: points.csv grows exactly as a single
@@ -157,42 +159,51 @@ int sweep_mpi_run(const nm_sweep_run *run, nm_sweep_dir *d, char **rows, uint64_
     c.tty = tty;
     if (rank == 0 && !(c.pending = nm_calloc(total > first ? total - first : 1, sizeof *c.pending)))
         MPI_Abort(MPI_COMM_WORLD, 2);
+    /* This rank's points: the blocks from first's on, every size-th. */
+    uint64_t mine = 0;
+    for (uint64_t p = first, k = 0; p < total; p = nm_sweep_block_end(run, p), k++)
+        if (k % (uint64_t)size == (uint64_t)rank)
+            mine += nm_sweep_block_end(run, p) - p;
     /* Sends in flight (workers). */
-    uint64_t mine = total > first ? (total - first + (uint64_t)size - 1 - (uint64_t)rank) /
-                                        (uint64_t)size : 0;
     MPI_Request *req = nm_calloc(mine ? mine : 1, sizeof *req);
     char **sent = nm_calloc(mine ? mine : 1, sizeof *sent);
     if (!req || !sent)
         MPI_Abort(MPI_COMM_WORLD, 2);
     uint64_t nsent = 0;
     int rc = 0, stopped = 0;
-    for (uint64_t p = first + (uint64_t)rank; p < total && !stopped; p += (uint64_t)size) {
-        nm_sweep_point_out o;
-        int r = nm_sweep_run_point(run, p, &o);
-        if (r != 0) {
-            rc = r == 1 ? 130 : 2;
-            stopped = 1;
-            if (rank != 0) {
-                char b = 0;
-                MPI_Send(&b, 1, MPI_CHAR, 0, TAG_STOP, MPI_COMM_WORLD);
+    nm_sweep_point_out prev; /* the point before, for warm starts */
+    memset(&prev, 0, sizeof prev);
+    for (uint64_t p = first, k = 0; p < total && !stopped; p = nm_sweep_block_end(run, p), k++) {
+        if (k % (uint64_t)size != (uint64_t)rank)
+            continue;
+        for (uint64_t q = p, e = nm_sweep_block_end(run, p); q < e && !stopped; q++) {
+            nm_sweep_point_out o;
+            int r = nm_sweep_run_next(run, q, &prev, &o);
+            if (r != 0) {
+                nm_sweep_point_out_free(&o);
+                rc = r == 1 ? 130 : 2;
+                stopped = 1;
+                if (rank != 0) {
+                    char b = 0;
+                    MPI_Send(&b, 1, MPI_CHAR, 0, TAG_STOP, MPI_COMM_WORLD);
+                }
+            } else if (rank == 0) {
+                c.pending[q - first] = o;
+                while (receive(&c, 0) == 1)
+                    ;
+                flush(&c);
+            } else {
+                size_t n = 0;
+                char *buf = pack(run, &o, &n);
+                nm_sweep_point_out_free(&o);
+                if (!buf || n > (size_t)0x7fffffff)
+                    MPI_Abort(MPI_COMM_WORLD, 2);
+                MPI_Isend(buf, (int)n, MPI_CHAR, 0, TAG_POINT, MPI_COMM_WORLD, &req[nsent]);
+                sent[nsent++] = buf;
             }
-            break;
-        }
-        if (rank == 0) {
-            c.pending[p - first] = o;
-            while (receive(&c, 0) == 1)
-                ;
-            flush(&c);
-        } else {
-            size_t n = 0;
-            char *buf = pack(run, &o, &n);
-            nm_sweep_point_out_free(&o);
-            if (!buf || n > (size_t)0x7fffffff)
-                MPI_Abort(MPI_COMM_WORLD, 2);
-            MPI_Isend(buf, (int)n, MPI_CHAR, 0, TAG_POINT, MPI_COMM_WORLD, &req[nsent]);
-            sent[nsent++] = buf;
         }
     }
+    nm_sweep_point_out_free(&prev);
     if (rank == 0) {
         /* The rest from the others, in whatever order they come. */
         while (!stopped && c.next < total) {
