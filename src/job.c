@@ -418,14 +418,26 @@ size_t nm_job_search_warn(nm_ydoc *doc, const nm_arch *arch, const nm_workload *
 {
     size_t before = doc->nwarnings;
     if (res->found) {
-        nm_roofline r;
+        nm_roofline r, rf;
         nm_roofline_of(&r, arch, wl);
-        double x = (double)res->best_stats.cycles / r.bound_cycles;
-        if (x > 2.0 && nm_ydoc_warn(doc, NULL, "the best mapping takes %.1fx the roofline bound "
-                                    "of %.0f cycles: a longer search may do better (try "
-                                    "--victory %llu, or --algorithm hybrid)", x, r.bound_cycles,
-                                    (unsigned long long)(o->victory ? 10 * o->victory : 1000))
-                                    != NM_OK)
+        nm_search_roofline(res, arch, wl, &rf);
+        double c = (double)res->best_stats.cycles, x = c / rf.bound_cycles;
+        nm_status st = NM_OK;
+        if (x > 2.0)
+            st = nm_ydoc_warn(doc, NULL, "the best mapping takes %.1fx the %s bound of %.0f "
+                              "cycles: a longer search may do better (try --victory %llu, or "
+                              "--algorithm hybrid)", x, rf.bound_cycles > r.bound_cycles ?
+                              "fill" : "roofline", rf.bound_cycles,
+                              (unsigned long long)(o->victory ? 10 * o->victory : 1000));
+        else if (c / r.bound_cycles > 2.0)
+            st = nm_ydoc_warn(doc, NULL, "the best mapping takes %.1fx the roofline bound of "
+                              "%.0f cycles because the constraints and the layer's factors keep "
+                              "at most %llu of the %lld arithmetic units busy at once (at least "
+                              "%.0f cycles): a longer search cannot do better; the design's "
+                              "constraints or its array can", c / r.bound_cycles, r.bound_cycles,
+                              (unsigned long long)res->fill, (long long)arch->arith.instances,
+                              rf.bound_cycles);
+        if (st != NM_OK)
             return before;
     }
     /* (not when the backing store is too small: no search can help) */
@@ -442,8 +454,8 @@ size_t nm_job_network_warn(nm_ydoc *doc, const nm_arch *arch, const nm_network *
                            const nm_layer_result *out, const nm_search_opts *o)
 {
     size_t before = doc->nwarnings;
-    int far = 0, starved = 0, worst = -1;
-    double worst_x = 0;
+    int far = 0, starved = 0, worst = -1, limited = 0, wlim = -1;
+    double worst_x = 0, wlim_x = 0;
     for (int i = 0; i < net->nlayers; i++) {
         if (net->layer[i].same_as != i || out[i].status != NM_OK)
             continue;
@@ -453,19 +465,37 @@ size_t nm_job_network_warn(nm_ydoc *doc, const nm_arch *arch, const nm_network *
             starved++;
         if (!r->found)
             continue;
-        nm_roofline rl;
+        nm_roofline rl, rf;
         nm_roofline_of(&rl, arch, &net->layer[i].wl);
-        double x = (double)r->best_stats.cycles / rl.bound_cycles;
+        nm_search_roofline(r, arch, &net->layer[i].wl, &rf);
+        double c = (double)r->best_stats.cycles, x = c / rf.bound_cycles;
         if (x > 2.0) {
             far++;
             if (x > worst_x) {
                 worst_x = x;
                 worst = i;
             }
+        } else if (c / rl.bound_cycles > 2.0) {
+            limited++;
+            if (c / rl.bound_cycles > wlim_x) {
+                wlim_x = c / rl.bound_cycles;
+                wlim = i;
+            }
         }
     }
-    if (far && nm_ydoc_warn(doc, NULL, "%d distinct layer%s end%s above 2x the roofline cycle "
-                            "bound (the worst, %s, at %.1fx): a longer search may do better "
+    if (limited && nm_ydoc_warn(doc, NULL, "%d distinct layer%s end%s above 2x the roofline "
+                                "cycle bound because the constraints and the layer's factors "
+                                "keep the arithmetic units from filling (the worst, %s, at "
+                                "%.1fx, keeps at most %llu of %lld busy): a longer search "
+                                "cannot do better; the design's constraints or its array can",
+                                limited, limited == 1 ? "" : "s", limited == 1 ? "s" : "",
+                                net->layer[wlim].name, wlim_x,
+                                (unsigned long long)out[wlim].res.fill,
+                                (long long)arch->arith.instances) != NM_OK)
+        return before;
+    if (far && nm_ydoc_warn(doc, NULL, "%d distinct layer%s end%s above 2x the cycle bound "
+                            "(roofline or fill; the worst, %s, at %.1fx): a longer search may "
+                            "do better "
                             "(try --victory %llu, or --algorithm hybrid)", far,
                             far == 1 ? "" : "s", far == 1 ? "s" : "", net->layer[worst].name,
                             worst_x, (unsigned long long)(o->victory ? 10 * o->victory : 1000))

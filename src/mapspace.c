@@ -942,6 +942,156 @@ static void where(const nm_ynode *at, char *buf, size_t size)
         snprintf(buf, size, "a constraint");
 }
 
+/* ---- the best fill of the fan-outs (nm_mapspace_fill) ---- */
+
+struct fill {
+    const nm_mapspace *ms;
+    int nk;                              /* fan-outs */
+    int level[NM_MAX_LEVELS], slot[NM_MAX_LEVELS];
+    int64_t f[NM_MAX_LEVELS][NM_MAX_DIMS]; /* spatial factor per fan-out and dimension */
+    int64_t prod[NM_MAX_LEVELS];          /* product so far per fan-out */
+    int64_t most[NM_MAX_DIMS];            /* the most dimension d can spread at all */
+    int absorb[NM_MAX_DIMS];              /* d has a free temporal slot for the rest */
+    uint64_t best, tried, budget;
+};
+
+/* Whether fan-out k's factors fit its X and Y sides (under its spatial
+ * order and split, free or fixed) and its least utilization. */
+static int fill_fits(const struct fill *F, int k)
+{
+    const nm_mapspace *ms = F->ms;
+    int l = F->level[k], nd = ms->wl->ndims;
+    const nm_level_space *ls = &ms->level[l];
+    const nm_level *L = &ms->arch->level[l];
+    if ((double)F->prod[k] < ls->min_util * (double)ls->fanout)
+        return 0;
+    int lo = ls->split >= 0 ? ls->split : 0, hi = ls->split >= 0 ? ls->split : nd;
+    for (int split = lo; split <= hi; split++) {
+        int64_t x = 1, y = 1;
+        for (int i = 0; i < nd; i++)
+            *(i < split ? &x : &y) *= F->f[k][ls->sorder[i]];
+        if (x <= L->fanoutX && y <= L->fanoutY)
+            return 1;
+    }
+    return 0;
+}
+
+/* Chooses dimension d's factor at fan-out k (then the next ones), the rest
+ * of its bound `rem` left for the temporal loops. */
+static void fill_search(struct fill *F, int d, int k, int64_t rem)
+{
+    const nm_mapspace *ms = F->ms;
+    int nd = ms->wl->ndims;
+    if (F->tried > F->budget)
+        return;
+    if (k == F->nk) {
+        if (rem > 1 && !F->absorb[d])
+            return; /* no temporal loop can take the rest */
+        if (++d == nd) {
+            F->tried++;
+            uint64_t p = 1;
+            for (int j = 0; j < F->nk; j++) {
+                if (!fill_fits(F, j))
+                    return;
+                p *= (uint64_t)F->prod[j];
+            }
+            if (p > F->best)
+                F->best = p;
+            return;
+        }
+        const nm_dim_space *ds = &ms->dim[d];
+        rem = 1;
+        for (int i = 0; i < ds->nprimes; i++)
+            for (int e = 0; e < ds->exp[i]; e++)
+                rem *= ds->prime[i];
+        k = 0;
+    }
+    /* bound: what the fan-outs hold now, times what the dimensions left can add */
+    double ub = 1;
+    for (int j = 0; j < F->nk; j++)
+        ub *= (double)F->prod[j];
+    ub *= (double)rem;
+    for (int e = d + 1; e < nd; e++)
+        ub *= (double)F->most[e];
+    double cap = 1;
+    for (int j = 0; j < F->nk; j++)
+        cap *= (double)ms->level[F->level[j]].fanout;
+    if ((ub < cap ? ub : cap) <= (double)F->best)
+        return;
+    const nm_dim_space *ds = &ms->dim[d];
+    int s = F->slot[k];
+    int64_t fanout = ms->level[F->level[k]].fanout;
+    if (ds->fixed[s] > 0) {
+        if (F->prod[k] * ds->fixed[s] > fanout)
+            return;
+        F->f[k][d] = ds->fixed[s];
+        F->prod[k] *= ds->fixed[s];
+        fill_search(F, d, k + 1, rem);
+        F->prod[k] /= ds->fixed[s];
+        F->f[k][d] = 1;
+        return;
+    }
+    for (int64_t v = 1; v <= rem && F->prod[k] * v <= fanout; v++) {
+        if (rem % v || v < ds->lo[s] || (ds->hi[s] > 0 && v > ds->hi[s]))
+            continue;
+        F->f[k][d] = v;
+        F->prod[k] *= v;
+        fill_search(F, d, k + 1, rem / v);
+        F->prod[k] /= v;
+        F->f[k][d] = 1;
+    }
+}
+
+uint64_t nm_mapspace_fill(const nm_mapspace *ms, uint64_t budget)
+{
+    if (ms->imperfect)
+        return 0;
+    struct fill *F = calloc(1, sizeof *F);
+    if (!F)
+        return 0;
+    F->ms = ms;
+    F->budget = budget;
+    F->best = 1; /* every mapping uses one instance */
+    int nd = ms->wl->ndims;
+    for (int s = 0; s < ms->nslots; s++)
+        if (ms->slot[s].spatial && ms->level[ms->slot[s].level].fanout > 1) {
+            F->level[F->nk] = ms->slot[s].level;
+            F->slot[F->nk] = s;
+            F->prod[F->nk] = 1;
+            for (int d = 0; d < nd; d++)
+                F->f[F->nk][d] = 1;
+            F->nk++;
+        }
+    for (int d = 0; d < nd; d++) {
+        const nm_dim_space *ds = &ms->dim[d];
+        int64_t most = 1;
+        for (int i = 0; i < ds->nprimes; i++)
+            for (int e = 0; e < ds->exp[i]; e++)
+                most *= ds->prime[i];
+        for (int k = 0; k < F->nk; k++)
+            if (ds->fixed[F->slot[k]] > 0)
+                most *= ds->fixed[F->slot[k]];
+        F->most[d] = most;
+        for (int i = 0; i < ds->nfree; i++)
+            F->absorb[d] |= !ms->slot[ds->free[i]].spatial;
+    }
+    uint64_t best = 0;
+    if (F->nk == 0) {
+        best = 1;
+    } else if (nd > 0) {
+        /* dimension 0 from its whole remaining bound */
+        const nm_dim_space *ds = &ms->dim[0];
+        int64_t rem = 1;
+        for (int i = 0; i < ds->nprimes; i++)
+            for (int e = 0; e < ds->exp[i]; e++)
+                rem *= ds->prime[i];
+        fill_search(F, 0, 0, rem);
+        best = F->tried > F->budget ? 0 : F->best;
+    }
+    free(F);
+    return best;
+}
+
 int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, size_t size)
 {
     const nm_workload *wl = ms->wl;

@@ -308,7 +308,7 @@ void nm_network_bound(const nm_arch *arch, const nm_network *net, const nm_layer
         if (lr->status != NM_OK || !lr->res.found)
             continue;
         nm_roofline r;
-        nm_roofline_of(&r, arch, &net->layer[i].wl);
+        nm_search_roofline(&lr->res, arch, &net->layer[i].wl, &r);
         nm_bound_sum_add(s, (double)net->layer[i].repeat, &r,
                          nm_search_lower_bound(o, &lr->res, arch, &net->layer[i].wl));
     }

@@ -27,6 +27,7 @@
 #define RANDOM_BLOCK 256     /* candidates per outer point for random strategies */
 #define CHAINS 16            /* chains of the local search (see refine) */
 #define EFFORT_LANES 4       /* an effort below 1 scales the lanes down to this many */
+#define FILL_BUDGET 1000000  /* spatial choices nm_mapspace_fill may try */
 
 /* ---- options ---- */
 
@@ -229,11 +230,19 @@ static double roofline_value(nm_metric m, const nm_roofline *r)
     return nm_metric_value(m, r->energy_pj, r->bound_cycles, r->words_in + r->words_out);
 }
 
+void nm_search_roofline(const nm_search_result *res, const nm_arch *arch, const nm_workload *wl,
+                        nm_roofline *r)
+{
+    nm_roofline_of(r, arch, wl);
+    if (res->fill_cycles > r->bound_cycles)
+        r->bound_cycles = res->fill_cycles;
+}
+
 double nm_search_lower_bound(const nm_search_opts *o, const nm_search_result *res,
                              const nm_arch *arch, const nm_workload *wl)
 {
     nm_roofline r;
-    nm_roofline_of(&r, arch, wl);
+    nm_search_roofline(res, arch, wl, &r);
     double lb = roofline_value(o->metric[0], &r);
     if (!strcmp(o->algorithm, "optimal") && res->lower_bound < INFINITY && res->lower_bound > lb)
         lb = res->lower_bound;
@@ -1679,6 +1688,14 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     }
     if ((status = st->init(state, ms, o, err)) != NM_OK)
         goto done;
+    if (!ms->arch->sparse.active) {
+        uint64_t fill = nm_mapspace_fill(ms, FILL_BUDGET);
+        double iters = 1;
+        for (int d = 0; d < ms->wl->ndims; d++)
+            iters *= (double)ms->wl->bound[d];
+        res->fill = fill;
+        res->fill_cycles = fill ? iters / (double)fill : 0.0;
+    }
     mc->ms = ms;
     mc->o = o;
     mc->made_o = UINT64_MAX;

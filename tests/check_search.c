@@ -627,6 +627,34 @@ START_TEST(refine_climbs)
 }
 END_TEST
 
+/* nm_mapspace_fill by hand: one MAC fills 1; the 2x4 array under no
+ * constraints fills all 8 (K = 8 across it); with K and P kept off the
+ * fan-out only R = 3 spreads (along X, 4 wide); with R fixed at 1 there
+ * too, nothing does. */
+START_TEST(fill_by_hand)
+{
+    struct env e;
+    load(&e, "search/conv1d_3level.yaml", NULL);
+    ck_assert_uint_eq(nm_mapspace_fill(&e.ms, 1000), 1);
+    unload(&e);
+    load(&e, "search/conv1d_links.yaml", NULL);
+    ck_assert_uint_eq(nm_mapspace_fill(&e.ms, 1000), 8);
+    unload(&e);
+    load(&e, "search/conv1d_links.yaml",
+         "mapspace_constraints:\n- {target: GlobalBuffer, type: spatial, factors: K=1 P=1}\n");
+    ck_assert_uint_eq(nm_mapspace_fill(&e.ms, 1000), 3);
+    unload(&e);
+    load(&e, "search/conv1d_links.yaml",
+         "mapspace_constraints:\n- {target: GlobalBuffer, type: spatial, factors: K=1 P=1 R=1}\n");
+    ck_assert_uint_eq(nm_mapspace_fill(&e.ms, 1000), 1);
+    unload(&e);
+    /* a budget too small to finish says nothing */
+    load(&e, "search/conv1d_links.yaml", NULL);
+    ck_assert_uint_eq(nm_mapspace_fill(&e.ms, 0), 0);
+    unload(&e);
+}
+END_TEST
+
 /* nm_search_legalize: a mapping whose register-file tile holds the whole
  * problem is shrunk until it fits, one whose factors multiply to another
  * bound is cut to this one's, one of other levels is refused. */
@@ -1302,6 +1330,12 @@ static int bounds_hold(const nm_mapspace *ms, const nm_spec *spec, uint64_t seed
     nm_pcg32 rng;
     nm_pcg32_seed(&rng, seed, seed);
     int valid = 0;
+    /* the best fill of the fan-outs: no mapping runs fewer iterations */
+    uint64_t fill = spec->arch.sparse.active ? 0 : nm_mapspace_fill(ms, 1000000);
+    double iters = 1, fewest = INFINITY;
+    for (int d = 0; d < spec->wl.ndims; d++)
+        iters *= (double)spec->wl.bound[d];
+    ck_assert_msg(spec->arch.sparse.active || fill > 0, "%s: no fill", what);
     for (int i = 0; i < tries && valid < want; i++) {
         nm_point pt;
         nm_mapping m;
@@ -1315,9 +1349,20 @@ static int bounds_hold(const nm_mapspace *ms, const nm_spec *spec, uint64_t seed
                       st.energy);
         ck_assert(c <= (double)st.cycles);
         ck_assert(lla <= (double)st.last_level_accesses);
+        if (fill) {
+            ck_assert_msg(iters / (double)fill <= (double)st.cycles * (1 + 1e-12),
+                          "%s: fill bound %g cycles > %llu", what, iters / (double)fill,
+                          (unsigned long long)st.cycles);
+            if ((double)st.cycles < fewest)
+                fewest = (double)st.cycles;
+        }
         floor_holds(&mdl, &m, &st, what, e, c, lla);
         valid++;
     }
+    if (fill)
+        printf("bound_is_admissible: %s: at most %llu instances busy, %g cycles at least; the "
+               "fewest of %d random mappings %g\n", what, (unsigned long long)fill,
+               iters / (double)fill, valid, fewest);
     nm_model_fini(&mdl);
     return valid;
 }
@@ -1380,6 +1425,7 @@ static Suite *suite(void)
     tcase_add_test(ts, filled_draws_fill_fanouts);
     tcase_add_test(ts, refine_climbs);
     tcase_add_test(ts, legalize_repairs);
+    tcase_add_test(ts, fill_by_hand);
     tcase_add_test(ts, bound_sum_is_admissible);
     tcase_add_test(ts, warm_starts_and_effort);
     tcase_add_test(ts, default_search_finds_optimum);

@@ -202,6 +202,16 @@ void nm_order_cursor_set(nm_order_cursor *c, const nm_mapspace *ms, nm_mapping *
 double nm_mapspace_pruned_log10(const nm_mapspace *ms, uint64_t max_points, nm_pcg32 *rng,
                                 int *exact);
 
+/* The most arithmetic work any perfect mapping of ms does at once: the
+ * largest product of spatial factors over every fan-out that the
+ * factorizations and the constraints allow (fixed and bounded factors,
+ * each fan-out's X and Y sides under its spatial order and split, its
+ * least utilization), found by enumerating the spatial factor choices with
+ * branch and bound.  A mapping then runs at least (product of the bounds)
+ * / fill temporal iterations.  Returns 0 when it cannot say: residual
+ * factors enabled, or more than `budget` choices to try. */
+uint64_t nm_mapspace_fill(const nm_mapspace *ms, uint64_t budget);
+
 /* Checks a given mapping against the constraints; returns 1 if it meets
  * them, else 0 with a message naming the constraint (file:line:col). */
 int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, size_t size);

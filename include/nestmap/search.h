@@ -212,6 +212,11 @@ typedef struct nm_search_result {
     int proven_optimal;
     double lower_bound;      /* optimal: no mapping of the space scores below this (first
                               * metric); the best when proven */
+    double fill_cycles;      /* no mapping of the space runs fewer cycles: its temporal
+                              * iterations at the best fill of the fan-outs the
+                              * constraints allow (nm_mapspace_fill); 0 when unknown
+                              * (residual factors, sparse optimizations) */
+    uint64_t fill;           /* ... that best fill: arithmetic units busy at once (0: unknown) */
     char stopped_by[128];     /* why the search ended */
 } nm_search_result;
 
@@ -238,9 +243,14 @@ int nm_search_legalize(const nm_mapspace *ms, nm_model *mdl, nm_mapping *m);
 
 /* ---- proven gaps ---- */
 
+/* The roofline of wl on arch with its cycles raised to res->fill_cycles
+ * where the constraints keep the fan-outs from filling. */
+void nm_search_roofline(const nm_search_result *res, const nm_arch *arch, const nm_workload *wl,
+                        nm_roofline *r);
+
 /* A proven lower bound on o's first metric over every mapping of wl on
- * arch: the roofline's (nm_roofline: the least energy, the bound cycles,
- * every tensor once at the outermost level), or the bound optimal proved
+ * arch: nm_search_roofline's (the least energy, the cycles, every tensor
+ * once at the outermost level), or the bound optimal proved
  * (res->lower_bound) when that is higher.  A result's gap is its score
  * over this: at most that far from the optimum. */
 double nm_search_lower_bound(const nm_search_opts *o, const nm_search_result *res,
