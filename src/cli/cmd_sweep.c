@@ -40,7 +40,11 @@ static const char usage[] =
     "    budget: {area_mm2: 2, power_w: 1}       # at most (any column of points.csv):\n"
     "                                            # a point over it is marked, off the front\n"
     "    mode: grid                              # or random, with samples and seed\n"
-    "    objective: edp                          # what each point's search optimizes\n\n"
+    "    objective: edp                          # what each point's search optimizes\n"
+    "    warm: {block: 16, first: 1, effort: 0.125}  # blocks of points: the first searched\n"
+    "                                            # as map does, the others with 1/8 of the\n"
+    "                                            # budget from the point before's best\n"
+    "                                            # mappings (warm: false: all cold)\n\n"
     "options (each overrides `mapper:`):\n"
     NM_CLI_SET_USAGE
     "                    (--set holds at every point; vary: then sets each point's values)\n"
