@@ -1257,7 +1257,7 @@ static void network_text(FILE *f, const nm_arch *arch, const nm_network *net,
     double lb = nm_bound_sum_value(&bs);
     if (t.mapped && lb > 0)
         fprintf(f, "gap: %.4gx at most: the total's %s over its proven lower bound %.6g %s "
-                   "(the layers' bounds combined: nm_bound_sum)\n",
+                   "(the layers' bounds combined; see nestmap(1), network)\n",
                 network_score(o, &t, net, out) / lb, nm_metric_name(o->metric[0]), lb,
                 nm_metric_unit(o->metric[0]));
     if (t.failed)

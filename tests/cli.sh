@@ -359,6 +359,13 @@ expect 0 "map on tpu_v1, short search" -- "$bin" map --threads 2 --max-evals 300
 has "$tmp/out" "^Cycle bound   : [0-9]* (roofline, bound by .*); this mapping takes [0-9.]*x" "map: the cycle bound and the ratio"
 has "$tmp/out" "^Energy bound  : [0-9.]* pJ (every operation, each tensor once at DDR3); this mapping spends [0-9.]*x" "map: the energy bound and the ratio"
 has "$tmp/err" "warning: the best mapping takes .*x the roofline bound of [0-9]* cycles: a longer search may do better (try --victory" "map: a warning far above the bound, naming the option"
+has "$tmp/out" "^Gap           : [0-9.]*x at most: the edp [0-9.e+]* pJ\*cycles over its proven lower bound [0-9.e+]* (the roofline's energy and cycles)" "map: the gap over the proven bound, and where the bound comes from"
+# A layer the constraints keep from filling the array: the fill bound, and
+# a warning that blames the constraints, not the search.
+printf 'problem:\n  conv2d: {C: 3, M: 64, P: 112, Q: 112, R: 7, S: 7, stride: 2}\n' >"$tmp/c1.yaml"
+expect 0 "map: a constraint-limited layer" -- "$bin" map --threads 2 --effort 0.01 "$src/arch/systolic/systolic_16x16.yaml" "$tmp/c1.yaml"
+has "$tmp/out" "^Fill bound    : the constraints keep at most 48 of 256 arithmetic units busy at once: at least 2458624 cycles; this mapping takes 1.00x" "map: the fill bound (C = 3 x 16 columns of M)"
+has "$tmp/err" "because the constraints and the layer's factors keep at most 48 of the 256 arithmetic units busy at once .*: a longer search cannot do better" "map: a constraint-limited layer is said to be one"
 expect 0 "map --json on tpu_v1" -- "$bin" map -q --json --threads 2 --max-evals 3000 --no-refine "$tpu" "$res3"
 if python3 -c "import json,sys; j=json.load(open(sys.argv[1])); b=j['bound']; s=j['summary']; sys.exit(0 if abs(b['cycles_over_bound']-s['cycles']/b['cycles'])<1e-9 and b['cycles_over_bound']>2 and any('roofline bound' in w['message'] for w in j['warnings']) else 1)" "$tmp/out"; then
     ok "map --json: bound, ratio, and the warning in warnings[] (also under -q)"
