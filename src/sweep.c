@@ -212,14 +212,14 @@ static nm_status parse_warm(nm_sweep *sw, const nm_ynode *w, nm_error *err)
         int on;
         if ((st = nm_yget_bool(w, "warm", &on, err)) != NM_OK)
             return st;
-        if (!on)
-            sw->warm_block = 1;
+        sw->warm_block = on ? NM_SWEEP_WARM_BLOCK : 1;
         return NM_OK;
     }
     static const char *const keys[] = {"block", "first", "effort", NULL};
     if ((st = nm_yexpect(w, NM_Y_MAP, "warm", err)) != NM_OK ||
         (st = nm_ycheck_keys(w, keys, "warm", err)) != NM_OK)
         return st;
+    sw->warm_block = NM_SWEEP_WARM_BLOCK; /* asked for, random sweeps too */
     const nm_ynode *b = nm_ymap_get(w, "block");
     if (b) {
         int64_t v;
@@ -376,6 +376,10 @@ nm_status nm_sweep_parse(nm_sweep *sw, const nm_ynode *node, nm_error *err)
                              "last_level_accesses)", o);
         snprintf(sw->objective, sizeof sw->objective, "%s", o);
     }
+    /* A random sweep's consecutive points are unrelated designs: cold,
+     * unless its file asks for warm starts. */
+    if (sw->random)
+        sw->warm_block = 1;
     if ((st = parse_warm(sw, nm_ymap_get(node, "warm"), err)) != NM_OK)
         return st;
     if (sw->random)

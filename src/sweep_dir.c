@@ -417,6 +417,9 @@ static void write_json(FILE *f, const nm_sweep_run *run, const table *t, const u
     if (sw->random)
         fprintf(f, "  \"samples\": %llu,\n  \"seed\": %llu,\n",
                 (unsigned long long)sw->samples, (unsigned long long)sw->seed);
+    /* how the points were searched: block 1, every point cold */
+    fprintf(f, "  \"warm\": {\"block\": %d, \"first\": %.17g, \"effort\": %.17g},\n",
+            sw->warm_block, sw->warm_first, sw->warm_effort);
     fputs("  \"vary\": [", f);
     for (int a = 0; a < sw->naxes; a++) {
         fputs(a ? ",\n    {\"set\": " : "\n    {\"set\": ", f);

@@ -82,6 +82,23 @@ EOR
 [ "$(($(wc -l <"$tmp/r1/points.csv") - 1))" -eq 3 ] && ok "random sweep: 3 samples" || bad "random sweep: rows"
 same "$tmp/r1/points.csv" "$tmp/r2/points.csv" "random sweep: same seed, same points (2 threads or 1)"
 [ "$(cut -d, -f2,3 "$tmp/r1/points.csv" | sort -u | wc -l)" -eq 4 ] && ok "random sweep: distinct points" || bad "random sweep: repeated points"
+# ... whose unrelated points search cold, each as network --set does, the
+# local search on (a hundredth of the budget)
+"$bin" sweep -q --effort 0.01 --threads 2 -o "$tmp/r3" "$tmp/random.yaml" >/dev/null 2>&1 || bad "random sweep, local search on"
+grep -q '"warm": {"block": 1,' "$tmp/r3/sweep.json" && grep -q '"warm": {"block": 1,' "$tmp/r1/sweep.json" &&
+    ok "sweep.json: a random sweep, or one without the local search, searched every point cold (warm block 1)" || bad "sweep.json: warm of a random sweep"
+tail -n +2 "$tmp/r3/points.csv" | while IFS=, read -r p depth mx rest; do
+    "$bin" network -q --effort 0.01 --threads 2 --set "GlobalBuffer.depth=$depth" --set "column.meshX=$mx" \
+        -o "$tmp/r3alone$p" "$src/arch/eyeriss/eyeriss.yaml" "$src/tests/data/network/small_net.yaml" >/dev/null 2>&1
+    if cmp -s "$tmp/r3alone$p/layers.csv" "$tmp/r3/points/$p/small_net.layers.csv"; then
+        echo "ok   - random sweep point $p searched cold, as network --set"
+    else
+        echo "FAIL - random sweep point $p differs from network --set (warm?)"
+    fi
+done >"$tmp/r3.log"
+cat "$tmp/r3.log"
+pass=$((pass + $(grep -c '^ok' "$tmp/r3.log")))
+fail=$((fail + $(grep -c '^FAIL' "$tmp/r3.log")))
 
 # SIGKILL mid-run, then --resume: the same files as an uninterrupted run.
 "$bin" sweep -q $nr --threads 1 -o "$tmp/whole" "$data/slow_2x2.yaml" >/dev/null || bad "uninterrupted slow sweep"
@@ -246,6 +263,8 @@ w="$data/warm_blocks.yaml"
 "$bin" sweep -q --threads 2 -o "$tmp/w2" "$w" >/dev/null 2>"$tmp/err" || { bad "warm sweep"; cat "$tmp/err"; }
 "$bin" sweep -q --threads 1 -o "$tmp/w1" "$w" >/dev/null 2>&1 || bad "warm sweep, 1 thread"
 same "$tmp/w2/points.csv" "$tmp/w1/points.csv" "warm sweep: points.csv the same on 1 and 2 threads"
+grep -q '"warm": {"block": 2, "first": 0.01, "effort": 0.01}' "$tmp/w2/sweep.json" &&
+    ok "sweep.json records the warm starts in effect" || { bad "sweep.json: warm"; grep warm "$tmp/w2/sweep.json"; }
 cp -r "$tmp/w2" "$tmp/wr" && head -2 "$tmp/w2/points.csv" >"$tmp/wr/points.csv" && rm -rf "$tmp/wr/points/1" "$tmp/wr/points/2" "$tmp/wr/points/3"
 "$bin" sweep -q --threads 2 --resume -o "$tmp/wr" "$w" >/dev/null 2>"$tmp/err" || { bad "warm sweep --resume"; cat "$tmp/err"; }
 same "$tmp/w2/points.csv" "$tmp/wr/points.csv" "warm sweep resumed inside a block: points.csv byte-identical"

@@ -76,7 +76,9 @@ typedef struct nm_sweep {
     uint64_t samples, seed;
     char objective[16];           /* a metric name (search.h), "edp" by default */
     int warm_block;               /* `warm:` consecutive points per warm-start block (1:
-                                   * every point cold; see sweep_run.h) */
+                                   * every point cold, the default of a random sweep,
+                                   * whose consecutive points are unrelated; see
+                                   * sweep_run.h) */
     double warm_first;            /* the budget of a block's first point (search.h's effort) */
     double warm_effort;           /* ... and of each later one, which also starts warm */
     int nbudgets;
