@@ -413,28 +413,47 @@ nm_status nm_job_network_map(nm_spec *spec, const nm_network *net, const nm_sear
     return st;
 }
 
+/* Where a found result's cycles lie: FAR above twice the larger of its
+ * bounds (roofline or fill: a longer search may help), LIMITED above twice
+ * the roofline only because the fill bound is (the constraints and the
+ * layer's factors keep the array from filling), else NEAR.  *x: the cycles
+ * over the larger bound (FAR) or over the roofline (LIMITED); r and rf get
+ * the roofline and the one raised to the fill bound. */
+enum { CYCLES_NEAR, CYCLES_FAR, CYCLES_LIMITED };
+
+static int cycles_verdict(const nm_arch *arch, const nm_workload *wl,
+                          const nm_search_result *res, double *x, nm_roofline *r,
+                          nm_roofline *rf)
+{
+    nm_roofline_of(r, arch, wl);
+    nm_search_roofline(res, arch, wl, rf);
+    double c = (double)res->best_stats.cycles;
+    if ((*x = c / rf->bound_cycles) > 2.0)
+        return CYCLES_FAR;
+    return (*x = c / r->bound_cycles) > 2.0 ? CYCLES_LIMITED : CYCLES_NEAR;
+}
+
 size_t nm_job_search_warn(nm_ydoc *doc, const nm_arch *arch, const nm_workload *wl,
                           const nm_search_result *res, const nm_search_opts *o)
 {
     size_t before = doc->nwarnings;
     if (res->found) {
         nm_roofline r, rf;
-        nm_roofline_of(&r, arch, wl);
-        nm_search_roofline(res, arch, wl, &rf);
-        double c = (double)res->best_stats.cycles, x = c / rf.bound_cycles;
+        double x;
+        int v = cycles_verdict(arch, wl, res, &x, &r, &rf);
         nm_status st = NM_OK;
-        if (x > 2.0)
+        if (v == CYCLES_FAR)
             st = nm_ydoc_warn(doc, NULL, "the best mapping takes %.1fx the %s bound of %.0f "
                               "cycles: a longer search may do better (try --victory %llu, or "
                               "--algorithm hybrid)", x, rf.bound_cycles > r.bound_cycles ?
                               "fill" : "roofline", rf.bound_cycles,
                               (unsigned long long)(o->victory ? 10 * o->victory : 1000));
-        else if (c / r.bound_cycles > 2.0)
+        else if (v == CYCLES_LIMITED)
             st = nm_ydoc_warn(doc, NULL, "the best mapping takes %.1fx the roofline bound of "
                               "%.0f cycles because the constraints and the layer's factors keep "
                               "at most %llu of the %lld arithmetic units busy at once (at least "
                               "%.0f cycles): a longer search cannot do better; the design's "
-                              "constraints or its array can", c / r.bound_cycles, r.bound_cycles,
+                              "constraints or its array can", x, r.bound_cycles,
                               (unsigned long long)res->fill, (long long)arch->arith.instances,
                               rf.bound_cycles);
         if (st != NM_OK)
@@ -466,19 +485,18 @@ size_t nm_job_network_warn(nm_ydoc *doc, const nm_arch *arch, const nm_network *
         if (!r->found)
             continue;
         nm_roofline rl, rf;
-        nm_roofline_of(&rl, arch, &net->layer[i].wl);
-        nm_search_roofline(r, arch, &net->layer[i].wl, &rf);
-        double c = (double)r->best_stats.cycles, x = c / rf.bound_cycles;
-        if (x > 2.0) {
+        double x;
+        int v = cycles_verdict(arch, &net->layer[i].wl, r, &x, &rl, &rf);
+        if (v == CYCLES_FAR) {
             far++;
             if (x > worst_x) {
                 worst_x = x;
                 worst = i;
             }
-        } else if (c / rl.bound_cycles > 2.0) {
+        } else if (v == CYCLES_LIMITED) {
             limited++;
-            if (c / rl.bound_cycles > wlim_x) {
-                wlim_x = c / rl.bound_cycles;
+            if (x > wlim_x) {
+                wlim_x = x;
                 wlim = i;
             }
         }

@@ -950,6 +950,7 @@ struct fill {
     int level[NM_MAX_LEVELS], slot[NM_MAX_LEVELS];
     int64_t f[NM_MAX_LEVELS][NM_MAX_DIMS]; /* spatial factor per fan-out and dimension */
     int64_t prod[NM_MAX_LEVELS];          /* product so far per fan-out */
+    int64_t rest[NM_MAX_DIMS];            /* d's bound left after its fixed factors */
     int64_t most[NM_MAX_DIMS];            /* the most dimension d can spread at all */
     int absorb[NM_MAX_DIMS];              /* d has a free temporal slot for the rest */
     uint64_t best, tried, budget;
@@ -999,11 +1000,7 @@ static void fill_search(struct fill *F, int d, int k, int64_t rem)
                 F->best = p;
             return;
         }
-        const nm_dim_space *ds = &ms->dim[d];
-        rem = 1;
-        for (int i = 0; i < ds->nprimes; i++)
-            for (int e = 0; e < ds->exp[i]; e++)
-                rem *= ds->prime[i];
+        rem = F->rest[d];
         k = 0;
     }
     /* bound: what the fan-outs hold now, times what the dimensions left can add */
@@ -1064,10 +1061,11 @@ uint64_t nm_mapspace_fill(const nm_mapspace *ms, uint64_t budget)
         }
     for (int d = 0; d < nd; d++) {
         const nm_dim_space *ds = &ms->dim[d];
-        int64_t most = 1;
+        F->rest[d] = 1;
         for (int i = 0; i < ds->nprimes; i++)
             for (int e = 0; e < ds->exp[i]; e++)
-                most *= ds->prime[i];
+                F->rest[d] *= ds->prime[i];
+        int64_t most = F->rest[d];
         for (int k = 0; k < F->nk; k++)
             if (ds->fixed[F->slot[k]] > 0)
                 most *= ds->fixed[F->slot[k]];
@@ -1079,13 +1077,7 @@ uint64_t nm_mapspace_fill(const nm_mapspace *ms, uint64_t budget)
     if (F->nk == 0) {
         best = 1;
     } else if (nd > 0) {
-        /* dimension 0 from its whole remaining bound */
-        const nm_dim_space *ds = &ms->dim[0];
-        int64_t rem = 1;
-        for (int i = 0; i < ds->nprimes; i++)
-            for (int e = 0; e < ds->exp[i]; e++)
-                rem *= ds->prime[i];
-        fill_search(F, 0, 0, rem);
+        fill_search(F, 0, 0, F->rest[0]);
         best = F->tried > F->budget ? 0 : F->best;
     }
     free(F);

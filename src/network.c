@@ -330,6 +330,7 @@ void nm_network_totals(const nm_arch *arch, const nm_network *net, const nm_laye
         t->macs += k * (double)nm_workload_ops(&net->layer[i].wl);
         t->energy += k * st->energy;
         t->cycles += k * (double)st->cycles;
+        t->lla += k * (double)st->last_level_accesses;
         t->busy += k * st->utilization * (double)st->cycles;
         for (int l = 0; l < arch->nlevels; l++) {
             t->level[l] += k * st->level[l].energy;

@@ -870,11 +870,9 @@ void nm_report_gap_text(FILE *f, const nm_arch *arch, const nm_workload *wl,
                    "busy at once: at least %.0f cycles; this mapping takes %.2fx\n",
                 (double)res->fill, (long long)arch->arith.instances,
                 rf.bound_cycles, (double)res->best_stats.cycles / rf.bound_cycles);
-    double lla = r.words_in + r.words_out;
-    int optimal = lb > nm_metric_value(o->metric[0], rf.energy_pj, rf.bound_cycles, lla);
-    int fill = rf.bound_cycles > r.bound_cycles &&
-               nm_metric_value(o->metric[0], rf.energy_pj, rf.bound_cycles, lla) >
-                   nm_metric_value(o->metric[0], r.energy_pj, r.bound_cycles, lla);
+    double with_fill = nm_metric_roofline(o->metric[0], &rf);
+    int optimal = lb > with_fill;
+    int fill = with_fill > nm_metric_roofline(o->metric[0], &r);
     fprintf(f, "Gap           : %.4gx at most: the %s %.6g %s over its proven lower bound "
                "%.6g (%s)\n", res->best.score[0] / lb, nm_metric_name(o->metric[0]),
             res->best.score[0], nm_metric_unit(o->metric[0]), lb,
@@ -1196,17 +1194,9 @@ void nm_report_layer_failure(char *buf, size_t size, const nm_arch *arch,
 }
 
 /* The network's score on o's first metric: the metric of its totals. */
-static double network_score(const nm_search_opts *o, const nm_network_total *t,
-                            const nm_network *net, const nm_layer_result *out)
+static double network_score(const nm_search_opts *o, const nm_network_total *t)
 {
-    double lla = 0;
-    for (int i = 0; i < net->nlayers; i++) {
-        const nm_layer_result *lr = &out[net->layer[i].same_as];
-        if (lr->status == NM_OK && lr->res.found)
-            lla += (double)net->layer[i].repeat *
-                   (double)lr->res.best_stats.last_level_accesses;
-    }
-    return nm_metric_value(o->metric[0], t->energy, t->cycles, lla);
+    return nm_metric_value(o->metric[0], t->energy, t->cycles, t->lla);
 }
 
 static void network_text(FILE *f, const nm_arch *arch, const nm_network *net,
@@ -1258,7 +1248,7 @@ static void network_text(FILE *f, const nm_arch *arch, const nm_network *net,
     if (t.mapped && lb > 0)
         fprintf(f, "gap: %.4gx at most: the total's %s over its proven lower bound %.6g %s "
                    "(the layers' bounds combined; see nestmap(1), network)\n",
-                network_score(o, &t, net, out) / lb, nm_metric_name(o->metric[0]), lb,
+                network_score(o, &t) / lb, nm_metric_name(o->metric[0]), lb,
                 nm_metric_unit(o->metric[0]));
     if (t.failed)
         fprintf(f, "%d of %d layers have no mapping and are left out of the total\n", t.failed,
@@ -1366,7 +1356,7 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
     nm_network_bound(arch, net, out, o, &bs);
     double lb = nm_bound_sum_value(&bs);
     knum(f, 4, "lower_bound", lb, 0);
-    knum(f, 4, "gap", lb > 0 ? network_score(o, &t, net, out) / lb : 0.0, 0);
+    knum(f, 4, "gap", lb > 0 ? network_score(o, &t) / lb : 0.0, 0);
     if (arch->clock_given) {
         knum(f, 4, "clock_hz", 1.0 / arch->cycle_seconds, 0);;
         knum(f, 4, "seconds", t.cycles * arch->cycle_seconds, 0);;

@@ -225,7 +225,7 @@ double nm_metric_value(nm_metric m, double energy, double cycles, double lla)
     return energy;
 }
 
-static double roofline_value(nm_metric m, const nm_roofline *r)
+double nm_metric_roofline(nm_metric m, const nm_roofline *r)
 {
     return nm_metric_value(m, r->energy_pj, r->bound_cycles, r->words_in + r->words_out);
 }
@@ -243,7 +243,7 @@ double nm_search_lower_bound(const nm_search_opts *o, const nm_search_result *re
 {
     nm_roofline r;
     nm_search_roofline(res, arch, wl, &r);
-    double lb = roofline_value(o->metric[0], &r);
+    double lb = nm_metric_roofline(o->metric[0], &r);
     if (!strcmp(o->algorithm, "optimal") && res->lower_bound < INFINITY && res->lower_bound > lb)
         lb = res->lower_bound;
     return lb;
@@ -1549,7 +1549,7 @@ static void refine(struct merge *mg, struct pool *pool, worker *w, int T, double
                         .lock = &pool->lock};
     if (!ch.f)
         return;
-    double effort = mg->o->effort > 0 ? mg->o->effort : 1.0;
+    double effort = nm_search_effort(mg->o);
     uint64_t floor = (uint64_t)(effort * CHAINS * CHAIN_MIN);
     uint64_t budget = res->valid > floor ? res->valid : floor;
     ch.budget = budget / CHAINS;
@@ -1662,7 +1662,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     item *items = nm_calloc((size_t)T, sizeof *items);
     counted *window = nm_calloc(WINDOW + (size_t)T, sizeof *window);
     struct ctx *mc = nm_calloc(1, sizeof *mc);
-    double effort = o->effort > 0 ? o->effort : 1.0;
+    double effort = nm_search_effort(o);
     int L = o->lanes < 1 ? 1 : o->lanes > NM_MAX_LANES ? NM_MAX_LANES : o->lanes;
     if (effort < 1 && L > EFFORT_LANES) { /* fewer lanes, down to EFFORT_LANES */
         int scaled = (int)(L * effort + 0.5);
@@ -1856,7 +1856,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
                 if ((p & 255) == 0 && wall_now() - t1 > STOP_BOUND_S) {
                     nm_roofline rf;
                     nm_roofline_of(&rf, ms->arch, ms->wl);
-                    lb = roofline_value(o->metric[0], &rf);
+                    lb = nm_metric_roofline(o->metric[0], &rf);
                     if (lb < res->lower_bound)
                         res->lower_bound = lb;
                     break;

@@ -122,7 +122,7 @@ static nm_status map_workload(const nm_sweep_run *run, int w, const nm_override 
     int warms = st == NM_OK && run->sw.warm_block > 1 && warm_applies(&o);
     const nm_mapping *from = warms && warm ? warm->best[w] : NULL;
     if (warms) /* the first point of a block, or one warm */
-        o.effort = (o.effort > 0 ? o.effort : 1.0) *
+        o.effort = nm_search_effort(&o) *
                    (warm ? run->sw.warm_effort : run->sw.warm_first);
     if (st == NM_OK)
         st = nm_network_map_warm(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
@@ -135,12 +135,7 @@ static nm_status map_workload(const nm_sweep_run *run, int w, const nm_override 
         nm_network_total t;
         nm_network_totals(arch, &net, out, &t);
         nm_network_bound(arch, &net, out, &o, &s->bound);
-        for (int i = 0; i < net.nlayers; i++) {
-            const nm_layer_result *lr = &out[net.layer[i].same_as];
-            if (lr->status == NM_OK && lr->res.found)
-                s->lla += (double)net.layer[i].repeat *
-                          (double)lr->res.best_stats.last_level_accesses;
-        }
+        s->lla += t.lla;
         s->energy_pj += t.energy;
         s->cycles += t.cycles;
         s->workload_pj[w] = t.energy;
@@ -667,7 +662,7 @@ int nm_sweep_run_next(const nm_sweep_run *run, uint64_t p, nm_sweep_point_out *p
     memset(out, 0, sizeof *out);
     if (p == b) {
         nm_sweep_point_out_free(prev);
-    } else if (prev->point != p - 1 || !prev->row) {
+    } else if (prev->point != p - 1 || !prev->ran) {
         /* not the point before: the block's points up to p again */
         nm_sweep_point_out_free(prev);
         for (uint64_t q = b; q < p && !rc; q++) {
@@ -675,6 +670,7 @@ int nm_sweep_run_next(const nm_sweep_run *run, uint64_t p, nm_sweep_point_out *p
             rc = nm_sweep_run_point(run, q, q > b ? prev : NULL, &o);
             nm_sweep_point_out_free(prev);
             *prev = o;
+            prev->ran = !rc;
         }
     }
     if (!rc)
@@ -682,11 +678,9 @@ int nm_sweep_run_next(const nm_sweep_run *run, uint64_t p, nm_sweep_point_out *p
     if (!rc) { /* out's mappings go on to the next point */
         nm_sweep_point_out_free(prev);
         prev->point = p;
-        prev->row = out->row ? strdup(out->row) : NULL;
+        prev->ran = 1;
         memcpy(prev->best, out->best, sizeof prev->best);
         memset(out->best, 0, sizeof out->best);
-        if (!prev->row)
-            rc = 2;
     }
     return rc;
 }

@@ -14,6 +14,13 @@ fail=0
 
 ok() { pass=$((pass + 1)); echo "ok   - $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+# The ok/FAIL lines a loop wrote to FILE (a loop in a pipe runs in a
+# subshell, where ok and bad cannot count): printed and counted.
+tally() {
+    cat "$1"
+    pass=$((pass + $(grep -c '^ok' "$1")))
+    fail=$((fail + $(grep -c '^FAIL' "$1")))
+}
 
 finish() {
     echo "$pass passed, $fail failed"

@@ -57,9 +57,7 @@ tail -n +2 "$tmp/a/points.csv" | while IFS=, read -r p depth dram energy cycles 
     total=$(awk '/^total/ {print $4}' "$tmp/alone$p.txt")
     if [ "$total" = "$cycles" ]; then echo "ok   - point $p: cycles $cycles as network --set"; else echo "FAIL - point $p: cycles $cycles, network --set $total"; fi
 done >"$tmp/alone.log"
-cat "$tmp/alone.log"
-pass=$((pass + $(grep -c '^ok' "$tmp/alone.log")))
-fail=$((fail + $(grep -c '^FAIL' "$tmp/alone.log")))
+tally "$tmp/alone.log"
 
 # Without -o: a table on stdout.
 "$bin" sweep -q $nr --threads 2 "$data/buffer_dram.yaml" >"$tmp/table" 2>&1 &&
@@ -96,9 +94,7 @@ tail -n +2 "$tmp/r3/points.csv" | while IFS=, read -r p depth mx rest; do
         echo "FAIL - random sweep point $p differs from network --set (warm?)"
     fi
 done >"$tmp/r3.log"
-cat "$tmp/r3.log"
-pass=$((pass + $(grep -c '^ok' "$tmp/r3.log")))
-fail=$((fail + $(grep -c '^FAIL' "$tmp/r3.log")))
+tally "$tmp/r3.log"
 
 # SIGKILL mid-run, then --resume: the same files as an uninterrupted run.
 "$bin" sweep -q $nr --threads 1 -o "$tmp/whole" "$data/slow_2x2.yaml" >/dev/null || bad "uninterrupted slow sweep"
@@ -235,9 +231,7 @@ tail -n +2 "$tmp/zip/points.csv" | while IFS=, read -r p mx my n rest; do
         echo "FAIL - zip point $p ($mx x $my, N=$n) differs from network --set"
     fi
 done >"$tmp/zalone.log"
-cat "$tmp/zalone.log"
-pass=$((pass + $(grep -c '^ok' "$tmp/zalone.log")))
-fail=$((fail + $(grep -c '^FAIL' "$tmp/zalone.log")))
+tally "$tmp/zalone.log"
 [ -s "$tmp/zip/plots/PE.meshX.gp" ] && [ ! -e "$tmp/zip/plots/PE.meshY.gp" ] && grep -q "PE.meshX = PE.meshY" "$tmp/zip/plots/PE.meshX.gp" &&
     ok "zip: one plot, its axis naming the linked attributes" || bad "zip: plots"
 
@@ -287,9 +281,7 @@ tail -n +2 "$tmp/w2/points.csv" | while IFS=, read -r p depth rest; do
             END { if (!bad) printf "ok   - warm sweep: point %d no layer worse than network --effort 0.01 (%d better)\n", p, better }'
     fi
 done >"$tmp/wcold.log"
-cat "$tmp/wcold.log"
-pass=$((pass + $(grep -c '^ok' "$tmp/wcold.log")))
-fail=$((fail + $(grep -c '^FAIL' "$tmp/wcold.log")))
+tally "$tmp/wcold.log"
 [ "$(grep -c '^ok' "$tmp/wcold.log")" -eq 4 ] || bad "warm sweep: 4 points compared"
 
 # MPI: 2 and 3 ranks write what one process writes.

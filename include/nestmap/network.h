@@ -99,6 +99,7 @@ void nm_network_results_fini(const nm_network *net, nm_layer_result *out);
 typedef struct nm_network_total {
     int mapped, failed;                /* layers with and without a mapping */
     double macs, energy, cycles;       /* energy in pJ */
+    double lla;                        /* last-level accesses */
     double busy;                       /* utilization x cycles, summed */
     double level[NM_MAX_LEVELS + 1];   /* pJ by level; level[arch->nlevels]: arithmetic */
     double noc;                        /* pJ of the networks between levels (noc.h) */

@@ -166,6 +166,12 @@ typedef struct nm_search_opts {
     void *progress_ctx;
 } nm_search_opts;
 
+/* The effort in force (0 is read as 1). */
+static inline double nm_search_effort(const nm_search_opts *o)
+{
+    return o->effort > 0 ? o->effort : 1.0;
+}
+
 /* Sets the defaults (hybrid, edp, 1 thread, seed 0, 128 lanes, 16 orders per
  * factorization, top 10, the hill climb on). */
 void nm_search_opts_init(nm_search_opts *o);
@@ -176,6 +182,9 @@ int nm_metric_parse(const char *name);
 const char *nm_metric_name(nm_metric m);
 /* A metric's score from energy (pJ), cycles and last-level accesses. */
 double nm_metric_value(nm_metric m, double energy, double cycles, double lla);
+/* ... at a roofline's least energy, bound cycles and words (every tensor
+ * once): no mapping scores below it. */
+double nm_metric_roofline(nm_metric m, const nm_roofline *r);
 /* Unit of a metric's score: pJ, cycles, pJ*cycles, ... */
 const char *nm_metric_unit(nm_metric m);
 

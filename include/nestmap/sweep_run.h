@@ -83,6 +83,7 @@ typedef struct nm_sweep_point_out {
     /* Each layer of each workload: its best mapping (nm_network_best_mappings;
      * NULL when none was searched), the next point's warm starts. */
     nm_mapping *best[NM_SWEEP_MAX_WORKLOADS];
+    int ran;   /* point ran to its end (set where nm_sweep_run_next keeps it) */
 } nm_sweep_point_out;
 
 /* Runs point p, its searches starting warm from the best mappings of
