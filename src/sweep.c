@@ -41,6 +41,9 @@ static nm_status resolve(char *out, const nm_ynode *at, const char *what, nm_err
     if (access(out, F_OK) != 0 && nm_path_find(p, found, sizeof found) &&
         strlen(found) < NM_SWEEP_PATH_MAX)
         snprintf(out, NM_SWEEP_PATH_MAX, "%s", found);
+    if (access(out, R_OK) != 0)
+        return nm_yerror(err, at, "no file '%s' (%s): not beside the sweep file (%s), nor in "
+                         "the design and workload library", p, what, out);
     return NM_OK;
 }
 
@@ -168,6 +171,36 @@ static nm_status draw(nm_sweep *sw, uint64_t grid, nm_error *err)
     return NM_OK;
 }
 
+/* `set: design`: its values are design files (or dataflows: a design with
+ * its constraints), each found as `design:` is. */
+static nm_status parse_designs(nm_sweep *sw, nm_sweep_axis *ax, nm_error *err)
+{
+    const nm_ynode *v = ax->values_node;
+    if (sw->design_axis >= 0)
+        return nm_yerror(err, ax->set, "the design is varied twice");
+    if (v->kind != NM_Y_SEQ || v->n == 0)
+        return nm_yerror(err, v, "'design': the values are design files, a list of one or more");
+    if (v->n > NM_SWEEP_MAX_VALUES)
+        return nm_yerror(err, v, "more than %d values", NM_SWEEP_MAX_VALUES);
+    ax->value = nm_calloc(v->n, sizeof *ax->value);
+    ax->at = nm_calloc(v->n, sizeof *ax->at);
+    ax->path = nm_calloc(v->n, sizeof *ax->path);
+    if (!ax->value || !ax->at || !ax->path)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    for (size_t i = 0; i < v->n; i++) {
+        const nm_ynode *it = v->items[i];
+        nm_status st;
+        if ((st = resolve(ax->path[i], it, "a design", err)) != NM_OK)
+            return st;
+        if (strlen(it->str) >= NM_OVERRIDE_VALUE_MAX)
+            return nm_yerror(err, it, "the name '%s' is too long", it->str);
+        snprintf(ax->value[i], NM_OVERRIDE_VALUE_MAX, "%s", it->str);
+        ax->at[ax->nvalues++] = it;
+    }
+    sw->design_axis = (int)(ax - sw->axis);
+    return NM_OK;
+}
+
 /* One varied attribute, {set, values}, as the next axis. */
 static nm_status parse_axis(nm_sweep *sw, const nm_ynode *e, nm_error *err)
 {
@@ -193,6 +226,8 @@ static nm_status parse_axis(nm_sweep *sw, const nm_ynode *e, nm_error *err)
     for (int j = 0; j + 1 < sw->naxes; j++)
         if (!strcmp(sw->axis[j].label, label))
             return nm_yerror(err, ax->set, "'%s' is varied twice", label);
+    if (!strcmp(label, "design"))
+        return parse_designs(sw, ax, err);
     /* The form of the override (a value checked later, with the design). */
     nm_override ov;
     char text[sizeof ax->label + 4];
@@ -257,10 +292,9 @@ nm_status nm_sweep_parse(nm_sweep *sw, const nm_ynode *node, nm_error *err)
     nm_status st = nm_yexpect(node, NM_Y_MAP, "sweep", err);
     if (st != NM_OK || (st = nm_ycheck_keys(node, keys, "sweep", err)) != NM_OK)
         return st;
+    sw->design_axis = -1;
     const nm_ynode *d = nm_ymap_get(node, "design");
-    if (!d)
-        return nm_yerror(err, node, "the sweep names no 'design' (a file with the architecture)");
-    if ((st = resolve(sw->design, d, "design", err)) != NM_OK)
+    if (d && (st = resolve(sw->design, d, "design", err)) != NM_OK)
         return st;
     const nm_ynode *w = nm_ymap_get(node, "workloads");
     if (!w || (w->kind == NM_Y_SEQ && w->n == 0))
@@ -322,6 +356,11 @@ nm_status nm_sweep_parse(nm_sweep *sw, const nm_ynode *node, nm_error *err)
                              NM_SWEEP_MAX_POINTS);
         grid *= nv;
     }
+    if (d && sw->design_axis >= 0)
+        return nm_yerror(err, d, "the sweep varies its design (set: design): leave out 'design'");
+    if (!d && sw->design_axis < 0)
+        return nm_yerror(err, node, "the sweep names no 'design' (a file with the architecture; "
+                         "or vary it: {set: design, values: [FILE, ...]})");
     const nm_ynode *bud = nm_ymap_get(node, "budget");
     if (bud) {
         if ((st = nm_yexpect(bud, NM_Y_MAP, "budget", err)) != NM_OK)
@@ -395,6 +434,7 @@ void nm_sweep_fini(nm_sweep *sw)
     for (int a = 0; a < sw->naxes; a++) {
         nm_free(sw->axis[a].value);
         nm_free(sw->axis[a].at);
+        nm_free(sw->axis[a].path);
     }
     nm_free(sw->workload);
     nm_free(sw->workload_node);
@@ -419,6 +459,11 @@ void nm_sweep_point(const nm_sweep *sw, uint64_t p, int *idx)
 int nm_sweep_axis_leads(const nm_sweep *sw, int a)
 {
     return a == 0 || sw->axis[a - 1].group != sw->axis[a].group;
+}
+
+const char *nm_sweep_design(const nm_sweep *sw, const int *idx)
+{
+    return sw->design_axis < 0 ? sw->design : sw->axis[sw->design_axis].path[idx[sw->design_axis]];
 }
 
 nm_status nm_sweep_override(const nm_sweep *sw, int a, int v, nm_override *ov, nm_error *err)

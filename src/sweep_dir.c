@@ -406,7 +406,17 @@ static void write_json(FILE *f, const nm_sweep_run *run, const table *t, const u
 {
     const nm_sweep *sw = &run->sw;
     fputs("{\n  \"design\": ", f);
-    nm_report_json_string(f, sw->design);
+    if (sw->design_axis < 0) {
+        nm_report_json_string(f, sw->design);
+    } else { /* varied: the files, as the axis orders them */
+        const nm_sweep_axis *ax = &sw->axis[sw->design_axis];
+        fputc('[', f);
+        for (int v = 0; v < ax->nvalues; v++) {
+            fputs(v ? ", " : "", f);
+            nm_report_json_string(f, ax->path[v]);
+        }
+        fputc(']', f);
+    }
     fputs(",\n  \"workloads\": [", f);
     for (int w = 0; w < sw->nworkloads; w++) {
         fputs(w ? ", " : "", f);

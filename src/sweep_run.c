@@ -25,10 +25,10 @@
 /* ---- one point ---- */
 
 /* The files of workload w: the design, the workload, the command line's. */
-static int files_of(const nm_sweep_run *run, int w, const char **files)
+static int files_of(const nm_sweep_run *run, const char *design, int w, const char **files)
 {
     int n = 0;
-    files[n++] = run->sw.design;
+    files[n++] = design;
     files[n++] = run->sw.workload[w];
     for (int i = 0; i < run->nextra; i++)
         files[n++] = run->extra[i];
@@ -38,11 +38,11 @@ static int files_of(const nm_sweep_run *run, int w, const char **files)
 
 /* Loads workload w with the overrides; the network of its layers (one
  * layer for a `problem:`) in *net. */
-static nm_status load(const nm_sweep_run *run, int w, const nm_override *ov, int nov, nm_spec *spec,
-                      nm_network *net, nm_error *err)
+static nm_status load(const nm_sweep_run *run, const char *design, int w, const nm_override *ov,
+                      int nov, nm_spec *spec, nm_network *net, nm_error *err)
 {
     const char *files[2 + NM_SWEEP_MAX_EXTRA];
-    int n = files_of(run, w, files);
+    int n = files_of(run, design, w, files);
     unsigned need = NM_NEED_ARCH | (run->builtin_energy ? NM_BUILTIN_ENERGY : 0);
     nm_spec_opts so = {ov, (size_t)nov, run->vars, (size_t)run->nvars};
     nm_status st = nm_spec_load_opts(spec, files, (size_t)n, &so, need, err);
@@ -103,18 +103,27 @@ static int warm_applies(const nm_search_opts *o)
     return o->refine && strcmp(o->algorithm, "exhaustive") && strcmp(o->algorithm, "optimal");
 }
 
+/* The level column named `name` (level_arith: the arithmetic's), or -1. */
+static int level_column(const nm_sweep_run *run, const char *name, int arith)
+{
+    for (int c = 0; c < run->nlevels; c++)
+        if (run->level_arith[c] == arith && !strcmp(run->level[c], name))
+            return c;
+    return -1;
+}
+
 /* Adds workload w's results to the point's summary; its layers.csv in *csv
  * and its layers' best mappings in *best, its searches starting warm from
  * the best mappings of `warm` (the point before in the block; NULL: none). */
-static nm_status map_workload(const nm_sweep_run *run, int w, const nm_override *ov, int nov,
-                              const nm_sweep_point_out *warm, nm_sweep_summary *s, char **csv,
-                              nm_mapping **best, nm_error *err)
+static nm_status map_workload(const nm_sweep_run *run, const char *design, int w,
+                              const nm_override *ov, int nov, const nm_sweep_point_out *warm,
+                              nm_sweep_summary *s, char **csv, nm_mapping **best, nm_error *err)
 {
     nm_spec spec;
     nm_network net;
     nm_search_opts o;
     nm_layer_result *out = NULL;
-    nm_status st = load(run, w, ov, nov, &spec, &net, err);
+    nm_status st = load(run, design, w, ov, nov, &spec, &net, err);
     if (st == NM_OK)
         st = search_opts(run, &spec, &o, err);
     if (st == NM_OK && !(out = nm_calloc((size_t)net.nlayers, sizeof *out)))
@@ -144,11 +153,16 @@ static nm_status map_workload(const nm_sweep_run *run, int w, const nm_override 
         s->busy += t.busy;
         s->macs += t.macs;
         s->area_um2 = arch_area(arch);
-        /* Outermost first, the arithmetic last. */
-        s->nlevels = arch->nlevels + 1;
-        for (int l = 0; l < arch->nlevels; l++)
-            s->level_pj[arch->nlevels - 1 - l] += t.level[l];
-        s->level_pj[arch->nlevels] += t.level[arch->nlevels];
+        /* By the sweep's columns (the checks made one for every level). */
+        int col[NM_MAX_LEVELS + 1];
+        for (int l = 0; l <= arch->nlevels; l++) {
+            int arith = l == arch->nlevels;
+            col[l] = level_column(run, arith ? arch->arith.name : arch->level[l].name, arith);
+            if (col[l] >= 0) {
+                s->level_pj[col[l]] += t.level[l];
+                s->level_on[col[l]] = 1;
+            }
+        }
         for (int i = 0; i < net.nlayers; i++) {
             nm_roofline r;
             nm_roofline_of(&r, arch, &net.layer[i].wl);
@@ -165,13 +179,14 @@ static nm_status map_workload(const nm_sweep_run *run, int w, const nm_override 
             const nm_stats *ls = &lr->res.best_stats;
             double rep = (double)net.layer[i].repeat;
             s->dram_bytes += rep * (double)ls->last_level_accesses * top->word_bits / 8.0;
-            int b = arch->nlevels;
+            int b = NM_SWEEP_MAX_LEVEL_COLS;
             if (ls->cycles > ls->compute_cycles) {
                 int worst = 0;
                 for (int l = 1; l < arch->nlevels; l++)
                     if (ls->level[l].cycles > ls->level[worst].cycles)
                         worst = l;
-                b = arch->nlevels - 1 - worst;
+                if (col[worst] >= 0)
+                    b = col[worst];
             }
             s->bound_by_cycles[b] += rep * (double)ls->cycles;
         }
@@ -226,8 +241,8 @@ static const struct {
 /* What bound most of a point's cycles (bound_by_cycles' index). */
 static int binding(const nm_sweep_summary *s)
 {
-    int b = s->nlevels - 1; /* the arithmetic */
-    for (int l = 0; l < s->nlevels; l++)
+    int b = NM_SWEEP_MAX_LEVEL_COLS; /* the arithmetic */
+    for (int l = 0; l < NM_SWEEP_MAX_LEVEL_COLS; l++)
         if (s->bound_by_cycles[l] > s->bound_by_cycles[b])
             b = l;
     return b;
@@ -291,6 +306,7 @@ static int column_value(const nm_sweep_run *run, const nm_sweep_summary *s, cons
     if (!strncmp(name, "energy_uj.", 10))
         for (int l = 0; l < run->nlevels; l++)
             if (!strcmp(name + 10, run->level[l])) {
+                /* a design without the level has none of its energy */
                 *out = s ? s->level_pj[l] * 1e-6 : 0.0;
                 return 1;
             }
@@ -361,12 +377,16 @@ static char *format_row(const nm_sweep_run *run, uint64_t p, const int *idx,
                 fprintf(f, ",%.0f", fig[k]);
             else
                 fprintf(f, ",%.17g", fig[k]);
-        for (int l = 0; l < run->nlevels; l++)
-            fprintf(f, ",%.17g", s->level_pj[l] * 1e-6);
+        for (int l = 0; l < run->nlevels; l++) {
+            if (s->level_on[l]) /* blank where the point's design has no such level */
+                fprintf(f, ",%.17g", s->level_pj[l] * 1e-6);
+            else
+                fputc(',', f);
+        }
         for (int w = 0; nm_sweep_workload_columns(run) && w < run->sw.nworkloads; w++)
             fprintf(f, ",%.17g,%.0f", s->workload_pj[w] * 1e-6, s->workload_cycles[w]);
         int b = binding(s);
-        fprintf(f, ",%s", b == s->nlevels - 1 ? "compute" : run->level[b]);
+        fprintf(f, ",%s", b == NM_SWEEP_MAX_LEVEL_COLS ? "compute" : run->level[b]);
         char over[512];
         over_budget(run, s, over, sizeof over);
         fputc(',', f);
@@ -423,16 +443,26 @@ int nm_sweep_run_point(const nm_sweep_run *run, uint64_t p, const nm_sweep_point
     int nov = run->nsets;
     memcpy(ov, run->sets, (size_t)nov * sizeof *ov);
     nm_sweep_point(&run->sw, p, idx);
+    const char *design = nm_sweep_design(&run->sw, idx);
+    if (warm && run->sw.design_axis >= 0) {
+        /* Another design's mappings are no start: the point searches as a
+         * block's first does. */
+        int before[NM_SWEEP_MAX_AXES];
+        nm_sweep_point(&run->sw, warm->point, before);
+        if (strcmp(nm_sweep_design(&run->sw, before), design))
+            warm = NULL;
+    }
     nm_error err;
     nm_error_clear(&err);
     nm_sweep_summary s;
     memset(&s, 0, sizeof s);
     nm_bound_sum_init(&s.bound, (nm_metric)nm_metric_parse(run->sw.objective));
     for (int a = 0; a < run->sw.naxes; a++)
-        if (nm_sweep_override(&run->sw, a, idx[a], &ov[nov++], &err) != NM_OK)
+        if (a != run->sw.design_axis &&
+            nm_sweep_override(&run->sw, a, idx[a], &ov[nov++], &err) != NM_OK)
             return 2; /* checked before the sweep began */
     for (int w = 0; w < run->sw.nworkloads; w++) {
-        nm_status st = map_workload(run, w, ov, nov, warm, &s, &out->layers[w],
+        nm_status st = map_workload(run, design, w, ov, nov, warm, &s, &out->layers[w],
                                     &out->best[w], &err);
         if (st == NM_ERR_NOMEM) {
             nm_sweep_point_out_free(out);
@@ -507,38 +537,78 @@ char *nm_sweep_header(const nm_sweep_run *run)
  * alone (a zip's values together), building the mapspace of every distinct
  * layer: a value that the design or its constraints cannot take is an
  * error located at the value. */
+/* The level columns of the designs seen so far: storage levels (outermost
+ * first) and the arithmetic apart, each name once. */
+typedef struct level_names {
+    int n[2];
+    char name[2][NM_SWEEP_MAX_LEVEL_COLS][NM_NAME_MAX];
+} level_names;
+
+static int add_level_name(level_names *ln, int arith, const char *name)
+{
+    for (int i = 0; i < ln->n[arith]; i++)
+        if (!strcmp(ln->name[arith][i], name))
+            return 1;
+    if (ln->n[0] + ln->n[1] >= NM_SWEEP_MAX_LEVEL_COLS)
+        return 0;
+    snprintf(ln->name[arith][ln->n[arith]++], NM_NAME_MAX, "%s", name);
+    return 1;
+}
+
+static nm_status add_levels(level_names *ln, const nm_arch *arch, const nm_ynode *at,
+                            nm_error *err)
+{
+    for (int l = arch->nlevels - 1; l >= 0; l--)
+        if (!add_level_name(ln, 0, arch->level[l].name))
+            return nm_yerror(err, at, "the designs have more than %d levels between them",
+                             NM_SWEEP_MAX_LEVEL_COLS);
+    if (!add_level_name(ln, 1, arch->arith.name))
+        return nm_yerror(err, at, "the designs have more than %d levels between them",
+                         NM_SWEEP_MAX_LEVEL_COLS);
+    return NM_OK;
+}
+
 static int check_values(nm_sweep_run *run)
 {
     nm_error err;
     nm_error_clear(&err);
-    for (int a = -1; a < run->sw.naxes; a++) {
-        if (a >= 0 && !nm_sweep_axis_leads(&run->sw, a))
+    level_names ln;
+    memset(&ln, 0, sizeof ln);
+    const nm_sweep *sw = &run->sw;
+    for (int a = -1; a < sw->naxes; a++) {
+        if (a >= 0 && !nm_sweep_axis_leads(sw, a))
             continue; /* checked with the first of its zip */
-        int nv = a < 0 ? 1 : run->sw.axis[a].nvalues;
+        int nv = a < 0 ? 1 : sw->axis[a].nvalues;
         for (int v = 0; v < nv; v++) {
             nm_override ov[NM_SWEEP_MAX_SETS + NM_SWEEP_MAX_AXES];
             int nov = run->nsets;
             memcpy(ov, run->sets, (size_t)nov * sizeof *ov);
-            for (int b = a; b >= 0 && b < run->sw.naxes &&
-                            run->sw.axis[b].group == run->sw.axis[a].group; b++)
-                if (nm_sweep_override(&run->sw, b, v, &ov[nov++], &err) != NM_OK) {
+            /* The other axes as the sweep leaves them: no override, the
+             * first design. */
+            int idx[NM_SWEEP_MAX_AXES] = {0};
+            for (int b = a; b >= 0 && b < sw->naxes && sw->axis[b].group == sw->axis[a].group;
+                 b++) {
+                idx[b] = v;
+                if (b != sw->design_axis &&
+                    nm_sweep_override(sw, b, v, &ov[nov++], &err) != NM_OK) {
                     nm_job_print_error(run->diag, &err);
                     return 2;
                 }
-            for (int w = 0; w < run->sw.nworkloads; w++) {
+            }
+            const char *design = nm_sweep_design(sw, idx);
+            /* (the first design is the one loaded for a < 0) */
+            int new_design = a < 0 || (sw->design_axis >= 0 && v > 0 &&
+                                       sw->axis[sw->design_axis].group == sw->axis[a].group);
+            for (int w = 0; w < sw->nworkloads; w++) {
                 nm_spec spec;
                 nm_network net;
-                nm_status st = load(run, w, ov, nov, &spec, &net, &err);
-                if (st == NM_OK && a < 0 && w == 0) {
-                    /* The columns: the design's levels, outermost first. */
-                    run->nlevels = spec.arch.nlevels + 1;
-                    for (int l = 0; l < spec.arch.nlevels; l++)
-                        snprintf(run->level[spec.arch.nlevels - 1 - l], NM_NAME_MAX, "%s",
-                                 spec.arch.level[l].name);
-                    snprintf(run->level[spec.arch.nlevels], NM_NAME_MAX, "%s",
-                             spec.arch.arith.name);
+                nm_status st = load(run, design, w, ov, nov, &spec, &net, &err);
+                if (st == NM_OK && new_design && w == 0) {
+                    /* The columns: each design's levels. */
+                    st = add_levels(&ln, &spec.arch, a < 0 ? sw->node : sw->axis[a].at[v], &err);
                     nm_search_opts o;
-                    if (search_opts(run, &spec, &o, &err) == NM_OK && !warm_applies(&o))
+                    if (st == NM_OK && search_opts(run, &spec, &o, &err) == NM_OK &&
+                        !warm_applies(&o))
                         run->sw.warm_block = 1;
                 }
                 for (int i = 0; st == NM_OK && i < net.nlayers; i++) {
@@ -552,7 +622,12 @@ static int check_values(nm_sweep_run *run)
                     st = nm_mapspace_init(ms, &spec.arch, &net.layer[i].wl, spec.constraints,
                                           spec.constraints2, &err);
                     nm_free(ms);
-                    if (st != NM_OK && a >= 0) {
+                    if (st != NM_OK && a >= 0 && a == sw->design_axis) {
+                        char why[sizeof err.msg + 64];
+                        nm_job_error_reason(why, sizeof why, &err);
+                        nm_yerror(&err, sw->axis[a].at[v], "design %s cannot map layer %s: %s",
+                                  sw->axis[a].value[v], net.layer[i].name, why);
+                    } else if (st != NM_OK && a >= 0) {
                         /* Say which value did it, where the sweep gives it. */
                         char why[sizeof err.msg + 64];
                         nm_job_error_reason(why, sizeof why, &err);
@@ -561,9 +636,9 @@ static int check_values(nm_sweep_run *run)
                                   run->sw.axis[a].value[v], net.layer[i].name, why);
                     }
                 }
-                if (st == NM_OK && a < 0 && w == 0)
+                if (st == NM_OK && new_design && w == 0)
                     nm_job_bandwidth_warn(&spec.doc, &spec.arch);
-                if (st == NM_OK && a < 0 && !run->quiet)
+                if (st == NM_OK && new_design && !run->quiet)
                     nm_job_print_warnings(run->diag, &spec.doc, 0);
                 nm_network_fini(&net);
                 nm_spec_fini(&spec);
@@ -574,6 +649,12 @@ static int check_values(nm_sweep_run *run)
             }
         }
     }
+    run->nlevels = 0;
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < ln.n[k]; i++) {
+            snprintf(run->level[run->nlevels], NM_NAME_MAX, "%s", ln.name[k][i]);
+            run->level_arith[run->nlevels++] = (unsigned char)k;
+        }
     return 0;
 }
 
@@ -628,7 +709,11 @@ static uint64_t fnv_file(uint64_t h, const char *path)
 uint64_t nm_sweep_run_key(const nm_sweep_run *run)
 {
     uint64_t h = 0xcbf29ce484222325ull;
-    h = fnv_file(h, run->sw.design);
+    if (run->sw.design_axis < 0)
+        h = fnv_file(h, run->sw.design);
+    else
+        for (int v = 0; v < run->sw.axis[run->sw.design_axis].nvalues; v++)
+            h = fnv_file(h, run->sw.axis[run->sw.design_axis].path[v]);
     for (int w = 0; w < run->sw.nworkloads; w++)
         h = fnv_file(h, run->sw.workload[w]);
     for (int i = 0; i < run->nextra; i++)

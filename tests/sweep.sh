@@ -284,6 +284,38 @@ done >"$tmp/wcold.log"
 tally "$tmp/wcold.log"
 [ "$(grep -c '^ok' "$tmp/wcold.log")" -eq 4 ] || bad "warm sweep: 4 points compared"
 
+# A design axis: two designs with different levels, varying fastest, in
+# warm blocks.  Each point's design differs from the point's before, so
+# each searches cold as a block's first does: its layers equal network
+# --effort 0.01 on its design; the level columns are both designs', blank
+# where a design has no such level; sweep.json lists the designs.
+d="$data/designs.yaml"
+"$bin" sweep -q --threads 2 -o "$tmp/d" "$d" >/dev/null 2>"$tmp/err" || { bad "design sweep"; cat "$tmp/err"; }
+tail -n +2 "$tmp/d/points.csv" | while IFS=, read -r p n design rest; do
+    case $design in eyeriss/eyeriss) df="$src/arch/eyeriss/eyeriss.yaml" ;; *) df="$src/arch/teaching/pe_array.yaml" ;; esac
+    "$bin" network -q --threads 2 --effort 0.01 --set "problem.N=$n" -o "$tmp/dalone$p" "$df" \
+        "$src/tests/data/network/small_net.yaml" >/dev/null 2>&1
+    if cmp -s "$tmp/dalone$p/layers.csv" "$tmp/d/points/$p/small_net.layers.csv"; then
+        echo "ok   - design axis: point $p ($design, N=$n) equals network --effort 0.01 on it"
+    else
+        echo "FAIL - design axis: point $p ($design, N=$n) differs from network --effort 0.01 on it"
+    fi
+done >"$tmp/dalone.log"
+tally "$tmp/dalone.log"
+[ "$(grep -c '^ok' "$tmp/dalone.log")" -eq 4 ] || bad "design axis: 4 points compared"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { eye = $3 == "eyeriss/eyeriss"
+      if (eye != ($c["energy_uj.PsumScratchpad"] != "") || eye != ($c["energy_uj.RegisterFile"] == "")) bad = 1
+      if ($c["energy_uj.DRAM"] == "" || $c["energy_uj.MAC"] == "") bad = 1 }
+    END { exit bad || NR != 5 }' "$tmp/d/points.csv" &&
+    ok "design axis: a column for each design's levels, blank where the design has none" ||
+    { bad "design axis: level columns"; head -3 "$tmp/d/points.csv"; }
+grep -q '"design": \["[^"]*pe_array.yaml", "[^"]*eyeriss.yaml"\]' "$tmp/d/sweep.json" &&
+    python3 "$src/tests/validate_json.py" "$src/doc/nestmap.schema.json" sweep "$tmp/d/sweep.json" >/dev/null 2>&1 &&
+    ok "design axis: sweep.json lists the designs and validates" || { bad "design axis: sweep.json"; grep '"design"' "$tmp/d/sweep.json"; }
+check_bad bad_design_twice "the sweep varies its design (set: design): leave out 'design'"
+check_bad bad_design_missing "no file 'eyeriss/eyerss.yaml' (a design)"
+
 # MPI: 2 and 3 ranks write what one process writes.
 if [ -n "$NESTMAP_MPIRUN" ]; then
     for np in 2 3; do

@@ -15,6 +15,8 @@
  *         - {set: PE.meshY, values: [8, 16, 32]}
  *       - set: problem.N      # the workload: a dimension or shorthand key
  *         values: [1, 4, 16]
+ *       - set: design         # whole designs or dataflows: files (then no design: above)
+ *         values: [ws.yaml, rs.yaml]
  *     budget: {area_mm2: 2, power_w: 1}   # at most, any column of points.csv
  *     mode: grid            # or random, with samples: N and seed: S
  *     objective: edp        # what each point's search optimizes
@@ -51,6 +53,8 @@ typedef struct nm_sweep_axis {
     const nm_ynode **at;          /* where each value was written; owned */
     int group;                    /* its dimension of the grid: axes of one zip share it
                                    * and are adjacent */
+    char (*path)[NM_SWEEP_PATH_MAX]; /* `set: design`: each value's file, resolved as
+                                      * `design:` is; NULL on the other axes; owned */
 } nm_sweep_axis;
 
 #define NM_SWEEP_MAX_BUDGETS 16
@@ -65,7 +69,8 @@ typedef struct nm_sweep_budget {
 
 typedef struct nm_sweep {
     const nm_ynode *node;         /* the `sweep:` node */
-    char design[NM_SWEEP_PATH_MAX];
+    char design[NM_SWEEP_PATH_MAX]; /* `design:` ("" when an axis varies it) */
+    int design_axis;              /* the axis `set: design`, or -1 */
     int nworkloads;
     char (*workload)[NM_SWEEP_PATH_MAX]; /* owned */
     const nm_ynode **workload_node;      /* owned */
@@ -106,7 +111,10 @@ void nm_sweep_point(const nm_sweep *sw, uint64_t p, int *idx);
  * second and later attributes of a zip). */
 int nm_sweep_axis_leads(const nm_sweep *sw, int a);
 
-/* The override that sets axis a to its v-th value. */
+/* The design file of a point whose value indices are idx. */
+const char *nm_sweep_design(const nm_sweep *sw, const int *idx);
+
+/* The override that sets axis a to its v-th value (not the design axis). */
 nm_status nm_sweep_override(const nm_sweep *sw, int a, int v, nm_override *ov, nm_error *err);
 
 /* What a point came to. */
@@ -116,17 +124,24 @@ typedef enum nm_sweep_status {
     NM_SWEEP_INVALID    /* the point's design cannot be built or constrained */
 } nm_sweep_status;
 
+/* Columns of energy per level in points.csv: the levels of every design
+ * the sweep maps on, by name. */
+#define NM_SWEEP_MAX_LEVEL_COLS (2 * (NM_MAX_LEVELS + 1))
+
 typedef struct nm_sweep_summary {
     nm_sweep_status status;
     char reason[640];
     double energy_pj, cycles, seconds, area_um2, macs, busy, bound_cycles;
-    int nlevels;                       /* storage levels, plus the arithmetic last */
-    double level_pj[NM_MAX_LEVELS + 1];
+    /* By the sweep's level columns (nm_sweep_run's level[]): energy, and
+     * whether the point's design has the level (else the column is blank). */
+    double level_pj[NM_SWEEP_MAX_LEVEL_COLS];
+    unsigned char level_on[NM_SWEEP_MAX_LEVEL_COLS];
     double workload_pj[NM_SWEEP_MAX_WORKLOADS], workload_cycles[NM_SWEEP_MAX_WORKLOADS];
     double dram_bytes;                 /* moved at the outermost level (the backing store) */
     /* Cycles by what bound them, as level_pj is ordered: a level's
-     * bandwidth, or (last) the arithmetic when nothing throttled. */
-    double bound_by_cycles[NM_MAX_LEVELS + 1];
+     * bandwidth; [NM_SWEEP_MAX_LEVEL_COLS] the arithmetic when nothing
+     * throttled. */
+    double bound_by_cycles[NM_SWEEP_MAX_LEVEL_COLS + 1];
     double lla;                        /* last-level accesses (words) */
     nm_bound_sum bound;                /* the proven bound on the objective (its gap) */
 } nm_sweep_summary;

@@ -54,8 +54,12 @@ typedef struct nm_sweep_run {
     volatile sig_atomic_t *stop; /* set to stop after the points running (may be NULL) */
     const nm_ydoc *doc;        /* the sweep files, with their warnings */
     FILE *diag, *out;
-    int nlevels;               /* storage levels + the arithmetic, outermost first */
-    char level[NM_MAX_LEVELS + 1][NM_NAME_MAX];
+    /* The columns of energy per level: every design's storage levels,
+     * outermost first, then their arithmetic (level_arith set), each name
+     * once, in the order the designs list them (nm_sweep_run_check). */
+    int nlevels;
+    char level[NM_SWEEP_MAX_LEVEL_COLS][NM_NAME_MAX];
+    unsigned char level_arith[NM_SWEEP_MAX_LEVEL_COLS];
     char wl_name[NM_SWEEP_MAX_WORKLOADS][NM_NAME_MAX]; /* per-point file names */
 } nm_sweep_run;
 

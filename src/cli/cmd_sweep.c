@@ -37,6 +37,8 @@ static const char usage[] =
     "        - {set: PE.meshY, values: [8, 16, 32]}\n"
     "      - {set: problem.N, values: [1, 16]}   # the workload: a dimension or shorthand\n"
     "                                            # key of every layer (here the batch)\n"
+    "      - {set: design, values: [ws.yaml, rs.yaml]}  # designs or dataflows (files;\n"
+    "                                            # then no design: above)\n"
     "    budget: {area_mm2: 2, power_w: 1}       # at most (any column of points.csv):\n"
     "                                            # a point over it is marked, off the front\n"
     "    mode: grid                              # or random, with samples and seed\n"
