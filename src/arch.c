@@ -17,6 +17,7 @@
 #include "nestmap/energy.h"
 #include "nestmap/estimate.h"
 #include "nestmap/text.h"
+#include "nestmap/workload.h"
 
 #define DEFAULT_WORD_BITS 16 /* Timeloop's default when no datawidth is given */
 
@@ -98,7 +99,7 @@ static const char *const model_attrs[] = {
     "network_read", "network_fill", "network_update", "network_drain", "network_operand",
     "network_result", "energy_per_hop", "router_energy", "wire_energy", "tile_width",
     "energy-per-ingress", "network_word_bits", "network_type", "reduction_supported",
-    "hop_count", "decompression_supported", "compression_supported", NULL};
+    "hop_count", "decompression_supported", "compression_supported", "tensor_datawidth", NULL};
 
 /* Attributes Timeloop and Accelergy (and its plug-ins) use for estimation
  * or bookkeeping; they do not change the model and are accepted quietly. */
@@ -280,6 +281,75 @@ static nm_status mesh(const nm_ynode *at, const nm_ynode *attrs, int64_t instanc
     return NM_OK;
 }
 
+/* `tensor_datawidth: {NAME: BITS, ...}` (arch.h). */
+static nm_status tensor_widths(nm_level *L, const nm_ynode *n, nm_error *err)
+{
+    L->ntw = 0;
+    if (!n || nm_yis_null(n))
+        return NM_OK;
+    if (n->kind != NM_Y_MAP)
+        return nm_yerror(err, n, "tensor_datawidth is a mapping of tensor names to their bits "
+                         "(tensor_datawidth: {Outputs: 32})");
+    if (n->n > NM_MAX_DS)
+        return nm_yerror(err, n, "tensor_datawidth names more than %d tensors", NM_MAX_DS);
+    for (size_t i = 0; i < n->n; i++) {
+        const nm_ynode *k = n->items[2 * i], *v = n->items[2 * i + 1];
+        if (!k->str || !k->str[0] || strlen(k->str) >= NM_NAME_MAX)
+            return nm_yerror(err, k, "tensor_datawidth: a key is a tensor's name");
+        int64_t bits;
+        char what[NM_NAME_MAX + 32];
+        snprintf(what, sizeof what, "the datawidth of '%s'", k->str);
+        nm_status st = nm_yget_pos(v, what, &bits, err);
+        if (st != NM_OK)
+            return st;
+        if (bits > 4096)
+            return nm_yerror(err, v, "%s is too large (%lld bits)", what, (long long)bits);
+        struct nm_tensor_width *t = &L->tw[L->ntw++];
+        snprintf(t->name, sizeof t->name, "%s", k->str);
+        t->bits = (int)bits;
+        t->at = k;
+    }
+    return NM_OK;
+}
+
+int nm_level_ds_bits(const nm_level *L, const nm_workload *wl, int ds)
+{
+    for (int i = 0; i < L->ntw; i++)
+        if (!strcmp(L->tw[i].name, wl->ds[ds].name))
+            return L->tw[i].bits;
+    return L->word_bits;
+}
+
+nm_status nm_arch_check_widths(const nm_arch *arch, const nm_workload *wl, nm_error *err)
+{
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        for (int i = 0; i < L->ntw; i++) {
+            const char *name = L->tw[i].name;
+            int known = 0;
+            const char *cands[2 * NM_MAX_DS];
+            size_t nc = 0;
+            for (int ds = 0; ds < wl->nds; ds++) {
+                known |= !strcmp(wl->ds[ds].name, name);
+                cands[nc++] = wl->ds[ds].name;
+            }
+            for (int a = 0; a < wl->nabsent; a++)
+                known |= !strcmp(wl->absent[a], name);
+            if (!known) {
+                const char *sug = nm_text_suggest(name, cands, nc);
+                return nm_yerror(err, L->tw[i].at, "tensor_datawidth of %s: the workload has no "
+                                 "tensor '%s'%s%s%s", L->name, name, sug ? "; did you mean '" : "",
+                                 sug ? sug : "", sug ? "'?" : "");
+            }
+            if (arch->sparse.active)
+                return nm_yerror(err, L->tw[i].at, "tensor_datawidth of %s: not with sparse "
+                                 "optimizations (a representation format's payload_word_bits "
+                                 "sets a tensor's width there)", L->name);
+        }
+    }
+    return NM_OK;
+}
+
 static nm_status parse_storage(nm_level *L, const nm_arch *arch, nm_ydoc *doc,
                                const nm_ynode *attrs, nm_error *err)
 {
@@ -291,6 +361,8 @@ static nm_status parse_storage(nm_level *L, const nm_arch *arch, nm_ydoc *doc,
         return st;
     if (found)
         L->word_bits = v;
+    if ((st = tensor_widths(L, nm_ymap_get(attrs, "tensor_datawidth"), err)) != NM_OK)
+        return st;
     static const char *const bs_keys[] = {"block_size", "n_words", NULL};
     int block_given = 0, cluster_given = 0, width = 0, width_given = 0;
     L->block_size = 1;

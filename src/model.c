@@ -50,6 +50,16 @@ nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *w
                             "or take its roofline with nestmap bound", wl->name,
                             nm_count_text(nm_workload_macs(wl), macs, sizeof macs));
     }
+    nm_status st = nm_arch_check_widths(arch, wl, err);
+    if (st != NM_OK)
+        return st;
+    mdl->wide = 0;
+    for (int s = 0; s < arch->nlevels; s++)
+        for (int ds = 0; ds < wl->nds; ds++) {
+            mdl->ds_bits[s][ds] = nm_level_ds_bits(&arch->level[s], wl, ds);
+            if (mdl->ds_bits[s][ds] != arch->level[s].word_bits)
+                mdl->wide |= 1u << s;
+        }
     mdl->ws = nm_nest_ws_new(arch, wl);
     mdl->shape = nm_calloc(1, sizeof *mdl->shape);
     if (arch->sparse.active) {
@@ -203,6 +213,44 @@ static int check_factors(const nm_model *mdl, const nm_mapping *m, nm_stats *out
     return 1;
 }
 
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return b == 1 ? a : a / b + (a % b != 0);
+}
+
+/* n words of `bits` bits in words of W bits (tensor_datawidth), rounded up. */
+static uint64_t in_words(uint64_t n, int bits, int W)
+{
+    unsigned __int128 x = (unsigned __int128)n * (unsigned)bits + (unsigned)(W - 1);
+    x /= (unsigned)W;
+    return x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
+}
+
+/* Vector accesses (rows of b words of W bits) that n words of data space
+ * ds take at level s: ceil(n / b), or with tensor_datawidth the rows its
+ * n x bits bits fill. */
+static uint64_t vectors(const nm_model *mdl, int s, int ds, uint64_t n, uint64_t b)
+{
+    if (!((mdl->wide >> s) & 1u))
+        return ceil_div(n, b);
+    int bits = mdl->ds_bits[s][ds], W = mdl->arch->level[s].word_bits;
+    unsigned __int128 x = (unsigned __int128)n * (unsigned)bits;
+    unsigned __int128 row = (unsigned __int128)b * (unsigned)W;
+    x = (x + row - 1) / row;
+    return x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
+}
+
+uint64_t nm_model_tile_words(const nm_model *mdl, int s, int ds, uint64_t t)
+{
+    const nm_workload *wl = mdl->wl;
+    /* a tile with metadata holds its nonzeros (sparse.h) */
+    if (mdl->arch->sparse.repr[s][ds].nranks && t)
+        t = nm_density_max_occupancy(&wl->density[ds], t, nm_workload_ds_size(wl, ds));
+    if ((mdl->wide >> s) & 1u) /* in the level's words */
+        t = in_words(t, mdl->ds_bits[s][ds], mdl->arch->level[s].word_bits);
+    return t;
+}
+
 /* Checks that need no analysis, in the order Timeloop reports them. */
 static int check(const nm_model *mdl, const nm_mapping *m, const nm_nest_result *shape,
                  nm_stats *out)
@@ -228,15 +276,9 @@ static int check(const nm_model *mdl, const nm_mapping *m, const nm_nest_result 
         if (!L->has_size)
             continue;
         uint64_t need = 0;
-        for (int ds = 0; ds < wl->nds; ds++) {
-            if (!((m->level[s].keep >> ds) & 1u))
-                continue;
-            uint64_t t = shape->tile[s][ds].size;
-            /* a tile with metadata holds its nonzeros (sparse.h) */
-            if (arch->sparse.repr[s][ds].nranks && t)
-                t = nm_density_max_occupancy(&wl->density[ds], t, nm_workload_ds_size(wl, ds));
-            need += t;
-        }
+        for (int ds = 0; ds < wl->nds; ds++)
+            if ((m->level[s].keep >> ds) & 1u)
+                need += nm_model_tile_words(mdl, s, ds, shape->tile[s][ds].size);
         if (need > (uint64_t)L->effective_size)
             return invalid(out, NM_INV_CAPACITY, s, -1, 0, need, (uint64_t)L->effective_size);
         if ((double)need < (double)L->effective_size * L->min_utilization)
@@ -268,10 +310,6 @@ static uint64_t round_count(double x)
     return x <= 0.0 ? 0 : (uint64_t)llround(x);
 }
 
-static uint64_t ceil_div(uint64_t a, uint64_t b)
-{
-    return b == 1 ? a : a / b + (a % b != 0);
-}
 
 /* Per level, what the network to its child carries of one data space
  * (account() fills it). */
@@ -656,6 +694,10 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
             }
             if (rd == 0 && wr == 0)
                 continue;
+            if ((mdl->wide >> s) & 1u) { /* bandwidth is in the level's words */
+                rd = in_words(rd, mdl->ds_bits[s][ds], L->word_bits);
+                wr = in_words(wr, mdl->ds_bits[s][ds], L->word_bits);
+            }
             double ratio = inst > 0.0 ? fan / inst : 1.0;
             need_r += (double)(uint64_t)ceil((double)rd / ratio) / (double)out->compute_cycles;
             need_w += (double)(uint64_t)ceil((double)wr / ratio) / (double)out->compute_cycles;
@@ -714,9 +756,9 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
                             ce += (double)ceil_div(n[h], b) * d->vec_ratio * en[h];
                 }
             } else {
-                ce = (double)ceil_div(d->reads, b) * L->e_read +
-                     (double)ceil_div(d->fills, b) * L->e_fill +
-                     (double)ceil_div(d->updates, b) * L->e_update;
+                ce = (double)vectors(mdl, s, ds, d->reads, b) * L->e_read +
+                     (double)vectors(mdl, s, ds, d->fills, b) * L->e_fill +
+                     (double)vectors(mdl, s, ds, d->updates, b) * L->e_update;
             }
             d->energy_per_instance = d->utilized_instances ? ce / cluster_util : 0.0;
             d->energy = d->energy_per_instance *
@@ -822,9 +864,10 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
                         part = part * shape->tile[t][ds].size / denom;
                 }
                 uint64_t reads = steps > part ? steps - part : 0;
-                ce = (double)ceil_div(steps, b) * L->e_update + (double)ceil_div(reads, b) * L->e_read;
+                ce = (double)vectors(mdl, s, ds, steps, b) * L->e_update +
+                     (double)vectors(mdl, s, ds, reads, b) * L->e_read;
             } else {
-                ce = (double)ceil_div(steps, b) * L->e_read;
+                ce = (double)vectors(mdl, s, ds, steps, b) * L->e_read;
             }
             e += ce * per_instance_to_total;
             if (s == arch->nlevels - 1)
@@ -840,7 +883,7 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
         moved += (double)n;
         if ((top_counted >> ds) & 1u) /* bounded more tightly above */
             continue;
-        double vec = (double)ceil_div(n, (uint64_t)top->block_size);
+        double vec = (double)vectors(mdl, arch->nlevels - 1, ds, n, (uint64_t)top->block_size);
         e += vec * (wl->ds[ds].read_write ? top->e_update : top->e_read);
     }
     *energy = e;

@@ -264,6 +264,16 @@ static void json_body(FILE *f, const nm_arch *arch, const nm_workload *wl, const
         if (L->has_size)
             kint(f, 3, "size", (uint64_t)L->size, 0);
         kint(f, 3, "word_bits", (uint64_t)(L->word_bits), 0);
+        if (L->ntw) {
+            key(f, 3, "tensor_datawidth");
+            fputc('{', f);
+            for (int i = 0; i < L->ntw; i++) {
+                fputs(i ? ", " : "", f);
+                nm_report_json_string(f, L->tw[i].name);
+                fprintf(f, ": %d", L->tw[i].bits);
+            }
+            fputs("},\n", f);
+        }
         kint(f, 3, "block_size", (uint64_t)(L->block_size), 0);
         knum(f, 3, "vector_access_energy_pj", L->vector_access_energy, 0);;
         knum(f, 3, "leakage_pj", ls->leakage, 0);;
@@ -442,6 +452,12 @@ void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const n
         else
             fprintf(f, "    size                 : unbounded, words of %d bits (block %d)\n",
                     L->word_bits, L->block_size);
+        if (L->ntw) { /* tensor_datawidth: tiles above are in elements, sizes in words */
+            fprintf(f, "    tensor widths        :");
+            for (int i = 0; i < L->ntw; i++)
+                fprintf(f, "%s %s %d bits", i ? "," : "", L->tw[i].name, L->tw[i].bits);
+            fprintf(f, " (tiles in elements; each takes bits/%d words)\n", L->word_bits);
+        }
         fprintf(f, "    energy source        : %s (read %.4g, fill %.4g, update %.4g pJ)\n",
                 source_text(L->esrc, L->esrc_note), L->e_read, L->e_fill, L->e_update);
         fprintf(f, "    cycles               : %llu (bandwidth throttling %.4f)\n",

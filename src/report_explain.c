@@ -239,9 +239,9 @@ static void explain_capacity(FILE *f, nm_model *mdl, const nm_mapping *m, const 
     fprintf(f, "%s keeps", L->name);
     for (int ds = 0; ds < wl->nds; ds++)
         if ((m->level[s].keep >> ds) & 1u) {
-            fprintf(f, "%s %s %" PRIu64, need ? " +" : "", wl->ds[ds].name,
-                    shape.tile[s][ds].size);
-            need += shape.tile[s][ds].size;
+            uint64_t w = nm_model_tile_words(mdl, s, ds, shape.tile[s][ds].size);
+            fprintf(f, "%s %s %" PRIu64, need ? " +" : "", wl->ds[ds].name, w);
+            need += w;
         }
     uint64_t cap = (uint64_t)L->effective_size;
     fprintf(f, " = %" PRIu64 " words; it holds %" PRIu64 "%s: over by %" PRIu64 " (%.2fx)\n",
@@ -284,7 +284,7 @@ static void explain_capacity(FILE *f, nm_model *mdl, const nm_mapping *m, const 
                     uint64_t n2 = 0;
                     for (int ds = 0; ds < wl->nds; ds++)
                         if ((c.level[s].keep >> ds) & 1u)
-                            n2 += sh.tile[s][ds].size;
+                            n2 += nm_model_tile_words(mdl, s, ds, sh.tile[s][ds].size);
                     struct move mv = {t, d, sp, p, n2, n2 <= cap, 0};
                     mv.valid = mv.fits && nm_model_precheck(mdl, &c, &st);
                     int pos = nbest;

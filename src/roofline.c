@@ -29,21 +29,30 @@ void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
     const nm_level *top = &arch->level[arch->nlevels - 1];
     r->macs = (double)nm_workload_macs(wl);
     r->words_in = r->words_out = 0;
+    /* Each tensor at its own width (tensor_datawidth): its bytes, and
+     * bandwidth and rows in the outermost level's words. */
+    double bits = 0.0, lw_in = 0.0, lw_out = 0.0;
     for (int ds = 0; ds < wl->nds; ds++) {
         double n = (double)nm_workload_held_words(wl, ds);
-        if (wl->ds[ds].read_write)
+        int b = nm_level_ds_bits(top, wl, ds);
+        double lw = b == top->word_bits ? n : n * b / top->word_bits;
+        bits += n * b;
+        if (wl->ds[ds].read_write) {
             r->words_out += n;
-        else
+            lw_out += lw;
+        } else {
             r->words_in += n;
+            lw_in += lw;
+        }
     }
-    r->bytes = (r->words_in + r->words_out) * (top->word_bits / 8.0);
+    r->bytes = bits / 8.0;
     nm_count units = (nm_count)arch->arith.instances;
     r->compute_cycles_exact = (nm_workload_macs(wl) + units - 1) / units;
     r->compute_cycles = ceil(r->macs / (double)arch->arith.instances);
-    r->mem_cycles = nm_roofline_memory_cycles(top, r->words_in, r->words_out, &r->bw_note);
+    r->mem_cycles = nm_roofline_memory_cycles(top, lw_in, lw_out, &r->bw_note);
     double b = top->block_size > 0 ? (double)top->block_size : 1.0;
-    r->energy_pj = r->macs * arch->arith.e_compute + r->words_in * top->e_read / b +
-                   r->words_out * top->e_update / b;
+    r->energy_pj = r->macs * arch->arith.e_compute + lw_in * top->e_read / b +
+                   lw_out * top->e_update / b;
     if (arch->sparse.active) {
         /* Sparse optimizations may skip computes and traffic: what stays
          * is at least every compute whose operands are both nonzero (a

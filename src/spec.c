@@ -128,8 +128,9 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
         spec->has_problem = 1;
     }
     if (spec->has_arch && spec->has_problem &&
-        (st = nm_sparse_parse(&spec->arch.sparse, &spec->arch, &spec->wl,
-                              nm_ymap_get(root, "sparse_optimizations"), err)) != NM_OK)
+        ((st = nm_sparse_parse(&spec->arch.sparse, &spec->arch, &spec->wl,
+                               nm_ymap_get(root, "sparse_optimizations"), err)) != NM_OK ||
+         (st = nm_arch_check_widths(&spec->arch, &spec->wl, err)) != NM_OK))
         return st;
     if (map && spec->has_arch && spec->has_problem) {
         if ((st = nm_mapping_parse(&spec->map, map, &spec->arch, &spec->wl, err)) != NM_OK)

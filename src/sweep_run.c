@@ -178,7 +178,12 @@ static nm_status map_workload(const nm_sweep_run *run, const char *design, int w
                 continue;
             const nm_stats *ls = &lr->res.best_stats;
             double rep = (double)net.layer[i].repeat;
-            s->dram_bytes += rep * (double)ls->last_level_accesses * top->word_bits / 8.0;
+            /* each tensor at its width there (tensor_datawidth) */
+            const nm_level_stats *ts = &ls->level[arch->nlevels - 1];
+            for (int ds = 0; ds < net.layer[i].wl.nds; ds++)
+                s->dram_bytes += rep * (double)ts->ds[ds].utilized_instances *
+                                 (double)(ts->ds[ds].reads + ts->ds[ds].updates + ts->ds[ds].fills) *
+                                 nm_level_ds_bits(top, &net.layer[i].wl, ds) / 8.0;
             int b = NM_SWEEP_MAX_LEVEL_COLS;
             if (ls->cycles > ls->compute_cycles) {
                 int worst = 0;

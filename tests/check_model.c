@@ -500,6 +500,63 @@ START_TEST(invalid_capacity)
 }
 END_TEST
 
+/* tensor_datawidth: the Buffer (8-bit words, rows of one word) holds
+ * Outputs as 16-bit words and Inputs as 4-bit ones.  The counts stay in
+ * elements; each Outputs access takes two rows (twice the energy), two
+ * Inputs share a row (half, rounded up: 48 reads and 18 fills take 24 + 9
+ * rows), Weights and MainMemory are as before.  A tile takes its bits in
+ * words: 3 + ceil(18 * 4 / 8) + 16 * 2 = 44 words, over the 42 that
+ * multiple_buffering 1.5 leaves, where 3 + 18 + 16 = 37 fits. */
+START_TEST(tensor_widths_by_hand)
+{
+    static const char map[] =
+        "- {target: MainMemory, type: temporal, factors: R=1 P=1, permutation: RP}\n"
+        "- {target: Buffer, type: temporal, factors: R=3 P=16, permutation: RP}\n";
+    char text[8192];
+    struct run a, b;
+    run(&a, design(text, sizeof text, 1, "", conv1d, map));
+    run(&b, design(text, sizeof text, 1, ", tensor_datawidth: {Outputs: 16, Inputs: 4}", conv1d,
+                   map));
+    ck_assert(a.valid && b.valid);
+    for (int s = 0; s < 2; s++)
+        for (int d = 0; d < 3; d++) {
+            const nm_ds_stats *x = &a.st.level[s].ds[d], *y = &b.st.level[s].ds[d];
+            COUNTS(y, x->reads, x->fills, x->updates);
+            double want = s == 1 ? x->energy : d == 2 ? 2 * x->energy : d == 1 ? 0 : x->energy;
+            if (s == 0 && d == 1) {
+                ck_assert_uint_eq(x->reads, 48);
+                ck_assert_uint_eq(x->fills, 18);
+                want = 24 + 9;
+            }
+            ck_assert_double_eq_tol(y->energy, want, 1e-9);
+        }
+    ck_assert_double_eq_tol(b.st.level[0].ds[2].energy, 2.0 * (double)(a.st.level[0].ds[2].reads +
+                            a.st.level[0].ds[2].updates), 1e-9);
+    done(&a);
+    done(&b);
+    run(&a, design(text, sizeof text, 1, ", multiple_buffering: 1.5", conv1d, map));
+    run(&b, design(text, sizeof text, 1, ", multiple_buffering: 1.5, tensor_datawidth: "
+                   "{Outputs: 16, Inputs: 4}", conv1d, map));
+    ck_assert(a.valid);
+    ck_assert(!b.valid);
+    char why[256];
+    nm_invalid_describe(&b.st.invalid, &b.spec.arch, &b.spec.wl, why, sizeof why);
+    ck_assert_str_eq(why, "couldn't map level Buffer: mapped tile size 44 exceeds buffer capacity 42");
+    done(&a);
+    done(&b);
+    /* A name the workload lacks: located at the name, with a suggestion. */
+    nm_spec spec;
+    nm_error err;
+    nm_error_clear(&err);
+    ck_assert_int_ne(nm_spec_load_string(&spec, "t.yaml", design(text, sizeof text, 1,
+                     ", tensor_datawidth: {Output: 16}", conv1d, map),
+                     NM_NEED_ARCH | NM_NEED_PROBLEM, &err), NM_OK);
+    ck_assert_int_eq(err.line, 11);
+    ck_assert_str_eq(err.msg, "tensor_datawidth of Buffer: the workload has no tensor 'Output'; "
+                     "did you mean 'Outputs'?");
+}
+END_TEST
+
 START_TEST(invalid_factors_and_fanout)
 {
     static const char bad_product[] = "- {target: Buffer, type: temporal, factors: R=3 P=8}\n";
@@ -962,6 +1019,7 @@ static Suite *suite(void)
     tcase_add_test(tc, bypass);
     tcase_add_test(tc, throttling);
     tcase_add_test(tc, invalid_capacity);
+    tcase_add_test(tc, tensor_widths_by_hand);
     tcase_add_test(tc, invalid_factors_and_fanout);
     tcase_add_test(tc, repeatable);
     tcase_add_test(tc, imperfect_outputs_exact);

@@ -45,6 +45,19 @@ typedef struct nm_level {
     int64_t size;            /* words; valid when has_size */
     int64_t effective_size;  /* size / multiple_buffering */
     int word_bits, block_size, cluster_size;
+    /* `tensor_datawidth: {NAME: BITS}` (a nestmap extension): tensors
+     * held at another width than word_bits, such as int32 partial sums
+     * beside int8 operands.  A tile of BITS-bit words takes BITS/word_bits
+     * of the level's words (rounded up), its accesses move BITS-bit words
+     * in rows of word_bits x block_size bits, and its bandwidth is spent in
+     * the level's words.  By name: the model finds each workload's tensors
+     * (nm_level_ds_bits). */
+    int ntw;
+    struct nm_tensor_width {
+        char name[NM_NAME_MAX];
+        int bits;
+        const nm_ynode *at;
+    } tw[NM_MAX_DS];
     double multiple_buffering, min_utilization;
     int has_read_bw, has_write_bw, has_shared_bw;
     int bw_stated;           /* a bandwidth given, or `unlimited` written (no warning) */
@@ -122,6 +135,15 @@ typedef struct nm_arch {
      * targets name data spaces. */
     nm_sparse sparse;
 } nm_arch;
+
+/* The bits of a word of data space ds of wl at level L: its
+ * tensor_datawidth, else the level's word_bits. */
+int nm_level_ds_bits(const nm_level *L, const struct nm_workload *wl, int ds);
+
+/* Every tensor_datawidth names a data space of wl: a located error
+ * otherwise (and with sparse optimizations, whose formats give payload
+ * widths of their own). */
+nm_status nm_arch_check_widths(const nm_arch *arch, const struct nm_workload *wl, nm_error *err);
 
 /* Sets arch->noc from the levels' networks (after their specs change). */
 void nm_arch_noc_update(nm_arch *arch);

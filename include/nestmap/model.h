@@ -139,6 +139,11 @@ typedef struct nm_model {
     struct nm_shape_memo *shape; /* the last valid perfect factorization's shape (model.c) */
     double noc_width[NM_MAX_LEVELS]; /* floor-planned tile width (um) under each level's
                                       * network: the square root of the child tile's area */
+    /* tensor_datawidth (arch.h): the bits of each data space's words at
+     * each level, and which levels hold one at another width than their
+     * word_bits (0: none, the usual case, counted as Timeloop counts). */
+    int ds_bits[NM_MAX_LEVELS][NM_MAX_DS];
+    unsigned wide;                   /* bit s: level s */
 } nm_model;
 
 /* Prepares a model for evaluating mappings of wl on arch; both must outlive
@@ -155,6 +160,11 @@ void nm_model_fini(nm_model *mdl);
  * inner loops left (nm_nest_ws_forget): runs of such mappings (the census,
  * exhaustive search) cost less each; the numbers are the same. */
 int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *nest);
+
+/* The words of level s that a tile of t elements of data space ds takes:
+ * its nonzeros where the level holds it in a format, in the level's words
+ * where its tensor_datawidth differs (what the capacity check sums). */
+uint64_t nm_model_tile_words(const nm_model *mdl, int s, int ds, uint64_t t);
 
 /* Forgets what the last evaluation left, so the next starts from scratch
  * (benchmarks of one evaluation; tests that warm and cold agree). */
