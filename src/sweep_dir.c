@@ -25,29 +25,28 @@
 
 /* ---- CSV rows back into fields ---- */
 
-enum { MAX_FIELDS = 2 * NM_SWEEP_MAX_AXES + NM_MAX_LEVELS + 32 };
-
 typedef struct row {
     char *line;                 /* the row as written, with its '\n' (owned) */
     char *buf;                  /* the fields' text (owned) */
-    const char *f[MAX_FIELDS];
+    const char **f;             /* the fields (owned) */
     int n;
 } row;
 
 /* Splits one RFC 4180 line (no line break inside a field, as sweep writes). */
 static int split_row(row *r, const char *line)
 {
-    size_t len = strlen(line);
+    size_t len = strlen(line), commas = 0;
+    for (const char *c = line; *c; c++)
+        commas += *c == ',';
     r->line = strdup(line);
     r->buf = malloc(len + 1);
-    if (!r->line || !r->buf)
+    r->f = malloc((commas + 1) * sizeof *r->f); /* at most a field a comma, and one */
+    if (!r->line || !r->buf || !r->f)
         return 0;
     char *o = r->buf;
     const char *p = line;
     r->n = 0;
     for (;;) {
-        if (r->n >= MAX_FIELDS)
-            return 0;
         r->f[r->n++] = o;
         if (*p == '"') {
             for (p++; *p && !(*p == '"' && p[1] != '"'); p++) {
@@ -73,6 +72,7 @@ static void row_free(row *r)
 {
     free(r->line);
     free(r->buf);
+    free(r->f);
 }
 
 /* ---- the directory ---- */
@@ -746,6 +746,132 @@ static int plot_pareto(const char *pdir, const table *t, const unsigned char *fr
     return fclose(f) == 0;
 }
 
+/* The combined figure: a row per dimension of the grid (a zip's first
+ * attribute), energy and time against it, every point that mapped in grey
+ * and the lowest over the other attributes' values joined, so one image
+ * says what each attribute does.  Only for sweeps of two dimensions or
+ * more (one has its axis plot). */
+static int plot_overview(const char *pdir, const nm_sweep_run *run, const table *t, int *made)
+{
+    const nm_sweep *sw = &run->sw;
+    *made = 0;
+    if (sw->ngroups < 2)
+        return 1;
+    FILE *f = nm_plot_open(pdir, "overview.dat");
+    if (!f)
+        return 0;
+    fputs("# nestmap sweep: each varied attribute (a zip's first), two blocks each: every point\n"
+          "# that mapped, then the lowest energy and time at each value over the other\n"
+          "# attributes' values\n# value\tx\tenergy_uj\tseconds\n", f);
+    double tlo = INFINITY, thi = 0.0;
+    for (uint64_t i = 0; i < t->n; i++)
+        if (is_ok(t, i)) {
+            tlo = fmin(tlo, val(t, i, t->c_seconds));
+            thi = fmax(thi, val(t, i, t->c_seconds));
+        }
+    int block = 0;
+    for (int a = 0; a < sw->naxes; a++) {
+        if (!nm_sweep_axis_leads(sw, a))
+            continue;
+        const nm_sweep_axis *ax = &sw->axis[a];
+        int geometric, numeric = numeric_axis(ax, &geometric);
+        fprintf(f, "%s# %s: every point\n", block ? "\n\n" : "", ax->label);
+        for (uint64_t i = 0; i < t->n; i++) {
+            if (!is_ok(t, i))
+                continue;
+            int idx[NM_SWEEP_MAX_AXES];
+            nm_sweep_point(sw, strtoull(t->r[i].f[0], NULL, 10), idx);
+            fprintf(f, "\"%s\"\t", t->r[i].f[1 + a]);
+            if (numeric)
+                fputs(t->r[i].f[1 + a], f);
+            else
+                fprintf(f, "%d", idx[a]);
+            fprintf(f, "\t%s\t%s\n", t->r[i].f[t->c_energy], t->r[i].f[t->c_seconds]);
+        }
+        fprintf(f, "\n\n# %s: the lowest at each value\n", ax->label);
+        for (int v = 0; v < ax->nvalues; v++) {
+            double e = INFINITY, sec = INFINITY;
+            for (uint64_t i = 0; i < t->n; i++) {
+                if (!is_ok(t, i) || strcmp(t->r[i].f[1 + a], ax->value[v]))
+                    continue;
+                e = fmin(e, val(t, i, t->c_energy));
+                sec = fmin(sec, val(t, i, t->c_seconds));
+            }
+            if (e == INFINITY)
+                continue; /* no point at this value mapped */
+            fprintf(f, "\"%s\"\t", ax->value[v]);
+            if (numeric)
+                fputs(ax->value[v], f);
+            else
+                fprintf(f, "%d", v);
+            fprintf(f, "\t%.17g\t%.17g\n", e, sec);
+        }
+        block += 2;
+    }
+    if (fclose(f) != 0 || !(f = nm_plot_open(pdir, "overview.gp")))
+        return 0;
+    int rows = block / 2, cols = thi > tlo * (1 + 1e-12) ? 2 : 1;
+    double tscale;
+    const char *tunit = time_unit(thi, &tscale);
+    fputs("# nestmap sweep: the combined figure, a row per varied attribute: energy and time\n"
+          "# against it, every point in grey, the lowest over the other attributes joined.\n"
+          "# Data in overview.dat; restyle freely, then run: gnuplot overview.gp\n"
+          "base = 'overview'\nset datafile separator '\\t'\nset grid\n"
+          "unset key\n", f);
+    nm_plot_series_styles(f);
+    fprintf(f, "tscale = %g\n", tscale);
+    /* room for the title above and the key below the panels, and for each
+     * row's x label between them (in the image's fractions) */
+    int height = 80 + 300 * rows;
+    nm_plot_terminals(f, cols == 2 ? 1100 : 700, height);
+    char title[256];
+    int tl = snprintf(title, sizeof title, "%llu point%s: energy and time against each varied "
+                      "attribute (grey: every point; joined: the lowest over the other "
+                      "attributes)", (unsigned long long)t->n, t->n == 1 ? "" : "s");
+    if (cols == 1 && thi > 0 && tl > 0 && (size_t)tl < sizeof title)
+        snprintf(title + tl, sizeof title - (size_t)tl, "; time %.4g %s at every point",
+                 thi * tscale, tunit);
+    fprintf(f, "  set multiplot layout %d,%d margins 0.08, 0.98, %.4f, %.4f spacing 0.09, %.4f "
+            "title ", rows, cols, 55.0 / height, 1.0 - 30.0 / height, 60.0 / height);
+    nm_plot_string(f, title);
+    fputc('\n', f);
+    int r = 0;
+    for (int a = 0; a < sw->naxes; a++) {
+        if (!nm_sweep_axis_leads(sw, a))
+            continue;
+        const nm_sweep_axis *ax = &sw->axis[a];
+        int geometric, numeric = numeric_axis(ax, &geometric);
+        char xlabel[256];
+        size_t xl = (size_t)snprintf(xlabel, sizeof xlabel, "%s", ax->label);
+        for (int b = a + 1; b < sw->naxes && sw->axis[b].group == ax->group && xl < sizeof xlabel;
+             b++)
+            xl += (size_t)snprintf(xlabel + xl, sizeof xlabel - xl, " = %s", sw->axis[b].label);
+        fputs("  set xlabel ", f);
+        nm_plot_string(f, xlabel);
+        fprintf(f, "\n  set xtics autofreq\n  %s\n  %s\n",
+                numeric && geometric ? "set logscale x 2" : "unset logscale x",
+                numeric ? "set offsets graph 0.04, graph 0.04, 0, 0"
+                        : "set offsets 0.5, 0.5, 0, 0");
+        for (int y = 0; y < cols; y++) {
+            const char *ycol = y ? "($4*tscale)" : "3";
+            if (y)
+                fprintf(f, "  set ylabel 'time (%s)'\n", tunit);
+            else
+                fputs("  set ylabel 'energy (\xc2\xb5J)'\n", f);
+            /* lines join a numeric axis' values; categories stand apart */
+            fprintf(f, "  plot base.'.dat' index %d using 2:%s with points pt 7 ps 0.5 "
+                    "lc rgb '#999999', \\\n"
+                    "       base.'.dat' index %d using 2:%s%s with %s lt 1 pt 7\n",
+                    2 * r, ycol, 2 * r + 1, ycol, numeric ? "" : ":xtic(1)",
+                    numeric ? "linespoints" : "points");
+        }
+        r++;
+    }
+    fputs("  unset multiplot\n}\n", f);
+    *made = 1;
+    return fclose(f) == 0;
+}
+
 static int write_plots(const char *dir, const nm_sweep_run *run, const table *t,
                        const unsigned char *front)
 {
@@ -753,7 +879,7 @@ static int write_plots(const char *dir, const nm_sweep_run *run, const table *t,
     snprintf(pdir, sizeof pdir, "%s/plots", dir);
     if (!nm_job_make_dir(pdir, run->diag))
         return 0;
-    char names[NM_SWEEP_MAX_AXES + 1][2 * NM_NAME_MAX];
+    char names[NM_SWEEP_MAX_AXES + 2][2 * NM_NAME_MAX];
     int n = 0;
     for (int a = 0; a < run->sw.naxes; a++) {
         if (!nm_sweep_axis_leads(&run->sw, a))
@@ -769,6 +895,13 @@ static int write_plots(const char *dir, const nm_sweep_run *run, const table *t,
         return 0;
     }
     snprintf(names[n++], sizeof names[0], "pareto");
+    int overview;
+    if (!plot_overview(pdir, run, t, &overview)) {
+        fprintf(run->diag, "nestmap: cannot write the plots in '%s'\n", pdir);
+        return 0;
+    }
+    if (overview)
+        snprintf(names[n++], sizeof names[0], "overview");
     if (!nm_plot_have_gnuplot()) {
         if (!run->quiet)
             fprintf(run->diag, "nestmap sweep: gnuplot is not installed: the plots are left as "
@@ -778,7 +911,7 @@ static int write_plots(const char *dir, const nm_sweep_run *run, const table *t,
     char log[4200];
     snprintf(log, sizeof log, "%s/gnuplot.log", pdir);
     unlink(log);
-    const char *scripts[NM_SWEEP_MAX_AXES + 1];
+    const char *scripts[NM_SWEEP_MAX_AXES + 2];
     for (int i = 0; i < n; i++)
         scripts[i] = names[i];
     nm_error err;

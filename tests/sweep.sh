@@ -234,6 +234,14 @@ done >"$tmp/zalone.log"
 tally "$tmp/zalone.log"
 [ -s "$tmp/zip/plots/PE.meshX.gp" ] && [ ! -e "$tmp/zip/plots/PE.meshY.gp" ] && grep -q "PE.meshX = PE.meshY" "$tmp/zip/plots/PE.meshX.gp" &&
     ok "zip: one plot, its axis naming the linked attributes" || bad "zip: plots"
+# The combined figure: a row per dimension of the grid (the zip's first
+# attribute and problem.N), two blocks of data each; none for one dimension.
+ov=1
+grep -q "multiplot layout 2," "$tmp/zip/plots/overview.gp" || ov=0
+[ "$(grep -c '^# .*: the lowest at each value' "$tmp/zip/plots/overview.dat")" -eq 2 ] || ov=0
+grep -q "xlabel 'PE.meshX = PE.meshY'" "$tmp/zip/plots/overview.gp" || ov=0
+if command -v gnuplot >/dev/null 2>&1 && [ ! -s "$tmp/zip/plots/overview.png" ]; then ov=0; fi
+[ $ov = 1 ] && ok "zip: the combined figure, a row per dimension" || bad "zip: overview"
 
 # The proven gap: every point's objective over its bound, at least 1; the
 # bound the same as the network's (its summary's lower_bound, pJ*cycles,
@@ -257,6 +265,7 @@ w="$data/warm_blocks.yaml"
 "$bin" sweep -q --threads 2 -o "$tmp/w2" "$w" >/dev/null 2>"$tmp/err" || { bad "warm sweep"; cat "$tmp/err"; }
 "$bin" sweep -q --threads 1 -o "$tmp/w1" "$w" >/dev/null 2>&1 || bad "warm sweep, 1 thread"
 same "$tmp/w2/points.csv" "$tmp/w1/points.csv" "warm sweep: points.csv the same on 1 and 2 threads"
+[ ! -e "$tmp/w2/plots/overview.gp" ] && ok "one dimension: no combined figure" || bad "one dimension: an overview"
 grep -q '"warm": {"block": 2, "first": 0.01, "effort": 0.01}' "$tmp/w2/sweep.json" &&
     ok "sweep.json records the warm starts in effect" || { bad "sweep.json: warm"; grep warm "$tmp/w2/sweep.json"; }
 cp -r "$tmp/w2" "$tmp/wr" && head -2 "$tmp/w2/points.csv" >"$tmp/wr/points.csv" && rm -rf "$tmp/wr/points/1" "$tmp/wr/points/2" "$tmp/wr/points/3"
