@@ -450,7 +450,7 @@ static nm_status arith_estimate(const void *comp, nm_ydoc *doc, nm_estimate *e, 
     return nm_estimate_arith(comp, doc, e, err);
 }
 
-static nm_status builtin_level(nm_level *L, nm_ydoc *doc, nm_error *err)
+static nm_status builtin_level(nm_level *L, double cycle_seconds, nm_ydoc *doc, nm_error *err)
 {
     nm_estimate e;
     int energies;
@@ -463,7 +463,7 @@ static nm_status builtin_level(nm_level *L, nm_ydoc *doc, nm_error *err)
     L->e_read = e.read;
     L->e_fill = e.write;
     L->e_update = e.update;
-    L->e_leak = e.leak;
+    L->e_leak = e.leak_w * cycle_seconds * 1e12; /* pJ a cycle */
     double max = e.read > e.write ? e.read : e.write;
     L->vector_access_energy = (max > e.update ? max : e.update) / L->cluster_size;
     L->esrc_note = e.source;
@@ -607,7 +607,7 @@ nm_status nm_energy_apply(nm_arch *arch, const nm_ynode *ert, const nm_ynode *ar
             return st;
     }
     for (int i = 0; i < arch->nlevels; i++)
-        if ((st = builtin_level(&arch->level[i], doc, err)) != NM_OK)
+        if ((st = builtin_level(&arch->level[i], arch->cycle_seconds, doc, err)) != NM_OK)
             return st;
     return builtin_arith(&arch->arith, doc, err);
 }

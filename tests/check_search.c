@@ -1074,7 +1074,8 @@ static void design_opts(const nm_spec *spec, uint64_t seed, nm_search_opts *o)
  * spread channels over the threads, or bypass the L2 and spread rows over
  * the SMs); seeds 0 and 2 stopped at the worse (EDP 8.7261e10 pJ x cycles)
  * when the chains started from the eight best mappings, all of one valley,
- * and a search with 20 times the budget finds none better than 8.2800e10. */
+ * and a search with 20 times the budget finds none better than 8.2800e10 (8.28007e10 with the built-in
+ * leakage since). */
 START_TEST(default_search_crosses_shapes)
 {
     nm_spec spec;
@@ -1089,8 +1090,8 @@ START_TEST(default_search_crosses_shapes)
         static nm_search_result r;
         ck_assert_int_eq(nm_search_run(&ms, &o, &r, &err), NM_OK);
         ck_assert(r.found);
-        ck_assert_msg(fabs(r.best.score[0] / 8.280041655856e10 - 1) < 1e-9,
-                      "seed %llu, top %d: EDP %.12g, not 8.280041655856e10",
+        ck_assert_msg(fabs(r.best.score[0] / 8.2800706019876e10 - 1) < 1e-9,
+                      "seed %llu, top %d: EDP %.12g, not 8.2800706019876e10",
                       (unsigned long long)runs[i].seed, runs[i].topk, r.best.score[0]);
         nm_search_result_fini(&r);
     }
@@ -1102,7 +1103,8 @@ END_TEST
  * output-stationary array with ResNet-50's 28x28 3x3 layer, uniform draws
  * alone left seeds 0, 1 and 3 at EDP 2.9553e14 pJ x cycles (95.5 % of the
  * array in use), a local optimum three coordinated moves from the best any
- * search has found, 2.7015e14 (100 %); filled draws start a chain near it. */
+ * search has found, 2.7015e14 (100 %; 2.7021e14 with the built-in leakage
+ * since); filled draws start a chain near it. */
 START_TEST(default_search_fills_fanouts)
 {
     nm_spec spec;
@@ -1115,8 +1117,8 @@ START_TEST(default_search_fills_fanouts)
         static nm_search_result r;
         ck_assert_int_eq(nm_search_run(&ms, &o, &r, &err), NM_OK);
         ck_assert(r.found);
-        ck_assert_msg(fabs(r.best.score[0] / 2.7014986613192e14 - 1) < 1e-9,
-                      "seed %llu: EDP %.12g, not 2.7014986613192e14", (unsigned long long)seed,
+        ck_assert_msg(fabs(r.best.score[0] / 2.7021261121215e14 - 1) < 1e-9,
+                      "seed %llu: EDP %.12g, not 2.7021261121215e14", (unsigned long long)seed,
                       r.best.score[0]);
         nm_search_result_fini(&r);
     }

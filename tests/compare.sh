@@ -45,12 +45,12 @@ e = [x["energy_pj"] for x in d]
 ok = e == sorted(e) and [x["rank"] for x in d] == list(range(1, len(d) + 1)) and j["rank_by"] == "energy"
 for x in d:
     lv = sum(p["pj"] for p in x["energy_by_level"])
-    tn = sum(p["pj"] for p in x["energy_by_tensor"]) + x["compute_pj"]
+    tn = sum(p["pj"] for p in x["energy_by_tensor"]) + x["compute_pj"] + x["leakage_pj"]
     ok = ok and abs(lv - x["energy_pj"]) < 1e-6 * x["energy_pj"] and abs(tn - x["energy_pj"]) < 1e-6 * x["energy_pj"]
     ok = ok and abs(x["cycles_over_bound"] - x["cycles"] / x["bound_cycles"]) < 1e-12 and x["cycles_over_bound"] >= 1
 sys.exit(0 if ok else 1)
 EOF
-then ok "ranked by energy; levels and tensors each add up to the total; cycles >= the bound"; else bad "compare.json is inconsistent"; fi
+then ok "ranked by energy; levels, and tensors with compute and leakage, each add up to the total; cycles >= the bound"; else bad "compare.json is inconsistent"; fi
 
 # The files: CSV rows, a map.yaml per design that re-evaluates to its row.
 rows=$(tail -n +2 "$tmp/out1/compare.csv" | wc -l)

@@ -26,7 +26,8 @@
 typedef struct nm_estimate {
     double read, write, update; /* pJ per vector access (storage) */
     double compute;             /* pJ per operation (arithmetic) */
-    double leak;                /* pJ per cycle */
+    double leak_w;              /* W of leakage per instance (storage; a cycle
+                                 * leaks this x the clock period) */
     double area;                /* um^2 per instance */
     const char *source;         /* what the numbers came from (static text) */
 } nm_estimate;

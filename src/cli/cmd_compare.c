@@ -67,6 +67,7 @@ typedef struct cmp_design {
     int ntensors;
     char tensor[NM_MAX_DS][NM_NAME_MAX];
     double tensor_e[NM_MAX_DS], compute_e;
+    double leak_e; /* the levels' leakage: no tensor's (by tensor, beside compute) */
 } cmp_design;
 
 typedef enum { RANK_ENERGY, RANK_CYCLES, RANK_EDP } cmp_rank;
@@ -156,6 +157,8 @@ static void add_layer(cmp_design *d, const nm_arch *arch, const nm_workload *wl,
                               repeat;
     }
     d->compute_e += st->compute_energy * repeat;
+    for (int s = 0; s < arch->nlevels; s++)
+        d->leak_e += st->level[s].leakage * repeat;
 }
 
 /* A layer file as a network of one layer, so that both take one path. */
@@ -393,6 +396,9 @@ static void print_text(FILE *f, const cmp_run *run)
                 d->energy * 1e-6, d->energy / d->macs, d->cycles,
                 d->cycles > 0 ? 100.0 * d->busy / d->cycles : 0.0, d->cycles / d->bound, edp(d));
     }
+    int leaks = 0; /* a leakage column where some design leaks */
+    for (int k = 0; k < run->n; k++)
+        leaks |= ok(&run->d[k]) && run->d[k].leak_e > 0;
     for (int tensors = 0; tensors < 2; tensors++) {
         char names[CMP_LEVELS + NM_MAX_DS][NM_NAME_MAX];
         int n = union_names(run, tensors, names, CMP_LEVELS + NM_MAX_DS);
@@ -401,7 +407,7 @@ static void print_text(FILE *f, const cmp_run *run)
         for (int j = 0; j < n; j++)
             fprintf(f, " %13.13s", names[j]);
         if (tensors)
-            fprintf(f, " %13s", "compute");
+            fprintf(f, leaks ? " %13s %13s" : " %13s", "compute", "leakage");
         fprintf(f, "\n");
         for (int k = 0; k < run->n; k++) {
             const cmp_design *d = &run->d[run->order[k]];
@@ -411,7 +417,8 @@ static void print_text(FILE *f, const cmp_run *run)
             for (int j = 0; j < n; j++)
                 fprintf(f, " %13.4f", part(d, tensors, names[j]) / d->macs);
             if (tensors)
-                fprintf(f, " %13.4f", d->compute_e / d->macs);
+                fprintf(f, leaks ? " %13.4f %13.4f" : " %13.4f", d->compute_e / d->macs,
+                        d->leak_e / d->macs);
             fprintf(f, "\n");
         }
     }
@@ -436,7 +443,7 @@ static void print_csv(FILE *f, const cmp_run *run)
         fputc(',', f);
         nm_report_csv_field(f, h);
     }
-    fputs(",compute_pj\n", f);
+    fputs(",compute_pj,leakage_pj\n", f);
     for (int k = 0; k < run->n; k++) {
         const cmp_design *d = &run->d[run->order[k]];
         if (ok(d))
@@ -448,7 +455,7 @@ static void print_csv(FILE *f, const cmp_run *run)
         nm_report_csv_field(f, d->arg);
         if (!ok(d)) {
             fputs(",false,,,,,,,", f);
-            for (int j = 0; j < nl + nt + 1; j++)
+            for (int j = 0; j < nl + nt + 2; j++)
                 fputc(',', f);
             fputc('\n', f);
             continue;
@@ -460,7 +467,7 @@ static void print_csv(FILE *f, const cmp_run *run)
             fprintf(f, ",%.17g", part(d, 0, lv[j]));
         for (int j = 0; j < nt; j++)
             fprintf(f, ",%.17g", part(d, 1, tn[j]));
-        fprintf(f, ",%.17g\n", d->compute_e);
+        fprintf(f, ",%.17g,%.17g\n", d->compute_e, d->leak_e);
     }
 }
 
@@ -503,7 +510,7 @@ static void print_json(FILE *f, const cmp_run *run)
                        "\"cycles_over_bound\": %.17g, \"edp_j_cycles\": %.17g,\n   ",
                     d->energy, d->energy / d->macs, d->cycles, d->busy / d->cycles, d->bound,
                     d->cycles / d->bound, edp(d));
-            fprintf(f, "\"compute_pj\": %.17g", d->compute_e);
+            fprintf(f, "\"compute_pj\": %.17g, \"leakage_pj\": %.17g", d->compute_e, d->leak_e);
             char names[CMP_LEVELS][NM_NAME_MAX];
             memcpy(names, d->level, sizeof names);
             json_parts(f, "energy_by_level", names, d->level_e, d->nlevels);
@@ -524,8 +531,11 @@ static int write_plot(const char *dir, const cmp_run *run)
     int n[2];
     for (int t = 0; t < 2; t++)
         n[t] = union_names(run, t, names[t], CMP_LEVELS + NM_MAX_DS);
-    if (n[1] < CMP_LEVELS + NM_MAX_DS)
+    int parts = n[1]; /* the tensors; then compute and leakage */
+    if (n[1] + 2 <= CMP_LEVELS + NM_MAX_DS) {
         snprintf(names[1][n[1]++], NM_NAME_MAX, "compute");
+        snprintf(names[1][n[1]++], NM_NAME_MAX, "leakage");
+    }
     FILE *f = nm_plot_open(dir, "compare.dat");
     if (!f)
         return 0;
@@ -538,9 +548,9 @@ static int write_plot(const char *dir, const cmp_run *run)
                 continue;
             fprintf(f, "\"%s\"", d->label);
             for (int j = 0; j < n[t]; j++) {
-                double e = t && !strcmp(names[t][j], "compute") && j == n[t] - 1
-                               ? d->compute_e
-                               : part(d, t, names[t][j]);
+                double e = !t || j < parts ? part(d, t, names[t][j])
+                           : j == parts        ? d->compute_e
+                                               : d->leak_e;
                 fprintf(f, "\t%.6g", e / d->macs);
             }
             fputc('\n', f);
