@@ -104,6 +104,10 @@ static nm_status eval_entry(struct scope *s, int i)
     if (v.is_str && v.len == 12 && !strncmp(v.str, "must_specify", 12))
         return nm_yerror(s->err, n, "attribute '%s' of class '%s' must be specified",
                          s->name[i], s->cls);
+    if (!v.is_str && v.unit) /* a compound class computes in words and rows */
+        return nm_yerror(s->err, n, "attribute '%s' of class '%s': a quantity in %s is not "
+                         "taken by a compound class; write it as a plain number", s->name[i],
+                         s->cls, v.unit);
     s->val[i] = v;
     s->state[i] = DONE;
     return NM_OK;
@@ -236,7 +240,7 @@ static nm_status split_range(struct scope *s, const nm_ynode *n, char *base, int
         nm_expr_status es = nm_expr_eval(part[i], plen[i], lookup, s, &v, &e);
         if (s->failed)
             return s->err->status;
-        if (es != NM_EXPR_OK || v.is_str || v.num != floor(v.num) || v.num < 0)
+        if (es != NM_EXPR_OK || v.is_str || v.unit || v.num != floor(v.num) || v.num < 0)
             return nm_yerror(s->err, n, "bad range in '%s': bounds must be whole numbers%s%s",
                              str, es == NM_EXPR_ERROR ? ": " : "",
                              es == NM_EXPR_ERROR ? e.msg : "");
@@ -380,7 +384,7 @@ static nm_status subcomponents(struct ctx *c, struct inst *in, struct inst **out
             nm_value v;
             nm_expr_error e;
             if (nm_expr_eval(as->str, as->len, lookup, &in->sc, &v, &e) != NM_EXPR_OK ||
-                v.is_str) {
+                v.is_str || v.unit) {
                 st = in->sc.failed ? c->err->status
                                    : nm_yerror(c->err, as, "area_share must be a number");
                 goto fail;
@@ -597,7 +601,7 @@ static nm_status energy(struct ctx *c, struct inst *in, const char *action, cons
                     st = c->err->status;
                     goto done;
                 }
-                if (es != NM_EXPR_OK || v.is_str || v.num < 0) {
+                if (es != NM_EXPR_OK || v.is_str || v.unit || v.num < 0) {
                     st = nm_yerror(c->err, sn, "%s must be a number of times, at least 0%s%s",
                                    scale_keys[k], es == NM_EXPR_ERROR ? ": " : "",
                                    es == NM_EXPR_ERROR ? ee.msg : "");

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "nestmap/expr.h"
+#include "nestmap/text.h"
 
 #define MAX_DEPTH 64
 #define MAX_ARGS 8
@@ -103,8 +104,28 @@ static int op(struct parser *p, const char *o)
 
 static nm_value num(double v)
 {
-    nm_value r = {0, v, NULL, 0};
+    nm_value r = {0, v, NULL, 0, NULL};
     return r;
+}
+
+static nm_value qty(double v, const char *unit)
+{
+    nm_value r = {0, v, NULL, 0, unit};
+    return r;
+}
+
+/* The units a number may carry (expr.h), longest first where one ends
+ * another ("B/s" before "B"). */
+static const char *const units[] = {"B/s", "B", "Hz", "s", NULL};
+
+static int same_unit(const nm_value *a, const nm_value *b)
+{
+    return a->unit == b->unit; /* (the same static strings) */
+}
+
+static const char *unit_name(const char *u)
+{
+    return u ? u : "a plain number";
 }
 
 static int truthy(nm_value v)
@@ -152,6 +173,24 @@ static nm_value call(struct parser *p, const char *name, size_t nlen, size_t at,
     }
     for (int i = 0; i < n; i++)
         a[i] = as_num(p, args[i], at, live);
+    /* min, max, abs, ceil, floor, round, int and float keep a unit all
+     * their arguments share; the others take plain numbers */
+    const char *u = n && !args[0].is_str ? args[0].unit : NULL;
+    for (int i = 1; i < n; i++)
+        if (!args[i].is_str && args[i].unit != u) {
+            fail(p, at, "%.*s() mixes %s and %s", (int)nlen, name, unit_name(u),
+                 unit_name(args[i].unit));
+            return num(0);
+        }
+    static const char *const keep[] = {"min", "max", "abs", "ceil", "floor", "round", "int",
+                                       "float"};
+    int keeps = 0;
+    for (size_t k = 0; k < sizeof keep / sizeof *keep; k++)
+        keeps |= strlen(keep[k]) == nlen && !strncmp(keep[k], name, nlen);
+    if (u && !keeps) {
+        fail(p, at, "%.*s() takes plain numbers (not %s)", (int)nlen, name, u);
+        return num(0);
+    }
     static const struct {
         const char *name;
         int nargs; /* -1: one or more */
@@ -204,7 +243,7 @@ static nm_value call(struct parser *p, const char *name, size_t nlen, size_t at,
             for (int i = 1; i < n; i++)
                 r = !strcmp(fn, "min") ? fmin(r, a[i]) : fmax(r, a[i]);
         }
-        return num(r);
+        return qty(r, u);
     }
     fail(p, at, "unknown function '%.*s'", (int)nlen, name);
     return num(0);
@@ -234,7 +273,7 @@ static nm_value atom(struct parser *p, int live)
             syntax(p);
             return num(0);
         }
-        nm_value v = {1, 0.0, p->s + p->pos + 1, end - p->pos - 1};
+        nm_value v = {1, 0.0, p->s + p->pos + 1, end - p->pos - 1, NULL};
         p->pos = end + 1;
         return v;
     }
@@ -246,10 +285,24 @@ static nm_value atom(struct parser *p, int live)
                 ((p->s[p->pos + n] == '-' || p->s[p->pos + n] == '+') && n > 0 &&
                  (p->s[p->pos + n - 1] == 'e' || p->s[p->pos + n - 1] == 'E'))))
             n++;
+        /* a rate's "/s" belongs to the number ("400GB/s") */
+        if (n >= 1 && n + 2 < sizeof buf && p->s[p->pos + n - 1] == 'B' &&
+            p->pos + n + 1 < p->len && p->s[p->pos + n] == '/' && p->s[p->pos + n + 1] == 's' &&
+            (p->pos + n + 2 >= p->len || !is_name_char(p->s[p->pos + n + 2], 0)))
+            n += 2;
         memcpy(buf, p->s + p->pos, n);
         buf[n] = '\0';
         char *end;
         double v = strtod(buf, &end);
+        if (end != buf && *end) { /* a quantity with its unit ("64KiB"), or not a number */
+            for (int u = 0; units[u]; u++) {
+                double q;
+                if (nm_text_unit_value(buf, units[u], &q)) {
+                    p->pos += n;
+                    return qty(q, units[u]);
+                }
+            }
+        }
         if (end == buf || *end) { /* "45nm": not a number, so not an expression */
             syntax(p);
             return num(0);
@@ -295,6 +348,11 @@ static nm_value power(struct parser *p, int live)
         nm_value ex = unary(p, live);
         if (!live)
             return num(0);
+        if (base.unit || ex.unit) {
+            fail(p, at, "'**' takes plain numbers (not %s)", unit_name(base.unit ? base.unit
+                                                                                  : ex.unit));
+            return num(0);
+        }
         return num(pow(as_num(p, base, at, live), as_num(p, ex, at, live)));
     }
     return base;
@@ -308,11 +366,13 @@ static nm_value unary(struct parser *p, int live)
     }
     size_t at = p->pos;
     nm_value r;
-    if (op(p, "-"))
-        r = num(-as_num(p, unary(p, live), at, live));
-    else if (op(p, "+"))
-        r = num(as_num(p, unary(p, live), at, live));
-    else
+    if (op(p, "-")) {
+        nm_value v = unary(p, live);
+        r = qty(-as_num(p, v, at, live), v.is_str ? NULL : v.unit);
+    } else if (op(p, "+")) {
+        nm_value v = unary(p, live);
+        r = qty(as_num(p, v, at, live), v.is_str ? NULL : v.unit);
+    } else
         r = power(p, live);
     p->depth--;
     return r;
@@ -334,8 +394,26 @@ static nm_value term(struct parser *p, int live)
             fail(p, at, "division by zero");
             return num(0);
         }
-        l = num(o == '*' ? a * b : o == '/' ? a / b : o == 'f' ? floor(a / b)
-                                                              : a - b * floor(a / b));
+        /* A quantity scales by a plain number; two of one unit divide to a
+         * plain ratio (and % keeps the unit); nothing else has a unit here. */
+        const char *u = NULL;
+        if (o == '*' && l.unit && r.unit) {
+            fail(p, at, "'*' multiplies %s by %s: one of them must be a plain number",
+                 l.unit, r.unit);
+            return num(0);
+        } else if (o == '*') {
+            u = l.unit ? l.unit : r.unit;
+        } else if (o == '/' && !l.unit && (r.unit == units[2] || r.unit == units[3])) {
+            u = r.unit == units[2] ? units[3] : units[2]; /* 1 / 1GHz is 1 ns, and back */
+        } else if (r.unit && !same_unit(&l, &r)) {
+            fail(p, at, "'%s' divides %s by %s", o == 'f' ? "//" : o == '%' ? "%" : "/",
+                 unit_name(l.unit), r.unit);
+            return num(0);
+        } else {
+            u = r.unit ? (o == '%' ? l.unit : NULL) : l.unit;
+        }
+        l = qty(o == '*' ? a * b : o == '/' ? a / b : o == 'f' ? floor(a / b)
+                                                              : a - b * floor(a / b), u);
     }
 }
 
@@ -348,9 +426,15 @@ static nm_value sum(struct parser *p, int live)
         if (!o)
             return l;
         nm_value r = term(p, live);
-        if (live)
-            l = num(o == '+' ? as_num(p, l, at, live) + as_num(p, r, at, live)
-                             : as_num(p, l, at, live) - as_num(p, r, at, live));
+        if (!live)
+            continue;
+        if (!l.is_str && !r.is_str && !same_unit(&l, &r)) {
+            fail(p, at, "'%c' %s %s and %s", o, o == '+' ? "adds" : "subtracts",
+                 unit_name(l.unit), unit_name(r.unit));
+            return num(0);
+        }
+        l = qty(o == '+' ? as_num(p, l, at, live) + as_num(p, r, at, live)
+                         : as_num(p, l, at, live) - as_num(p, r, at, live), l.unit);
     }
 }
 
@@ -376,6 +460,10 @@ static nm_value cmp(struct parser *p, int live)
             int eq = l.len == r.len && !strncmp(l.str, r.str, l.len);
             t = o == 2 ? eq : !eq;
         } else {
+            if (!l.is_str && !r.is_str && !same_unit(&l, &r)) {
+                fail(p, at, "compares %s with %s", unit_name(l.unit), unit_name(r.unit));
+                return num(0);
+            }
             double a = as_num(p, l, at, live), b = as_num(p, r, at, live);
             t = o == 0 ? a <= b : o == 1 ? a >= b : o == 2 ? a == b : o == 3 ? a != b
                 : o == 4 ? a < b : a > b;
@@ -467,7 +555,7 @@ nm_expr_status nm_expr_eval(const char *text, size_t len, nm_expr_lookup lookup,
         b++;
     while (n > b && isspace((unsigned char)text[n - 1]))
         n--;
-    nm_value s = {1, 0.0, text + b, n - b};
+    nm_value s = {1, 0.0, text + b, n - b, NULL};
     if (p.syntax) {
         *out = s;
         return NM_EXPR_STRING;

@@ -153,7 +153,11 @@ static nm_status resolve_map(struct eval *ev, const nm_ynode **mapp, const struc
             if (val.len == v->len && !strncmp(val.str, v->str, v->len))
                 continue;
         } else {
-            number_text(val.num, buf, sizeof buf);
+            /* a quantity keeps its unit for the attribute's reader (arch.c):
+             * "2 * 32KiB" becomes "65536B" */
+            number_text(val.num, buf, sizeof buf - 4);
+            if (val.unit)
+                strcat(buf, val.unit);
         }
         if (!copy) {
             if (!(copy = nm_ydoc_map_copy(ev->doc, map)))

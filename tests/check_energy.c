@@ -385,11 +385,11 @@ static int vars(void *ctx, const char *name, size_t len, nm_value *out)
 {
     (void)ctx;
     if (len == 5 && !strncmp(name, "depth", 5)) {
-        *out = (nm_value){0, 13824, NULL, 0};
+        *out = (nm_value){0, 13824, NULL, 0, NULL};
         return 1;
     }
     if (len == 4 && !strncmp(name, "tech", 4)) {
-        *out = (nm_value){1, 0, "45nm", 4};
+        *out = (nm_value){1, 0, "45nm", 4, NULL};
         return 1;
     }
     return 0;
@@ -426,6 +426,55 @@ START_TEST(expressions)
     ck_assert_int_eq(e.offset, 6);
     ck_assert_int_eq(nm_expr_eval("log2(0)", 7, vars, NULL, &v, &e), NM_EXPR_ERROR);
     ck_assert_int_eq(nm_expr_eval("max()", 5, vars, NULL, &v, &e), NM_EXPR_ERROR);
+}
+END_TEST
+
+/* Quantities with units (expr.h): the value in the unit's base, the unit
+ * kept through arithmetic with plain numbers, and mixed units refused. */
+static void eval_qty(const char *text, double want, const char *unit)
+{
+    nm_value v;
+    nm_expr_error e;
+    ck_assert_msg(nm_expr_eval(text, strlen(text), vars, NULL, &v, &e) == NM_EXPR_OK, "%s: %s",
+                  text, e.msg);
+    ck_assert_msg(!v.is_str && fabs(v.num - want) <= 1e-12 * fabs(want), "%s: %g, not %g", text,
+                  v.num, want);
+    ck_assert_msg(unit ? v.unit && !strcmp(v.unit, unit) : !v.unit, "%s: unit %s", text,
+                  v.unit ? v.unit : "none");
+}
+
+static void eval_bad(const char *text, const char *msg)
+{
+    nm_value v;
+    nm_expr_error e;
+    ck_assert_int_eq(nm_expr_eval(text, strlen(text), vars, NULL, &v, &e), NM_EXPR_ERROR);
+    ck_assert_msg(strstr(e.msg, msg), "%s: '%s'", text, e.msg);
+}
+
+START_TEST(expressions_with_units)
+{
+    eval_qty("64KiB", 65536, "B");
+    eval_qty("2 * 32KiB", 65536, "B");
+    eval_qty("32KiB * 2 + 1KiB", 66560, "B");
+    eval_qty("400GB/s", 4e11, "B/s");
+    eval_qty("400GB/s / 2", 2e11, "B/s");
+    eval_qty("1ns", 1e-9, "s");
+    eval_qty("1 / 1GHz", 1e-9, "s");
+    eval_qty("1 / 2ns", 5e8, "Hz");
+    eval_qty("max(16KiB, depth * 8B)", 110592, "B");
+    eval_qty("64KiB / 1KiB", 64, NULL); /* a ratio */
+    eval_qty("1 if 64KiB > 1KB else 0", 1, NULL);
+    eval_qty("-1ms", -1e-3, "s");
+    eval_bad("1ns + 1B", "adds s and B");
+    eval_bad("64KiB * 2KiB", "one of them must be a plain number");
+    eval_bad("log2(64KiB)", "takes plain numbers");
+    eval_bad("1ns < 1", "compares s with a plain number");
+    eval_bad("2 / 1B", "divides a plain number by B");
+    nm_value v;
+    nm_expr_error e;
+    /* not units: technologies */
+    ck_assert_int_eq(nm_expr_eval("45nm", 4, vars, NULL, &v, &e), NM_EXPR_STRING);
+    ck_assert_int_eq(nm_expr_eval("7nm", 3, vars, NULL, &v, &e), NM_EXPR_STRING);
 }
 END_TEST
 
@@ -610,6 +659,7 @@ static Suite *suite(void)
     suite_add_tcase(s, tc);
     TCase *cc = tcase_create("compound");
     tcase_add_test(cc, expressions);
+    tcase_add_test(cc, expressions_with_units);
     tcase_add_test(cc, compound_sum_of_parts);
     tcase_add_test(cc, compound_ert_round_trip);
     tcase_add_test(cc, compound_classes_and_user_classes);

@@ -187,6 +187,22 @@ json_ok "units: 1KiB of 64-bit rows is 1024 words" \
 json_ok "units through --set: at 1GB/s the layer is compute-bound (48 cycles), 2KiB doubles the words" \
     'j["summary"]["cycles"] == 48 and [l["size"] for l in j["levels"] if l["name"] == "Buffer"] == [2048]'
 
+# Expressions with units: the same stats again when the quantities are
+# computed (`variables:` and attributes referring to one another).
+sed -e 's|attributes: {technology: 40nm, global_cycle_seconds: 1ns}|attributes: {technology: 40nm, global_cycle_seconds: 1 / 1GHz, row: 8B}|' \
+    -e 's|shared_bandwidth: 0.5GB/s|shared_bandwidth: 1GB/s / 2|' \
+    -e 's|depth: 1KiB|depth: 128 * row|' -e 's|read_bandwidth: 32GB/s|read_bandwidth: 2 * 16GB/s|' \
+    "$tmp/units.yaml" >"$tmp/exprs.yaml"
+"$bin" model -q --json "$tmp/exprs.yaml" >"$tmp/exprs.json" 2>"$tmp/err"
+if cmp -s "$tmp/exprs.json" "$tmp/plain.json"; then
+    ok "expressions with units (2 * 16GB/s, 128 * row, 1 / 1GHz): the plain forms' stats"
+else
+    bad "expressions with units differ from the plain forms:"; cat "$tmp/err"; diff "$tmp/exprs.json" "$tmp/plain.json" | head
+fi
+sed -e 's|depth: 1KiB|depth: 1KiB + 1ns|' "$tmp/units.yaml" >"$tmp/mixed.yaml"
+"$bin" model -q "$tmp/mixed.yaml" >/dev/null 2>"$tmp/err"
+has "$tmp/err" "mixed.yaml:[0-9]*:[0-9]*: error: attribute 'depth': '+' adds B and s" "units that do not add: a located error"
+
 # A DRAM's type sets its bandwidth too (--set, or a sweep's type axis): one
 # HBM2 stack peaks at 256 GB/s (JESD235A), unless a bandwidth of its own is
 # set with it.

@@ -10,6 +10,13 @@
  * sweep's variables).  A value is a number or a string; a text that is not
  * an expression at all ("45nm", "LPDDR4") is a string.
  *
+ * Numbers may carry the units design files write (nestmap's extension):
+ * bytes (`64KiB`, `1MB`), bytes per second (`400GB/s`), seconds (`1ns`)
+ * and hertz (`1GHz`), with SI and binary prefixes.  A quantity keeps its
+ * unit through arithmetic with plain numbers (`2 * 32KiB` is 64 KiB);
+ * quantities of one unit add, subtract, compare, and divide to a plain
+ * ratio; anything else (`1ns + 1B`, `log2(64KiB)`) is an error.
+ *
  * Evaluation allocates nothing; strings returned point into the text or into
  * what the callback returned.
  */
@@ -20,9 +27,10 @@
 
 typedef struct nm_value {
     int is_str;
-    double num;      /* when !is_str */
+    double num;      /* when !is_str: in the unit's base (bytes, seconds, ...) */
     const char *str; /* when is_str: not NUL-terminated, len bytes */
     size_t len;
+    const char *unit; /* a number's unit: "B", "B/s", "s", "Hz"; NULL: none */
 } nm_value;
 
 /* Looks up name[0..len); returns 1 and fills *out when it is in scope. */
