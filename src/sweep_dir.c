@@ -762,7 +762,8 @@ static int plot_overview(const char *pdir, const nm_sweep_run *run, const table 
         return 0;
     fputs("# nestmap sweep: each varied attribute (a zip's first), two blocks each: every point\n"
           "# that mapped, then the lowest energy and time at each value over the other\n"
-          "# attributes' values\n# value\tx\tenergy_uj\tseconds\n", f);
+          "# attributes' values (of the points within the budgets)\n"
+          "# value\tx\tenergy_uj\tseconds\n", f);
     double tlo = INFINITY, thi = 0.0;
     for (uint64_t i = 0; i < t->n; i++)
         if (is_ok(t, i)) {
@@ -792,8 +793,8 @@ static int plot_overview(const char *pdir, const nm_sweep_run *run, const table 
         for (int v = 0; v < ax->nvalues; v++) {
             double e = INFINITY, sec = INFINITY;
             for (uint64_t i = 0; i < t->n; i++) {
-                if (!is_ok(t, i) || strcmp(t->r[i].f[1 + a], ax->value[v]))
-                    continue;
+                if (!is_within(t, i) || strcmp(t->r[i].f[1 + a], ax->value[v]))
+                    continue; /* the lowest within the budgets */
                 e = fmin(e, val(t, i, t->c_energy));
                 sec = fmin(sec, val(t, i, t->c_seconds));
             }
@@ -826,8 +827,9 @@ static int plot_overview(const char *pdir, const nm_sweep_run *run, const table 
     nm_plot_terminals(f, cols == 2 ? 1100 : 700, height);
     char title[256];
     int tl = snprintf(title, sizeof title, "%llu point%s: energy and time against each varied "
-                      "attribute (grey: every point; joined: the lowest over the other "
-                      "attributes)", (unsigned long long)t->n, t->n == 1 ? "" : "s");
+                      "attribute (grey: every point; joined: the lowest%s over the other "
+                      "attributes)", (unsigned long long)t->n, t->n == 1 ? "" : "s",
+                      sw->nbudgets ? " within budget" : "");
     if (cols == 1 && thi > 0 && tl > 0 && (size_t)tl < sizeof title)
         snprintf(title + tl, sizeof title - (size_t)tl, "; time %.4g %s at every point",
                  thi * tscale, tunit);
@@ -850,8 +852,8 @@ static int plot_overview(const char *pdir, const nm_sweep_run *run, const table 
         nm_plot_string(f, xlabel);
         fprintf(f, "\n  set xtics autofreq\n  %s\n  %s\n",
                 numeric && geometric ? "set logscale x 2" : "unset logscale x",
-                numeric ? "set offsets graph 0.04, graph 0.04, 0, 0"
-                        : "set offsets 0.5, 0.5, 0, 0");
+                numeric ? "set offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05"
+                        : "set offsets 0.5, 0.5, graph 0.05, graph 0.05");
         for (int y = 0; y < cols; y++) {
             const char *ycol = y ? "($4*tscale)" : "3";
             if (y)
