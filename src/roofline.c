@@ -27,7 +27,7 @@ double nm_roofline_memory_cycles(const nm_level *top, double in_words, double ou
 void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
 {
     const nm_level *top = &arch->level[arch->nlevels - 1];
-    r->macs = (double)nm_workload_macs(wl);
+    r->macs = r->effectual_macs = (double)nm_workload_macs(wl);
     r->words_in = r->words_out = 0;
     /* Each tensor at its own width (tensor_datawidth): its bytes, and
      * bandwidth and rows in the outermost level's words. */
@@ -81,6 +81,7 @@ void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
         }
         /* (Timeloop rounds operand densities to six decimals: a margin) */
         eff = floor(eff * (1.0 - 1e-5));
+        r->effectual_macs = eff;
         r->compute_cycles = ceil(eff / (double)arch->arith.instances);
         r->compute_cycles_exact = (nm_count)r->compute_cycles;
         r->bytes = (r->words_in + r->words_out) * (top->word_bits / 8.0);

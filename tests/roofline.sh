@@ -126,6 +126,18 @@ json_ok "design: peak = 2 x units x clock, memory time = memory cycles x period"
 "$bin" bound --json --precision fp32 "$tpu" "$conv1" >"$tmp/out" 2>"$tmp/err"
 json_ok "design at another precision: the bytes and the memory time scale" \
     "(lambda d: abs(j['memory_s'] - d['memory_s'] * 32 / d['word_bits']) < 1e-15 and j['memory_cycles'] == d['memory_cycles'] and j['min_bytes'] == d['min_bytes'] * 32 / d['word_bits'])(json.load(open('$tmp/design.json')))"
+# A sparse design (2:4 weights on the A100-like sparse tensor core): the
+# first block counts what it must still do, as the cycle bound does: half
+# the computes (at least: the bound's margin), the weights' nonzeros; so
+# compute time = effectual FLOPs / peak and memory time = memory cycles x
+# period.  The dense design keeps every MAC and word.
+{ cat "$src/workloads/layers/resnet50_res5_3x3.yaml"
+  printf '%s\n' "  densities:" "    Weights: {distribution: fixed_structured, density: 0.5}"; } >"$tmp/w24.yaml"
+"$bin" bound --json "$src/arch/gpu/a100.yaml" "$tmp/w24.yaml" >"$tmp/dense.json" 2>"$tmp/err"
+"$bin" bound --json "$src/arch/gpu/a100_sparse.yaml" "$tmp/w24.yaml" >"$tmp/out" 2>"$tmp/err"
+json_ok "sparse design: effectual MACs, FLOPs, traffic and times as its cycle bound counts them" \
+    "(lambda d: d['effectual_macs'] is None and j['macs'] == d['macs'] and 0.99998 * j['macs'] / 2 <= j['effectual_macs'] <= j['macs'] / 2 and j['flops'] == round(2 * j['effectual_macs']) and abs(j['compute_s'] - j['flops'] / j['peak_flops_per_s']) < 1e-18 and abs(j['memory_s'] - j['memory_cycles'] * 7.092199e-10) < 1e-15 and j['min_bytes'] < d['min_bytes'] and j['compute_cycles'] * 2 <= d['compute_cycles'] + 1)(json.load(open('$tmp/dense.json')))"
+
 # Separate read and write ports: the slower of the two.
 sed 's/shared_bandwidth: 4}/read_bandwidth: 4, write_bandwidth: 2}/' "$src/arch/teaching/pe_array.yaml" >"$tmp/rw.yaml"
 "$bin" bound --json "$tmp/rw.yaml" "$conv1" >"$tmp/out" 2>"$tmp/err"

@@ -19,6 +19,8 @@ typedef enum nm_roof_binding {
 
 typedef struct nm_roofline {
     double macs;           /* multiply-accumulates */
+    double effectual_macs; /* ... that a sparse design must compute (both operands
+                            * nonzero); macs on a dense design */
     double words_in;       /* words of the read-only tensors */
     double words_out;      /* words of the outputs */
     double bytes;          /* (words_in + words_out) at the outermost level's word width */

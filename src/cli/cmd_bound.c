@@ -61,6 +61,8 @@ typedef struct roof {
     int bits;                    /* word width */
     const char *precision;       /* its name, or NULL (the design's word) */
     nm_count macs, flops, bias_adds;
+    int ds_bits[NM_MAX_DS];      /* each tensor's word: the precision's, else the
+                                  * design's at its outermost level (tensor_datawidth) */
     nm_count words[NM_MAX_DS];   /* each tensor as a framework holds it */
     nm_count loop_words[NM_MAX_DS]; /* as the loop nest reaches it */
     nm_count bias_words, param_words;
@@ -68,10 +70,20 @@ typedef struct roof {
     double peak, bandwidth;      /* per second; 0 when unknown */
     const char *peak_from, *bw_from; /* "given", "the design" */
     double compute_s, memory_s;  /* NaN when unknown */
+    /* A design with sparse optimizations: what must still be computed and
+     * moved (nm_roofline's effectual computes and words); flops and the
+     * traffic above are then those. */
+    int sparse;
+    double eff_macs;
 } roof;
 
-static void count(roof *rf, const nm_workload *wl)
+static void count(roof *rf, const nm_spec *spec)
 {
+    const nm_workload *wl = &spec->wl;
+    for (int ds = 0; ds < wl->nds; ds++)
+        rf->ds_bits[ds] = rf->precision || !spec->has_arch
+                              ? rf->bits
+                              : nm_level_ds_bits(&spec->arch.level[spec->arch.nlevels - 1], wl, ds);
     rf->macs = nm_workload_macs(wl);
     rf->flops = nm_workload_flops(wl);
     rf->bias_adds = 0;
@@ -81,7 +93,7 @@ static void count(roof *rf, const nm_workload *wl)
     for (int ds = 0; ds < wl->nds; ds++) {
         rf->words[ds] = nm_workload_held_words(wl, ds);
         rf->loop_words[ds] = nm_workload_words(wl, ds);
-        nm_count b = rf->words[ds] * (nm_count)rf->bits;
+        nm_count b = rf->words[ds] * (nm_count)rf->ds_bits[ds];
         if (wl->ds[ds].read_write) {
             rf->out_bits += b;
             if (wl->bias)
@@ -98,8 +110,20 @@ static void count(roof *rf, const nm_workload *wl)
  * give them: the arithmetic units at the clock (flops_per_op each per
  * cycle), and the outermost level's bandwidth at the clock, which moves
  * its own words (the tensors at another width take proportionally longer). */
-static void rates(roof *rf, const nm_spec *spec)
+static void rates(roof *rf, const nm_spec *spec, const nm_roofline *r)
 {
+    if (r && spec->arch.sparse.active) {
+        /* what a sparse design must still do: its effectual computes, and
+         * each tensor once, only its nonzeros where the design holds it
+         * compressed (roofline.c) */
+        rf->sparse = 1;
+        rf->eff_macs = r->effectual_macs;
+        rf->flops = (nm_count)((double)rf->flops * r->effectual_macs / r->macs);
+        const nm_level *top = &spec->arch.level[spec->arch.nlevels - 1];
+        int bits = rf->precision ? rf->bits : top->word_bits;
+        rf->in_bits = (nm_count)(r->words_in * bits);
+        rf->out_bits = (nm_count)(r->words_out * bits);
+    }
     double bytes = (double)(rf->in_bits + rf->out_bits) / 8.0;
     rf->memory_s = rf->compute_s = NAN;
     if (rf->bandwidth > 0) {
@@ -174,6 +198,10 @@ static void print_json(FILE *f, const nm_spec *spec, const roof *rf, const nm_ro
     json_str(f, "precision", rf->precision);
     fprintf(f, ",\n \"word_bits\": %d", rf->bits);
     json_count(f, "macs", rf->macs);
+    if (rf->sparse)
+        fprintf(f, ",\n \"effectual_macs\": %.17g", rf->eff_macs);
+    else
+        fprintf(f, ",\n \"effectual_macs\": null");
     json_count(f, "bias_adds", rf->bias_adds);
     json_count(f, "flops", rf->flops);
     fprintf(f, ",\n \"tensors\": [");
@@ -182,7 +210,8 @@ static void print_json(FILE *f, const nm_spec *spec, const roof *rf, const nm_ro
         nm_report_json_string(f, wl->ds[ds].name);
         fprintf(f, ", \"words\": %s", nm_count_text(rf->words[ds], t, sizeof t));
         fprintf(f, ", \"loop_nest_words\": %s", nm_count_text(rf->loop_words[ds], t, sizeof t));
-        fprintf(f, ", \"bytes\": %s", bytes_text(rf->words[ds] * (nm_count)rf->bits, t, sizeof t));
+        fprintf(f, ", \"bytes\": %s",
+                bytes_text(rf->words[ds] * (nm_count)rf->ds_bits[ds], t, sizeof t));
         fprintf(f, ", \"output\": %s, \"parameter\": %s}", wl->ds[ds].read_write ? "true" : "false",
                 wl->ds[ds].param ? "true" : "false");
     }
@@ -231,13 +260,19 @@ static void print_text(const nm_spec *spec, const roof *rf, const nm_roofline *r
     if (rf->bias_adds)
         printf("bias adds              %s (one per output, counted as a multiply-accumulate)\n",
                nm_count_text(rf->bias_adds, a, sizeof a));
-    printf("operations             %s FLOPs (%d per %s%s)\n", nm_count_text(rf->flops, a, sizeof a),
-           per, per == 2 ? "multiply-accumulate" : "loop iteration", rf->bias_adds ? " and bias add" : "");
+    if (rf->sparse)
+        printf("effectual              at least %.0f (both operands nonzero; the design's sparse "
+               "optimizations may skip or gate the rest)\n", rf->eff_macs);
+    printf("operations             %s FLOPs (%d per %s%s%s)\n", nm_count_text(rf->flops, a, sizeof a),
+           per, rf->sparse ? "effectual " : "",
+           per == 2 ? "multiply-accumulate" : "loop iteration", rf->bias_adds ? " and bias add" : "");
     printf("\n");
     for (int ds = 0; ds < wl->nds; ds++) {
         printf("%-22s %s words, %s bytes", wl->ds[ds].name,
                nm_count_text(rf->words[ds], a, sizeof a),
-               bytes_text(rf->words[ds] * (nm_count)rf->bits, b, sizeof b));
+               bytes_text(rf->words[ds] * (nm_count)rf->ds_bits[ds], b, sizeof b));
+        if (rf->ds_bits[ds] != rf->bits)
+            printf(" (%d-bit words)", rf->ds_bits[ds]);
         if (wl->ds[ds].read_write)
             printf(" (output)");
         if (rf->loop_words[ds] != rf->words[ds])
@@ -254,8 +289,9 @@ static void print_text(const nm_spec *spec, const roof *rf, const nm_roofline *r
                bytes_text(rf->param_words * (nm_count)rf->bits, b, sizeof b));
     nm_count bits = rf->in_bits + rf->out_bits;
     double bytes = (double)bits / 8.0;
-    printf("least traffic          %s bytes (each tensor moved once)\n",
-           bytes_text(bits, a, sizeof a));
+    printf("least traffic          %s bytes (each tensor moved once%s)\n",
+           bytes_text(bits, a, sizeof a),
+           rf->sparse ? "; only the nonzeros of a tensor the design holds compressed" : "");
     printf("arithmetic intensity   %.4g FLOPs/byte\n\n", (double)rf->flops / bytes);
     if (rf->peak > 0)
         printf("peak                   %s (%s)\n", nm_text_si(rf->peak, "FLOP/s", a, sizeof a),
@@ -359,11 +395,11 @@ int nm_cmd_bound(int argc, char **argv)
     }
     if (!rf.bits)
         rf.bits = spec.arch.level[spec.arch.nlevels - 1].word_bits;
-    count(&rf, &spec.wl);
-    rates(&rf, &spec);
+    count(&rf, &spec);
     nm_roofline r;
     if (spec.has_arch)
         nm_roofline_of(&r, &spec.arch, &spec.wl);
+    rates(&rf, &spec, spec.has_arch ? &r : NULL);
     if (o.json) {
         nm_cli_json js;
         print_json(nm_cli_json_begin(&js), &spec, &rf, spec.has_arch ? &r : NULL);
