@@ -366,9 +366,9 @@ static PyObject *py_map(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     nm_search_opts o;
     nm_search_result *res = nm_calloc(1, sizeof *res);
-    nm_noc_stats *noc = nm_calloc(1, sizeof *noc);
+    nm_job_detail *detail = nm_calloc(1, sizeof *detail);
     PyObject *out = NULL;
-    if (!res || !noc) {
+    if (!res || !detail) {
         PyErr_NoMemory();
     } else if (search_opts(&spec, options, &o)) {
         nm_error err;
@@ -377,14 +377,14 @@ static PyObject *py_map(PyObject *self, PyObject *args, PyObject *kw)
         interrupt ic;
         o.stop = interrupt_begin(&ic);
         Py_BEGIN_ALLOW_THREADS
-        st = nm_job_map(&spec, &o, res, noc, &err);
+        st = nm_job_map(&spec, &o, res, detail, &err);
         Py_END_ALLOW_THREADS
         int stopped = interrupt_end(&ic);
         job_json j = {write_map, &spec, res, &o, NULL};
         out = finish(st, stopped, &err, &j);
         nm_search_result_fini(res);
     }
-    nm_free(noc);
+    nm_free(detail);
     nm_free(res);
     nm_spec_fini(&spec);
     input_fini(&p);

@@ -350,7 +350,7 @@ nm_status nm_job_model(nm_spec *spec, nm_job_model_out *out, nm_error *err)
 }
 
 nm_status nm_job_map(nm_spec *spec, const nm_search_opts *o, nm_search_result *res,
-                     nm_noc_stats *noc, nm_error *err)
+                     nm_job_detail *detail, nm_error *err)
 {
     memset(res, 0, sizeof *res);
     nm_mapspace *ms = nm_calloc(1, sizeof *ms);
@@ -367,10 +367,13 @@ nm_status nm_job_map(nm_spec *spec, const nm_search_opts *o, nm_search_result *r
         return st;
     nm_job_bandwidth_warn(&spec->doc, &spec->arch);
     (void)nm_job_search_warn(&spec->doc, &spec->arch, &spec->wl, res, o);
-    if (res->found && spec->arch.noc && noc) {
+    if (res->found && detail && (spec->arch.noc || spec->arch.sparse.formats)) {
         nm_model mdl;
         if (nm_model_init(&mdl, &spec->arch, &spec->wl, err) == NM_OK) {
-            nm_model_noc_stats(&mdl, &res->best.map, &res->best_stats, noc);
+            if (spec->arch.noc) /* what each network carries */
+                nm_model_noc_stats(&mdl, &res->best.map, &res->best_stats, &detail->noc);
+            if (spec->arch.sparse.formats) /* the metadata per rank, as model prints it */
+                nm_model_sparse_stats(&mdl, &res->best.map, &res->best_stats, &detail->spd);
             nm_model_fini(&mdl);
         }
     }

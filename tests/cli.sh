@@ -481,6 +481,17 @@ fi
 expect 2 "a density above 1 through --set" -- "$bin" model -q --set problem.densities.A=2 "$sp"
 has "$tmp/err" "must be between 0 and 1" "... says the range"
 
+# map reports a format's metadata per rank as model does for the same
+# mapping (its best, read back).
+rm -rf "$tmp/spmap"
+"$bin" map -q --max-evals 2000 --threads 2 -o "$tmp/spmap" "$src/examples/sparse/gemm_compressed.yaml" >"$tmp/spmap.txt" 2>/dev/null
+"$bin" model -q "$src/examples/sparse/gemm_compressed.yaml" "$tmp/spmap/map.yaml" >"$tmp/spmodel.txt" 2>/dev/null
+grep 'format .*(outermost first)' "$tmp/spmap.txt" >"$tmp/spf1"
+grep 'format .*(outermost first)' "$tmp/spmodel.txt" >"$tmp/spf2"
+[ -s "$tmp/spf1" ] && cmp -s "$tmp/spf1" "$tmp/spf2" &&
+    ok "map prints each format's metadata per rank, as model of its best mapping does" ||
+    { bad "map's format lines differ from model's"; diff "$tmp/spf1" "$tmp/spf2"; }
+
 # A level holding uncompressed what its parent holds compressed must say it
 # decompresses (Timeloop's check): invalid, naming the attribute.
 python3 - "$src/examples/sparse/gemm_compressed.yaml" >"$tmp/decomp.yaml" <<'PY'

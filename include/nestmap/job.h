@@ -93,12 +93,20 @@ typedef struct nm_job_model_out {
  * Fails only on bad input; an invalid mapping is out->valid == 0. */
 nm_status nm_job_model(nm_spec *spec, nm_job_model_out *out, nm_error *err);
 
+/* What the reports print of a best mapping besides its stats: what each
+ * network carries, and each format's metadata per rank. */
+typedef struct nm_job_detail {
+    nm_noc_stats noc;
+    nm_sparse_detail spd;
+} nm_job_detail;
+
 /* Searches spec's constrained mapspace (residual factors too when spec or o
  * asks) with o, then adds the advice on its result to spec->doc (see
- * nm_job_search_warn) and, when the design has a network, what it carries
- * (into *noc, may be NULL).  res is released by nm_search_result_fini. */
+ * nm_job_search_warn) and, when the design has a network or formats, what
+ * they carry at the best mapping (into *detail, may be NULL; res->best_stats
+ * points at it).  res is released by nm_search_result_fini. */
 nm_status nm_job_map(nm_spec *spec, const nm_search_opts *o, nm_search_result *res,
-                     nm_noc_stats *noc, nm_error *err);
+                     nm_job_detail *detail, nm_error *err);
 
 /* Parses spec's `network:` (an error when there is none), warning about a
  * `problem:` or `mapping:` beside it, which a network run does not use. */

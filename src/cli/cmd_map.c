@@ -162,9 +162,9 @@ int nm_cmd_map(int argc, char **argv)
     if (tty)
         o.progress = progress;
     static nm_search_result res;
-    static nm_noc_stats noc; /* what each network carries, for the reports */
+    static nm_job_detail detail; /* networks and metadata, for the reports */
     size_t warned = spec.doc.nwarnings;
-    nm_status status = nm_job_map(&spec, &o, &res, &noc, &err);
+    nm_status status = nm_job_map(&spec, &o, &res, &detail, &err);
     if ((rc = nm_cli_search_end(status, tty, &err)) != 0)
         goto out;
     /* -q hides the search summary, except when the failure below points
