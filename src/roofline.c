@@ -3,7 +3,14 @@
 
 #include <math.h>
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "nestmap/alloc.h"
+#include "nestmap/mapping.h"
+#include "nestmap/model.h"
 #include "nestmap/roofline.h"
+#include "nestmap/yaml.h"
 
 double nm_roofline_memory_cycles(const nm_level *top, double in_words, double out_words,
                                  const char **note)
@@ -107,4 +114,208 @@ const char *nm_roofline_binding_name(nm_roof_binding b)
     return b == NM_ROOF_COMPUTE_ONLY ? "compute (memory unbounded)"
            : b == NM_ROOF_COMPUTE   ? "compute"
                                     : "memory bandwidth";
+}
+
+/* ---- the attainable-traffic curve (roofline.h) ---- */
+
+/* Two levels and one arithmetic unit: the backing store, and the buffer
+ * that holds a tile of every tensor; no capacity, bandwidth or energy (the
+ * curve counts words). */
+static const char curve_arch[] =
+    "architecture:\n"
+    "  version: '0.4'\n"
+    "  subtree:\n"
+    "  - name: curve\n"
+    "    local:\n"
+    "    - {name: Backing, class: DRAM, attributes: {width: 16, datawidth: 16}}\n"
+    "    - {name: Buffer, class: SRAM, attributes: {width: 16, datawidth: 16}}\n"
+    "    - {name: MAC, class: intmac, attributes: {datawidth: 16}}\n";
+
+static int divisors_of(int64_t n, int64_t *out, int cap)
+{
+    int k = 0;
+    for (int64_t d = 1; d * d <= n && k < cap; d++)
+        if (n % d == 0) {
+            out[k++] = d;
+            if (d != n / d && k < cap)
+                out[k++] = n / d;
+        }
+    return k;
+}
+
+/* Next permutation of idx[0..k) in lexicographic order; 0 after the last. */
+static int next_permutation(int8_t *idx, int k)
+{
+    int i = k - 2;
+    while (i >= 0 && idx[i] > idx[i + 1])
+        i--;
+    if (i < 0)
+        return 0;
+    int j = k - 1;
+    while (idx[j] < idx[i])
+        j--;
+    int8_t t = idx[i];
+    idx[i] = idx[j];
+    idx[j] = t;
+    for (int a = i + 1, b = k - 1; a < b; a++, b--) {
+        t = idx[a];
+        idx[a] = idx[b];
+        idx[b] = t;
+    }
+    return 1;
+}
+
+static int by_capacity(const void *x, const void *y)
+{
+    const nm_curve_point *a = x, *b = y;
+    if (a->capacity != b->capacity)
+        return a->capacity < b->capacity ? -1 : 1;
+    return (a->traffic > b->traffic) - (a->traffic < b->traffic);
+}
+
+enum { CURVE_DIVISORS = 256 };
+
+nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c, nm_error *err)
+{
+    memset(c, 0, sizeof *c);
+    int nd = wl->ndims;
+    int64_t (*div)[CURVE_DIVISORS] = nm_calloc((size_t)(nd ? nd : 1), sizeof *div);
+    int ndiv[NM_MAX_DIMS];
+    if (!div)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    /* The mappings: every split, times the orders of its outer loops. */
+    uint64_t splits = 1;
+    for (int d = 0; d < nd; d++) {
+        ndiv[d] = divisors_of(wl->bound[d], div[d], CURVE_DIVISORS);
+        splits = splits > UINT64_MAX / (uint64_t)ndiv[d] ? UINT64_MAX : splits * (uint64_t)ndiv[d];
+    }
+    /* (counted exactly: the orders depend on how many outer loops a split
+     * has, so per dimension whether its factor is 1) */
+    long double total = 0.0L;
+    {
+        /* poly[k]: splits with k outer loops */
+        long double poly[NM_MAX_DIMS + 1] = {1.0L};
+        for (int d = 0; d < nd; d++) {
+            long double next[NM_MAX_DIMS + 1] = {0};
+            for (int k = 0; k <= d; k++) {
+                next[k] += poly[k];                        /* factor 1: no outer loop */
+                next[k + 1] += poly[k] * (ndiv[d] - 1);    /* an outer loop */
+            }
+            memcpy(poly, next, sizeof poly);
+        }
+        long double fact = 1.0L;
+        for (int k = 0; k <= nd; k++) {
+            if (k > 1)
+                fact *= k;
+            total += poly[k] * fact;
+        }
+    }
+    if (total > (long double)budget) {
+        nm_free(div);
+        return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0,
+                            "%s has %.3Lg single-buffer mappings (%llu splits of its loops, each "
+                            "in every order), more than the %llu the curve may evaluate: raise "
+                            "--curve-budget, or take a smaller layer", wl->name, total,
+                            (unsigned long long)splits, (unsigned long long)budget);
+    }
+    nm_ydoc doc;
+    nm_ydoc_init(&doc);
+    nm_arch arch;
+    nm_status st = nm_ydoc_load_string(&doc, "<the curve's buffer>", curve_arch,
+                                       sizeof curve_arch - 1, err);
+    if (st == NM_OK)
+        st = nm_arch_parse(&arch, nm_ymap_get(doc.root, "architecture"), NULL, &doc, err);
+    nm_model mdl;
+    int have_model = st == NM_OK && (st = nm_model_init(&mdl, &arch, wl, err)) == NM_OK;
+    nm_curve_point *pts = NULL;
+    uint64_t npts = 0;
+    if (st == NM_OK && !(pts = nm_calloc(splits ? splits : 1, sizeof *pts)))
+        st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    int idx[NM_MAX_DIMS] = {0};
+    nm_stats stats;
+    for (uint64_t sp = 0; st == NM_OK && sp < splits; sp++) {
+        nm_mapping m;
+        nm_mapping_init(&m, &arch, wl);
+        nm_curve_point *pt = &pts[npts];
+        pt->nouter = 0;
+        int8_t outer[NM_MAX_DIMS];
+        for (int d = 0; d < nd; d++) {
+            int64_t f = div[d][idx[d]];
+            pt->outer[d] = f;
+            m.level[1].tfactor[d] = f;
+            m.level[0].tfactor[d] = wl->bound[d] / f;
+            if (f > 1)
+                outer[pt->nouter++] = (int8_t)d;
+        }
+        /* every order of the outer loops (the buffer's own order moves no
+         * backing-store word); the least traffic the split reaches */
+        int8_t perm[NM_MAX_DIMS];
+        memcpy(perm, outer, sizeof perm);
+        pt->traffic = INFINITY;
+        do {
+            int8_t order[NM_MAX_DIMS];
+            int k = 0;
+            for (int i = 0; i < pt->nouter; i++)
+                order[k++] = perm[i];
+            for (int d = 0; d < nd; d++)
+                if (pt->outer[d] == 1)
+                    order[k++] = (int8_t)d;
+            memcpy(m.level[1].torder, order, sizeof order);
+            c->evaluated++;
+            if (!nm_model_eval(&mdl, &m, &stats, NULL))
+                continue; /* (never: nothing is bounded) */
+            double traffic = (double)stats.last_level_accesses;
+            if (traffic < pt->traffic) {
+                pt->traffic = traffic;
+                memcpy(pt->order, order, sizeof pt->order);
+                double cap = 0.0;
+                for (int ds = 0; ds < wl->nds; ds++)
+                    cap += (double)stats.level[0].ds[ds].utilized_capacity;
+                pt->capacity = cap;
+            }
+        } while (next_permutation(perm, pt->nouter));
+        if (pt->traffic < INFINITY)
+            npts++;
+        for (int d = nd - 1; d >= 0; d--) { /* the next split */
+            if (++idx[d] < ndiv[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+    if (have_model)
+        nm_model_fini(&mdl);
+    nm_ydoc_fini(&doc);
+    nm_free(div);
+    if (st != NM_OK) {
+        nm_free(pts);
+        return st;
+    }
+    /* The staircase: by capacity, each point moving less than every point
+     * of smaller (or equal) capacity before it. */
+    qsort(pts, npts, sizeof *pts, by_capacity);
+    uint64_t n = 0;
+    c->compulsory = INFINITY;
+    for (uint64_t i = 0; i < npts; i++) {
+        if (n && pts[i].traffic >= pts[n - 1].traffic)
+            continue;
+        pts[n++] = pts[i];
+    }
+    c->n = (int)n;
+    c->pt = pts;
+    c->compulsory = n ? pts[n - 1].traffic : 0.0;
+    return NM_OK;
+}
+
+void nm_curve_fini(nm_curve *c)
+{
+    nm_free(c->pt);
+    memset(c, 0, sizeof *c);
+}
+
+double nm_curve_at(const nm_curve *c, double capacity)
+{
+    double best = INFINITY;
+    for (int i = 0; i < c->n && c->pt[i].capacity <= capacity; i++)
+        best = c->pt[i].traffic;
+    return best;
 }

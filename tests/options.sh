@@ -21,7 +21,7 @@ model|$one|-o --json --set --builtin-energy
 map|$one|-o --json --threads --seed --set --builtin-energy
 mapspace|$one|--json --seed --set --builtin-energy
 energy|$one|--json --set --builtin-energy
-bound|$one|--json --set
+bound|$one|-o --json --set
 network|$net|-o --json --threads --seed --set --builtin-energy
 sweep|$swp|-o --json --threads --seed --set --builtin-energy
 census|$one|-o --json --threads --seed --set --builtin-energy

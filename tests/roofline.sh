@@ -126,6 +126,79 @@ json_ok "design: peak = 2 x units x clock, memory time = memory cycles x period"
 "$bin" bound --json --precision fp32 "$tpu" "$conv1" >"$tmp/out" 2>"$tmp/err"
 json_ok "design at another precision: the bytes and the memory time scale" \
     "(lambda d: abs(j['memory_s'] - d['memory_s'] * 32 / d['word_bits']) < 1e-15 and j['memory_cycles'] == d['memory_cycles'] and j['min_bytes'] == d['min_bytes'] * 32 / d['word_bits'])(json.load(open('$tmp/design.json')))"
+# --curve (Orojenesis): the staircase of least off-chip traffic by buffer
+# capacity equals an independent enumeration of the single-buffer mappings
+# of a small GEMM (each loop split in two, the outer loops in every order;
+# a read-only tensor moves its tile once per iteration of the loops down to
+# its innermost relevant outer loop, an output twice less its first
+# writes).
+printf 'problem:\n  gemm: {M: 8, N: 12, K: 6}\n' >"$tmp/g.yaml"
+"$bin" bound -q --curve --precision int8 -o "$tmp/curve" "$tmp/g.yaml" >"$tmp/out" 2>"$tmp/err" ||
+    { bad "bound --curve"; cat "$tmp/err"; }
+if python3 - "$tmp/curve/curve.csv" <<'PY'
+import csv, itertools, sys
+dims = {"M": 8, "N": 12, "K": 6}
+rel = {"A": "MK", "B": "KN", "Z": "MN"}
+pts = []
+def divs(n): return [d for d in range(1, n + 1) if n % d == 0]
+for f in itertools.product(*(divs(n) for n in dims.values())):
+    outer = dict(zip(dims, f))
+    tile = {t: 1 for t in rel}
+    for t, ds in rel.items():
+        for d in ds:
+            tile[t] *= dims[d] // outer[d]
+    cap = sum(tile.values())
+    loops = [d for d in dims if outer[d] > 1]
+    best = None
+    for order in itertools.permutations(loops):        # outermost first
+        traffic = 0
+        for t, ds in rel.items():
+            inner = max([i for i, d in enumerate(order) if d in ds], default=-1)
+            r = 1
+            for d in order[:inner + 1]:
+                r *= outer[d]
+            size = 1
+            for d in ds:
+                size *= dims[d]
+            traffic += tile[t] * r if t != "Z" else 2 * tile[t] * r - size
+        best = traffic if best is None else min(best, traffic)
+    pts.append((cap, best))
+pts.sort()
+stair = []
+for c, t in pts:
+    if not stair or t < stair[-1][1]:
+        stair.append((c, t))
+got = [(int(r["capacity_words"]), int(r["least_traffic_words"])) for r in csv.DictReader(open(sys.argv[1]))]
+sys.exit(0 if got == stair else print(got, stair) or 1)
+PY
+then ok "--curve: the staircase of an independent enumeration of a GEMM's single-buffer mappings"
+else bad "--curve differs from the enumeration"; fi
+[ -s "$tmp/curve/curve.gp" ] && { ! command -v gnuplot >/dev/null 2>&1 || [ -s "$tmp/curve/curve.png" ]; } &&
+    ok "--curve -o: curve.csv, curve.gp (and the figure)" || bad "--curve -o: files"
+# A design of one buffer: a mapping found on it moves at least the curve's
+# least traffic at the buffer's capacity (the curve is a bound there).
+cat >"$tmp/onebuf.yaml" <<'EOB'
+architecture:
+  version: '0.4'
+  subtree:
+  - name: chip
+    local:
+    - {name: DRAM, class: DRAM, attributes: {type: LPDDR4, width: 64, datawidth: 16}}
+    - {name: Buffer, class: SRAM, attributes: {depth: 96, width: 16, datawidth: 16}}
+    - {name: MAC, class: intmac, attributes: {datawidth: 16}}
+EOB
+"$bin" map -q --threads 2 --metric last_level_accesses --max-evals 4000 -o "$tmp/onebuf" "$tmp/onebuf.yaml" "$tmp/g.yaml" >/dev/null 2>"$tmp/err"
+"$bin" bound -q --curve "$tmp/onebuf.yaml" "$tmp/g.yaml" "$tmp/onebuf/map.yaml" >"$tmp/out" 2>"$tmp/err"
+has "$tmp/out" "^the design's on-chip capacity: 96 words" "--curve with a design: its capacity on the curve"
+awk '/^the mapping moves/ { x = $(NF - 6); sub(/x$/, "", x); found = 1; bad = !(x + 0 >= 1) } END { exit !found || bad }' "$tmp/out" &&
+    ok "--curve with a mapping: it moves at least the least traffic at the design's capacity" ||
+    { bad "--curve: a mapping below the curve"; cat "$tmp/out"; }
+"$bin" bound -q -o "$tmp/x" --precision int8 "$tmp/g.yaml" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && has "$tmp/err" "-o writes the --curve files" "-o without --curve: a usage error"
+"$bin" bound -q --curve --curve-budget 10 --precision int8 "$tmp/g.yaml" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && has "$tmp/err" "single-buffer mappings (.* splits of its loops, each in every order), more than the 10" \
+    "--curve-budget: a layer past it is refused, with its count"
+
 # A sparse design (2:4 weights on the A100-like sparse tensor core): the
 # first block counts what it must still do, as the cycle bound does: half
 # the computes (at least: the bound's margin), the weights' nonzeros; so

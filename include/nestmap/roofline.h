@@ -9,6 +9,7 @@
 #define NESTMAP_ROOFLINE_H
 
 #include "nestmap/arch.h"
+#include "nestmap/error.h"
 #include "nestmap/workload.h"
 
 typedef enum nm_roof_binding {
@@ -47,5 +48,39 @@ double nm_roofline_memory_cycles(const nm_level *top, double in_words, double ou
 
 /* "compute", "memory bandwidth" or "compute (memory unbounded)". */
 const char *nm_roofline_binding_name(nm_roof_binding b);
+
+/* The least backing-store traffic attainable with an on-chip buffer of each
+ * capacity, for one layer (Huang et al., "Mind the Gap: Attainable Data
+ * Movement and Operational Intensity Bounds for Tensor Algorithms",
+ * ISCA 2024, "Orojenesis"): over every single-buffer mapping (each
+ * dimension's loop split in two with perfect factors, the outer loops in
+ * every order above one buffer that holds a tile of every tensor), the
+ * buffer words its tiles take and the words the backing store moves,
+ * counted by the cost model (Timeloop's tile-granular rule, sliding windows
+ * included).  The curve is the staircase of the mappings no other beats on
+ * both.  Words are elements (one word each). */
+typedef struct nm_curve_point {
+    double capacity;              /* buffer words the tiles take */
+    double traffic;               /* backing-store reads, fills and updates (words) */
+    int64_t outer[NM_MAX_DIMS];   /* each dimension's outer factor (above the buffer) */
+    int8_t order[NM_MAX_DIMS];    /* the outer loops, innermost first (dims) */
+    int nouter;
+} nm_curve_point;
+
+typedef struct nm_curve {
+    int n;
+    nm_curve_point *pt;           /* by capacity, ascending; traffic descending; owned */
+    double compulsory;            /* each tensor once: the traffic at unbounded capacity */
+    uint64_t evaluated;           /* mappings evaluated */
+} nm_curve;
+
+/* Fills *c for wl; an error when the single-buffer mappings number more
+ * than budget (the count is in the message). */
+nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c, nm_error *err);
+void nm_curve_fini(nm_curve *c);
+
+/* The least traffic of the curve at `capacity` words (the compulsory
+ * traffic's ceiling: INFINITY below the smallest tiling). */
+double nm_curve_at(const nm_curve *c, double capacity);
 
 #endif

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "nestmap/model.h"
+#include "nestmap/plot.h"
 #include "nestmap/report.h"
 #include "nestmap/roofline.h"
 #include "nestmap/spec.h"
@@ -35,6 +37,15 @@ static const char usage[] =
     "  --bandwidth R     memory bandwidth in bytes per second: 1000GB/s, 3.35TB/s\n"
     NM_CLI_SET_USAGE
     "  --json            the same as JSON (times in seconds, rates per second)\n"
+    "  --curve           also the least off-chip traffic attainable with a buffer of\n"
+    "                    each capacity (Orojenesis, ISCA 2024): every single-buffer\n"
+    "                    mapping of the layer counted as the cost model counts, and\n"
+    "                    the staircase none beats; with a design, its on-chip\n"
+    "                    capacity on it, and with a mapping in the files, what that\n"
+    "                    mapping moves off chip\n"
+    "  --curve-budget N  the most single-buffer mappings --curve evaluates (20000000)\n"
+    "  -o DIR            with --curve: DIR/curve.csv and a gnuplot figure (curve.gp,\n"
+    "                    rendered to PNG and SVG when gnuplot is installed)\n"
     "  -q, --quiet       no warnings\n";
 
 static const struct precision {
@@ -337,6 +348,145 @@ static void print_text(const nm_spec *spec, const roof *rf, const nm_roofline *r
            nm_roofline_binding_name(r->binding));
 }
 
+/* The design's on-chip words (every level below the backing store, each
+ * instance); 0 when a level is unbounded or there is no design. */
+static double onchip_words(const nm_spec *spec)
+{
+    if (!spec->has_arch)
+        return 0.0;
+    double w = 0.0;
+    for (int l = 0; l + 1 < spec->arch.nlevels; l++) {
+        const nm_level *L = &spec->arch.level[l];
+        if (!L->has_size)
+            return 0.0;
+        w += (double)L->size * (double)L->instances;
+    }
+    return w;
+}
+
+/* The mapping in the files evaluated on the design: its backing-store
+ * words in *traffic; 0 when there is none (or it is invalid: said). */
+static int mapping_traffic(const nm_spec *spec, double *traffic)
+{
+    if (!spec->has_mapping)
+        return 0;
+    nm_model mdl;
+    nm_error err;
+    nm_error_clear(&err);
+    if (nm_model_init(&mdl, &spec->arch, &spec->wl, &err) != NM_OK) {
+        nm_cli_error(&err);
+        return 0;
+    }
+    static nm_stats st;
+    int ok = nm_model_eval(&mdl, &spec->map, &st, NULL);
+    nm_model_fini(&mdl);
+    if (!ok) {
+        char why[256];
+        nm_invalid_describe(&st.invalid, &spec->arch, &spec->wl, why, sizeof why);
+        fprintf(stderr, "nestmap bound: the mapping is not placed on the curve: %s\n", why);
+        return 0;
+    }
+    *traffic = (double)st.last_level_accesses;
+    return 1;
+}
+
+static void tiling_text(const nm_workload *wl, const nm_curve_point *p, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = p->nouter - 1; i >= 0 && n < size; i--) { /* outermost first */
+        int d = p->order[i];
+        n += (size_t)snprintf(buf + n, size - n, "%s%s%lld", n ? " " : "", wl->dim[d],
+                              (long long)p->outer[d]);
+    }
+    if (!p->nouter)
+        snprintf(buf, size, "(none: the whole layer in the buffer)");
+}
+
+/* --curve: the table, and with -o the CSV and the figure. */
+static int print_curve(const nm_spec *spec, const char *dir, uint64_t budget)
+{
+    nm_curve c;
+    nm_error err;
+    nm_error_clear(&err);
+    if (nm_roofline_curve(&spec->wl, budget, &c, &err) != NM_OK) {
+        fprintf(stderr, "nestmap bound: --curve: %s\n", err.msg);
+        return 2;
+    }
+    double cap = onchip_words(spec), mt = 0.0;
+    int placed = mapping_traffic(spec, &mt);
+    printf("\nleast off-chip traffic by on-chip capacity (single-buffer mappings, words;\n"
+           "%llu mappings evaluated; Orojenesis, ISCA 2024):\n",
+           (unsigned long long)c.evaluated);
+    printf("%16s %16s %12s  %s\n", "capacity", "least traffic", "x compulsory",
+           "outer loops, outermost first");
+    char t[160];
+    for (int i = 0; i < c.n; i++) {
+        tiling_text(&spec->wl, &c.pt[i], t, sizeof t);
+        printf("%16.0f %16.0f %12.4g  %s\n", c.pt[i].capacity, c.pt[i].traffic,
+               c.pt[i].traffic / c.compulsory, t);
+    }
+    if (cap > 0)
+        printf("the design's on-chip capacity: %.0f words; there the least traffic is %.0f "
+               "words (%.4gx compulsory)\n", cap, nm_curve_at(&c, cap),
+               nm_curve_at(&c, cap) / c.compulsory);
+    if (placed)
+        printf("the mapping moves %.0f words off chip: %.4gx the least at the design's "
+               "capacity\n", mt, cap > 0 ? mt / nm_curve_at(&c, cap) : NAN);
+    int rc = 0;
+    if (dir) {
+        char path[4200];
+        FILE *f = NULL;
+        rc = 2;
+        if (nm_cli_mkdir(dir) && (f = nm_cli_open_out(dir, "curve.csv", path, sizeof path))) {
+            fputs("capacity_words,least_traffic_words,x_compulsory,outer_loops\n", f);
+            for (int i = 0; i < c.n; i++) {
+                tiling_text(&spec->wl, &c.pt[i], t, sizeof t);
+                fprintf(f, "%.0f,%.0f,%.17g,", c.pt[i].capacity, c.pt[i].traffic,
+                        c.pt[i].traffic / c.compulsory);
+                nm_report_csv_field(f, t);
+                fputc('\n', f);
+            }
+            if (nm_cli_close_out(f, path) && (f = nm_cli_open_out(dir, "curve.gp", path,
+                                                                  sizeof path))) {
+                fprintf(f, "# nestmap bound --curve: the least off-chip traffic of %s by on-chip\n"
+                           "# capacity (single-buffer mappings).  Data in curve.csv; restyle\n"
+                           "# freely, then run: gnuplot curve.gp\n", spec->wl.name);
+                fputs("base = 'curve'\nset datafile separator ','\nset grid\nset logscale xy 2\n"
+                      "set xlabel 'on-chip capacity (words)'\nset ylabel 'off-chip traffic "
+                      "(words)'\nset key bottom left\n", f);
+                fprintf(f, "compulsory = %.17g\n", c.compulsory);
+                nm_plot_series_styles(f);
+                if (cap > 0) /* the design's capacity: a vertical line */
+                    fprintf(f, "set arrow from %.17g, graph 0 to %.17g, graph 1 nohead lt 2 dt 3\n"
+                               "set label \"the design's\\non-chip capacity\" at %.17g, graph 0.93 "
+                               "right offset char -0.6, 0 font ',9'\n", cap, cap, cap);
+                nm_plot_terminals(f, 900, 500);
+                fputs("  set title ", f);
+                char title[200];
+                snprintf(title, sizeof title, "%s: the least traffic attainable (%d steps)",
+                         spec->wl.name, c.n);
+                nm_plot_string(f, title);
+                fputs("\n  plot 'curve.csv' every ::1 using 1:2 with steps lt 1 lw 2 title "
+                      "'least traffic', \\\n       compulsory with lines lt 8 dt 2 title "
+                      "'each tensor once'", f);
+                if (placed && cap > 0)
+                    fprintf(f, ", \\\n       '+' using (%.17g):(%.17g) every ::0::0 with points "
+                            "lt 3 pt 7 ps 1.6 title 'the mapping'", cap, mt);
+                fputs("\n}\n", f);
+                if (nm_cli_close_out(f, path)) {
+                    rc = 0;
+                    const char *names[] = {"curve"};
+                    if (nm_plot_have_gnuplot() && !nm_cli_gnuplot("bound", dir, names, 1))
+                        rc = 2;
+                }
+            }
+        }
+    }
+    nm_curve_fini(&c);
+    return rc;
+}
+
 static int bad_option(const char *opt, const char *val, const char *what)
 {
     fprintf(stderr, "nestmap bound: %s '%s': %s\n", opt, val, what);
@@ -353,6 +503,11 @@ int nm_cmd_bound(int argc, char **argv)
     const char *prec = nm_cli_take(&argc, argv, "--precision", &missing);
     const char *peak = nm_cli_take(&argc, argv, "--peak", &missing);
     const char *bw = nm_cli_take(&argc, argv, "--bandwidth", &missing);
+    int curve = nm_cli_take_flag(&argc, argv, "--curve");
+    const char *cb = nm_cli_take(&argc, argv, "--curve-budget", &missing);
+    uint64_t budget = 20000000;
+    if (cb && !nm_cli_count("--curve-budget", cb, &budget))
+        return 2;
     if (missing) {
         fprintf(stderr, "nestmap bound: --precision, --peak and --bandwidth need a value\n%s",
                 usage);
@@ -376,11 +531,19 @@ int nm_cmd_bound(int argc, char **argv)
                           "1.5e12");
     nm_cli_opts o;
     nm_spec spec;
-    int rc = nm_cli_begin(argc, argv, "bound", usage, NM_OPT_SET | NM_OPT_JSON, NM_NEED_PROBLEM,
-                          &o, &spec);
+    int rc = nm_cli_begin(argc, argv, "bound", usage, NM_OPT_SET | NM_OPT_JSON | NM_OPT_OUT,
+                          NM_NEED_PROBLEM, &o, &spec);
     if (rc >= 0)
         return rc;
     rc = 0;
+    if (o.outdir && !curve) {
+        fprintf(stderr, "nestmap bound: -o writes the --curve files; give --curve\n");
+        rc = 2;
+    } else if (curve && o.json) {
+        fprintf(stderr, "nestmap bound: --curve prints a table (and writes curve.csv with -o), "
+                        "not JSON\n");
+        rc = 2;
+    }
     if (o.nsets && !spec.has_arch) {
         fprintf(stderr, "nestmap bound: --set changes the design, and none was given\n");
         rc = 2;
@@ -407,6 +570,8 @@ int nm_cmd_bound(int argc, char **argv)
             rc = 2;
     } else {
         print_text(&spec, &rf, spec.has_arch ? &r : NULL);
+        if (curve)
+            rc = print_curve(&spec, o.outdir, budget);
     }
     nm_spec_fini(&spec);
     return rc;
