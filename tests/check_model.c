@@ -554,6 +554,7 @@ START_TEST(tensor_widths_by_hand)
     ck_assert_int_eq(err.line, 11);
     ck_assert_str_eq(err.msg, "tensor_datawidth of Buffer: the workload has no tensor 'Output'; "
                      "did you mean 'Outputs'?");
+    nm_spec_fini(&spec);
 }
 END_TEST
 
