@@ -1372,6 +1372,85 @@ static int bounds_hold(const nm_mapspace *ms, const nm_spec *spec, uint64_t seed
     return valid;
 }
 
+/* bound --curve's staircase (roofline.h) bounds the off-chip traffic of
+ * every mapping of a design whose one on-chip buffer keeps every tensor:
+ * such a mapping is a single-buffer mapping whose tiles fit the buffer.
+ * Random valid mappings of a convolution (sliding windows) and a GEMM on
+ * buffers of three depths, each at or above the curve at its capacity, and
+ * the search's best reaching it. */
+START_TEST(curve_bounds_one_buffer)
+{
+    static const char *const problems[] = {
+        "problem:\n  conv2d: {C: 4, M: 8, P: 6, Q: 6, R: 3, S: 3}\n",
+        "problem:\n  gemm: {M: 12, N: 8, K: 16}\n"};
+    static const char *const tensors[] = {"[Weights, Inputs, Outputs]", "[A, B, Z]"};
+    static const int depths[] = {24, 96, 384};
+    for (int p = 0; p < 2; p++) {
+        nm_curve c;
+        nm_error err;
+        for (int k = 0; k < 3; k++) {
+            char text[4096];
+            snprintf(text, sizeof text,
+                     "architecture:\n  version: '0.4'\n  subtree:\n  - name: chip\n    local:\n"
+                     "    - {name: DRAM, class: DRAM, attributes: {width: 16, datawidth: 16}}\n"
+                     "    - {name: Buffer, class: SRAM, attributes: {depth: %d, width: 16, "
+                     "datawidth: 16}}\n"
+                     "    - {name: MAC, class: intmac, attributes: {datawidth: 16}}\n%s"
+                     "architecture_constraints:\n  targets:\n"
+                     "  - {target: Buffer, type: bypass, keep: %s, bypass: []}\n", depths[k],
+                     problems[p], tensors[p]);
+            nm_spec spec;
+            ck_assert_msg(nm_spec_load_string(&spec, "t.yaml", text, NM_NEED_ARCH | NM_NEED_PROBLEM,
+                                              &err) == NM_OK, "%s", err.msg);
+            if (k == 0)
+                ck_assert_int_eq(nm_roofline_curve(&spec.wl, 10000000, &c, &err), NM_OK);
+            static nm_mapspace ms;
+            ck_assert_int_eq(nm_mapspace_init(&ms, &spec.arch, &spec.wl, spec.constraints,
+                                              spec.constraints2, &err), NM_OK);
+            nm_model mdl;
+            ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, &spec.wl, &err), NM_OK);
+            double least = nm_curve_at(&c, depths[k]), fewest = INFINITY;
+            ck_assert(least < INFINITY);
+            nm_pcg32 rng;
+            nm_pcg32_seed(&rng, 11 + (uint64_t)k, 5);
+            int valid = 0;
+            static nm_stats st;
+            for (int i = 0; i < 20000 && valid < 2000; i++) {
+                nm_point pt;
+                nm_mapping m;
+                int wd, wl;
+                nm_mapspace_random(&ms, &rng, &pt);
+                if (!nm_mapspace_decode(&ms, &pt, &m, &wd, &wl) || !nm_model_eval(&mdl, &m, &st, NULL))
+                    continue;
+                valid++;
+                ck_assert_msg((double)st.last_level_accesses >= least, "%s depth %d: a mapping moves "
+                              "%llu words, below the curve's %g", spec.wl.name, depths[k],
+                              (unsigned long long)st.last_level_accesses, least);
+                fewest = fmin(fewest, (double)st.last_level_accesses);
+            }
+            ck_assert_int_gt(valid, 200);
+            /* the search for the least traffic reaches the curve */
+            nm_search_opts o;
+            nm_search_opts_init(&o);
+            o.metric[0] = NM_MET_LLA;
+            o.threads = 2;
+            static nm_search_result r;
+            ck_assert_int_eq(nm_search_run(&ms, &o, &r, &err), NM_OK);
+            ck_assert(r.found);
+            ck_assert_msg((double)r.best_stats.last_level_accesses == least, "%s depth %d: the "
+                          "search's least %llu words, the curve's %g", spec.wl.name, depths[k],
+                          (unsigned long long)r.best_stats.last_level_accesses, least);
+            printf("curve_bounds_one_buffer: %s at %d words: the curve %g, %d random mappings "
+                   "at least %g\n", spec.wl.name, depths[k], least, valid, fewest);
+            nm_search_result_fini(&r);
+            nm_model_fini(&mdl);
+            nm_spec_fini(&spec);
+        }
+        nm_curve_fini(&c);
+    }
+}
+END_TEST
+
 /* optimal's bounds never exceed what the model then computes, on any
  * design: checked on random valid mappings of every mapper input and of
  * the test designs, with and without neighbour links. */
@@ -1432,6 +1511,7 @@ static Suite *suite(void)
     tcase_add_test(ts, legalize_repairs);
     tcase_add_test(ts, fill_by_hand);
     tcase_add_test(ts, bound_sum_is_admissible);
+    tcase_add_test(ts, curve_bounds_one_buffer);
     tcase_add_test(ts, warm_starts_and_effort);
     tcase_add_test(ts, default_search_finds_optimum);
     tcase_add_test(ts, default_search_crosses_shapes);
