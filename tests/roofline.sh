@@ -173,6 +173,12 @@ sys.exit(0 if got == stair else print(got, stair) or 1)
 PY
 then ok "--curve: the staircase of an independent enumeration of a GEMM's single-buffer mappings"
 else bad "--curve differs from the enumeration"; fi
+# --json --curve: the same points under "curve", valid by the schema.
+"$bin" bound -q --json --curve --precision int8 "$tmp/g.yaml" >"$tmp/out" 2>"$tmp/err"
+json_ok "--json --curve: the CSV's points under \"curve\"" \
+    "[(p['capacity_words'], p['least_traffic_words']) for p in j['curve']['points']] == [(float(r['capacity_words']), float(r['least_traffic_words'])) for r in __import__('csv').DictReader(open('$tmp/curve/curve.csv'))] and j['curve']['design_capacity_words'] is None"
+python3 "$src/tests/validate_json.py" "$src/doc/nestmap.schema.json" bound "$tmp/out" >/dev/null 2>&1 &&
+    ok "--json --curve validates" || bad "--json --curve does not validate"
 [ -s "$tmp/curve/curve.gp" ] && { ! command -v gnuplot >/dev/null 2>&1 || [ -s "$tmp/curve/curve.png" ]; } &&
     ok "--curve -o: curve.csv, curve.gp (and the figure)" || bad "--curve -o: files"
 # A design of one buffer: a mapping found on it moves at least the curve's

@@ -36,7 +36,8 @@ static const char usage[] =
     "  --peak R          operations per second, with an SI prefix: 1T, 989.4TFLOP/s\n"
     "  --bandwidth R     memory bandwidth in bytes per second: 1000GB/s, 3.35TB/s\n"
     NM_CLI_SET_USAGE
-    "  --json            the same as JSON (times in seconds, rates per second)\n"
+    "  --json            the same as JSON (times in seconds, rates per second; the\n"
+    "                    curve under \"curve\")\n"
     "  --curve           also the least off-chip traffic attainable with a buffer of\n"
     "                    each capacity (Orojenesis, ISCA 2024): every single-buffer\n"
     "                    mapping of the layer counted as the cost model counts, and\n"
@@ -87,6 +88,14 @@ typedef struct roof {
     int sparse;
     double eff_macs;
 } roof;
+
+/* --curve's figures: the staircase, the design's capacity, the mapping. */
+typedef struct curve_run {
+    nm_curve c;
+    double cap;   /* the design's on-chip words (0: none, or unbounded) */
+    double mt;    /* the mapping's off-chip words, when placed */
+    int placed;
+} curve_run;
 
 static void count(roof *rf, const nm_spec *spec)
 {
@@ -200,7 +209,10 @@ static const char *time_binding(const roof *rf)
     return rf->compute_s >= rf->memory_s ? "compute" : "memory bandwidth";
 }
 
-static void print_json(FILE *f, const nm_spec *spec, const roof *rf, const nm_roofline *r)
+static void curve_json(FILE *f, const nm_spec *spec, const curve_run *cr);
+
+static void print_json(FILE *f, const nm_spec *spec, const roof *rf, const nm_roofline *r,
+                       const curve_run *cr)
 {
     const nm_workload *wl = &spec->wl;
     char t[56];
@@ -254,6 +266,8 @@ static void print_json(FILE *f, const nm_spec *spec, const roof *rf, const nm_ro
         fprintf(f, ",\n \"compute_cycles\": null,\n \"memory_cycles\": null,\n"
                    " \"bound_cycles\": null,\n \"bound_by\": null");
     }
+    if (cr)
+        curve_json(f, spec, cr);
     fprintf(f, "\n}\n");
 }
 
@@ -403,36 +417,77 @@ static void tiling_text(const nm_workload *wl, const nm_curve_point *p, char *bu
         snprintf(buf, size, "(none: the whole layer in the buffer)");
 }
 
-/* --curve: the table, and with -o the CSV and the figure. */
-static int print_curve(const nm_spec *spec, const char *dir, uint64_t budget)
+static int curve_compute(const nm_spec *spec, uint64_t budget, curve_run *cr)
 {
-    nm_curve c;
     nm_error err;
     nm_error_clear(&err);
-    if (nm_roofline_curve(&spec->wl, budget, &c, &err) != NM_OK) {
+    memset(cr, 0, sizeof *cr);
+    if (nm_roofline_curve(&spec->wl, budget, &cr->c, &err) != NM_OK) {
         fprintf(stderr, "nestmap bound: --curve: %s\n", err.msg);
         return 2;
     }
-    double cap = onchip_words(spec), mt = 0.0;
-    int placed = mapping_traffic(spec, &mt);
+    cr->cap = onchip_words(spec);
+    cr->placed = mapping_traffic(spec, &cr->mt);
+    return 0;
+}
+
+static void curve_text(const nm_spec *spec, const curve_run *cr)
+{
+    const nm_curve *c = &cr->c;
     printf("\nleast off-chip traffic by on-chip capacity (single-buffer mappings, words;\n"
            "%llu mappings evaluated; Orojenesis, ISCA 2024):\n",
-           (unsigned long long)c.evaluated);
+           (unsigned long long)c->evaluated);
     printf("%16s %16s %12s  %s\n", "capacity", "least traffic", "x compulsory",
            "outer loops, outermost first");
     char t[160];
-    for (int i = 0; i < c.n; i++) {
-        tiling_text(&spec->wl, &c.pt[i], t, sizeof t);
-        printf("%16.0f %16.0f %12.4g  %s\n", c.pt[i].capacity, c.pt[i].traffic,
-               c.pt[i].traffic / c.compulsory, t);
+    for (int i = 0; i < c->n; i++) {
+        tiling_text(&spec->wl, &c->pt[i], t, sizeof t);
+        printf("%16.0f %16.0f %12.4g  %s\n", c->pt[i].capacity, c->pt[i].traffic,
+               c->pt[i].traffic / c->compulsory, t);
     }
-    if (cap > 0)
+    if (cr->cap > 0)
         printf("the design's on-chip capacity: %.0f words; there the least traffic is %.0f "
-               "words (%.4gx compulsory)\n", cap, nm_curve_at(&c, cap),
-               nm_curve_at(&c, cap) / c.compulsory);
-    if (placed)
+               "words (%.4gx compulsory)\n", cr->cap, nm_curve_at(c, cr->cap),
+               nm_curve_at(c, cr->cap) / c->compulsory);
+    if (cr->placed)
         printf("the mapping moves %.0f words off chip: %.4gx the least at the design's "
-               "capacity\n", mt, cap > 0 ? mt / nm_curve_at(&c, cap) : NAN);
+               "capacity\n", cr->mt, cr->cap > 0 ? cr->mt / nm_curve_at(c, cr->cap) : NAN);
+}
+
+/* The "curve" member of bound's JSON (roofline.h's figures). */
+static void curve_json(FILE *f, const nm_spec *spec, const curve_run *cr)
+{
+    const nm_curve *c = &cr->c;
+    char t[160];
+    fprintf(f, ",\n \"curve\": {\"evaluated\": %llu, \"compulsory_words\": %.17g, \"points\": [",
+            (unsigned long long)c->evaluated, c->compulsory);
+    for (int i = 0; i < c->n; i++) {
+        tiling_text(&spec->wl, &c->pt[i], t, sizeof t);
+        fprintf(f, "%s\n  {\"capacity_words\": %.17g, \"least_traffic_words\": %.17g, "
+                   "\"x_compulsory\": %.17g, \"outer_loops\": ", i ? "," : "",
+                c->pt[i].capacity, c->pt[i].traffic, c->pt[i].traffic / c->compulsory);
+        nm_report_json_string(f, t);
+        fputc('}', f);
+    }
+    fputs("],\n  \"design_capacity_words\": ", f);
+    if (cr->cap > 0)
+        fprintf(f, "%.17g, \"least_at_design_capacity_words\": %.17g", cr->cap,
+                nm_curve_at(c, cr->cap));
+    else
+        fputs("null, \"least_at_design_capacity_words\": null", f);
+    if (cr->placed)
+        fprintf(f, ", \"mapping_traffic_words\": %.17g}", cr->mt);
+    else
+        fputs(", \"mapping_traffic_words\": null}", f);
+}
+
+/* With -o: curve.csv and the gnuplot figure beside it. */
+static int curve_files(const nm_spec *spec, const char *dir, const curve_run *cr)
+{
+    const nm_curve *cc = &cr->c;
+    const double cap = cr->cap, mt = cr->mt;
+    const int placed = cr->placed;
+    char t[160];
     int rc = 0;
     if (dir) {
         char path[4200];
@@ -440,10 +495,10 @@ static int print_curve(const nm_spec *spec, const char *dir, uint64_t budget)
         rc = 2;
         if (nm_cli_mkdir(dir) && (f = nm_cli_open_out(dir, "curve.csv", path, sizeof path))) {
             fputs("capacity_words,least_traffic_words,x_compulsory,outer_loops\n", f);
-            for (int i = 0; i < c.n; i++) {
-                tiling_text(&spec->wl, &c.pt[i], t, sizeof t);
-                fprintf(f, "%.0f,%.0f,%.17g,", c.pt[i].capacity, c.pt[i].traffic,
-                        c.pt[i].traffic / c.compulsory);
+            for (int i = 0; i < cc->n; i++) {
+                tiling_text(&spec->wl, &cc->pt[i], t, sizeof t);
+                fprintf(f, "%.0f,%.0f,%.17g,", cc->pt[i].capacity, cc->pt[i].traffic,
+                        cc->pt[i].traffic / cc->compulsory);
                 nm_report_csv_field(f, t);
                 fputc('\n', f);
             }
@@ -455,7 +510,7 @@ static int print_curve(const nm_spec *spec, const char *dir, uint64_t budget)
                 fputs("base = 'curve'\nset datafile separator ','\nset grid\nset logscale xy 2\n"
                       "set xlabel 'on-chip capacity (words)'\nset ylabel 'off-chip traffic "
                       "(words)'\nset key bottom left\n", f);
-                fprintf(f, "compulsory = %.17g\n", c.compulsory);
+                fprintf(f, "compulsory = %.17g\n", cc->compulsory);
                 nm_plot_series_styles(f);
                 if (cap > 0) /* the design's capacity: a vertical line */
                     fprintf(f, "set arrow from %.17g, graph 0 to %.17g, graph 1 nohead lt 2 dt 3\n"
@@ -465,7 +520,7 @@ static int print_curve(const nm_spec *spec, const char *dir, uint64_t budget)
                 fputs("  set title ", f);
                 char title[200];
                 snprintf(title, sizeof title, "%s: the least traffic attainable (%d steps)",
-                         spec->wl.name, c.n);
+                         spec->wl.name, cc->n);
                 nm_plot_string(f, title);
                 fputs("\n  plot 'curve.csv' every ::1 using 1:2 with steps lt 1 lw 2 title "
                       "'least traffic', \\\n       compulsory with lines lt 8 dt 2 title "
@@ -483,7 +538,6 @@ static int print_curve(const nm_spec *spec, const char *dir, uint64_t budget)
             }
         }
     }
-    nm_curve_fini(&c);
     return rc;
 }
 
@@ -539,10 +593,6 @@ int nm_cmd_bound(int argc, char **argv)
     if (o.outdir && !curve) {
         fprintf(stderr, "nestmap bound: -o writes the --curve files; give --curve\n");
         rc = 2;
-    } else if (curve && o.json) {
-        fprintf(stderr, "nestmap bound: --curve prints a table (and writes curve.csv with -o), "
-                        "not JSON\n");
-        rc = 2;
     }
     if (o.nsets && !spec.has_arch) {
         fprintf(stderr, "nestmap bound: --set changes the design, and none was given\n");
@@ -563,15 +613,26 @@ int nm_cmd_bound(int argc, char **argv)
     if (spec.has_arch)
         nm_roofline_of(&r, &spec.arch, &spec.wl);
     rates(&rf, &spec, spec.has_arch ? &r : NULL);
+    static curve_run cr;
+    if (curve && (rc = curve_compute(&spec, budget, &cr)) != 0) {
+        nm_spec_fini(&spec);
+        return rc;
+    }
     if (o.json) {
         nm_cli_json js;
-        print_json(nm_cli_json_begin(&js), &spec, &rf, spec.has_arch ? &r : NULL);
+        print_json(nm_cli_json_begin(&js), &spec, &rf, spec.has_arch ? &r : NULL,
+                   curve ? &cr : NULL);
         if (!nm_cli_json_end(&js, &spec.doc))
             rc = 2;
     } else {
         print_text(&spec, &rf, spec.has_arch ? &r : NULL);
         if (curve)
-            rc = print_curve(&spec, o.outdir, budget);
+            curve_text(&spec, &cr);
+    }
+    if (curve) {
+        if (o.outdir && curve_files(&spec, o.outdir, &cr) != 0)
+            rc = 2;
+        nm_curve_fini(&cr.c);
     }
     nm_spec_fini(&spec);
     return rc;
