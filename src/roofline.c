@@ -170,10 +170,28 @@ static int by_capacity(const void *x, const void *y)
     const nm_curve_point *a = x, *b = y;
     if (a->capacity != b->capacity)
         return a->capacity < b->capacity ? -1 : 1;
-    return (a->traffic > b->traffic) - (a->traffic < b->traffic);
+    if (a->traffic != b->traffic)
+        return a->traffic < b->traffic ? -1 : 1;
+    /* ties by the tiling, so the one shown does not depend on the sort */
+    int c = memcmp(a->outer, b->outer, sizeof a->outer);
+    return c ? c : memcmp(a->order, b->order, sizeof a->order);
 }
 
-enum { CURVE_DIVISORS = 256 };
+enum { CURVE_DIVISORS = 256, CURVE_KEEP = 1 << 16 };
+
+/* Keeps the staircase of pts[0..n): by capacity, each point moving less
+ * than every point before it; returns how many remain. */
+static uint64_t staircase(nm_curve_point *pts, uint64_t n)
+{
+    qsort(pts, n, sizeof *pts, by_capacity);
+    uint64_t k = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (k && pts[i].traffic >= pts[k - 1].traffic)
+            continue;
+        pts[k++] = pts[i];
+    }
+    return k;
+}
 
 nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c, nm_error *err)
 {
@@ -227,17 +245,33 @@ nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c,
         st = nm_arch_parse(&arch, nm_ymap_get(doc.root, "architecture"), NULL, &doc, err);
     nm_model mdl;
     int have_model = st == NM_OK && (st = nm_model_init(&mdl, &arch, wl, err)) == NM_OK;
+    /* every split's least traffic, cut back to the staircase whenever the
+     * array fills (the staircase of a staircase and more points is the
+     * staircase of all of them), so memory stays small */
+    uint64_t room = splits < CURVE_KEEP ? (splits ? splits : 1) : CURVE_KEEP;
     nm_curve_point *pts = NULL;
     uint64_t npts = 0;
-    if (st == NM_OK && !(pts = nm_calloc(splits ? splits : 1, sizeof *pts)))
+    if (st == NM_OK && !(pts = nm_calloc(room, sizeof *pts)))
         st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     int idx[NM_MAX_DIMS] = {0};
     nm_stats stats;
     for (uint64_t sp = 0; st == NM_OK && sp < splits; sp++) {
+        if (npts == room) {
+            npts = staircase(pts, npts);
+            if (npts > room / 2) { /* a long staircase: room for more */
+                nm_curve_point *more = nm_realloc_array(pts, 2 * room, sizeof *pts);
+                if (!more) {
+                    st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+                    break;
+                }
+                pts = more;
+                room *= 2;
+            }
+        }
         nm_mapping m;
         nm_mapping_init(&m, &arch, wl);
         nm_curve_point *pt = &pts[npts];
-        pt->nouter = 0;
+        memset(pt, 0, sizeof *pt); /* (ties compare whole arrays) */
         int8_t outer[NM_MAX_DIMS];
         for (int d = 0; d < nd; d++) {
             int64_t f = div[d][idx[d]];
@@ -253,7 +287,7 @@ nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c,
         memcpy(perm, outer, sizeof perm);
         pt->traffic = INFINITY;
         do {
-            int8_t order[NM_MAX_DIMS];
+            int8_t order[NM_MAX_DIMS] = {0};
             int k = 0;
             for (int i = 0; i < pt->nouter; i++)
                 order[k++] = perm[i];
@@ -290,16 +324,7 @@ nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c,
         nm_free(pts);
         return st;
     }
-    /* The staircase: by capacity, each point moving less than every point
-     * of smaller (or equal) capacity before it. */
-    qsort(pts, npts, sizeof *pts, by_capacity);
-    uint64_t n = 0;
-    c->compulsory = INFINITY;
-    for (uint64_t i = 0; i < npts; i++) {
-        if (n && pts[i].traffic >= pts[n - 1].traffic)
-            continue;
-        pts[n++] = pts[i];
-    }
+    uint64_t n = staircase(pts, npts);
     c->n = (int)n;
     c->pt = pts;
     c->compulsory = n ? pts[n - 1].traffic : 0.0;
