@@ -131,13 +131,16 @@ static const char curve_arch[] =
     "    - {name: Buffer, class: SRAM, attributes: {width: 16, datawidth: 16}}\n"
     "    - {name: MAC, class: intmac, attributes: {datawidth: 16}}\n";
 
+/* The divisors of n into out; -1 when it has more than cap. */
 static int divisors_of(int64_t n, int64_t *out, int cap)
 {
     int k = 0;
-    for (int64_t d = 1; d * d <= n && k < cap; d++)
+    for (int64_t d = 1; d * d <= n; d++)
         if (n % d == 0) {
+            if (k + 2 > cap)
+                return -1;
             out[k++] = d;
-            if (d != n / d && k < cap)
+            if (d != n / d)
                 out[k++] = n / d;
         }
     return k;
@@ -205,6 +208,12 @@ nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c,
     uint64_t splits = 1;
     for (int d = 0; d < nd; d++) {
         ndiv[d] = divisors_of(wl->bound[d], div[d], CURVE_DIVISORS);
+        if (ndiv[d] < 0) {
+            nm_free(div);
+            return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "%s: dimension %s (%lld) has "
+                                "too many divisors for the curve (it takes up to %d)", wl->name,
+                                wl->dim[d], (long long)wl->bound[d], CURVE_DIVISORS - 2);
+        }
         splits = splits > UINT64_MAX / (uint64_t)ndiv[d] ? UINT64_MAX : splits * (uint64_t)ndiv[d];
     }
     /* (counted exactly: the orders depend on how many outer loops a split
