@@ -227,12 +227,12 @@ static uint64_t in_words(uint64_t n, int bits, int W)
 }
 
 /* Vector accesses (rows of b words of W bits) that n words of data space
- * ds take at level s: ceil(n / b), or with tensor_datawidth the rows its
- * n x bits bits fill. */
-static uint64_t vectors(const nm_model *mdl, int s, int ds, uint64_t n, uint64_t b)
+ * ds take at level s with tensor_datawidth: the rows its n x bits bits
+ * fill (a level without it takes ceil(n / b): the callers test mdl->wide
+ * first, keeping the usual path as it was). */
+__attribute__((noinline)) static uint64_t vectors(const nm_model *mdl, int s, int ds,
+                                                 uint64_t n, uint64_t b)
 {
-    if (!((mdl->wide >> s) & 1u))
-        return ceil_div(n, b);
     int bits = mdl->ds_bits[s][ds], W = mdl->arch->level[s].word_bits;
     unsigned __int128 x = (unsigned __int128)n * (unsigned)bits;
     unsigned __int128 row = (unsigned __int128)b * (unsigned)W;
@@ -240,7 +240,8 @@ static uint64_t vectors(const nm_model *mdl, int s, int ds, uint64_t n, uint64_t
     return x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
 }
 
-uint64_t nm_model_tile_words(const nm_model *mdl, int s, int ds, uint64_t t)
+/* nm_model_tile_words, for the checks' loop (hot: inlined there). */
+static inline uint64_t tile_words(const nm_model *mdl, int s, int ds, uint64_t t)
 {
     const nm_workload *wl = mdl->wl;
     /* a tile with metadata holds its nonzeros (sparse.h) */
@@ -249,6 +250,11 @@ uint64_t nm_model_tile_words(const nm_model *mdl, int s, int ds, uint64_t t)
     if ((mdl->wide >> s) & 1u) /* in the level's words */
         t = in_words(t, mdl->ds_bits[s][ds], mdl->arch->level[s].word_bits);
     return t;
+}
+
+uint64_t nm_model_tile_words(const nm_model *mdl, int s, int ds, uint64_t t)
+{
+    return tile_words(mdl, s, ds, t);
 }
 
 /* Checks that need no analysis, in the order Timeloop reports them. */
@@ -278,7 +284,7 @@ static int check(const nm_model *mdl, const nm_mapping *m, const nm_nest_result 
         uint64_t need = 0;
         for (int ds = 0; ds < wl->nds; ds++)
             if ((m->level[s].keep >> ds) & 1u)
-                need += nm_model_tile_words(mdl, s, ds, shape->tile[s][ds].size);
+                need += tile_words(mdl, s, ds, shape->tile[s][ds].size);
         if (need > (uint64_t)L->effective_size)
             return invalid(out, NM_INV_CAPACITY, s, -1, 0, need, (uint64_t)L->effective_size);
         if ((double)need < (double)L->effective_size * L->min_utilization)
@@ -682,6 +688,7 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
         double need_r = 0.0, need_w = 0.0;
         double fan = (double)(shape->xexp[s] * shape->yexp[s]);
         int limited = L->has_read_bw || L->has_write_bw || L->has_shared_bw;
+        int wide = (mdl->wide >> s) & 1u; /* tensor_datawidth at this level */
         for (int ds = 0; limited && ds < wl->nds; ds++) {
             const nm_ds_stats *d = &ls->ds[ds];
             uint64_t rd = d->reads, wr = d->fills + d->updates;
@@ -694,7 +701,7 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
             }
             if (rd == 0 && wr == 0)
                 continue;
-            if ((mdl->wide >> s) & 1u) { /* bandwidth is in the level's words */
+            if (wide) { /* bandwidth is in the level's words */
                 rd = in_words(rd, mdl->ds_bits[s][ds], L->word_bits);
                 wr = in_words(wr, mdl->ds_bits[s][ds], L->word_bits);
             }
@@ -734,6 +741,7 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
          * access; energy is then spread over the instances in use. */
         double cluster_util = (double)xy / (double)used_clusters;
         double e = 0.0, addr = 0.0;
+        int wide = (mdl->wide >> s) & 1u; /* tensor_datawidth at this level */
         for (int ds = 0; ds < wl->nds; ds++) {
             nm_ds_stats *d = &ls->ds[ds];
             if (mdl->sparse && out->spatial_skip && d->utilized_instances) {
@@ -755,6 +763,10 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
                         if (n[h]) /* (a compressed tile's ratio may be infinite at 0) */
                             ce += (double)ceil_div(n[h], b) * d->vec_ratio * en[h];
                 }
+            } else if (!wide) {
+                ce = (double)ceil_div(d->reads, b) * L->e_read +
+                     (double)ceil_div(d->fills, b) * L->e_fill +
+                     (double)ceil_div(d->updates, b) * L->e_update;
             } else {
                 ce = (double)vectors(mdl, s, ds, d->reads, b) * L->e_read +
                      (double)vectors(mdl, s, ds, d->fills, b) * L->e_fill +
@@ -844,6 +856,7 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
         uint64_t used = xy < clusters ? xy : clusters;
         double per_instance_to_total = (double)shape->replication[s] * (double)used / (double)xy;
         uint64_t b = (uint64_t)L->block_size;
+        int wide = (mdl->wide >> s) & 1u; /* tensor_datawidth at this level */
         for (int ds = 0; ds < wl->nds; ds++) {
             if (!((m->level[s].keep >> ds) & 1u))
                 continue;
@@ -864,10 +877,13 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
                         part = part * shape->tile[t][ds].size / denom;
                 }
                 uint64_t reads = steps > part ? steps - part : 0;
-                ce = (double)vectors(mdl, s, ds, steps, b) * L->e_update +
-                     (double)vectors(mdl, s, ds, reads, b) * L->e_read;
+                ce = wide ? (double)vectors(mdl, s, ds, steps, b) * L->e_update +
+                                (double)vectors(mdl, s, ds, reads, b) * L->e_read
+                          : (double)ceil_div(steps, b) * L->e_update +
+                                (double)ceil_div(reads, b) * L->e_read;
             } else {
-                ce = (double)vectors(mdl, s, ds, steps, b) * L->e_read;
+                ce = (double)(wide ? vectors(mdl, s, ds, steps, b) : ceil_div(steps, b)) *
+                     L->e_read;
             }
             e += ce * per_instance_to_total;
             if (s == arch->nlevels - 1)
@@ -883,7 +899,10 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
         moved += (double)n;
         if ((top_counted >> ds) & 1u) /* bounded more tightly above */
             continue;
-        double vec = (double)vectors(mdl, arch->nlevels - 1, ds, n, (uint64_t)top->block_size);
+        int top_wide = (mdl->wide >> (arch->nlevels - 1)) & 1u;
+        double vec = (double)(top_wide ? vectors(mdl, arch->nlevels - 1, ds, n,
+                                                 (uint64_t)top->block_size)
+                                       : ceil_div(n, (uint64_t)top->block_size));
         e += vec * (wl->ds[ds].read_write ? top->e_update : top->e_read);
     }
     *energy = e;
