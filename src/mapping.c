@@ -529,3 +529,24 @@ nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *a
     }
     return NM_OK;
 }
+
+int nm_mapping_next_order(int8_t *idx, int k)
+{
+    int i = k - 2;
+    while (i >= 0 && idx[i] > idx[i + 1])
+        i--;
+    if (i < 0)
+        return 0;
+    int j = k - 1;
+    while (idx[j] < idx[i])
+        j--;
+    int8_t t = idx[i];
+    idx[i] = idx[j];
+    idx[j] = t;
+    for (int a = i + 1, b = k - 1; a < b; a++, b--) {
+        t = idx[a];
+        idx[a] = idx[b];
+        idx[b] = t;
+    }
+    return 1;
+}

@@ -952,28 +952,6 @@ static void floor_figures(nm_model *mdl, const nm_mapping *m, const nm_nest_resu
     *l = fmin(*l, (double)fl->last_level_accesses);
 }
 
-/* Next permutation of idx[0..k) in lexicographic order; 0 after the last. */
-static int next_perm(int *idx, int k)
-{
-    int i = k - 2;
-    while (i >= 0 && idx[i] > idx[i + 1])
-        i--;
-    if (i < 0)
-        return 0;
-    int j = k - 1;
-    while (idx[j] < idx[i])
-        j--;
-    int t = idx[i];
-    idx[i] = idx[j];
-    idx[j] = t;
-    for (int a = i + 1, b = k - 1; a < b; a++, b--) {
-        t = idx[a];
-        idx[a] = idx[b];
-        idx[b] = t;
-    }
-    return 1;
-}
-
 void nm_model_floor(nm_model *mdl, const nm_mapping *m, double *energy, double *cycles,
                     double *lla)
 {
@@ -1004,15 +982,15 @@ void nm_model_floor(nm_model *mdl, const nm_mapping *m, double *energy, double *
     double e = INFINITY, c = INFINITY, l = INFINITY;
     if (k >= 2 && orders <= TOP_ORDERS) {
         nm_nest pn = nest;
-        int idx[NM_MAX_DIMS];
+        int8_t idx[NM_MAX_DIMS];
         for (int i = 0; i < k; i++)
-            idx[i] = i;
+            idx[i] = (int8_t)i;
         do {
             for (int i = 0; i < k; i++)
                 pn.loop[lo + i] = nest.loop[lo + idx[i]];
             nm_nest_analyze_level(mdl->ws, &pn, m, arch, wl, top, &nr);
             floor_figures(mdl, m, &nr, &e, &c, &l);
-        } while (next_perm(idx, k));
+        } while (nm_mapping_next_order(idx, k));
     } else {
         floor_figures(mdl, m, &nr, &e, &c, &l);
     }

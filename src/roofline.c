@@ -146,28 +146,6 @@ static int divisors_of(int64_t n, int64_t *out, int cap)
     return k;
 }
 
-/* Next permutation of idx[0..k) in lexicographic order; 0 after the last. */
-static int next_permutation(int8_t *idx, int k)
-{
-    int i = k - 2;
-    while (i >= 0 && idx[i] > idx[i + 1])
-        i--;
-    if (i < 0)
-        return 0;
-    int j = k - 1;
-    while (idx[j] < idx[i])
-        j--;
-    int8_t t = idx[i];
-    idx[i] = idx[j];
-    idx[j] = t;
-    for (int a = i + 1, b = k - 1; a < b; a++, b--) {
-        t = idx[a];
-        idx[a] = idx[b];
-        idx[b] = t;
-    }
-    return 1;
-}
-
 static int by_capacity(const void *x, const void *y)
 {
     const nm_curve_point *a = x, *b = y;
@@ -316,7 +294,7 @@ nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c,
                     cap += (double)stats.level[0].ds[ds].utilized_capacity;
                 pt->capacity = cap;
             }
-        } while (next_permutation(perm, pt->nouter));
+        } while (nm_mapping_next_order(perm, pt->nouter));
         if (pt->traffic < INFINITY)
             npts++;
         for (int d = nd - 1; d >= 0; d--) { /* the next split */

@@ -548,16 +548,25 @@ static const char *time_unit(double smax, double *scale)
     return "s";
 }
 
-/* The longest time of the points that mapped (seconds). */
-static double max_seconds(const table *t)
+/* The shortest and longest time of the points that mapped (seconds). */
+static void seconds_range(const table *t, double *lo, double *hi)
 {
-    double m = 0.0;
-    for (size_t i = 0; i < t->n; i++) {
-        double v = val(t, i, t->c_seconds);
-        if (v > m)
-            m = v;
-    }
-    return m;
+    *lo = INFINITY;
+    *hi = 0.0;
+    for (uint64_t i = 0; i < t->n; i++)
+        if (is_ok(t, i)) {
+            *lo = fmin(*lo, val(t, i, t->c_seconds));
+            *hi = fmax(*hi, val(t, i, t->c_seconds));
+        }
+}
+
+/* The x label of axis a: a zip's attributes move together, so the axis
+ * names them all ("PE.meshX = PE.meshY"). */
+static void axis_label(const nm_sweep *sw, int a, char *buf, size_t size)
+{
+    size_t n = (size_t)snprintf(buf, size, "%s", sw->axis[a].label);
+    for (int b = a + 1; b < sw->naxes && sw->axis[b].group == sw->axis[a].group && n < size; b++)
+        n += (size_t)snprintf(buf + n, size - n, " = %s", sw->axis[b].label);
 }
 
 /* One plot per varied attribute: energy and seconds against it, a line
@@ -634,23 +643,16 @@ static int plot_axis(const char *pdir, const nm_sweep_run *run, const table *t, 
         fputs("set offsets 0.5, 0.5, 0, 0\n", f); /* categories off the frame */
     /* a time that no point changes gets no panel of its own: the title
      * says it */
-    double tscale, tlo = INFINITY, thi = 0.0;
-    for (uint64_t i = 0; i < t->n; i++)
-        if (is_ok(t, i)) {
-            tlo = fmin(tlo, val(t, i, t->c_seconds));
-            thi = fmax(thi, val(t, i, t->c_seconds));
-        }
+    double tscale, tlo, thi;
+    seconds_range(t, &tlo, &thi);
     const char *tunit = time_unit(thi, &tscale);
     int panels = thi > tlo * (1 + 1e-12) ? 2 : 1;
     /* the key below the panels, a line a series: the image grows with it */
     int height = ngroups > 9 ? 280 + 19 * (int)ngroups : 450;
     nm_plot_terminals(f, panels == 2 ? 1100 : 700, height);
     fprintf(f, "  set multiplot layout 1,%d title ", panels);
-    /* a zip's attributes move together: the axis names them all */
     char xlabel[256], title[512];
-    size_t xl = (size_t)snprintf(xlabel, sizeof xlabel, "%s", ax->label);
-    for (int b = a + 1; b < sw->naxes && sw->axis[b].group == ax->group && xl < sizeof xlabel; b++)
-        xl += (size_t)snprintf(xlabel + xl, sizeof xlabel - xl, " = %s", sw->axis[b].label);
+    axis_label(sw, a, xlabel, sizeof xlabel);
     int tl = snprintf(title, sizeof title, "%s: %d point%s", xlabel, (int)t->n,
                       t->n == 1 ? "" : "s");
     if (panels == 1 && thi > 0 && tl > 0 && (size_t)tl < sizeof title)
@@ -730,7 +732,9 @@ static int plot_pareto(const char *pdir, const table *t, const unsigned char *fr
           "# be on it by its area alone).  Data in pareto.dat.\n"
           "base = 'pareto'\nset datafile separator '\\t'\nset grid\n", f);
     double tscale;
-    const char *tunit = time_unit(max_seconds(t), &tscale);
+    double tlo, thi;
+    seconds_range(t, &tlo, &thi);
+    const char *tunit = time_unit(thi, &tscale);
     fprintf(f, "tscale = %g\nset xlabel 'time (%s)'\nset ylabel 'energy (\xc2\xb5J)'\n"
                "set cblabel 'area (mm\xc2\xb2)'\nset palette rgb 33,13,10\nset key top right\n",
             tscale, tunit);
@@ -764,12 +768,8 @@ static int plot_overview(const char *pdir, const nm_sweep_run *run, const table 
           "# that mapped, then the lowest energy and time at each value over the other\n"
           "# attributes' values (of the points within the budgets)\n"
           "# value\tx\tenergy_uj\tseconds\n", f);
-    double tlo = INFINITY, thi = 0.0;
-    for (uint64_t i = 0; i < t->n; i++)
-        if (is_ok(t, i)) {
-            tlo = fmin(tlo, val(t, i, t->c_seconds));
-            thi = fmax(thi, val(t, i, t->c_seconds));
-        }
+    double tlo, thi;
+    seconds_range(t, &tlo, &thi);
     int block = 0;
     for (int a = 0; a < sw->naxes; a++) {
         if (!nm_sweep_axis_leads(sw, a))
@@ -844,10 +844,7 @@ static int plot_overview(const char *pdir, const nm_sweep_run *run, const table 
         const nm_sweep_axis *ax = &sw->axis[a];
         int geometric, numeric = numeric_axis(ax, &geometric);
         char xlabel[256];
-        size_t xl = (size_t)snprintf(xlabel, sizeof xlabel, "%s", ax->label);
-        for (int b = a + 1; b < sw->naxes && sw->axis[b].group == ax->group && xl < sizeof xlabel;
-             b++)
-            xl += (size_t)snprintf(xlabel + xl, sizeof xlabel - xl, " = %s", sw->axis[b].label);
+        axis_label(sw, a, xlabel, sizeof xlabel);
         fputs("  set xlabel ", f);
         nm_plot_string(f, xlabel);
         fprintf(f, "\n  set xtics autofreq\n  %s\n  %s\n",

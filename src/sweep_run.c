@@ -21,6 +21,7 @@
 #include "nestmap/search.h"
 #include "nestmap/spec.h"
 #include "nestmap/sweep_run.h"
+#include "nestmap/text.h"
 
 /* ---- one point ---- */
 
@@ -549,15 +550,11 @@ typedef struct level_names {
     char name[2][NM_SWEEP_MAX_LEVEL_COLS][NM_NAME_MAX];
 } level_names;
 
+/* Adds name to its list (the two lists share the columns' room). */
 static int add_level_name(level_names *ln, int arith, const char *name)
 {
-    for (int i = 0; i < ln->n[arith]; i++)
-        if (!strcmp(ln->name[arith][i], name))
-            return 1;
-    if (ln->n[0] + ln->n[1] >= NM_SWEEP_MAX_LEVEL_COLS)
-        return 0;
-    snprintf(ln->name[arith][ln->n[arith]++], NM_NAME_MAX, "%s", name);
-    return 1;
+    return nm_text_add_name(ln->name[arith], &ln->n[arith],
+                            NM_SWEEP_MAX_LEVEL_COLS - ln->n[!arith], name) >= 0;
 }
 
 static nm_status add_levels(level_names *ln, const nm_arch *arch, const nm_ynode *at,
@@ -627,18 +624,17 @@ static int check_values(nm_sweep_run *run)
                     st = nm_mapspace_init(ms, &spec.arch, &net.layer[i].wl, spec.constraints,
                                           spec.constraints2, &err);
                     nm_free(ms);
-                    if (st != NM_OK && a >= 0 && a == sw->design_axis) {
-                        char why[sizeof err.msg + 64];
-                        nm_job_error_reason(why, sizeof why, &err);
-                        nm_yerror(&err, sw->axis[a].at[v], "design %s cannot map layer %s: %s",
-                                  sw->axis[a].value[v], net.layer[i].name, why);
-                    } else if (st != NM_OK && a >= 0) {
+                    if (st != NM_OK && a >= 0) {
                         /* Say which value did it, where the sweep gives it. */
+                        const nm_sweep_axis *ax = &sw->axis[a];
                         char why[sizeof err.msg + 64];
                         nm_job_error_reason(why, sizeof why, &err);
-                        nm_yerror(&err, run->sw.axis[a].at[v], "%s=%s breaks a constraint of "
-                                  "layer %s: %s", run->sw.axis[a].label,
-                                  run->sw.axis[a].value[v], net.layer[i].name, why);
+                        if (a == sw->design_axis)
+                            nm_yerror(&err, ax->at[v], "design %s cannot map layer %s: %s",
+                                      ax->value[v], net.layer[i].name, why);
+                        else
+                            nm_yerror(&err, ax->at[v], "%s=%s breaks a constraint of layer "
+                                      "%s: %s", ax->label, ax->value[v], net.layer[i].name, why);
                     }
                 }
                 if (st == NM_OK && new_design && w == 0)

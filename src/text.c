@@ -164,3 +164,14 @@ int nm_text_has_any(const char *s, const char *const *list, size_t n)
             return 1;
     return 0;
 }
+
+int nm_text_add_name(char names[][NM_NAME_MAX], int *n, int cap, const char *name)
+{
+    for (int i = 0; i < *n; i++)
+        if (!strcmp(names[i], name))
+            return i;
+    if (*n >= cap)
+        return -1;
+    snprintf(names[*n], NM_NAME_MAX, "%s", name);
+    return (*n)++;
+}

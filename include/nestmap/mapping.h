@@ -52,6 +52,11 @@ static inline int64_t nm_level_sresidual(const nm_level_map *lm, int d)
 /* Whether any loop of m has a residual (imperfect factorization). */
 int nm_mapping_imperfect(const nm_mapping *m, int ndims);
 
+/* The next order of the loops idx[0..k) (dims or positions) in
+ * lexicographic order; 0 after the last.  From ascending idx it steps
+ * through every order once. */
+int nm_mapping_next_order(int8_t *idx, int k);
+
 /* Sets *m to the trivial mapping (all factors 1, natural order, keep all). */
 void nm_mapping_init(nm_mapping *m, const nm_arch *arch, const nm_workload *wl);
 

@@ -5,6 +5,13 @@
 
 #include <stddef.h>
 
+#include "nestmap/limits.h"
+
+/* The index of name in names[0..*n), added at the end when absent (the
+ * union of several lists in order of first use); -1 when it is absent
+ * and *n is already cap. */
+int nm_text_add_name(char names[][NM_NAME_MAX], int *n, int cap, const char *name);
+
 /* Edit distance between a and b counting insertions, deletions, changes and
  * swaps of adjacent letters (case-insensitive, '-' equals '_'). */
 size_t nm_text_distance(const char *a, const char *b);

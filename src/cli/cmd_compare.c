@@ -21,6 +21,7 @@
 #include "nestmap/roofline.h"
 #include "nestmap/search.h"
 #include "nestmap/spec.h"
+#include "nestmap/text.h"
 
 static const char usage[] =
     "usage: nestmap compare [OPTIONS] WORKLOAD DESIGN...\n\n"
@@ -135,23 +136,13 @@ static void label_of(char *out, size_t size, const char *arg)
     snprintf(out, size, "%.*s", (int)n, b);
 }
 
-static int add_name(char names[][NM_NAME_MAX], int *n, int cap, const char *name)
-{
-    for (int i = 0; i < *n; i++)
-        if (!strcmp(names[i], name))
-            return i;
-    if (*n >= cap)
-        return -1;
-    snprintf(names[*n], NM_NAME_MAX, "%s", name);
-    return (*n)++;
-}
 
 /* Adds the energies of one mapped layer, run `repeat` times. */
 static void add_layer(cmp_design *d, const nm_arch *arch, const nm_workload *wl,
                       const nm_stats *st, double repeat)
 {
     for (int ds = 0; ds < wl->nds; ds++) {
-        int t = add_name(d->tensor, &d->ntensors, NM_MAX_DS, wl->ds[ds].name);
+        int t = nm_text_add_name(d->tensor, &d->ntensors, NM_MAX_DS, wl->ds[ds].name);
         for (int s = 0; s < arch->nlevels && t >= 0; s++)
             d->tensor_e[t] += (st->level[s].ds[ds].energy + st->level[s].ds[ds].noc_energy) *
                               repeat;
@@ -354,7 +345,7 @@ static int union_names(const cmp_run *run, int tensors, char names[][NM_NAME_MAX
         const cmp_design *d = &run->d[i];
         int k = tensors ? d->ntensors : d->nlevels;
         for (int j = 0; j < k; j++)
-            add_name(names, &n, cap, tensors ? d->tensor[j] : d->level[j]);
+            nm_text_add_name(names, &n, cap, tensors ? d->tensor[j] : d->level[j]);
     }
     return n;
 }
