@@ -448,7 +448,10 @@ nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_worklo
         int64_t fixed = 1;
         const nm_ynode *at = NULL;
         ds->nfree = 0;
+        ds->bounded = 0;
         for (int s = 0; s < ms->nslots; s++) {
+            if (ds->fixed[s] || ds->hi[s] || ds->lo[s] > 1)
+                ds->bounded |= 1u << s;
             if (ds->fixed[s]) {
                 fixed *= ds->fixed[s];
                 at = ds->at[s];
@@ -1091,21 +1094,26 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
     char at[600];
     for (int d = 0; d < wl->ndims; d++) {
         const nm_dim_space *ds = &ms->dim[d];
-        for (int s = 0; s < ms->nslots; s++) {
+        for (uint32_t b = ds->bounded; b; b &= b - 1) {
+            int s = __builtin_ctz(b);
             const nm_slot *sl = &ms->slot[s];
             int64_t f = sl->spatial ? m->level[sl->level].sfactor[d] : m->level[sl->level].tfactor[d];
             const char *kind = sl->spatial ? "spatial" : "temporal";
             if (ds->fixed[s] && f != ds->fixed[s]) {
-                where(ds->at[s], at, sizeof at);
-                snprintf(why, size, "%s factor %s=%lld at %s breaks the constraint %s=%lld (%s)",
-                         kind, wl->dim[d], (long long)f, arch->level[sl->level].name, wl->dim[d],
-                         (long long)ds->fixed[s], at);
+                if (size) {
+                    where(ds->at[s], at, sizeof at);
+                    snprintf(why, size, "%s factor %s=%lld at %s breaks the constraint %s=%lld (%s)",
+                             kind, wl->dim[d], (long long)f, arch->level[sl->level].name, wl->dim[d],
+                             (long long)ds->fixed[s], at);
+                }
                 return 0;
             }
             if ((ds->hi[s] && f > ds->hi[s]) || f < ds->lo[s]) {
-                where(ds->at[s], at, sizeof at);
-                snprintf(why, size, "%s factor %s=%lld at %s is outside the bounds set at %s",
-                         kind, wl->dim[d], (long long)f, arch->level[sl->level].name, at);
+                if (size) {
+                    where(ds->at[s], at, sizeof at);
+                    snprintf(why, size, "%s factor %s=%lld at %s is outside the bounds set at %s",
+                             kind, wl->dim[d], (long long)f, arch->level[sl->level].name, at);
+                }
                 return 0;
             }
         }
@@ -1117,10 +1125,12 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
         if ((lm->keep & ls->bypass) || (~lm->keep & ls->keep & all)) {
             uint32_t bad = (lm->keep & ls->bypass) | (~lm->keep & ls->keep & all);
             int d = __builtin_ctz(bad);
-            where(ls->at, at, sizeof at);
-            snprintf(why, size, "%s %s %s, but the constraint at %s %s it", arch->level[l].name,
-                     (lm->keep >> d) & 1u ? "keeps" : "bypasses", wl->ds[d].name, at,
-                     (lm->keep >> d) & 1u ? "bypasses" : "keeps");
+            if (size) {
+                where(ls->at, at, sizeof at);
+                snprintf(why, size, "%s %s %s, but the constraint at %s %s it", arch->level[l].name,
+                         (lm->keep >> d) & 1u ? "keeps" : "bypasses", wl->ds[d].name, at,
+                         (lm->keep >> d) & 1u ? "bypasses" : "keeps");
+            }
             return 0;
         }
         /* Order: the constrained dims must be the innermost loops of factor
@@ -1142,10 +1152,12 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
                 want[nw++] = ls->prefix[i];
         for (int i = 0; i < nw; i++) {
             if (i >= ne || eff[i] != want[i]) {
-                where(ls->at, at, sizeof at);
-                snprintf(why, size, "the loop order at %s breaks the permutation constraint at %s "
-                         "(%s must come %s)", arch->level[l].name, at, wl->dim[want[i]],
-                         i == 0 ? "innermost" : "next");
+                if (size) {
+                    where(ls->at, at, sizeof at);
+                    snprintf(why, size, "the loop order at %s breaks the permutation constraint at %s "
+                             "(%s must come %s)", arch->level[l].name, at, wl->dim[want[i]],
+                             i == 0 ? "innermost" : "next");
+                }
                 return 0;
             }
         }
@@ -1154,10 +1166,12 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
             for (int d = 0; d < wl->ndims; d++)
                 used *= lm->sfactor[d];
             if ((double)used < ls->min_util * (double)ls->fanout) {
-                where(ls->util_at, at, sizeof at);
-                snprintf(why, size, "%s uses %lld of its %d spatial instances, below the "
-                         "utilization constraint at %s (min %g)", arch->level[l].name,
-                         (long long)used, ls->fanout, at, ls->min_util);
+                if (size) {
+                    where(ls->util_at, at, sizeof at);
+                    snprintf(why, size, "%s uses %lld of its %d spatial instances, below the "
+                             "utilization constraint at %s (min %g)", arch->level[l].name,
+                             (long long)used, ls->fanout, at, ls->min_util);
+                }
                 return 0;
             }
         }
@@ -1174,10 +1188,12 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
                         got_x = i < lm->split;
                 }
                 if (want_x != got_x) {
-                    where(ls->at, at, sizeof at);
-                    snprintf(why, size, "spatial loop %s at %s runs along %c, but the constraint "
-                             "at %s puts it along %c", wl->dim[d], arch->level[l].name,
-                             got_x ? 'X' : 'Y', at, want_x ? 'X' : 'Y');
+                    if (size) {
+                        where(ls->at, at, sizeof at);
+                        snprintf(why, size, "spatial loop %s at %s runs along %c, but the constraint "
+                                 "at %s puts it along %c", wl->dim[d], arch->level[l].name,
+                                 got_x ? 'X' : 'Y', at, want_x ? 'X' : 'Y');
+                    }
                     return 0;
                 }
             }

@@ -28,6 +28,7 @@
 #include "nestmap/yaml.h"
 
 #define NM_MAX_SLOTS (2 * NM_MAX_LEVELS)
+_Static_assert(NM_MAX_SLOTS <= 32, "nm_dim_space.bounded is a 32-bit slot mask");
 #define NM_MAX_PRIMES 16
 #define NM_MAX_PAD 64 /* imperfect factorization: how far a bound may be padded */
 
@@ -42,6 +43,7 @@ typedef struct nm_dim_space {
     int64_t lo[NM_MAX_SLOTS];      /* bounds from >= / <= constraints (1 and 0 = none) */
     int64_t hi[NM_MAX_SLOTS];
     const nm_ynode *at[NM_MAX_SLOTS]; /* constraint that set the slot, for errors */
+    uint32_t bounded;              /* bit s: slot s has a fixed factor or bounds */
     int nfree;
     int8_t free[NM_MAX_SLOTS];     /* free slots, in slot order */
     int nprimes;
@@ -213,7 +215,9 @@ double nm_mapspace_pruned_log10(const nm_mapspace *ms, uint64_t max_points, nm_p
 uint64_t nm_mapspace_fill(const nm_mapspace *ms, uint64_t budget);
 
 /* Checks a given mapping against the constraints; returns 1 if it meets
- * them, else 0 with a message naming the constraint (file:line:col). */
+ * them, else 0 with a message naming the constraint (file:line:col);
+ * with size 0 (why may be NULL) no message is written, as the search's
+ * inner loop wants. */
 int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, size_t size);
 
 /* Number of orders of level l's loops that give different nests once loops
