@@ -1002,8 +1002,7 @@ static void ctx_fini(struct ctx *c)
 /* Scores candidate n into f (valid: 1). */
 static int score(struct ctx *c, const nm_mapping *n, nm_found *f)
 {
-    char why[8];
-    if (!nm_mapspace_check(c->ms, n, why, sizeof why) || !nm_model_eval(&c->mdl, n, &c->stats, NULL))
+    if (!nm_mapspace_check(c->ms, n, NULL, 0) || !nm_model_eval(&c->mdl, n, &c->stats, NULL))
         return 0;
     f->map = *n;
     f->energy = c->stats.energy;
@@ -1105,10 +1104,8 @@ int nm_search_legalize(const nm_mapspace *ms, nm_model *mdl, nm_mapping *m)
     }
     nm_stats st;
     for (int k = 0; k < LEGALIZE_REPAIRS; k++) {
-        if (nm_model_eval(mdl, m, &st, NULL)) {
-            char why[8];
-            return nm_mapspace_check(ms, m, why, sizeof why);
-        }
+        if (nm_model_eval(mdl, m, &st, NULL))
+            return nm_mapspace_check(ms, m, NULL, 0);
         if (!repair(ms, m, &st.invalid))
             return 0;
     }
@@ -1201,7 +1198,7 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
     do {                                                                               \
         ++*evals;                                                                      \
         if ((!resid || nm_mapspace_fit_residuals(ms, &n)) && score(c, &n, cand) &&     \
-            nm_search_compare(c->o, cand, f) < 0) {                                    \
+            compare_scores(c->o, cand->score, 0, f->score, 0) < 0) {                   \
             cand->index = f->index;                                                    \
             *f = *cand;                                                                \
             improved = 1;                                                              \
