@@ -1178,10 +1178,15 @@ static int score_near(struct ctx *c, const nm_mapping *n, nm_found *f, const str
     if (!c->memo)
         c->memo = memo_take(); /* NULL: score without it */
     struct memo_entry *e = NULL;
-    if (c->memo) {
-        uint64_t h1, h2;
+    uint64_t h1 = 0, h2 = 0;
+    if (c->memo) { /* the entry is fetched while the constraints are checked */
         fingerprint(c, n, base, changed, &h1, &h2);
         e = &c->memo->e[h2 & (MEMO_SIZE - 1)];
+        __builtin_prefetch(e);
+    }
+    if (!nm_mapspace_check(c->ms, n, NULL, 0))
+        return 0;
+    if (e) {
         if (e->h1 == h1 && e->h2 == h2) {
             if (e->energy < 0)
                 return 0;
@@ -1193,7 +1198,7 @@ static int score_near(struct ctx *c, const nm_mapping *n, nm_found *f, const str
         }
         *e = (struct memo_entry){.h1 = h1, .h2 = h2, .energy = -1};
     }
-    if (!nm_mapspace_check(c->ms, n, NULL, 0) || !nm_model_eval(&c->mdl, n, &c->stats, NULL))
+    if (!nm_model_eval(&c->mdl, n, &c->stats, NULL))
         return 0;
     f->energy = c->stats.energy;
     f->cycles = c->stats.cycles;
