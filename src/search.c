@@ -16,6 +16,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -1067,9 +1068,25 @@ static pthread_mutex_t memo_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct memo *memo_pool;
 static uint64_t memo_salts;
 
+/* With NESTMAP_MEMO_CHECK set in the environment (the test suite's
+ * memo.sh), every hit is evaluated again and every fingerprint made from a
+ * base's parts is made again from scratch, and a difference aborts: it
+ * proves on real searches that the fingerprint covers what the model
+ * reads and that each move names the levels it changes. */
+static int memo_checking = -1;
+
+static void memo_fail(const char *what)
+{
+    fprintf(stderr, "nestmap: internal error: the search's memo %s "
+                    "(NESTMAP_MEMO_CHECK)\n", what);
+    abort();
+}
+
 static struct memo *memo_take(void)
 {
     pthread_mutex_lock(&memo_lock);
+    if (memo_checking < 0)
+        memo_checking = getenv("NESTMAP_MEMO_CHECK") != NULL;
     struct memo *mm = memo_pool;
     if (mm)
         memo_pool = mm->next;
@@ -1183,11 +1200,24 @@ static int score_near(struct ctx *c, const nm_mapping *n, nm_found *f, const str
         fingerprint(c, n, base, changed, &h1, &h2);
         e = &c->memo->e[h2 & (MEMO_SIZE - 1)];
         __builtin_prefetch(e);
+        if (memo_checking && base) {
+            uint64_t x1, x2;
+            fingerprint(c, n, NULL, 0, &x1, &x2);
+            if (x1 != h1 || x2 != h2)
+                memo_fail("missed a level a move changed");
+        }
     }
     if (!nm_mapspace_check(c->ms, n, NULL, 0))
         return 0;
     if (e) {
         if (e->h1 == h1 && e->h2 == h2) {
+            if (memo_checking) {
+                int ok = nm_model_eval(&c->mdl, n, &c->stats, NULL);
+                if (ok != (e->energy >= 0) ||
+                    (ok && (c->stats.energy != e->energy || c->stats.cycles != e->cycles ||
+                            c->stats.last_level_accesses != e->lla)))
+                    memo_fail("returned what the model does not");
+            }
             if (e->energy < 0)
                 return 0;
             f->energy = e->energy;
@@ -1408,6 +1438,7 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
     struct print bp, *pb = NULL;
     struct memo_optimum *opt = NULL;
     uint64_t h1, h2, evals0 = *evals;
+    int known = 0;
     if (!c->memo)
         c->memo = memo_take();
     if (c->memo) {
@@ -1418,7 +1449,8 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
         fingerprint(c, &base, pb, 0, &h1, &h2);
         h1 += (uint64_t)resid;
         opt = &c->memo->optimum[h2 & (MEMO_OPTIMA - 1)];
-        if (opt->h1 == h1 && opt->h2 == h2) {
+        known = opt->h1 == h1 && opt->h2 == h2;
+        if (known && !memo_checking) {
             *evals += opt->tries;
             return 0;
         }
@@ -1549,6 +1581,8 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
         }
     }
 #undef TRY
+    if (known && (improved || opt->tries != *evals - evals0))
+        memo_fail("took a mapping for a local optimum that is not one");
     if (!improved && opt)
         *opt = (struct memo_optimum){h1, h2, *evals - evals0};
     return improved;
