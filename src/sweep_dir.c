@@ -517,7 +517,9 @@ static int numeric_axis(const nm_sweep_axis *ax, int *geometric)
         lo = fmin(lo, x);
         hi = fmax(hi, x);
     }
-    *geometric = lo > 0 && hi / lo >= 16;
+    /* 1: a log scale; 2: one so wide (eight octaves and more) that a tic
+     * every octave would run its labels together */
+    *geometric = lo > 0 && hi / lo >= 16 ? 1 + (hi / lo >= 256) : 0;
     return 1;
 }
 
@@ -560,13 +562,63 @@ static void seconds_range(const table *t, double *lo, double *hi)
         }
 }
 
+/* Whether the zip led by axis a moves its attributes by different values
+ * (an array's sides, 16 by 8): its values are then the zip's values
+ * together ("16/8"), a category each, not the first attribute's numbers,
+ * which would put 16/8 and 16/16 at one x. */
+static int zip_differs(const nm_sweep *sw, int a)
+{
+    for (int b = a + 1; b < sw->naxes && sw->axis[b].group == sw->axis[a].group; b++)
+        for (int v = 0; v < sw->axis[a].nvalues; v++)
+            if (strcmp(sw->axis[a].value[v], sw->axis[b].value[v]))
+                return 1;
+    return 0;
+}
+
+/* Whether the plots put axis a's values on a numeric x (geometric: on a
+ * log scale, 2: with a tic every other octave), or as categories. */
+static int axis_numeric(const nm_sweep *sw, int a, int *geometric)
+{
+    *geometric = 0;
+    return !zip_differs(sw, a) && numeric_axis(&sw->axis[a], geometric);
+}
+
+/* Value v of axis a as the plots write it: a zip's values together when
+ * they differ. */
+static const char *axis_value(const nm_sweep *sw, int a, int v, char *buf, size_t size)
+{
+    if (!zip_differs(sw, a))
+        return sw->axis[a].value[v];
+    size_t n = (size_t)snprintf(buf, size, "%s", sw->axis[a].value[v]);
+    for (int b = a + 1; b < sw->naxes && sw->axis[b].group == sw->axis[a].group && n < size; b++)
+        n += (size_t)snprintf(buf + n, size - n, "/%s", sw->axis[b].value[v]);
+    return buf;
+}
+
+/* The index of row i's value on axis a. */
+static int row_value(const nm_sweep *sw, const table *t, uint64_t i, int a)
+{
+    int idx[NM_SWEEP_MAX_AXES];
+    nm_sweep_point(sw, strtoull(t->r[i].f[0], NULL, 10), idx);
+    return idx[a];
+}
+
+/* The time panels' y scale: logarithmic where the times span two decades
+ * and more (a small array's 240 ms would flatten a large one's 2 ms). */
+static const char *time_scale(double tlo, double thi)
+{
+    return tlo > 0 && thi >= 100 * tlo ? "set logscale y" : "unset logscale y";
+}
+
 /* The x label of axis a: a zip's attributes move together, so the axis
- * names them all ("PE.meshX = PE.meshY"). */
+ * names them all ("PE.meshX = PE.meshY", or "MAC.meshX/MAC.meshY" when
+ * their values differ). */
 static void axis_label(const nm_sweep *sw, int a, char *buf, size_t size)
 {
+    const char *sep = zip_differs(sw, a) ? "/" : " = ";
     size_t n = (size_t)snprintf(buf, size, "%s", sw->axis[a].label);
     for (int b = a + 1; b < sw->naxes && sw->axis[b].group == sw->axis[a].group && n < size; b++)
-        n += (size_t)snprintf(buf + n, size - n, " = %s", sw->axis[b].label);
+        n += (size_t)snprintf(buf + n, size - n, "%s%s", sep, sw->axis[b].label);
 }
 
 /* One plot per varied attribute: energy and seconds against it, a line
@@ -581,7 +633,7 @@ static int plot_axis(const char *pdir, const nm_sweep_run *run, const table *t, 
     FILE *f = fopen(path, "w");
     if (!f)
         return 0;
-    int geometric = 0, numeric = numeric_axis(ax, &geometric);
+    int geometric, numeric = axis_numeric(sw, a, &geometric);
     /* Groups: the other axes' value indices, in order of first appearance. */
     uint64_t ngroups = 0;
     uint64_t *gkey = nm_calloc(t->n ? t->n : 1, sizeof *gkey);
@@ -614,7 +666,8 @@ static int plot_axis(const char *pdir, const nm_sweep_run *run, const table *t, 
         for (uint64_t i = 0; i < t->n; i++) {
             if (group_key(sw, t, i, a) != gkey[g] || !is_ok(t, i))
                 continue;
-            fprintf(f, "\"%s\"\t%s\t%s\t%s\n", t->r[i].f[1 + a],
+            char vb[256];
+            fprintf(f, "\"%s\"\t%s\t%s\t%s\n", axis_value(sw, a, row_value(sw, t, i, a), vb, sizeof vb),
                     numeric ? t->r[i].f[1 + a] : "", t->r[i].f[t->c_energy],
                     t->r[i].f[t->c_seconds]);
         }
@@ -638,7 +691,7 @@ static int plot_axis(const char *pdir, const nm_sweep_run *run, const table *t, 
             "center horizontal spacing 1.2 samplen 3 width 2\n", name);
     nm_plot_series_styles(f);
     if (numeric && geometric)
-        fputs("set logscale x 2\n", f);
+        fputs(geometric > 1 ? "set logscale x 2\nset xtics 1, 4\n" : "set logscale x 2\n", f);
     if (!numeric)
         fputs("set offsets 0.5, 0.5, 0, 0\n", f); /* categories off the frame */
     /* a time that no point changes gets no panel of its own: the title
@@ -647,14 +700,22 @@ static int plot_axis(const char *pdir, const nm_sweep_run *run, const table *t, 
     seconds_range(t, &tlo, &thi);
     const char *tunit = time_unit(thi, &tscale);
     int panels = thi > tlo * (1 + 1e-12) ? 2 : 1;
-    /* the key below the panels, a line a series: the image grows with it */
-    int height = ngroups > 9 ? 280 + 19 * (int)ngroups : 450;
+    /* the key below the panels, a line a series: the image grows with it;
+     * past the 16 styles the series are grey and unnamed (the combined
+     * figure marks the lowest) */
+    int many = ngroups > 16;
+    if (many)
+        fputs("unset key\n", f);
+    int height = ngroups > 9 && !many ? 280 + 19 * (int)ngroups : 450;
     nm_plot_terminals(f, panels == 2 ? 1100 : 700, height);
     fprintf(f, "  set multiplot layout 1,%d title ", panels);
     char xlabel[256], title[512];
     axis_label(sw, a, xlabel, sizeof xlabel);
     int tl = snprintf(title, sizeof title, "%s: %d point%s", xlabel, (int)t->n,
                       t->n == 1 ? "" : "s");
+    if (many && tl > 0 && (size_t)tl < sizeof title)
+        tl += snprintf(title + tl, sizeof title - (size_t)tl, ", in grey the "
+                       "%llu combinations of the other attributes", (unsigned long long)ngroups);
     if (panels == 1 && thi > 0 && tl > 0 && (size_t)tl < sizeof title)
         snprintf(title + tl, sizeof title - (size_t)tl, "; time %.4g %s at every point",
                  thi * tscale, tunit);
@@ -665,7 +726,7 @@ static int plot_axis(const char *pdir, const nm_sweep_run *run, const table *t, 
     fprintf(f, "  tscale = %g\n", tscale);
     for (int y = 0; y < panels; y++) {
         if (y)
-            fprintf(f, "  set ylabel 'time (%s)'\n  plot ", tunit);
+            fprintf(f, "  %s\n  set ylabel 'time (%s)'\n  plot ", time_scale(tlo, thi), tunit);
         else
             fputs("  set ylabel 'energy (\xc2\xb5J)'\n  plot ", f);
         for (uint64_t g = 0; g < ngroups; g++) {
@@ -677,6 +738,11 @@ static int plot_axis(const char *pdir, const nm_sweep_run *run, const table *t, 
             else
                 fprintf(f, y ? "0:($4*tscale):xtic(1)" : "0:3:xtic(1)");
             /* lines join a numeric axis' values; categories stand apart */
+            if (many) {
+                fprintf(f, " with %s lc rgb '#999999' pt 7 ps 0.5 notitle",
+                        numeric ? "linespoints" : "points");
+                continue;
+            }
             fprintf(f, " with %s lt %llu title ", numeric ? "linespoints" : "points",
                     (unsigned long long)(g % 16 + 1));
             nm_plot_string(f, gtitle[g][0] ? gtitle[g] : ax->label);
@@ -691,6 +757,8 @@ static int plot_axis(const char *pdir, const nm_sweep_run *run, const table *t, 
 
 /* Every point that mapped: seconds against energy, colored by area, the
  * Pareto front marked. */
+#define PARETO_LABELS 30
+
 static int plot_pareto(const char *pdir, const table *t, const unsigned char *front)
 {
     FILE *f = nm_plot_open(pdir, "pareto.dat");
@@ -738,15 +806,21 @@ static int plot_pareto(const char *pdir, const table *t, const unsigned char *fr
     fprintf(f, "tscale = %g\nset xlabel 'time (%s)'\nset ylabel 'energy (\xc2\xb5J)'\n"
                "set cblabel 'area (mm\xc2\xb2)'\nset palette rgb 33,13,10\nset key top right\n",
             tscale, tunit);
+    if (tlo > 0 && thi >= 100 * tlo)
+        fputs("set logscale x\n", f); /* times over two decades and more */
     nm_plot_terminals(f, 1100, 450);
     /* the points coloured by area without a key entry (a coloured dot in
-     * the key reads as data); the front circled and labelled by point */
-    fputs("  plot base.'.dat' index 0 using ($2*tscale):3:4 with points pt 7 ps 1.2 lc palette "
-          "notitle, \\\n"
-          "       base.'.dat' index 1 using ($2*tscale):3 with points pt 6 ps 2.2 lw 1.5 "
-          "lc rgb 'black' title 'on the energy x time x area front (labels: point)', \\\n"
-          "       base.'.dat' index 1 using ($2*tscale):3:1 with labels offset char 1.2,0.8 "
-          "font ',9' notitle\n}\n", f);
+     * the key reads as data); the front circled and labelled by point
+     * (up to PARETO_LABELS of them: more run together; pareto.csv names
+     * them) */
+    int labels = m <= PARETO_LABELS;
+    fprintf(f, "  plot base.'.dat' index 0 using ($2*tscale):3:4 with points pt 7 ps 1.2 "
+            "lc palette notitle, \\\n"
+            "       base.'.dat' index 1 using ($2*tscale):3 with points pt 6 ps 2.2 lw 1.5 "
+            "lc rgb 'black' title 'on the energy x time x area front (%s)'%s\n}\n",
+            labels ? "labels: point" : "points in pareto.csv",
+            labels ? ", \\\n       base.'.dat' index 1 using ($2*tscale):3:1 with labels "
+                     "offset char 1.2,0.8 font ',9' notitle" : "");
     return fclose(f) == 0;
 }
 
@@ -775,32 +849,32 @@ static int plot_overview(const char *pdir, const nm_sweep_run *run, const table 
         if (!nm_sweep_axis_leads(sw, a))
             continue;
         const nm_sweep_axis *ax = &sw->axis[a];
-        int geometric, numeric = numeric_axis(ax, &geometric);
+        int geometric, numeric = axis_numeric(sw, a, &geometric);
+        char vb[256];
         fprintf(f, "%s# %s: every point\n", block ? "\n\n" : "", ax->label);
         for (uint64_t i = 0; i < t->n; i++) {
             if (!is_ok(t, i))
                 continue;
-            int idx[NM_SWEEP_MAX_AXES];
-            nm_sweep_point(sw, strtoull(t->r[i].f[0], NULL, 10), idx);
-            fprintf(f, "\"%s\"\t", t->r[i].f[1 + a]);
+            int v = row_value(sw, t, i, a);
+            fprintf(f, "\"%s\"\t", axis_value(sw, a, v, vb, sizeof vb));
             if (numeric)
                 fputs(t->r[i].f[1 + a], f);
             else
-                fprintf(f, "%d", idx[a]);
+                fprintf(f, "%d", v);
             fprintf(f, "\t%s\t%s\n", t->r[i].f[t->c_energy], t->r[i].f[t->c_seconds]);
         }
         fprintf(f, "\n\n# %s: the lowest at each value\n", ax->label);
         for (int v = 0; v < ax->nvalues; v++) {
             double e = INFINITY, sec = INFINITY;
             for (uint64_t i = 0; i < t->n; i++) {
-                if (!is_within(t, i) || strcmp(t->r[i].f[1 + a], ax->value[v]))
+                if (!is_within(t, i) || row_value(sw, t, i, a) != v)
                     continue; /* the lowest within the budgets */
                 e = fmin(e, val(t, i, t->c_energy));
                 sec = fmin(sec, val(t, i, t->c_seconds));
             }
             if (e == INFINITY)
                 continue; /* no point at this value mapped */
-            fprintf(f, "\"%s\"\t", ax->value[v]);
+            fprintf(f, "\"%s\"\t", axis_value(sw, a, v, vb, sizeof vb));
             if (numeric)
                 fputs(ax->value[v], f);
             else
@@ -841,22 +915,21 @@ static int plot_overview(const char *pdir, const nm_sweep_run *run, const table 
     for (int a = 0; a < sw->naxes; a++) {
         if (!nm_sweep_axis_leads(sw, a))
             continue;
-        const nm_sweep_axis *ax = &sw->axis[a];
-        int geometric, numeric = numeric_axis(ax, &geometric);
+        int geometric, numeric = axis_numeric(sw, a, &geometric);
         char xlabel[256];
         axis_label(sw, a, xlabel, sizeof xlabel);
         fputs("  set xlabel ", f);
         nm_plot_string(f, xlabel);
-        fprintf(f, "\n  set xtics autofreq\n  %s\n  %s\n",
+        fprintf(f, "\n  %s\n  %s\n  %s\n", geometric > 1 ? "set xtics 1, 4" : "set xtics autofreq",
                 numeric && geometric ? "set logscale x 2" : "unset logscale x",
                 numeric ? "set offsets graph 0.04, graph 0.04, graph 0.05, graph 0.05"
                         : "set offsets 0.5, 0.5, graph 0.05, graph 0.05");
         for (int y = 0; y < cols; y++) {
             const char *ycol = y ? "($4*tscale)" : "3";
             if (y)
-                fprintf(f, "  set ylabel 'time (%s)'\n", tunit);
+                fprintf(f, "  %s\n  set ylabel 'time (%s)'\n", time_scale(tlo, thi), tunit);
             else
-                fputs("  set ylabel 'energy (\xc2\xb5J)'\n", f);
+                fputs("  unset logscale y\n  set ylabel 'energy (\xc2\xb5J)'\n", f);
             /* lines join a numeric axis' values; categories stand apart */
             fprintf(f, "  plot base.'.dat' index %d using 2:%s with points pt 7 ps 0.5 "
                     "lc rgb '#999999', \\\n"

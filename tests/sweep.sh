@@ -243,6 +243,34 @@ grep -q "xlabel 'PE.meshX = PE.meshY'" "$tmp/zip/plots/overview.gp" || ov=0
 if command -v gnuplot >/dev/null 2>&1 && [ ! -s "$tmp/zip/plots/overview.png" ]; then ov=0; fi
 [ $ov = 1 ] && ok "zip: the combined figure, a row per dimension" || bad "zip: overview"
 
+# A zip whose attributes move by different values (an array's sides, 16 by
+# 8) is a category each ("16/8"), not the first attribute's number, which
+# would put 16/8 and 16/16 at one x; past 16 series the axis plot draws
+# them grey and unnamed.
+cat >"$tmp/zip2.yaml" <<EOZ
+sweep:
+  design: $abs/arch/teaching/pe_array.yaml
+  workloads: [$abs/tests/data/network/small_net.yaml]
+  vary:
+    - zip:
+      - {set: PE.meshX, values: [8, 16, 16]}
+      - {set: PE.meshY, values: [8, 8, 16]}
+    - {set: problem.N, values: {from: 1, to: 17, step: 1}}
+EOZ
+"$bin" sweep -q $zs -o "$tmp/zip2" "$tmp/zip2.yaml" >/dev/null 2>"$tmp/err" || { bad "zip2 sweep"; cat "$tmp/err"; }
+z2=1
+for v in 8/8 16/8 16/16; do
+    grep -q "^\"$v\"" "$tmp/zip2/plots/PE.meshX.dat" || z2=0
+    [ "$(awk -v v="\"$v\"" '/the lowest at each value/ { on = /PE.meshX/ } on && $1 == v' "$tmp/zip2/plots/overview.dat" | wc -l)" -eq 1 ] || z2=0
+done
+grep -q "xlabel 'PE.meshX/PE.meshY'" "$tmp/zip2/plots/overview.gp" || z2=0
+grep -q 'xtic(1)' "$tmp/zip2/plots/PE.meshX.gp" || z2=0
+[ $z2 = 1 ] && ok "zip of different values: a category per pair, 16/8 apart from 16/16" ||
+    { bad "zip of different values"; cat "$tmp/zip2/plots/PE.meshX.gp"; }
+grep -q '^unset key' "$tmp/zip2/plots/PE.meshX.gp" && grep -q 'in grey the 17 combinations' "$tmp/zip2/plots/PE.meshX.gp" &&
+    [ "$(grep -c 'notitle' "$tmp/zip2/plots/PE.meshX.gp")" -eq 34 ] && ! grep -q '^unset key' "$tmp/zip2/plots/problem.N.gp" &&
+    ok "17 series: grey and unnamed; 3: a key" || bad "many series: the axis plot"
+
 # The proven gap: every point's objective over its bound, at least 1; the
 # bound the same as the network's (its summary's lower_bound, pJ*cycles,
 # in J*s at the design's clock).
