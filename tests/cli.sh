@@ -157,6 +157,19 @@ if cmp -s "$tmp/ei1" "$tmp/ei2" && [ -s "$tmp/ei1" ]; then ok "imperfect map.yam
 else bad "imperfect map.yaml gives $(cat "$tmp/ei2"), search said $(cat "$tmp/ei1")"; fi
 expect 0 "map --algorithm optimal" -- "$bin" map -q --algorithm optimal --json "$d3"
 has "$tmp/out" '"proven_optimal": true' "optimal proves the optimum"
+# Stopped early, optimal's search line and the Gap line give one proven gap
+# (the larger of its own bound and the roofline's): the H100 5x5 layer,
+# where the roofline's and fill bound's is the higher.
+printf 'problem:\n  conv2d: {C: 48, M: 128, P: 27, Q: 27, R: 5, S: 5}\n' >"$tmp/l5.yaml"
+expect 0 "optimal stopped by its time limit" -- "$bin" map --algorithm optimal --time-limit 2 \
+    --threads 1 "$src/arch/gpu/h100.yaml" "$tmp/l5.yaml"
+pct=$(sed -n 's/.*not proven: the best edp is at most \([0-9.]*\)% above.*/\1/p' "$tmp/err" "$tmp/out" | head -1)
+gap=$(sed -n 's/^Gap *: \([0-9.]*\)x at most.*/\1/p' "$tmp/out")
+if [ -n "$pct" ] && [ -n "$gap" ] && awk -v p="$pct" -v g="$gap" 'BEGIN { d = (1 + p / 100) / g; exit !(d > 0.999 && d < 1.001) }'; then
+    ok "optimal stopped early: the search line's gap ($pct %) is the Gap line's (${gap}x)"
+else
+    bad "optimal stopped early: search line '$pct' % against Gap '$gap'x"; cat "$tmp/err" "$tmp/out"
+fi
 expect 2 "map with an unknown algorithm" -- "$bin" map --algorithm greedy "$d3"
 has "$tmp/err" "unknown algorithm 'greedy'" "unknown algorithm is named"
 # A mapping that breaks a constraint is invalid (exit 1), with the constraint named.

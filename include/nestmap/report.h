@@ -64,9 +64,11 @@ struct nm_search_opts;
 void nm_report_search_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
                            const struct nm_search_result *res, const struct nm_search_opts *o);
 
-/* One line per search outcome: what ended it, counts, rate. */
-void nm_report_search_text(FILE *f, const nm_arch *arch, const struct nm_search_result *res,
-                           const struct nm_search_opts *o);
+/* One line per search outcome: what ended it, counts, rate; for an
+ * optimal search that stopped early, the gap its best is proven within
+ * (the larger of its own bound and the roofline's, as the Gap line). */
+void nm_report_search_text(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                           const struct nm_search_result *res, const struct nm_search_opts *o);
 
 /* The Pareto front (which = 0) or the top-K (which = 1) as CSV. */
 void nm_report_found_csv(FILE *f, const struct nm_search_result *res,

@@ -84,7 +84,7 @@ static int write_outputs(const char *dir, const nm_spec *spec, const nm_search_r
                 nm_report_text(f, &spec->arch, &spec->wl, &res->best_stats);
                 fputc('\n', f);
             }
-            nm_report_search_text(f, &spec->arch, res, o);
+            nm_report_search_text(f, &spec->arch, &spec->wl, res, o);
             break;
         case 2:
             nm_report_search_json(f, &spec->arch, &spec->wl, res, o);
@@ -170,7 +170,7 @@ int nm_cmd_map(int argc, char **argv)
     /* -q hides the search summary, except when the failure below points
      * at its counts. */
     if (!co.quiet || !res.found)
-        nm_report_search_text(stderr, &spec.arch, &res, &o);
+        nm_report_search_text(stderr, &spec.arch, &spec.wl, &res, &o);
     nm_cli_warnings(&spec.doc, co.quiet, warned);
     int json_ok = 1;
     if (co.json) {
