@@ -139,6 +139,39 @@ static double occ_pdf_at(occ_pdf *o, uint64_t k)
     return (double)o->p;
 }
 
+/* Narrows [*lo, *hi] to the counts whose probability may be nonzero (a
+ * fixed density's two around n d; a hypergeometric tile's from the least
+ * possible count to min(r, n)): a large tile is not walked count by count
+ * through its zeros. */
+static void occ_pdf_span(const occ_pdf *o, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t a, b;
+    if (o->dm->kind == NM_DENSITY_FIXED) {
+        double exact = (double)o->n * o->dm->d;
+        a = (uint64_t)floor(exact);
+        b = (uint64_t)ceil(exact);
+    } else {
+        a = o->k; /* the least possible count, after occ_pdf_init */
+        b = o->r < o->n ? o->r : o->n;
+    }
+    if (*lo < a)
+        *lo = a;
+    if (*hi > b)
+        *hi = b;
+}
+
+/* Whether P(j) falls for every j >= k: past a hypergeometric count's
+ * mode, floor((n + 1)(r + 1) / (N + 2)), so once a term is too small to
+ * count the rest are too (a fixed density's two terms: never said). */
+static int occ_pdf_falling(const occ_pdf *o, uint64_t k)
+{
+    if (o->dm->kind == NM_DENSITY_FIXED)
+        return 0;
+    long double mode = floorl((long double)(o->n + 1) * (long double)(o->r + 1) /
+                              (long double)(o->N + 2));
+    return (long double)k > mode;
+}
+
 /* ---- ranks of a representation ---- */
 
 static int rank_of_dim(const nm_rank_format *rf, int dim, uint32_t *group)
@@ -371,10 +404,15 @@ static void expect(const nm_sparse *sp, const nm_workload *wl, const nm_cnest *c
     int bits_set = 0;
     occ_pdf pdf;
     occ_pdf_init(&pdf, dm, S, N);
-    for (uint64_t k = lo; k <= t->maxocc; k++) {
+    uint64_t hi = t->maxocc;
+    occ_pdf_span(&pdf, &lo, &hi);
+    for (uint64_t k = lo; k <= hi; k++) {
         double p = occ_pdf_at(&pdf, k);
-        if (p == 0.0)
+        if (p == 0.0) {
+            if (first >= 0.0 && occ_pdf_falling(&pdf, k))
+                break; /* and so are the rest */
             continue;
+        }
         if (first < 0.0) {
             first = p;
             /* below a parent with metadata an empty tile is never sent:
@@ -388,9 +426,13 @@ static void expect(const nm_sparse *sp, const nm_workload *wl, const nm_cnest *c
         }
         p /= scale;
         /* (counts this unlikely add less than 1e-12 of a unit: skipped, so
-         * that a large tile costs its likely counts only) */
-        if (p < 1e-20)
+         * that a large tile costs its likely counts only; past the mode
+         * the rest are less likely still) */
+        if (p < 1e-20) {
+            if (occ_pdf_falling(&pdf, k))
+                break;
             continue;
+        }
         total += p * (double)k;
         if (t->md) {
             double u[NM_MAX_FMT_RANKS][2];
@@ -524,8 +566,14 @@ static double vector_ratio(const nm_workload *wl, int ds, const nm_sp_tile *t, i
     double total = 0.0;
     occ_pdf pdf;
     occ_pdf_init(&pdf, dm, S, N);
-    for (uint64_t k = 1; k <= t->shape; k++)
-        total += ceil((double)k / block) * occ_pdf_at(&pdf, k);
+    uint64_t lo = 1, hi = t->shape;
+    occ_pdf_span(&pdf, &lo, &hi);
+    for (uint64_t k = lo; k <= hi; k++) {
+        double p = occ_pdf_at(&pdf, k);
+        if (p == 0.0 && occ_pdf_falling(&pdf, k))
+            break; /* the rest are 0 too */
+        total += ceil((double)k / block) * p;
+    }
     return total / ((double)t->shape * t->density / block);
 }
 
