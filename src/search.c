@@ -1000,13 +1000,15 @@ void nm_search_result_fini(nm_search_result *res)
  * the same mappings again and again (the move back to where a step came
  * from, the neighbourhood of a local optimum a kick falls back into: four
  * scores in five on MobileNet-v1 on Eyeriss), so each worker keeps what it
- * scored in an open-addressed table keyed by a 128-bit fingerprint of the
- * mapping: every field of every level the design has (factors, residuals,
- * both orders, even of loops of factor 1, which count on sparse designs;
- * split, keep, the link and multicast settings).  A hit returns what the
- * model returned, so the search's results do not depend on what the table
- * holds (not on --threads, nor on which chains ran on which worker
- * before); it only saves time.  A table half full is emptied.
+ * scored in a direct-mapped table (a new entry takes its slot from the
+ * one there) keyed by a 128-bit fingerprint of the mapping: every field of
+ * every level the design has (factors, residuals, both orders, even of
+ * loops of factor 1, which count on sparse designs; split, keep, the link
+ * and multicast settings).  A hit returns what the model returned, so the
+ * search's results do not depend on what the table holds (not on
+ * --threads, nor on which chains ran on which worker before); it only
+ * saves time.  A second table holds the mappings the climb found no
+ * better neighbour of (climb_step).
  *
  * The fingerprint is two sums of each field times a random 64-bit weight
  * of its place (mod 2^64): the products are independent, so the sums take
@@ -1069,10 +1071,11 @@ static struct memo *memo_pool;
 static uint64_t memo_salts;
 
 /* With NESTMAP_MEMO_CHECK set in the environment (the test suite's
- * memo.sh), every hit is evaluated again and every fingerprint made from a
- * base's parts is made again from scratch, and a difference aborts: it
- * proves on real searches that the fingerprint covers what the model
- * reads and that each move names the levels it changes. */
+ * memo.sh), every hit is evaluated again, every fingerprint made from a
+ * base's parts is made again from scratch and every known optimum is
+ * searched again, and a difference aborts: it proves on real searches that
+ * the fingerprint covers what the model reads and that each move names
+ * the levels it changes. */
 static int memo_checking = -1;
 
 static void memo_fail(const char *what)
