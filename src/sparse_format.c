@@ -88,6 +88,7 @@ typedef struct occ_pdf {
     const nm_density *dm;
     uint64_t n, N, r, k;
     long double p; /* P(k) */
+    uint64_t mode; /* P falls past it (hypergeometric); UINT64_MAX: fixed */
 } occ_pdf;
 
 static void occ_pdf_init(occ_pdf *o, const nm_density *dm, uint64_t n, uint64_t N)
@@ -98,8 +99,11 @@ static void occ_pdf_init(occ_pdf *o, const nm_density *dm, uint64_t n, uint64_t 
     o->r = nm_density_nnz(dm, N);
     o->k = 0;
     o->p = 0.0L;
+    o->mode = UINT64_MAX;
     if (dm->kind == NM_DENSITY_FIXED)
         return;
+    o->mode = (uint64_t)floorl((long double)(n + 1) * (long double)(o->r + 1) /
+                               (long double)(N + 2));
     uint64_t r = o->r, k0 = n + r > N ? n + r - N : 0;
     long double p = 1.0L;
     if (k0 == 0) /* C(N-r, n) / C(N, n) */
@@ -165,11 +169,7 @@ static void occ_pdf_span(const occ_pdf *o, uint64_t *lo, uint64_t *hi)
  * count the rest are too (a fixed density's two terms: never said). */
 static int occ_pdf_falling(const occ_pdf *o, uint64_t k)
 {
-    if (o->dm->kind == NM_DENSITY_FIXED)
-        return 0;
-    long double mode = floorl((long double)(o->n + 1) * (long double)(o->r + 1) /
-                              (long double)(o->N + 2));
-    return (long double)k > mode;
+    return k > o->mode;
 }
 
 /* ---- ranks of a representation ---- */

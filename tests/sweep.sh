@@ -205,18 +205,24 @@ EOP
 python3 "$src/tests/validate_json.py" "$src/doc/nestmap.schema.json" sweep "$tmp/two/sweep.json" >/dev/null 2>&1 &&
     ok "two workloads: sweep.json validates" || bad "two workloads: sweep.json does not validate"
 
-# Linked attributes (zip) and a workload axis (problem.N): each row is what
-# network --set gives for its values, the zip's attributes set together.
-cat >"$tmp/zip.yaml" <<EOZ
+# zip_sweep FILE MESHX MESHY N: a sweep of the PE array's sides, linked in a
+# zip (lists), against the batch problem.N (a list or a range).
+zip_sweep() {
+    cat >"$1" <<EOZ
 sweep:
   design: $abs/arch/teaching/pe_array.yaml
   workloads: [$abs/tests/data/network/small_net.yaml]
   vary:
     - zip:
-      - {set: PE.meshX, values: [8, 16]}
-      - {set: PE.meshY, values: [8, 16]}
-    - {set: problem.N, values: [1, 2]}
+      - {set: PE.meshX, values: $2}
+      - {set: PE.meshY, values: $3}
+    - {set: problem.N, values: $4}
 EOZ
+}
+
+# Linked attributes (zip) and a workload axis (problem.N): each row is what
+# network --set gives for its values, the zip's attributes set together.
+zip_sweep "$tmp/zip.yaml" "[8, 16]" "[8, 16]" "[1, 2]"
 zs="--no-refine --max-evals 2000 --threads 2"
 "$bin" sweep -q $zs -o "$tmp/zip" "$tmp/zip.yaml" >/dev/null 2>"$tmp/err" || { bad "zip sweep"; cat "$tmp/err"; }
 [ "$(head -1 "$tmp/zip/points.csv" | cut -d, -f1-5)" = "point,PE.meshX,PE.meshY,problem.N,energy_uj" ] &&
@@ -247,16 +253,7 @@ if command -v gnuplot >/dev/null 2>&1 && [ ! -s "$tmp/zip/plots/overview.png" ];
 # 8) is a category each ("16/8"), not the first attribute's number, which
 # would put 16/8 and 16/16 at one x; past 16 series the axis plot draws
 # them grey and unnamed.
-cat >"$tmp/zip2.yaml" <<EOZ
-sweep:
-  design: $abs/arch/teaching/pe_array.yaml
-  workloads: [$abs/tests/data/network/small_net.yaml]
-  vary:
-    - zip:
-      - {set: PE.meshX, values: [8, 16, 16]}
-      - {set: PE.meshY, values: [8, 8, 16]}
-    - {set: problem.N, values: {from: 1, to: 17, step: 1}}
-EOZ
+zip_sweep "$tmp/zip2.yaml" "[8, 16, 16]" "[8, 8, 16]" "{from: 1, to: 17, step: 1}"
 "$bin" sweep -q $zs -o "$tmp/zip2" "$tmp/zip2.yaml" >/dev/null 2>"$tmp/err" || { bad "zip2 sweep"; cat "$tmp/err"; }
 z2=1
 for v in 8/8 16/8 16/16; do
