@@ -10,10 +10,10 @@ dir=${1:?usage: gaps.sh SWEEP-DIR}
 csv="$dir/points.csv"
 [ -r "$csv" ] || { echo "gaps.sh: no $csv" >&2; exit 1; }
 mkdir -p "$dir/plots" || exit 1
+head -1 "$csv" | tr ',' '\n' | grep -qx gap && head -1 "$csv" | tr ',' '\n' | grep -qx status ||
+    { echo "gaps.sh: $csv has no gap or no status column" >&2; exit 1; }
 # The mapped points' gaps, ascending.
-awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i
-                   if (!c["gap"] || !c["status"]) { print "gaps.sh: no gap or status column" > "/dev/stderr"; exit 1 }
-                   next }
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
          $c["status"] == "ok" && $c["gap"] != "" { print $c["gap"] }' "$csv" |
     sort -g >"$dir/plots/gaps.sorted" || exit 1
 n=$(wc -l <"$dir/plots/gaps.sorted")
