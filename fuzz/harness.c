@@ -71,6 +71,18 @@ static void exercise(nm_spec *spec)
     nm_search_opts_init(&so);
     if (nm_search_opts_parse(&so, spec->mapper, &err) != NM_OK)
         return;
+    if (spec->has_arch && spec->chain && spec->fmap) { /* a fused mapping of a chain */
+        nm_fused_model fmdl;
+        static nm_fused_stats fst;
+        if (nm_fused_model_init(&fmdl, &spec->arch, spec->chain, &err) != NM_OK)
+            return;
+        int valid = nm_fused_model_eval(&fmdl, spec->fmap, &fst);
+        nm_report_fused_json(sink, &spec->arch, spec->chain, spec->fmap, &fst);
+        if (valid)
+            nm_report_fused_text(sink, &spec->arch, spec->chain, spec->fmap, &fst);
+        nm_fused_model_fini(&fmdl);
+        return;
+    }
     if (!spec->has_arch || !spec->has_problem)
         return;
     nm_roofline r;
@@ -127,7 +139,8 @@ static int load(nm_spec *spec, const base_doc *const *base, size_t nbase, const 
     lens[n++] = size < MAX_INPUT ? size : MAX_INPUT;
     nm_error err;
     nm_error_clear(&err);
-    return nm_spec_load_strings(spec, n, names, texts, lens, ov, nov, 0, &err) == NM_OK;
+    return nm_spec_load_strings(spec, n, names, texts, lens, ov, nov, NM_ACCEPT_CHAIN, &err) ==
+           NM_OK;
 }
 
 static int run(const base_doc *const *base, size_t nbase, const uint8_t *data, size_t size)

@@ -441,16 +441,12 @@ static nm_status tensor(struct lex *lx, nm_workload *wl, int rw)
     }
 }
 
-static nm_status einsum(nm_workload *wl, const nm_ynode *problem, const nm_ynode *expr,
-                        nm_error *err)
+nm_status nm_workload_einsum(nm_workload *wl, const nm_ynode *expr, const nm_ynode *b,
+                             int others, nm_error *err)
 {
-    static const char *const keys[] = {"einsum", "bounds", "instance", "name", "densities",
-                                       NULL};
-    nm_status st = nm_ycheck_keys(problem, keys, "problem", err);
-    if (st != NM_OK)
-        return st;
     const char *text;
-    if ((st = nm_yget_str(expr, "einsum", &text, err)) != NM_OK)
+    nm_status st = nm_yget_str(expr, "einsum", &text, err);
+    if (st != NM_OK)
         return st;
     struct lex lx = {text, text, expr, err};
     if ((st = tensor(&lx, wl, 1)) != NM_OK)
@@ -468,19 +464,13 @@ static nm_status einsum(nm_workload *wl, const nm_ynode *problem, const nm_ynode
             return lex_error(&lx, "expected '*' between tensors");
     }
     snprintf(wl->name, NM_NAME_MAX, "einsum");
-    const nm_ynode *name = nm_ymap_get(problem, "name");
-    if (name && name->kind == NM_Y_SCALAR)
-        snprintf(wl->name, NM_NAME_MAX, "%s", name->str);
-    const nm_ynode *b = nm_ymap_get(problem, "bounds");
-    if (!b)
-        b = nm_ymap_get(problem, "instance");
-    if (!b)
-        return nm_yerror(err, problem, "einsum needs 'bounds' giving each index's size");
     if ((st = nm_yexpect(b, NM_Y_MAP, "bounds", err)) != NM_OK)
         return st;
     for (size_t i = 0; i < b->n; i++) {
         const nm_ynode *k = nm_ymap_key(b, i);
         int d = nm_workload_dim(wl, k->str);
+        if (d < 0 && others)
+            continue; /* another operation's index */
         if (d < 0) {
             const char *cands[NM_MAX_DIMS];
             for (int j = 0; j < wl->ndims; j++)
@@ -496,7 +486,29 @@ static nm_status einsum(nm_workload *wl, const nm_ynode *problem, const nm_ynode
     }
     for (int d = 0; d < wl->ndims; d++)
         if (wl->bound[d] == 0)
-            return nm_yerror(err, b, "bounds give no size for index '%s'", wl->dim[d]);
+            return nm_yerror(err, others ? expr : b, "bounds give no size for index '%s'",
+                             wl->dim[d]);
+    return NM_OK;
+}
+
+static nm_status einsum(nm_workload *wl, const nm_ynode *problem, const nm_ynode *expr,
+                        nm_error *err)
+{
+    static const char *const keys[] = {"einsum", "bounds", "instance", "name", "densities",
+                                       NULL};
+    nm_status st = nm_ycheck_keys(problem, keys, "problem", err);
+    if (st != NM_OK)
+        return st;
+    const nm_ynode *b = nm_ymap_get(problem, "bounds");
+    if (!b)
+        b = nm_ymap_get(problem, "instance");
+    if (!b)
+        return nm_yerror(err, problem, "einsum needs 'bounds' giving each index's size");
+    if ((st = nm_workload_einsum(wl, expr, b, 0, err)) != NM_OK)
+        return st;
+    const nm_ynode *name = nm_ymap_get(problem, "name");
+    if (name && name->kind == NM_Y_SCALAR)
+        snprintf(wl->name, NM_NAME_MAX, "%s", name->str);
     return NM_OK;
 }
 

@@ -3,8 +3,10 @@
 
 #include <string.h>
 
+#include "nestmap/alloc.h"
 #include "nestmap/compound.h"
 #include "nestmap/energy.h"
+#include "nestmap/fusion.h"
 #include "nestmap/override.h"
 #include "nestmap/spec.h"
 #include "nestmap/text.h"
@@ -121,6 +123,31 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
                                   hints.compound, &spec->doc, err)) != NM_OK)
             return st;
         spec->has_arch = 1;
+    }
+    if (prob && nm_chain_given(prob)) {
+        if (!(need & NM_ACCEPT_CHAIN))
+            return nm_yerror(err, prob, "the problem is a chain of operations: nestmap model "
+                             "evaluates a fused mapping of it; this command takes one "
+                             "operation (searching fused mappings is not built yet)");
+        const nm_ynode *so = nm_ymap_get(root, "sparse_optimizations");
+        if (so && !nm_yis_null(so))
+            return nm_yerror(err, so, "sparse_optimizations with a chain of operations are not "
+                             "modelled yet");
+        if (!(spec->chain = nm_calloc(1, sizeof *spec->chain)))
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        if ((st = nm_chain_parse(spec->chain, prob, err)) != NM_OK)
+            return st;
+        for (int i = 0; spec->has_arch && i < spec->chain->nops; i++)
+            if ((st = nm_arch_check_widths(&spec->arch, &spec->chain->op[i].wl, err)) != NM_OK)
+                return st;
+        if (map && spec->has_arch) {
+            if (!(spec->fmap = nm_calloc(1, sizeof *spec->fmap)))
+                return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            if ((st = nm_fused_map_parse(spec->fmap, map, &spec->arch, spec->chain, &spec->doc,
+                                         err)) != NM_OK)
+                return st;
+        }
+        prob = NULL;
     }
     if (prob) {
         if ((st = nm_workload_parse(&spec->wl, prob, &spec->doc, err)) != NM_OK)
@@ -241,5 +268,7 @@ void nm_spec_fini(nm_spec *spec)
     if (!spec)
         return;
     nm_ydoc_fini(&spec->doc);
+    nm_free(spec->chain);
+    nm_free(spec->fmap);
     memset(spec, 0, sizeof *spec);
 }

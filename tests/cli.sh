@@ -555,4 +555,23 @@ PY
 expect 1 "a compressed tile below an uncompressed one" -- "$bin" model -q "$tmp/onchip.yaml"
 has "$tmp/err" "compressing on chip is not modelled" "... refused, saying why"
 
+# A chain of operations and its fused mapping (fusion.h): per group and
+# tensor, the intermediates never in DRAM; the unfused mapping moves them.
+fx="$src/examples/fused"
+expect 0 "model on a fused attention" -- "$bin" model -q "$fx/accelerator.yaml" "$fx/attention.yaml" "$fx/attention_fused.yaml"
+has "$tmp/out" "^Group 1: scores, softmax, values, fused at GlobalBuffer" "fused: the group and its level"
+has "$tmp/out" "^  S  .*scores -> softmax; kept at RF, GlobalBuffer (never in DRAM)" "fused: S never in DRAM"
+has "$tmp/out" "DRAM words 1572864," "fused: DRAM moves Q, K, V and O once (4 x 393216 words)"
+expect 0 "model on the unfused attention" -- "$bin" model -q "$fx/accelerator.yaml" "$fx/attention.yaml" "$fx/attention_unfused.yaml"
+has "$tmp/out" "^  S  .*scores -> softmax through DRAM; 6291456 DRAM words" "unfused: S written and read back"
+has "$tmp/out" "DRAM words 14155776," "unfused: S and P through DRAM (1572864 + 4 x 3145728 words)"
+expect 1 "a fused group whose tiles do not fit" -- "$bin" model -q --set GlobalBuffer.depth=8192 "$fx/accelerator.yaml" "$fx/attention.yaml" "$fx/attention_fused.yaml"
+has "$tmp/err" "needs 81920 words at 'GlobalBuffer', which holds 65536" "the group's capacity, said"
+expect 0 "model -o DIR on a chain" -- "$bin" model -q -o "$tmp/fused" "$data/good/fused_ffn.yaml"
+has "$tmp/fused/stats.txt" "^==== operation down ====" "-o writes each operation's full stats"
+has "$tmp/fused/stats.json" '"chain": "ffn"' "-o writes the chain's JSON"
+expect 2 "map refuses a chain" -- "$bin" map -q "$data/good/fused_ffn.yaml"
+has "$tmp/err" "this command takes one operation" "map says a chain is for model"
+expect 2 "model --loops on a chain" -- "$bin" model -q --loops "$data/good/fused_ffn.yaml"
+
 finish

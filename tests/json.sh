@@ -48,6 +48,8 @@ run() {
 
 run model "model --json" -- "$bin" model -q --json "$one"
 run model "model --json with networks between levels" -- "$bin" model -q --json "$data/good/noc.yaml"
+run fused_model "model --json on a fused chain" -- "$bin" model -q --json "$src/examples/fused/accelerator.yaml" "$src/examples/fused/attention.yaml" "$src/examples/fused/attention_fused.yaml"
+run fused_model "model --json on a fused chain that does not fit" -- "$bin" model -q --json --set GlobalBuffer.depth=1024 "$src/examples/fused/accelerator.yaml" "$src/examples/fused/attention.yaml" "$src/examples/fused/attention_fused.yaml"
 run model "model --json with sparse tensors" -- "$bin" model -q --json "$src/examples/sparse/gemm_gating.yaml"
 run map "map --json with sparse tensors" -- "$bin" map -q --json --max-evals 500 "$src/examples/sparse/gemm_gating.yaml"
 run map "map --json" -- "$bin" map -q --json --max-evals 500 "$one"

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "nestmap/arch.h"
+#include "nestmap/fusion.h"
 #include "nestmap/model.h"
 #include "nestmap/nest.h"
 #include "nestmap/workload.h"
@@ -16,6 +17,14 @@
  * first "mapping": the mapping in map.yaml's structure, a list of directives. */
 void nm_report_json(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st,
                     const nm_mapping *m);
+
+/* A chain's fused mapping evaluated (fusion.h): per group and operation,
+ * each tensor's home and backing-store traffic, and the totals. */
+void nm_report_fused_text(FILE *f, const nm_arch *arch, const nm_chain *c,
+                          const nm_fused_map *fm, const nm_fused_stats *st);
+/* The same as one JSON object, each operation's full stats inside. */
+void nm_report_fused_json(FILE *f, const nm_arch *arch, const nm_chain *c,
+                          const nm_fused_map *fm, const nm_fused_stats *st);
 
 /* Human-readable stats per level and data space, then a summary. */
 void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st);

@@ -19,8 +19,13 @@ enum {
     NM_NEED_ARCH = 1u << 0,
     NM_NEED_PROBLEM = 1u << 1,
     NM_NEED_MAPPING = 1u << 2,
-    NM_BUILTIN_ENERGY = 1u << 3 /* ignore ERT/ART: every energy and area built in */
+    NM_BUILTIN_ENERGY = 1u << 3, /* ignore ERT/ART: every energy and area built in */
+    NM_ACCEPT_CHAIN = 1u << 4    /* a chain of operations may stand for the problem
+                                  * (fusion.h); without it a chain is refused */
 };
+
+struct nm_chain;
+struct nm_fused_map;
 
 typedef struct nm_spec {
     nm_ydoc doc;
@@ -28,6 +33,10 @@ typedef struct nm_spec {
     nm_workload wl;
     nm_mapping map;
     int has_arch, has_problem, has_mapping;
+    /* A chain problem (NM_ACCEPT_CHAIN) and its fused mapping, or NULL;
+     * owned by the spec.  With a chain, wl and map are unset. */
+    struct nm_chain *chain;
+    struct nm_fused_map *fmap;
     const nm_ynode *mapper;        /* `mapper:` or NULL */
     const nm_ynode *constraints;   /* architecture_constraints (or constraints) or NULL */
     const nm_ynode *constraints2;  /* mapspace_constraints or NULL */

@@ -76,6 +76,13 @@ typedef struct nm_workload {
 nm_status nm_workload_parse(nm_workload *wl, const nm_ynode *problem, nm_ydoc *doc,
                             nm_error *err);
 
+/* Parses an einsum ("Z[m,n] = A[m,k] * B[k,n]", the scalar expr) into *wl
+ * (zeroed by the caller), with each index's size from the map b; others:
+ * b may give sizes of indices this einsum lacks (a chain's other
+ * operations).  The name is "einsum". */
+nm_status nm_workload_einsum(nm_workload *wl, const nm_ynode *expr, const nm_ynode *b,
+                             int others, nm_error *err);
+
 /* 1 if name is one of wl's size-1 stand-in dimensions (wl->unit). */
 int nm_workload_unit_dim(const nm_workload *wl, const char *name);
 

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "nestmap/alloc.h"
+#include "nestmap/fusion.h"
 #include "nestmap/job.h"
 #include "nestmap/mapspace.h"
 #include "nestmap/model.h"
@@ -16,7 +17,9 @@ static const char usage[] =
     "usage: nestmap model [OPTIONS] FILES...\n\n"
     "Evaluates the mapping given in FILES (architecture, problem, mapping, and an\n"
     "ERT/ART for energies) and prints per-level accesses, energy and cycles, as\n"
-    "Timeloop's timeloop-model does.\n\n"
+    "Timeloop's timeloop-model does.  A problem that is a chain of operations\n"
+    "takes a fused mapping (nestmap(1), FUSED MAPPINGS): per group, operation\n"
+    "and tensor, and in total.\n\n"
     "options:\n"
     NM_CLI_SET_USAGE
     "  -o DIR            also write stats.txt, stats.json, map.txt and the energy and\n"
@@ -54,6 +57,65 @@ static int write_file(const char *dir, const char *name, int kind, const nm_spec
     return nm_cli_close_out(f, path);
 }
 
+/* A chain's fused mapping: evaluated, printed, written to -o DIR. */
+static int model_fused(nm_spec *spec, const nm_cli_opts *o)
+{
+    nm_error err;
+    nm_error_clear(&err);
+    nm_fused_model fmdl;
+    nm_fused_stats *st = nm_calloc(1, sizeof *st);
+    if (!st || nm_fused_model_init(&fmdl, &spec->arch, spec->chain, &err) != NM_OK) {
+        if (!st)
+            nm_error_set(&err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        nm_cli_error(&err);
+        nm_free(st);
+        return 2;
+    }
+    int valid = nm_fused_model_eval(&fmdl, spec->fmap, st);
+    int rc = valid ? 0 : 1;
+    if (o->json) {
+        nm_cli_json js;
+        nm_report_fused_json(nm_cli_json_begin(&js), &spec->arch, spec->chain, spec->fmap, st);
+        if (!nm_cli_json_end(&js, &spec->doc))
+            rc = 2;
+    } else if (valid) {
+        nm_report_fused_text(stdout, &spec->arch, spec->chain, spec->fmap, st);
+    }
+    if (!valid) {
+        char why[1024];
+        nm_fused_describe_invalid(st, &spec->arch, spec->chain, spec->fmap, why, sizeof why);
+        fprintf(stderr, "nestmap: invalid mapping: %s\n", why);
+    }
+    if (o->outdir) {
+        char path[4096];
+        FILE *f;
+        if (!nm_cli_mkdir(o->outdir))
+            rc = 2;
+        if (rc != 2 && (f = nm_cli_open_out(o->outdir, "stats.json", path, sizeof path))) {
+            nm_report_fused_json(f, &spec->arch, spec->chain, spec->fmap, st);
+            if (!nm_cli_close_out(f, path))
+                rc = 2;
+        } else {
+            rc = 2;
+        }
+        if (rc != 2 && valid &&
+            (f = nm_cli_open_out(o->outdir, "stats.txt", path, sizeof path))) {
+            nm_report_fused_text(f, &spec->arch, spec->chain, spec->fmap, st);
+            for (int i = 0; i < spec->chain->nops; i++) {
+                fprintf(f, "\n==== operation %s ====\n\n", spec->chain->op[i].name);
+                nm_report_text(f, &spec->arch, &spec->chain->op[i].wl, &st->op[i]);
+            }
+            if (!nm_cli_close_out(f, path))
+                rc = 2;
+        } else if (valid) {
+            rc = 2;
+        }
+    }
+    nm_fused_model_fini(&fmdl);
+    nm_free(st);
+    return rc;
+}
+
 int nm_cmd_model(int argc, char **argv)
 {
     int tl_names = nm_cli_take_flag(&argc, argv, "--timeloop-names");
@@ -65,9 +127,21 @@ int nm_cmd_model(int argc, char **argv)
     nm_spec spec;
     int rc = nm_cli_begin(argc, argv, "model", usage,
                           NM_OPT_SET | NM_OPT_OUT | NM_OPT_JSON | NM_OPT_BUILTIN | NM_OPT_STRIDE,
-                          NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &o, &spec);
+                          NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN,
+                          &o, &spec);
     if (rc >= 0)
         return rc;
+    if (spec.chain) {
+        if (diagram || tl_names || teach.loops || teach.explain) {
+            fprintf(stderr, "nestmap model: --diagram, --timeloop-names, --loops and --explain "
+                            "take one operation, not a chain\n");
+            rc = 2;
+        } else {
+            rc = model_fused(&spec, &o);
+        }
+        nm_spec_fini(&spec);
+        return rc;
+    }
     if (diagram && !o.outdir) {
         fprintf(stderr, "nestmap model: --diagram needs -o DIR (where the diagram goes)\n");
         nm_spec_fini(&spec);

@@ -1,0 +1,155 @@
+/* fusion.h — chains of operations, and fused mappings of them.
+ *
+ * A chain is a list of Einsums whose tensors are named so that one's output
+ * is a later one's input:
+ *
+ *   problem:
+ *     chain:
+ *     - {name: qk, einsum: "S[h,m,n] = Q[h,m,e] * K[h,n,e]"}
+ *     - {name: pv, einsum: "O[h,m,d] = S[h,m,n] * V[h,n,d]"}
+ *     bounds: {h: 12, m: 512, n: 512, e: 64, d: 64}
+ *
+ * A fused mapping cuts the chain into groups of consecutive operations:
+ *
+ *   mapping:
+ *     fused:
+ *     - fuse_at: GlobalBuffer        # the group's intermediates live here
+ *       shared: [ mapping entries of the levels above GlobalBuffer ]
+ *       ops:
+ *         qk: [ mapping entries of GlobalBuffer and below ]
+ *         pv: [ ... ]
+ *
+ * In a group the loops above the fusion level are shared: the operations
+ * step through them together, and at each step each operation in turn runs
+ * its own mapping of the fusion level and the levels below over its tile.
+ * A shared loop runs over an index every operation of the group has, and
+ * not over one a producer of an intermediate reduces (the consumer would
+ * take a partial tile).  The group's intermediates are kept at the fusion
+ * level (and below, as each operation's mapping says), never above it:
+ * the producer leaves each tile there for its consumers.  Between groups
+ * tensors go through the backing store, as for a single Einsum; a group of
+ * one operation with no shared entries is a plain mapping.
+ *
+ * The model follows LoopTree's view of fused dataflows (Gilbert et al.,
+ * TCASAI 2024) with the single-Einsum analysis of model.h doing the
+ * counting: each operation is evaluated on its composite mapping (the
+ * shared loops above its own), in which an intermediate is kept at the
+ * fusion level and bypassed above it.  The analysis then counts the
+ * producer's updates and read-modify-write reads there, the consumers'
+ * reads from there, and no backing-store access of it; every other count
+ * is the single-Einsum one.  While one operation runs, a level holds its
+ * tiles, the tiles the other operations keep there from one step to the
+ * next (those whose reuse across steps the analyses count) and, at the
+ * fusion level, the intermediates waiting for a later consumer: the largest
+ * of these over the group's operations must fit, so every reuse counted is
+ * one the level can hold.
+ * Computes, accesses, energies and cycles add up: the operations of a
+ * group run one after the other at each step, and groups one after the
+ * other.
+ */
+#ifndef NESTMAP_FUSION_H
+#define NESTMAP_FUSION_H
+
+#include <stdint.h>
+
+#include "nestmap/arch.h"
+#include "nestmap/error.h"
+#include "nestmap/mapping.h"
+#include "nestmap/model.h"
+#include "nestmap/workload.h"
+#include "nestmap/yaml.h"
+
+#define NM_MAX_OPS 8 /* operations in one chain */
+
+typedef struct nm_chain_op {
+    char name[NM_NAME_MAX];
+    /* The operation alone, as its einsum gives it; the chain's other
+     * indices are its size-1 stand-ins and the other tensors its absent
+     * ones, so that entries shared with other operations parse for it. */
+    nm_workload wl;
+    int out;                  /* its output data space */
+    int producer[NM_MAX_DS];  /* for each input: the operation writing it, or -1 */
+    const nm_ynode *node;     /* its entry, for errors */
+} nm_chain_op;
+
+typedef struct nm_chain {
+    char name[NM_NAME_MAX];
+    int nops;
+    nm_chain_op op[NM_MAX_OPS];
+} nm_chain;
+
+typedef struct nm_fused_group {
+    int first, nops;  /* operations first .. first + nops - 1 */
+    int level;        /* fusion level: the backing store when nothing is fused */
+    const nm_ynode *node;
+} nm_fused_group;
+
+typedef struct nm_fused_map {
+    int ngroups;
+    nm_fused_group group[NM_MAX_OPS];
+    int group_of[NM_MAX_OPS];
+    /* Each operation's data spaces that are intermediates of its group
+     * (kept at the fusion level, never above), and its composite mapping. */
+    uint32_t onchip[NM_MAX_OPS];
+    nm_mapping map[NM_MAX_OPS];
+} nm_fused_map;
+
+/* Totals over some operations. */
+typedef struct nm_fused_sum {
+    double energy;            /* pJ */
+    uint64_t cycles, computes;
+    uint64_t backing;         /* backing-store accesses (words, all instances) */
+} nm_fused_sum;
+
+typedef struct nm_fused_stats {
+    int valid;
+    /* When invalid: the operation whose own mapping is invalid (its
+     * stats' invalid says why), or -1 and the group and level that cannot
+     * hold what it must while one operation runs (need and limit in words). */
+    int bad_op, bad_group, bad_level;
+    uint64_t need, limit;
+    nm_stats op[NM_MAX_OPS];
+    nm_fused_sum group[NM_MAX_OPS];
+    nm_fused_sum total;
+} nm_fused_stats;
+
+/* The evaluator of one chain's mappings on one architecture: a model per
+ * operation.  Both must outlive it. */
+typedef struct nm_fused_model {
+    const nm_arch *arch;
+    const nm_chain *chain;
+    nm_model op[NM_MAX_OPS];
+    int nready;
+} nm_fused_model;
+
+/* Whether the problem node is a chain ({chain: [...], bounds: {...}}). */
+int nm_chain_given(const nm_ynode *problem);
+
+/* Parses a chain problem into *c. */
+nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err);
+
+/* The operation called name, or -1. */
+int nm_chain_op_index(const nm_chain *c, const char *name);
+
+/* Parses the fused mapping node (the value of `mapping:`, holding `fused:`)
+ * of chain c on arch into *fm; doc holds the composite lists it builds. */
+nm_status nm_fused_map_parse(nm_fused_map *fm, const nm_ynode *node, const nm_arch *arch,
+                             const nm_chain *c, nm_ydoc *doc, nm_error *err);
+
+/* Sets *fm to the unfused mapping of c whose operation i maps as maps[i]
+ * (a group of one per operation). */
+void nm_fused_map_unfused(nm_fused_map *fm, const nm_chain *c, const nm_arch *arch,
+                          const nm_mapping *maps);
+
+nm_status nm_fused_model_init(nm_fused_model *fmdl, const nm_arch *arch, const nm_chain *c,
+                              nm_error *err);
+void nm_fused_model_fini(nm_fused_model *fmdl);
+
+/* Evaluates fm: fills *out; returns out->valid. */
+int nm_fused_model_eval(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_stats *out);
+
+/* Writes why an evaluation was invalid. */
+void nm_fused_describe_invalid(const nm_fused_stats *st, const nm_arch *arch, const nm_chain *c,
+                               const nm_fused_map *fm, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,636 @@
+/* fusion.c — chains of operations and their fused mappings; see fusion.h. */
+#include <config.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "nestmap/fusion.h"
+#include "nestmap/text.h"
+
+/* ---- the chain ---- */
+
+int nm_chain_given(const nm_ynode *problem)
+{
+    return problem && problem->kind == NM_Y_MAP && nm_ymap_get(problem, "chain") != NULL;
+}
+
+int nm_chain_op_index(const nm_chain *c, const char *name)
+{
+    for (int i = 0; i < c->nops; i++)
+        if (!strcmp(c->op[i].name, name))
+            return i;
+    return -1;
+}
+
+/* The extent of axis ax of a data space: what its projection reaches. */
+static int64_t axis_extent(const nm_workload *wl, const nm_axis *ax)
+{
+    int64_t e = 1;
+    for (int t = 0; t < ax->nterms; t++)
+        e += ax->term[t].coef * (wl->bound[ax->term[t].dim] - 1);
+    return e;
+}
+
+/* Gives every operation the others' indices as stand-ins and the others'
+ * tensors as absent ones. */
+static void stand_ins(nm_chain *c)
+{
+    for (int i = 0; i < c->nops; i++) {
+        nm_workload *wl = &c->op[i].wl;
+        for (int j = 0; j < c->nops; j++) {
+            const nm_workload *o = &c->op[j].wl;
+            for (int d = 0; d < o->ndims; d++)
+                if (nm_workload_dim(wl, o->dim[d]) < 0 && !nm_workload_unit_dim(wl, o->dim[d]) &&
+                    wl->nunit < NM_MAX_DIMS)
+                    snprintf(wl->unit[wl->nunit++], NM_NAME_MAX, "%s", o->dim[d]);
+            for (int k = 0; k < o->nds; k++)
+                if (nm_workload_ds(wl, o->ds[k].name) < 0 &&
+                    !nm_workload_absent_ds(wl, o->ds[k].name) && wl->nabsent < NM_MAX_DS)
+                    snprintf(wl->absent[wl->nabsent++], NM_NAME_MAX, "%s", o->ds[k].name);
+        }
+    }
+}
+
+nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
+{
+    static const char *const keys[] = {"chain", "bounds", "name", NULL};
+    static const char *const op_keys[] = {"name", "einsum", NULL};
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, NM_NAME_MAX, "chain");
+    nm_status st = nm_ycheck_keys(problem, keys, "a chain problem", err);
+    if (st != NM_OK)
+        return st;
+    const nm_ynode *name = nm_ymap_get(problem, "name"), *list = nm_ymap_get(problem, "chain");
+    const nm_ynode *bounds = nm_ymap_get(problem, "bounds");
+    if (name && name->kind == NM_Y_SCALAR)
+        snprintf(c->name, NM_NAME_MAX, "%s", name->str);
+    if ((st = nm_yexpect(list, NM_Y_SEQ, "chain (a list of operations)", err)) != NM_OK)
+        return st;
+    if (list->n == 0)
+        return nm_yerror(err, list, "a chain needs at least one operation");
+    if (list->n > NM_MAX_OPS)
+        return nm_yerror(err, list, "a chain of %zu operations: nestmap takes up to %d",
+                         list->n, NM_MAX_OPS);
+    if (!bounds)
+        return nm_yerror(err, problem, "a chain needs 'bounds' giving each index's size");
+    if ((st = nm_yexpect(bounds, NM_Y_MAP, "bounds", err)) != NM_OK)
+        return st;
+    c->nops = (int)list->n;
+    for (int i = 0; i < c->nops; i++) {
+        const nm_ynode *e = list->items[i];
+        nm_chain_op *op = &c->op[i];
+        op->node = e;
+        if ((st = nm_yexpect(e, NM_Y_MAP, "an operation ({name, einsum})", err)) != NM_OK ||
+            (st = nm_ycheck_keys(e, op_keys, "an operation", err)) != NM_OK)
+            return st;
+        const nm_ynode *ex = nm_ymap_get(e, "einsum"), *nm = nm_ymap_get(e, "name");
+        if (!ex)
+            return nm_yerror(err, e, "an operation needs an 'einsum' (\"Z[m,n] = A[m,k] * "
+                             "B[k,n]\")");
+        if ((st = nm_sparse_parse_densities(op->wl.density, &op->wl, NULL, err)) != NM_OK ||
+            (st = nm_workload_einsum(&op->wl, ex, bounds, 1, err)) != NM_OK)
+            return st;
+        if (nm) {
+            const char *s;
+            if ((st = nm_yget_str(nm, "name", &s, err)) != NM_OK)
+                return st;
+            snprintf(op->name, NM_NAME_MAX, "%s", s);
+        } else {
+            snprintf(op->name, NM_NAME_MAX, "op%d", i + 1);
+        }
+        if (nm_chain_op_index(c, op->name) != i)
+            return nm_yerror(err, nm ? nm : e, "a second operation called '%s'", op->name);
+        snprintf(op->wl.name, NM_NAME_MAX, "%s", op->name);
+        if (nm_workload_macs(&op->wl) >= NM_COUNT_LIMIT || !nm_workload_fits64(&op->wl))
+            return nm_yerror(err, ex, "operation '%s' is too large for the model's 64-bit "
+                             "counts", op->name);
+        op->out = 0; /* the einsum's left-hand side */
+        /* Each input: written by an earlier operation, or from outside. */
+        for (int ds = 0; ds < op->wl.nds; ds++) {
+            op->producer[ds] = -1;
+            const char *tn = op->wl.ds[ds].name;
+            for (int j = 0; j < c->nops; j++) {
+                if (j == i || !c->op[j].wl.nds || strcmp(c->op[j].wl.ds[0].name, tn))
+                    continue;
+                if (ds == op->out)
+                    return nm_yerror(err, ex, "operations '%s' and '%s' both write '%s'",
+                                     c->op[j].name, op->name, tn);
+                if (j > i) /* (j parsed already only when j < i) */
+                    continue;
+                op->producer[ds] = j;
+            }
+        }
+    }
+    /* The bounds name indices of the chain only. */
+    for (size_t b = 0; b < bounds->n; b++) {
+        const nm_ynode *k = nm_ymap_key(bounds, b);
+        int used = 0;
+        for (int i = 0; i < c->nops && !used; i++)
+            used = nm_workload_dim(&c->op[i].wl, k->str) >= 0;
+        if (!used)
+            return nm_yerror(err, k, "'%s' is not an index of any operation of the chain",
+                             k->str);
+    }
+    /* A tensor read before it is written, and intermediates whose shapes
+     * differ between producer and consumer. */
+    for (int i = 0; i < c->nops; i++) {
+        nm_chain_op *op = &c->op[i];
+        const nm_ynode *ex = nm_ymap_get(op->node, "einsum");
+        for (int ds = 0; ds < op->wl.nds; ds++) {
+            if (ds == op->out)
+                continue;
+            for (int j = i + 1; j < c->nops; j++)
+                if (!strcmp(c->op[j].wl.ds[c->op[j].out].name, op->wl.ds[ds].name))
+                    return nm_yerror(err, ex, "'%s' reads '%s' before '%s' writes it (operations "
+                                     "run in the chain's order)", op->name, op->wl.ds[ds].name,
+                                     c->op[j].name);
+            int p = op->producer[ds];
+            if (p < 0)
+                continue;
+            const nm_workload *pw = &c->op[p].wl;
+            const nm_dataspace *a = &pw->ds[c->op[p].out], *b = &op->wl.ds[ds];
+            if (a->nranks != b->nranks)
+                return nm_yerror(err, ex, "'%s' has %d axes in '%s' but %d in '%s'", a->name,
+                                 a->nranks, c->op[p].name, b->nranks, op->name);
+            for (int r = 0; r < a->nranks; r++) {
+                int64_t ea = axis_extent(pw, &a->rank[r]), eb = axis_extent(&op->wl, &b->rank[r]);
+                if (ea != eb)
+                    return nm_yerror(err, ex, "axis %d of '%s' spans %lld in '%s' (which writes "
+                                     "it) but %lld in '%s'", r + 1, a->name, (long long)ea,
+                                     c->op[p].name, (long long)eb, op->name);
+            }
+        }
+    }
+    stand_ins(c);
+    return NM_OK;
+}
+
+/* ---- the fused mapping ---- */
+
+/* Whether data space ds of operation i is an intermediate of the group g
+ * (written and read inside it). */
+static int inside(const nm_chain *c, const nm_fused_group *g, int i, int ds)
+{
+    const nm_chain_op *op = &c->op[i];
+    if (ds != op->out)
+        return op->producer[ds] >= g->first;
+    for (int j = i + 1; j < g->first + g->nops; j++)
+        for (int k = 0; k < c->op[j].wl.nds; k++)
+            if (c->op[j].producer[k] == i)
+                return 1;
+    return 0;
+}
+
+/* Whether index name of operation i appears in its data space ds other
+ * than as a plain axis (a sliding window, a stride). */
+static int windowed(const nm_workload *wl, int ds, int d)
+{
+    const nm_dataspace *s = &wl->ds[ds];
+    for (int r = 0; r < s->nranks; r++)
+        for (int t = 0; t < s->rank[r].nterms; t++)
+            if (s->rank[r].term[t].dim == d && (s->rank[r].nterms > 1 || s->rank[r].term[t].coef != 1))
+                return 1;
+    return 0;
+}
+
+static int uses_dim(const nm_dataspace *s, int d)
+{
+    for (int r = 0; r < s->nranks; r++)
+        for (int t = 0; t < s->rank[r].nterms; t++)
+            if (s->rank[r].term[t].dim == d)
+                return 1;
+    return 0;
+}
+
+/* Checks one shared entry: above the fusion level, loops over indices
+ * every operation has and no producer reduces, keeping no intermediate. */
+static nm_status check_shared(const nm_ynode *e, const nm_arch *arch, const nm_chain *c,
+                              const nm_fused_group *g, nm_error *err)
+{
+    nm_status st = nm_yexpect(e, NM_Y_MAP, "a mapping entry", err);
+    if (st != NM_OK)
+        return st;
+    const nm_ynode *tn = nm_ymap_get(e, "target"), *ty = nm_ymap_get(e, "type");
+    if (!tn || !ty || tn->kind != NM_Y_SCALAR || ty->kind != NM_Y_SCALAR)
+        return NM_OK; /* (the mapping parser says what is missing) */
+    int l = nm_arch_target(arch, tn->str, !strcmp(ty->str, "spatial"));
+    if (l >= 0 && l <= g->level)
+        return nm_yerror(err, tn, "shared loops sit above the fusion level '%s'; '%s' is not "
+                         "above it: give its entries in each operation's mapping",
+                         arch->level[g->level].name, tn->str);
+    const nm_ynode *f = nm_ymap_get(e, "factors");
+    if (f) {
+        /* the terms on any index of the group's operations */
+        nm_workload u;
+        memset(&u, 0, sizeof u);
+        for (int i = g->first; i < g->first + g->nops; i++)
+            for (int d = 0; d < c->op[i].wl.ndims; d++)
+                if (nm_workload_dim(&u, c->op[i].wl.dim[d]) < 0 && u.ndims < NM_MAX_DIMS) {
+                    snprintf(u.dim[u.ndims], NM_NAME_MAX, "%s", c->op[i].wl.dim[d]);
+                    u.bound[u.ndims++] = c->op[i].wl.bound[d];
+                }
+        nm_factor_term t[NM_MAX_FACTOR_TERMS];
+        int n;
+        if ((st = nm_mapping_parse_factor_terms(f, &u, 0, t, &n, err)) != NM_OK)
+            return st;
+        for (int k = 0; k < n; k++) {
+            if (t[k].value <= 1 && !t[k].residual)
+                continue;
+            const char *dn = u.dim[t[k].dim];
+            for (int i = g->first; i < g->first + g->nops; i++) {
+                const nm_workload *wl = &c->op[i].wl;
+                int d = nm_workload_dim(wl, dn);
+                if (d < 0)
+                    return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': "
+                                        "operation '%s' has no index '%s' (shared loops run "
+                                        "over indices every operation of the group has)",
+                                        dn, c->op[i].name, dn);
+                if (inside(c, g, i, c->op[i].out) && !uses_dim(&wl->ds[c->op[i].out], d))
+                    return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': "
+                                        "'%s' reduces over '%s', so each step would hand on a "
+                                        "partial '%s'", dn, c->op[i].name, dn,
+                                        wl->ds[c->op[i].out].name);
+                for (int ds = 0; ds < wl->nds; ds++)
+                    if (inside(c, g, i, ds) && windowed(wl, ds, d))
+                        return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s', "
+                                            "which indexes the intermediate '%s' through a "
+                                            "window or stride in '%s': fused halos are not "
+                                            "modelled yet", dn, wl->ds[ds].name, c->op[i].name);
+            }
+        }
+    }
+    const nm_ynode *keep = nm_ymap_get(e, "keep");
+    for (size_t k = 0; keep && keep->kind == NM_Y_SEQ && k < keep->n; k++) {
+        const nm_ynode *it = keep->items[k];
+        if (it->kind != NM_Y_SCALAR)
+            continue;
+        for (int i = g->first; i < g->first + g->nops; i++) {
+            int ds = nm_workload_ds(&c->op[i].wl, it->str);
+            if (ds >= 0 && inside(c, g, i, ds))
+                return nm_yerror(err, it, "'%s' is an intermediate of the group: it lives at the "
+                                 "fusion level '%s' and below, not at '%s'", it->str,
+                                 arch->level[g->level].name, tn->str);
+        }
+    }
+    return NM_OK;
+}
+
+/* Checks one entry of operation i's own mapping: at or below the fusion
+ * level, not bypassing an intermediate there. */
+static nm_status check_own(const nm_ynode *e, const nm_arch *arch, const nm_chain *c,
+                           const nm_fused_group *g, int i, nm_error *err)
+{
+    nm_status st = nm_yexpect(e, NM_Y_MAP, "a mapping entry", err);
+    if (st != NM_OK)
+        return st;
+    const nm_ynode *tn = nm_ymap_get(e, "target"), *ty = nm_ymap_get(e, "type");
+    if (!tn || !ty || tn->kind != NM_Y_SCALAR || ty->kind != NM_Y_SCALAR)
+        return NM_OK;
+    int l = nm_arch_target(arch, tn->str, !strcmp(ty->str, "spatial"));
+    if (l > g->level)
+        return nm_yerror(err, tn, "'%s' is above the fusion level '%s': its loops are shared "
+                         "by the group (give them under 'shared')", tn->str,
+                         arch->level[g->level].name);
+    const nm_ynode *by = nm_ymap_get(e, "bypass");
+    for (size_t k = 0; l == g->level && by && by->kind == NM_Y_SEQ && k < by->n; k++) {
+        const nm_ynode *it = by->items[k];
+        int ds = it->kind == NM_Y_SCALAR ? nm_workload_ds(&c->op[i].wl, it->str) : -1;
+        if (ds >= 0 && inside(c, g, i, ds))
+            return nm_yerror(err, it, "'%s' is an intermediate of the group: it lives at the "
+                             "fusion level '%s', so it cannot bypass it", it->str, tn->str);
+    }
+    return NM_OK;
+}
+
+void nm_fused_map_unfused(nm_fused_map *fm, const nm_chain *c, const nm_arch *arch,
+                          const nm_mapping *maps)
+{
+    memset(fm, 0, sizeof *fm);
+    fm->ngroups = c->nops;
+    for (int i = 0; i < c->nops; i++) {
+        fm->group[i] = (nm_fused_group){.first = i, .nops = 1, .level = arch->nlevels - 1};
+        fm->group_of[i] = i;
+        fm->map[i] = maps[i];
+    }
+}
+
+/* Parses group g's mappings: each operation's shared and own entries into
+ * its composite mapping, with its intermediates kept at the fusion level. */
+static nm_status parse_group(nm_fused_map *fm, int gi, const nm_ynode *shared, const nm_ynode *ops,
+                             const nm_arch *arch, const nm_chain *c, nm_ydoc *doc, nm_error *err)
+{
+    nm_fused_group *g = &fm->group[gi];
+    nm_status st;
+    for (size_t k = 0; shared && k < shared->n; k++)
+        if ((st = check_shared(shared->items[k], arch, c, g, err)) != NM_OK)
+            return st;
+    for (int i = g->first; i < g->first + g->nops; i++) {
+        const nm_ynode *own = nm_ymap_get(ops, c->op[i].name);
+        if ((st = nm_yexpect(own, NM_Y_SEQ, "an operation's mapping (a list of entries)",
+                             err)) != NM_OK)
+            return st;
+        nm_ynode *list = nm_ydoc_seq(doc, own);
+        if (!list)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        for (size_t k = 0; shared && k < shared->n; k++)
+            if (nm_yseq_append(doc, list, shared->items[k]) != NM_OK)
+                return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        for (size_t k = 0; k < own->n; k++) {
+            if ((st = check_own(own->items[k], arch, c, g, i, err)) != NM_OK)
+                return st;
+            if (nm_yseq_append(doc, list, own->items[k]) != NM_OK)
+                return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        }
+        nm_mapping *m = &fm->map[i];
+        if ((st = nm_mapping_parse(m, list, arch, &c->op[i].wl, err)) != NM_OK)
+            return st;
+        const nm_workload *wl = &c->op[i].wl;
+        for (int ds = 0; ds < wl->nds; ds++) {
+            if (!inside(c, g, i, ds))
+                continue;
+            fm->onchip[i] |= 1u << ds;
+            if (!((m->level[g->level].keep >> ds) & 1u))
+                return nm_yerror(err, g->node, "'%s' is an intermediate of the group, but the "
+                                 "design's constraints bypass it at the fusion level '%s'",
+                                 wl->ds[ds].name, arch->level[g->level].name);
+            for (int s = g->level + 1; s < arch->nlevels; s++)
+                m->level[s].keep &= ~(1u << ds);
+        }
+    }
+    return NM_OK;
+}
+
+nm_status nm_fused_map_parse(nm_fused_map *fm, const nm_ynode *node, const nm_arch *arch,
+                             const nm_chain *c, nm_ydoc *doc, nm_error *err)
+{
+    static const char *const top_keys[] = {"fused", NULL};
+    static const char *const group_keys[] = {"fuse_at", "shared", "ops", NULL};
+    memset(fm, 0, sizeof *fm);
+    if (node->kind != NM_Y_MAP || !nm_ymap_get(node, "fused"))
+        return nm_yerror(err, node, "the problem is a chain of operations: its mapping is "
+                         "{fused: [groups]}, each group {fuse_at, shared, ops: {NAME: "
+                         "[entries]}} (see nestmap(1), FUSED MAPPINGS)");
+    nm_status st = nm_ycheck_keys(node, top_keys, "a fused mapping", err);
+    if (st != NM_OK)
+        return st;
+    const nm_ynode *groups = nm_ymap_get(node, "fused");
+    if ((st = nm_yexpect(groups, NM_Y_SEQ, "fused (a list of groups)", err)) != NM_OK)
+        return st;
+    int next = 0;
+    for (size_t gi = 0; gi < groups->n; gi++) {
+        const nm_ynode *e = groups->items[gi];
+        if ((st = nm_yexpect(e, NM_Y_MAP, "a group ({fuse_at, shared, ops})", err)) != NM_OK ||
+            (st = nm_ycheck_keys(e, group_keys, "a group", err)) != NM_OK)
+            return st;
+        const nm_ynode *ops = nm_ymap_get(e, "ops"), *at = nm_ymap_get(e, "fuse_at");
+        const nm_ynode *shared = nm_ymap_get(e, "shared");
+        if (!ops)
+            return nm_yerror(err, e, "a group needs 'ops': each of its operations' mappings, "
+                             "by name, in the chain's order");
+        if ((st = nm_yexpect(ops, NM_Y_MAP, "ops (operation name: its mapping)", err)) != NM_OK)
+            return st;
+        if (shared && !nm_yis_null(shared) &&
+            (st = nm_yexpect(shared, NM_Y_SEQ, "shared (a list of mapping entries)", err)) != NM_OK)
+            return st;
+        if (shared && nm_yis_null(shared))
+            shared = NULL;
+        nm_fused_group *g = &fm->group[fm->ngroups];
+        g->node = e;
+        g->first = next;
+        for (size_t k = 0; k < ops->n; k++) {
+            const nm_ynode *key = nm_ymap_key(ops, k);
+            int i = nm_chain_op_index(c, key->str);
+            if (i < 0) {
+                const char *cands[NM_MAX_OPS];
+                for (int j = 0; j < c->nops; j++)
+                    cands[j] = c->op[j].name;
+                const char *sug = nm_text_suggest(key->str, cands, (size_t)c->nops);
+                return nm_yerror(err, key, "no operation '%s' in the chain%s%s%s", key->str,
+                                 sug ? "; did you mean '" : "", sug ? sug : "", sug ? "'?" : "");
+            }
+            if (i != next)
+                return nm_yerror(err, key, next < c->nops
+                                 ? "'%s' out of order: groups take the chain's operations in "
+                                   "order, and '%s' comes next"
+                                 : "'%s' is in a group already%s", key->str,
+                                 next < c->nops ? c->op[next].name : "");
+            fm->group_of[i] = fm->ngroups;
+            next++;
+        }
+        if (ops->n == 0)
+            return nm_yerror(err, ops, "a group needs at least one operation");
+        g->nops = (int)ops->n;
+        g->level = arch->nlevels - 1;
+        if (at) {
+            const char *name;
+            if ((st = nm_yget_str(at, "fuse_at", &name, err)) != NM_OK)
+                return st;
+            int l = nm_arch_level(arch, name);
+            if (l < 0) {
+                const char *s = nm_arch_suggest_level(arch, name);
+                return nm_yerror(err, at, "unknown storage level '%s'%s%s%s", name,
+                                 s ? "; did you mean '" : "", s ? s : "", s ? "'?" : "");
+            }
+            if (arch->level[l].container[0])
+                return nm_yerror(err, at, "'%s' stands for the fan-out of container '%s' and "
+                                 "holds no data: fuse at a storage level", name,
+                                 arch->level[l].container);
+            g->level = l;
+        }
+        fm->ngroups++;
+        for (int i = g->first; i < g->first + g->nops; i++)
+            for (int ds = 0; ds < c->op[i].wl.nds; ds++)
+                if (inside(c, g, i, ds) && g->level == arch->nlevels - 1)
+                    return nm_yerror(err, at ? at : e, "'%s' passes from '%s' to a later "
+                                     "operation of this group, so it would live in the backing "
+                                     "store '%s': give 'fuse_at', the on-chip level it lives at",
+                                     c->op[i].wl.ds[ds].name, c->op[i].name,
+                                     arch->level[arch->nlevels - 1].name);
+        if ((st = parse_group(fm, fm->ngroups - 1, shared, ops, arch, c, doc, err)) != NM_OK)
+            return st;
+    }
+    if (next < c->nops)
+        return nm_yerror(err, groups, "operation '%s' is in no group (every operation of the "
+                         "chain is mapped by one)", c->op[next].name);
+    return NM_OK;
+}
+
+/* ---- the model ---- */
+
+nm_status nm_fused_model_init(nm_fused_model *fmdl, const nm_arch *arch, const nm_chain *c,
+                              nm_error *err)
+{
+    memset(fmdl, 0, sizeof *fmdl);
+    fmdl->arch = arch;
+    fmdl->chain = c;
+    for (int i = 0; i < c->nops; i++) {
+        nm_status st = nm_model_init(&fmdl->op[i], arch, &c->op[i].wl, err);
+        if (st != NM_OK) {
+            nm_fused_model_fini(fmdl);
+            return st;
+        }
+        fmdl->nready++;
+    }
+    return NM_OK;
+}
+
+void nm_fused_model_fini(nm_fused_model *fmdl)
+{
+    for (int i = 0; i < fmdl->nready; i++)
+        nm_model_fini(&fmdl->op[i]);
+    fmdl->nready = 0;
+}
+
+static void sum_add(nm_fused_sum *s, const nm_stats *st)
+{
+    s->energy += st->energy;
+    s->cycles += st->cycles;
+    s->computes += st->computes;
+    s->backing += st->last_level_accesses;
+}
+
+/* Whether a step of the group's shared loops moves data space ds's tile at
+ * level s of operation i to another, disjoint one (so nothing of it is
+ * reused from one step to the next): the innermost shared loop that steps
+ * (level L, index d) runs over an index the tile's axes follow plainly, or
+ * one of the operation's own loops between s and the fusion level does,
+ * wrapping round.  Not when L is at or below s (the tile spans that loop),
+ * nor over a window (tiles may overlap). */
+static int moves_every_step(const nm_workload *wl, const nm_mapping *m, int F, int S, int s,
+                            int ds)
+{
+    int L = -1, d = -1;
+    for (int l = F + 1; l < S && L < 0; l++)
+        for (int k = 0; k < wl->ndims && L < 0; k++)
+            if (m->level[l].tfactor[m->level[l].torder[k]] > 1) {
+                L = l;
+                d = m->level[l].torder[k];
+            }
+    if (L < 0)
+        return 1; /* one step: nothing to keep for a next one */
+    if (L <= s)
+        return 0;
+    const nm_dataspace *x = &wl->ds[ds];
+    if (uses_dim(x, d) && !windowed(wl, ds, d))
+        return 1;
+    for (int l = s + 1; l <= F; l++)
+        for (int e = 0; e < wl->ndims; e++)
+            if (m->level[l].tfactor[e] > 1 && uses_dim(x, e) && !windowed(wl, ds, e))
+                return 1;
+    return 0;
+}
+
+/* Whether the group's tiles fit at every level; sets the overflow in out
+ * when not.  The operations run one after the other at each step, so while
+ * one runs a level holds its tiles, the tiles the other operations keep
+ * there from one step to the next (those the analyses reuse across steps),
+ * and, at the fusion level, the intermediates waiting for a later
+ * consumer.  The largest of these over the operations must fit. */
+static int group_fits(nm_fused_model *fmdl, const nm_fused_map *fm, int gi, nm_fused_stats *out)
+{
+    const nm_fused_group *g = &fm->group[gi];
+    const nm_arch *arch = fmdl->arch;
+    const nm_chain *c = fmdl->chain;
+    if (g->nops < 2)
+        return 1; /* the operation's own check */
+    int end = g->first + g->nops;
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        if (!L->has_size)
+            continue;
+        uint64_t own[NM_MAX_OPS] = {0}, kept[NM_MAX_OPS] = {0}, tile[NM_MAX_OPS] = {0};
+        for (int i = g->first; i < end; i++) {
+            const nm_workload *wl = &c->op[i].wl;
+            for (int ds = 0; ds < wl->nds; ds++) {
+                const nm_ds_stats *d = &out->op[i].level[s].ds[ds];
+                if (!((fm->map[i].level[s].keep >> ds) & 1u) || !d->utilized_capacity)
+                    continue;
+                uint64_t w = nm_model_tile_words(&fmdl->op[i], s, ds, d->utilized_capacity);
+                own[i] += w;
+                if (ds == c->op[i].out)
+                    tile[i] = w;
+                if (!moves_every_step(wl, &fm->map[i], g->level, arch->nlevels, s, ds))
+                    kept[i] += w;
+            }
+        }
+        uint64_t need = 0;
+        for (int i = g->first; i < end; i++) {
+            uint64_t n = own[i];
+            for (int j = g->first; j < end; j++)
+                if (j != i)
+                    n += kept[j];
+            /* intermediates written before i and read after it, not by i */
+            for (int p = g->first; s == g->level && p < i; p++) {
+                int later = 0, reads = 0;
+                for (int j = p + 1; j < end; j++)
+                    for (int k = 0; k < c->op[j].wl.nds; k++)
+                        if (c->op[j].producer[k] == p) {
+                            later |= j > i;
+                            reads |= j == i;
+                        }
+                if (later && !reads)
+                    n += tile[p];
+            }
+            if (n > need)
+                need = n;
+        }
+        if (need > (uint64_t)L->effective_size) {
+            out->bad_group = gi;
+            out->bad_level = s;
+            out->need = need;
+            out->limit = (uint64_t)L->effective_size;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int nm_fused_model_eval(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_stats *out)
+{
+    const nm_chain *c = fmdl->chain;
+    memset(&out->total, 0, sizeof out->total);
+    memset(out->group, 0, sizeof out->group);
+    out->valid = 1;
+    out->bad_op = out->bad_group = out->bad_level = -1;
+    out->need = out->limit = 0;
+    for (int i = 0; i < c->nops; i++)
+        if (!nm_model_eval(&fmdl->op[i], &fm->map[i], &out->op[i], NULL)) {
+            out->valid = 0;
+            out->bad_op = i;
+            out->bad_group = fm->group_of[i];
+            return 0;
+        }
+    for (int gi = 0; gi < fm->ngroups; gi++)
+        if (!group_fits(fmdl, fm, gi, out)) {
+            out->valid = 0;
+            return 0;
+        }
+    for (int i = 0; i < c->nops; i++) {
+        sum_add(&out->group[fm->group_of[i]], &out->op[i]);
+        sum_add(&out->total, &out->op[i]);
+    }
+    return 1;
+}
+
+void nm_fused_describe_invalid(const nm_fused_stats *st, const nm_arch *arch, const nm_chain *c,
+                               const nm_fused_map *fm, char *buf, size_t size)
+{
+    if (st->valid || st->bad_group < 0) {
+        snprintf(buf, size, "valid");
+        return;
+    }
+    if (st->bad_op >= 0) {
+        char why[512];
+        nm_invalid_describe(&st->op[st->bad_op].invalid, arch, &c->op[st->bad_op].wl, why,
+                            sizeof why);
+        snprintf(buf, size, "operation '%s': %s", c->op[st->bad_op].name, why);
+        return;
+    }
+    const nm_fused_group *g = &fm->group[st->bad_group];
+    snprintf(buf, size, "the group %s..%s needs %llu words at '%s', which holds %llu (while an "
+             "operation runs, a level holds its tiles, the tiles the others keep there from "
+             "step to step, and the intermediates waiting there)",
+             c->op[g->first].name, c->op[g->first + g->nops - 1].name,
+             (unsigned long long)st->need, arch->level[st->bad_level].name,
+             (unsigned long long)st->limit);
+}

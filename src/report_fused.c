@@ -1,0 +1,158 @@
+/* report_fused.c — a chain's fused mapping evaluated: per group, per
+ * operation, per tensor and in total, as text and JSON; see report.h. */
+#include <config.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nestmap/report.h"
+
+/* Backing-store words of data space ds of operation i (all instances). */
+static uint64_t backing_words(const nm_arch *arch, const nm_stats *st, int ds)
+{
+    const nm_ds_stats *d = &st->level[arch->nlevels - 1].ds[ds];
+    return d->utilized_instances * (d->reads + d->fills + d->updates);
+}
+
+/* The levels keeping data space ds in mapping m, innermost first ("RF,
+ * GlobalBuffer"). */
+static void keepers(const nm_arch *arch, const nm_mapping *m, int ds, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int s = 0; s < arch->nlevels && n < size; s++)
+        if ((m->level[s].keep >> ds) & 1u)
+            n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? ", " : "", arch->level[s].name);
+}
+
+static void sum_line(FILE *f, const char *name, const nm_fused_sum *s)
+{
+    fprintf(f, "  %-14s %16llu %14llu %16.3f %14llu\n", name, (unsigned long long)s->computes,
+            (unsigned long long)s->cycles, s->energy * 1e-6, (unsigned long long)s->backing);
+}
+
+void nm_report_fused_text(FILE *f, const nm_arch *arch, const nm_chain *c,
+                          const nm_fused_map *fm, const nm_fused_stats *st)
+{
+    const char *top = arch->level[arch->nlevels - 1].name;
+    fprintf(f, "Chain %s: %d operation%s in %d group%s\n", c->name, c->nops,
+            c->nops == 1 ? "" : "s", fm->ngroups, fm->ngroups == 1 ? "" : "s");
+    for (int gi = 0; gi < fm->ngroups; gi++) {
+        const nm_fused_group *g = &fm->group[gi];
+        fprintf(f, "\nGroup %d: ", gi + 1);
+        for (int i = g->first; i < g->first + g->nops; i++)
+            fprintf(f, "%s%s", i > g->first ? ", " : "", c->op[i].name);
+        if (g->level < arch->nlevels - 1)
+            fprintf(f, ", fused at %s\n", arch->level[g->level].name);
+        else
+            fprintf(f, " (not fused: through %s)\n", top);
+        fprintf(f, "  %-14s %16s %14s %16s %14s\n", "operation", "computes", "cycles",
+                "energy (uJ)", "backing words");
+        for (int i = g->first; i < g->first + g->nops; i++) {
+            nm_fused_sum s = {st->op[i].energy, st->op[i].cycles, st->op[i].computes,
+                              st->op[i].last_level_accesses};
+            sum_line(f, c->op[i].name, &s);
+        }
+        if (g->nops > 1)
+            sum_line(f, "(group)", &st->group[gi]);
+    }
+    fprintf(f, "\nTensors (backing store: %s)\n", top);
+    for (int i = 0; i < c->nops; i++) {
+        const nm_workload *wl = &c->op[i].wl;
+        for (int ds = 0; ds < wl->nds; ds++) {
+            if (c->op[i].producer[ds] >= 0)
+                continue; /* told with its producer */
+            char where[512], readers[256] = "";
+            size_t n = 0;
+            uint64_t words = backing_words(arch, &st->op[i], ds);
+            for (int j = i + 1; j < c->nops; j++)
+                for (int k = 0; k < c->op[j].wl.nds; k++)
+                    if (c->op[j].producer[k] == i && ds == c->op[i].out) {
+                        n += (size_t)snprintf(readers + n, sizeof readers - n, "%s%s",
+                                              n ? ", " : "", c->op[j].name);
+                        words += backing_words(arch, &st->op[j], k);
+                    }
+            keepers(arch, &fm->map[i], ds, where, sizeof where);
+            if (ds != c->op[i].out)
+                fprintf(f, "  %-10s read by %s; kept at %s; %llu %s words\n", wl->ds[ds].name,
+                        c->op[i].name, where, (unsigned long long)words, top);
+            else if (!n)
+                fprintf(f, "  %-10s written by %s; kept at %s; %llu %s words\n",
+                        wl->ds[ds].name, c->op[i].name, where, (unsigned long long)words, top);
+            else if ((fm->onchip[i] >> ds) & 1u)
+                fprintf(f, "  %-10s %s -> %s; kept at %s (never in %s)\n", wl->ds[ds].name,
+                        c->op[i].name, readers, where, top);
+            else
+                fprintf(f, "  %-10s %s -> %s through %s; %llu %s words\n", wl->ds[ds].name,
+                        c->op[i].name, readers, top, (unsigned long long)words, top);
+        }
+    }
+    const nm_fused_sum *t = &st->total;
+    fprintf(f, "\nTotal: energy %.3f uJ, cycles %llu, computes %llu, %s words %llu, "
+            "EDP %.4g J*cycle\n", t->energy * 1e-6, (unsigned long long)t->cycles,
+            (unsigned long long)t->computes, top, (unsigned long long)t->backing,
+            t->energy * 1e-12 * (double)t->cycles);
+}
+
+static void json_sum(FILE *f, const nm_fused_sum *s)
+{
+    fprintf(f, "{\"energy\": %.17g, \"cycles\": %llu, \"computes\": %llu, "
+            "\"backing_accesses\": %llu, \"edp\": %.17g}", isfinite(s->energy) ? s->energy : 0.0,
+            (unsigned long long)s->cycles, (unsigned long long)s->computes,
+            (unsigned long long)s->backing, s->energy * 1e-12 * (double)s->cycles);
+}
+
+void nm_report_fused_json(FILE *f, const nm_arch *arch, const nm_chain *c,
+                          const nm_fused_map *fm, const nm_fused_stats *st)
+{
+    fputs("{\n \"chain\": ", f);
+    nm_report_json_string(f, c->name);
+    fprintf(f, ",\n \"valid\": %s,\n", st->valid ? "true" : "false");
+    if (!st->valid) {
+        char why[1024];
+        nm_fused_describe_invalid(st, arch, c, fm, why, sizeof why);
+        fputs(" \"reason\": ", f);
+        nm_report_json_string(f, why);
+        fputs("\n}\n", f);
+        return;
+    }
+    fputs(" \"total\": ", f);
+    json_sum(f, &st->total);
+    fputs(",\n \"groups\": [\n", f);
+    for (int gi = 0; gi < fm->ngroups; gi++) {
+        const nm_fused_group *g = &fm->group[gi];
+        fputs("  {\"ops\": [", f);
+        for (int i = g->first; i < g->first + g->nops; i++) {
+            if (i > g->first)
+                fputs(", ", f);
+            nm_report_json_string(f, c->op[i].name);
+        }
+        fputs("], \"fuse_at\": ", f);
+        if (g->level < arch->nlevels - 1)
+            nm_report_json_string(f, arch->level[g->level].name);
+        else
+            fputs("null", f);
+        fputs(", \"stats\": ", f);
+        json_sum(f, &st->group[gi]);
+        fputs(gi + 1 < fm->ngroups ? "},\n" : "}\n", f);
+    }
+    fputs(" ],\n \"ops\": [\n", f);
+    for (int i = 0; i < c->nops; i++) {
+        fputs("  {\"name\": ", f);
+        nm_report_json_string(f, c->op[i].name);
+        fprintf(f, ", \"group\": %d, \"intermediates\": [", fm->group_of[i] + 1);
+        int first = 1;
+        for (int ds = 0; ds < c->op[i].wl.nds; ds++)
+            if ((fm->onchip[i] >> ds) & 1u) {
+                if (!first)
+                    fputs(", ", f);
+                first = 0;
+                nm_report_json_string(f, c->op[i].wl.ds[ds].name);
+            }
+        fputs("],\n   \"stats\": ", f);
+        nm_report_json(f, arch, &c->op[i].wl, &st->op[i], &fm->map[i]);
+        fputs(i + 1 < c->nops ? "  },\n" : "  }\n", f);
+    }
+    fputs(" ]\n}\n", f);
+}

@@ -1,0 +1,878 @@
+/* check_fusion.c — chains of operations and fused mappings (fusion.h).
+ *
+ * The main test runs random small chains (GEMMs, element-wise operations
+ * and scalings, one to three of them) on random fused mappings of a
+ * three-level design, with and without a fan-out of PEs, with bypass, and
+ * checks the model against an element-by-element simulator written here
+ * without the model's code: it executes each operation's loop nest point
+ * by point, keeps every tile of every level and instance as a set of
+ * elements, and counts under the tile-granular rule Timeloop counts with
+ * (a level is filled with what its tile gains from one step to the next;
+ * its parent reads each step's gains once per parent instance, multicast;
+ * an output's first touch of an element is neither filled nor read; the
+ * outermost keeper of a tensor is filled by nobody).  It also executes each
+ * fused group step by step, one operation after the other, and checks that
+ * every element of an intermediate a consumer reads was completed by its
+ * producer in that very step (so it sits at the fusion level).  Then: a
+ * chain of single-operation groups gives exactly what each operation gives
+ * as a plain problem and mapping; and malformed chains and fused mappings
+ * get located errors.
+ */
+#include <config.h>
+
+#include <check.h>
+#include <math.h>
+#include <stdarg.h>
+
+#include "nestmap/alloc.h"
+#include "nestmap/fusion.h"
+#include "nestmap/model.h"
+#include "nestmap/pcg32.h"
+#include "nestmap/spec.h"
+#include "testutil.h"
+
+enum { CASES = 600, MAXW = 16, MAXL = 64 }; /* MAXW: 64-bit words of a tile's bit set */
+
+/* ---- the simulator ---- */
+
+typedef struct sloop {
+    int dim, level, spatial;
+    int64_t n;
+} sloop;
+
+typedef struct snest {
+    int nl;
+    sloop l[MAXL];
+    int64_t stride[MAXL]; /* of the loop's dimension */
+    int64_t points;
+} snest;
+
+/* The nest of mapping m, outermost loop first: per level, outermost first,
+ * its temporal loops, then its spatial ones (the fan-out below it). */
+static void build(snest *n, const nm_arch *arch, const nm_workload *wl, const nm_mapping *m)
+{
+    memset(n, 0, sizeof *n);
+    for (int s = arch->nlevels - 1; s >= 0; s--)
+        for (int sp = 0; sp < 2; sp++) {
+            const nm_level_map *lm = &m->level[s];
+            for (int k = wl->ndims - 1; k >= 0; k--) {
+                int d = sp ? lm->sorder[k] : lm->torder[k];
+                int64_t f = sp ? lm->sfactor[d] : lm->tfactor[d];
+                if (f > 1)
+                    n->l[n->nl++] = (sloop){d, s, sp, f};
+            }
+        }
+    n->points = 1;
+    for (int i = n->nl - 1; i >= 0; i--) {
+        int64_t st = 1;
+        for (int j = i + 1; j < n->nl; j++)
+            if (n->l[j].dim == n->l[i].dim)
+                st *= n->l[j].n;
+        n->stride[i] = st;
+        n->points *= n->l[i].n;
+    }
+}
+
+/* The loop indices of point p (the innermost loop fastest). */
+static void indices(const snest *n, int64_t p, int64_t *idx)
+{
+    for (int i = n->nl - 1; i >= 0; i--) {
+        idx[i] = p % n->l[i].n;
+        p /= n->l[i].n;
+    }
+}
+
+/* Mixed-radix key of the loops selected by (level > above, spatial == sp). */
+static int64_t key(const snest *n, const int64_t *idx, int above, int sp, int64_t *count)
+{
+    int64_t k = 0, c = 1;
+    for (int i = 0; i < n->nl; i++)
+        if (n->l[i].level > above && n->l[i].spatial == sp) {
+            k = k * n->l[i].n + idx[i];
+            c *= n->l[i].n;
+        }
+    if (count)
+        *count = c;
+    return k;
+}
+
+/* The flat index of data space ds's element at point idx, and its size. */
+static int64_t element(const snest *n, const nm_workload *wl, int ds, const int64_t *idx,
+                       int64_t *size)
+{
+    int64_t dv[NM_MAX_DIMS] = {0};
+    for (int i = 0; i < n->nl; i++)
+        dv[n->l[i].dim] += idx[i] * n->stride[i];
+    const nm_dataspace *s = &wl->ds[ds];
+    int64_t flat = 0, total = 1;
+    for (int r = 0; r < s->nranks; r++) {
+        int64_t c = 0, ext = 1;
+        for (int t = 0; t < s->rank[r].nterms; t++) {
+            c += s->rank[r].term[t].coef * dv[s->rank[r].term[t].dim];
+            ext += s->rank[r].term[t].coef * (wl->bound[s->rank[r].term[t].dim] - 1);
+        }
+        flat = flat * ext + c;
+        total *= ext;
+    }
+    if (size)
+        *size = total;
+    return flat;
+}
+
+typedef struct bits {
+    uint64_t w[MAXW];
+} bits;
+
+static int popcount_andnot(const bits *a, const bits *b)
+{
+    int c = 0;
+    for (int i = 0; i < MAXW; i++)
+        c += __builtin_popcountll(a->w[i] & ~(b ? b->w[i] : 0));
+    return c;
+}
+
+typedef struct scount {
+    uint64_t reads, fills, updates;
+} scount;
+
+/* Tiles of level s for data space ds: tile[t * ni + i]. */
+typedef struct stiles {
+    int64_t nt, ni;
+    bits *tile;
+} stiles;
+
+static void tiles_of(const snest *n, const nm_workload *wl, int ds, int s, stiles *out)
+{
+    key(n, (int64_t[MAXL]){0}, s, 0, &out->nt);
+    key(n, (int64_t[MAXL]){0}, s, 1, &out->ni);
+    out->tile = nm_calloc((size_t)(out->nt * out->ni), sizeof(bits));
+    ck_assert_ptr_nonnull(out->tile);
+    int64_t idx[MAXL];
+    for (int64_t p = 0; p < n->points; p++) {
+        indices(n, p, idx);
+        int64_t t = key(n, idx, s, 0, NULL), i = key(n, idx, s, 1, NULL), size;
+        int64_t e = element(n, wl, ds, idx, &size);
+        ck_assert_int_lt(size, MAXW * 64);
+        out->tile[t * out->ni + i].w[e / 64] |= 1ull << (e % 64);
+    }
+}
+
+/* Counts of operation (wl, m): cnt[s][ds] totals over instances. */
+static void simulate(const nm_arch *arch, const nm_workload *wl, const nm_mapping *m,
+                     scount cnt[NM_MAX_LEVELS][NM_MAX_DS])
+{
+    snest n;
+    build(&n, arch, wl, m);
+    memset(cnt, 0, sizeof(scount) * NM_MAX_LEVELS * NM_MAX_DS);
+    int S = arch->nlevels;
+    for (int ds = 0; ds < wl->nds; ds++) {
+        int rw = wl->ds[ds].read_write;
+        int child = -1; /* the keeper below, -1: the arithmetic */
+        int top = -1;
+        for (int s = 0; s < S; s++)
+            if ((m->level[s].keep >> ds) & 1u)
+                top = s;
+        for (int s = 0; s < S; s++) {
+            if (!((m->level[s].keep >> ds) & 1u))
+                continue;
+            scount *c = &cnt[s][ds];
+            uint64_t served; /* what the child takes: reads (inputs) or updates (outputs) */
+            if (child < 0) {
+                served = (uint64_t)n.points;
+            } else {
+                /* the child's gains per step, once per instance of this
+                 * level (multicast / spatial reduction) */
+                stiles ct;
+                tiles_of(&n, wl, ds, child, &ct);
+                int64_t per = 1; /* child instances per instance of this level */
+                for (int i = 0; i < n.nl; i++)
+                    if (n.l[i].spatial && n.l[i].level > child && n.l[i].level <= s)
+                        per *= n.l[i].n;
+                served = 0;
+                for (int64_t t = 0; t < ct.nt; t++)
+                    for (int64_t j = 0; j < ct.ni / per; j++) {
+                        bits u = {{0}};
+                        for (int64_t i = j * per; i < (j + 1) * per; i++) {
+                            const bits *cur = &ct.tile[t * ct.ni + i];
+                            const bits *prev = t ? &ct.tile[(t - 1) * ct.ni + i] : NULL;
+                            for (int w = 0; w < MAXW; w++)
+                                u.w[w] |= cur->w[w] & ~(prev ? prev->w[w] : 0);
+                        }
+                        served += (uint64_t)popcount_andnot(&u, NULL);
+                    }
+                nm_free(ct.tile);
+            }
+            /* this level's own gains and partition */
+            stiles own;
+            tiles_of(&n, wl, ds, s, &own);
+            uint64_t gains = 0, part = 0;
+            for (int64_t i = 0; i < own.ni; i++) {
+                bits all = {{0}};
+                for (int64_t t = 0; t < own.nt; t++) {
+                    const bits *cur = &own.tile[t * own.ni + i];
+                    gains += (uint64_t)popcount_andnot(cur, t ? &own.tile[(t - 1) * own.ni + i]
+                                                              : NULL);
+                    for (int w = 0; w < MAXW; w++)
+                        all.w[w] |= cur->w[w];
+                }
+                part += (uint64_t)popcount_andnot(&all, NULL);
+            }
+            nm_free(own.tile);
+            if (rw) {
+                c->updates = served;
+                c->reads = served - part;
+                c->fills = s == top ? 0 : gains - part;
+            } else {
+                c->reads = served;
+                c->fills = s == top ? 0 : gains;
+            }
+            child = s;
+        }
+    }
+}
+
+/* Executes group g step by step and checks that consumers read only
+ * intermediate elements their producer completed in the same step. */
+static void check_steps(const nm_arch *arch, const nm_chain *c, const nm_fused_map *fm, int gi)
+{
+    const nm_fused_group *g = &fm->group[gi];
+    snest n[NM_MAX_OPS];
+    int64_t steps = -1, inner[NM_MAX_OPS];
+    for (int i = g->first; i < g->first + g->nops; i++) {
+        build(&n[i], arch, &c->op[i].wl, &fm->map[i]);
+        int64_t st;
+        key(&n[i], (int64_t[MAXL]){0}, g->level, 0, &st);
+        int64_t sp;
+        key(&n[i], (int64_t[MAXL]){0}, g->level, 1, &sp);
+        st *= sp;
+        if (steps < 0)
+            steps = st;
+        ck_assert_int_eq(st, steps); /* the same shared loops */
+        inner[i] = n[i].points / st;
+    }
+    /* per op's output: how many points update each element, and how many so far */
+    int64_t full[NM_MAX_OPS][MAXW * 64], done[NM_MAX_OPS][MAXW * 64], when[NM_MAX_OPS][MAXW * 64];
+    memset(full, 0, sizeof full);
+    memset(done, 0, sizeof done);
+    int64_t idx[MAXL];
+    for (int i = g->first; i < g->first + g->nops; i++)
+        for (int64_t p = 0; p < n[i].points; p++) {
+            indices(&n[i], p, idx);
+            full[i][element(&n[i], &c->op[i].wl, c->op[i].out, idx, NULL)]++;
+        }
+    for (int64_t t = 0; t < steps; t++)
+        for (int i = g->first; i < g->first + g->nops; i++) {
+            const nm_workload *wl = &c->op[i].wl;
+            /* the shared loops are the outermost, so a step is a block of points */
+            for (int64_t p = t * inner[i]; p < (t + 1) * inner[i]; p++) {
+                indices(&n[i], p, idx);
+                for (int ds = 0; ds < wl->nds; ds++) {
+                    if (!((fm->onchip[i] >> ds) & 1u) || ds == c->op[i].out)
+                        continue;
+                    int pr = c->op[i].producer[ds];
+                    int64_t e = element(&n[i], wl, ds, idx, NULL);
+                    ck_assert_msg(done[pr][e] == full[pr][e] && when[pr][e] == t,
+                                  "case: %s reads %s element %lld at step %lld: %lld of %lld "
+                                  "updates done (at step %lld)", c->op[i].name,
+                                  wl->ds[ds].name, (long long)e, (long long)t,
+                                  (long long)done[pr][e], (long long)full[pr][e],
+                                  (long long)when[pr][e]);
+                }
+                int64_t e = element(&n[i], wl, c->op[i].out, idx, NULL);
+                done[i][e]++;
+                when[i][e] = t;
+            }
+        }
+}
+
+/* ---- random cases ---- */
+
+typedef struct text {
+    char s[16384];
+    size_t n;
+} text;
+
+static void put(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(t->s + t->n, sizeof t->s - t->n, fmt, ap);
+    va_end(ap);
+    ck_assert(k >= 0 && (size_t)k < sizeof t->s - t->n);
+    t->n += (size_t)k;
+}
+
+static int64_t pick_divisor(nm_pcg32 *r, int64_t n)
+{
+    int64_t d[16];
+    int k = 0;
+    for (int64_t i = 1; i <= n; i++)
+        if (n % i == 0)
+            d[k++] = i;
+    return d[nm_pcg32_bounded(r, (uint32_t)k)];
+}
+
+typedef struct gop {
+    char out[8], in[2][8];
+    int nin;
+    char idx[3][4];   /* the output's two indices, and the reduced one (or "") */
+} gop;
+
+typedef struct gcase {
+    int nops, fan;
+    char einsum[3][96];
+    gop op[3];
+    char names[8][4];
+    int64_t bound[8];
+    int nidx;
+} gcase;
+
+/* A random chain: each operation takes the previous one's output. */
+static void gen_chain(nm_pcg32 *r, gcase *g, text *t)
+{
+    memset(g, 0, sizeof *g);
+    g->nops = 1 + (int)nm_pcg32_bounded(r, 3);
+    char cur[2][4] = {"a", "b"};
+    g->nidx = 2;
+    strcpy(g->names[0], "a");
+    strcpy(g->names[1], "b");
+    char prev[8] = "X", reduced[4] = "";
+    put(t, "problem:\n  chain:\n");
+    for (int i = 0; i < g->nops; i++) {
+        gop *o = &g->op[i];
+        snprintf(o->out, sizeof o->out, "T%d", i + 1);
+        int kind = (int)nm_pcg32_bounded(r, reduced[0] ? 4 : 3);
+        if (kind == 3) { /* mixes in the index the GEMM before reduced (which may
+                          * then not be shared: its producer reduces it) */
+            snprintf(o->in[0], 8, "%s", prev);
+            snprintf(o->in[1], 8, "R%d", i + 1);
+            o->nin = 2;
+            snprintf(g->einsum[i], 96, "%s[%s,%s] = %s[%s,%s] * %s[%s,%s]", o->out, cur[0],
+                     cur[1], prev, cur[0], cur[1], o->in[1], cur[0], reduced);
+        } else if (kind == 0) { /* GEMM: reduce the second index, a new one in its place */
+            char nw[4];
+            snprintf(nw, sizeof nw, "%c", 'c' + g->nidx - 2);
+            strcpy(g->names[g->nidx++], nw);
+            snprintf(o->in[0], 8, "%s", prev);
+            snprintf(o->in[1], 8, "W%d", i + 1);
+            o->nin = 2;
+            snprintf(g->einsum[i], 96, "%s[%s,%s] = %s[%s,%s] * %s[%s,%s]", o->out, cur[0], nw,
+                     prev, cur[0], cur[1], o->in[1], cur[1], nw);
+            strcpy(reduced, cur[1]);
+            strcpy(cur[1], nw);
+        } else if (kind == 1) { /* element-wise */
+            snprintf(o->in[0], 8, "%s", prev);
+            o->nin = 1;
+            snprintf(g->einsum[i], 96, "%s[%s,%s] = %s[%s,%s]", o->out, cur[0], cur[1], prev,
+                     cur[0], cur[1]);
+        } else { /* scaled along the second index */
+            snprintf(o->in[0], 8, "%s", prev);
+            snprintf(o->in[1], 8, "S%d", i + 1);
+            o->nin = 2;
+            snprintf(g->einsum[i], 96, "%s[%s,%s] = %s[%s,%s] * %s[%s]", o->out, cur[0],
+                     cur[1], prev, cur[0], cur[1], o->in[1], cur[1]);
+        }
+        put(t, "  - {name: op%d, einsum: \"%s\"}\n", i + 1, g->einsum[i]);
+        if (kind != 0)
+            reduced[0] = '\0'; /* (only right after the GEMM) */
+        strcpy(prev, o->out);
+    }
+    put(t, "  bounds: {");
+    for (int k = 0; k < g->nidx; k++) {
+        g->bound[k] = 1 + (int64_t)nm_pcg32_bounded(r, 4);
+        put(t, "%s%s: %lld", k ? ", " : "", g->names[k], (long long)g->bound[k]);
+    }
+    put(t, "}\n");
+}
+
+/* (after gen_chain, which clears the case) */
+static void gen_arch(nm_pcg32 *r, gcase *g, text *t)
+{
+    static const int fans[] = {1, 1, 2, 4};
+    g->fan = fans[nm_pcg32_bounded(r, 4)];
+    put(t, "architecture:\n  version: 0.3\n  subtree:\n  - name: sys\n"
+           "    attributes: {technology: 45nm}\n    local:\n"
+           "    - {name: DRAM, class: DRAM, attributes: {type: LPDDR4, width: 64, "
+           "datawidth: 16}}\n"
+           "    - {name: GLB, class: SRAM, attributes: {depth: 65536, width: 16, "
+           "datawidth: 16}}\n"
+           "    subtree:\n    - name: PE[0..%d]\n      local:\n"
+           "      - {name: RF, class: regfile, attributes: {depth: 4096, width: 16, "
+           "datawidth: 16, meshX: %d}}\n"
+           "      - {name: MAC, class: intmac, attributes: {datawidth: 16, meshX: %d}}\n",
+           g->fan - 1, g->fan, g->fan);
+}
+
+/* Whether operation i (0-based) has index name. */
+static int has_index(const nm_chain *c, int i, const char *name)
+{
+    return nm_workload_dim(&c->op[i].wl, name) >= 0;
+}
+
+/* One factor per slot whose product is n, at random. */
+static void split(nm_pcg32 *r, int64_t n, int nslots, int64_t *out)
+{
+    for (int k = 0; k < nslots - 1; k++) {
+        out[k] = pick_divisor(r, n);
+        n /= out[k];
+    }
+    out[nslots - 1] = n;
+}
+
+/* Writes the temporal entry of one level: factors of every index of the op
+ * (or of names[]), in a random order. */
+static void put_entry(nm_pcg32 *r, text *t, const char *indent, const char *target,
+                      const char *type, char names[][4], const int64_t *f, int n)
+{
+    int perm[8];
+    for (int k = 0; k < n; k++)
+        perm[k] = k;
+    for (int k = n - 1; k > 0; k--) {
+        int j = (int)nm_pcg32_bounded(r, (uint32_t)k + 1);
+        int x = perm[k];
+        perm[k] = perm[j];
+        perm[j] = x;
+    }
+    put(t, "%s- {target: %s, type: %s, factors: \"", indent, target, type);
+    for (int k = 0; k < n; k++)
+        put(t, "%s%s=%lld", k ? " " : "", names[k], (long long)f[k]);
+    put(t, "\", permutation: \"");
+    for (int k = 0; k < n; k++)
+        put(t, "%s%s", k ? " " : "", names[perm[k]]);
+    put(t, "\"}\n");
+}
+
+/* Whether data space ds of operation j is an intermediate of the group of
+ * operations first .. first + len - 1. */
+static int fm_inside_hint(const nm_chain *c, int j, int ds, int first, int len)
+{
+    if (ds != c->op[j].out)
+        return c->op[j].producer[ds] >= first;
+    return j < first + len - 1; /* a chain: the next operation reads it */
+}
+
+/* A random fused mapping of the chain parsed as c; own[i] gets the offsets
+ * of operation i's own entries in t when its group is plain (a single
+ * operation through the backing store), else -1. */
+static void gen_mapping(nm_pcg32 *r, const gcase *g, const nm_chain *c, text *t, size_t own[][2])
+{
+    put(t, "mapping:\n  fused:\n");
+    int i = 0;
+    while (i < g->nops) {
+        int len = 1 + (int)nm_pcg32_bounded(r, (uint32_t)(g->nops - i));
+        /* fusion level: 2 (DRAM, none), 1 (GLB) or 0 (RF) */
+        int F = len == 1 ? (nm_pcg32_bounded(r, 3) ? 2 : (int)nm_pcg32_bounded(r, 2))
+                         : (int)nm_pcg32_bounded(r, 2);
+        static const char *const lname[] = {"RF", "GLB", "DRAM"};
+        put(t, "  - fuse_at: %s\n", lname[F]);
+        /* shareable: in every op, and in every op's output that stays inside */
+        char sh[8][4];
+        int64_t shf[8][3]; /* per shareable index: DRAM, GLB temporal, GLB spatial */
+        int nsh = 0;
+        for (int k = 0; k < g->nidx; k++) {
+            int ok = 1;
+            for (int j = i; j < i + len && ok; j++) {
+                ok = has_index(c, j, g->names[k]);
+                const nm_workload *wl = &c->op[j].wl;
+                int d = nm_workload_dim(wl, g->names[k]);
+                if (ok && j < i + len - 1) { /* its output is read by op j+1, inside */
+                    int used = 0;
+                    const nm_dataspace *o = &wl->ds[c->op[j].out];
+                    for (int a = 0; a < o->nranks; a++)
+                        used |= o->rank[a].term[0].dim == d;
+                    ok = used;
+                }
+            }
+            if (!ok || F == 2)
+                continue;
+            strcpy(sh[nsh], g->names[k]);
+            int64_t rest = g->bound[k];
+            shf[nsh][0] = pick_divisor(r, rest);
+            rest /= shf[nsh][0];
+            shf[nsh][1] = F == 0 ? pick_divisor(r, rest) : 1;
+            rest /= shf[nsh][1];
+            shf[nsh][2] = 1;
+            if (F == 0 && g->fan > 1) {
+                int64_t s = pick_divisor(r, rest);
+                while (s > g->fan || (g->fan % s))
+                    s = pick_divisor(r, rest);
+                shf[nsh][2] = s;
+            }
+            nsh++;
+        }
+        /* at most one spatial factor above 1 across the shared indices */
+        int spatial_used = 0;
+        for (int k = 0; k < nsh; k++) {
+            if (spatial_used)
+                shf[k][2] = 1;
+            spatial_used |= shf[k][2] > 1;
+        }
+        if (nsh) {
+            put(t, "    shared:\n");
+            int64_t f[8];
+            for (int lv = 0; lv < (F == 0 ? 3 : 1); lv++) {
+                for (int k = 0; k < nsh; k++)
+                    f[k] = shf[k][lv];
+                put_entry(r, t, "    ", lv == 0 ? "DRAM" : "GLB",
+                          lv == 2 ? "spatial" : "temporal", sh, f, nsh);
+            }
+        }
+        put(t, "    ops:\n");
+        for (int j = i; j < i + len; j++) {
+            const nm_workload *wl = &c->op[j].wl;
+            put(t, "      op%d:\n", j + 1);
+            own[j][0] = F == 2 && nsh == 0 ? t->n : (size_t)-1;
+            char nm[8][4];
+            int64_t rest[8];
+            int fanleft = spatial_used ? 1 : g->fan;
+            for (int d = 0; d < wl->ndims; d++) {
+                snprintf(nm[d], 4, "%s", wl->dim[d]);
+                rest[d] = wl->bound[d];
+                for (int k = 0; k < nsh; k++)
+                    if (!strcmp(sh[k], wl->dim[d]))
+                        rest[d] /= shf[k][0] * shf[k][1] * shf[k][2];
+            }
+            /* own slots: levels F..0 temporal, GLB spatial when F >= 1 */
+            int64_t f[3][8], sp[8];
+            for (int d = 0; d < wl->ndims; d++) {
+                sp[d] = 1;
+                if (F >= 1 && fanleft > 1) {
+                    int64_t s = pick_divisor(r, rest[d]);
+                    if (s <= fanleft && fanleft % s == 0) {
+                        sp[d] = s;
+                        fanleft /= s;
+                        rest[d] /= s;
+                    }
+                }
+                int64_t parts[3];
+                split(r, rest[d], F + 1, parts);
+                for (int lv = 0; lv <= F; lv++)
+                    f[lv][d] = parts[lv];
+            }
+            static const char *const ln[] = {"RF", "GLB", "DRAM"};
+            for (int lv = F; lv >= 0; lv--) {
+                put_entry(r, t, "      ", ln[lv], "temporal", nm, f[lv], wl->ndims);
+                if (lv == 1)
+                    put_entry(r, t, "      ", "GLB", "spatial", nm, sp, wl->ndims);
+            }
+            /* bypass below the backing store, without a fan-out only */
+            for (int lv = (F == 2 ? 1 : F); g->fan == 1 && lv >= 0; lv--) {
+                char keep[64] = "", byp[64] = "";
+                for (int ds = 0; ds < wl->nds; ds++) {
+                    int inter = (fm_inside_hint(c, j, ds, i, len));
+                    int k = lv == F && inter ? 1 : (int)nm_pcg32_bounded(r, 2);
+                    char *dst = k ? keep : byp;
+                    snprintf(dst + strlen(dst), 64 - strlen(dst), "%s%s", *dst ? ", " : "",
+                             wl->ds[ds].name);
+                }
+                put(t, "      - {target: %s, type: bypass, keep: [%s], bypass: [%s]}\n", ln[lv],
+                    keep, byp);
+            }
+            own[j][1] = t->n;
+        }
+        i += len;
+    }
+}
+
+/* ---- the tests ---- */
+
+static void load(nm_spec *spec, const char *yaml, unsigned need)
+{
+    nm_error err;
+    nm_status st = nm_spec_load_string(spec, "case.yaml", yaml, need, &err);
+    ck_assert_msg(st == NM_OK, "%s:%d:%d: %s\n%s", err.file, err.line, err.col, err.msg, yaml);
+}
+
+static void same_counts(const nm_arch *arch, const nm_workload *wl, const nm_stats *a,
+                        const nm_stats *b)
+{
+    ck_assert_uint_eq(a->computes, b->computes);
+    ck_assert_uint_eq(a->cycles, b->cycles);
+    ck_assert(a->energy == b->energy);
+    for (int s = 0; s < arch->nlevels; s++)
+        for (int ds = 0; ds < wl->nds; ds++) {
+            const nm_ds_stats *x = &a->level[s].ds[ds], *y = &b->level[s].ds[ds];
+            ck_assert_uint_eq(x->reads, y->reads);
+            ck_assert_uint_eq(x->fills, y->fills);
+            ck_assert_uint_eq(x->updates, y->updates);
+            ck_assert_uint_eq(x->utilized_capacity, y->utilized_capacity);
+            ck_assert(x->energy == y->energy);
+        }
+}
+
+START_TEST(simulator_agrees)
+{
+    nm_pcg32 r;
+    nm_pcg32_seed(&r, 20261127u, 35u);
+    int fused_groups = 0, plain_ops = 0, fanned = 0, bypassing = 0;
+    static text base, full;
+    for (int n = 0; n < CASES; n++) {
+        gcase g;
+        base.n = 0;
+        gen_chain(&r, &g, &base);
+        gen_arch(&r, &g, &base);
+        nm_spec spec;
+        load(&spec, base.s, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN);
+        full = base;
+        size_t own[3][2];
+        gen_mapping(&r, &g, spec.chain, &full, own);
+        nm_spec_fini(&spec);
+        load(&spec, full.s, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN);
+        const nm_chain *c = spec.chain;
+        const nm_fused_map *fm = spec.fmap;
+        nm_fused_model fmdl;
+        nm_error err;
+        ck_assert(nm_fused_model_init(&fmdl, &spec.arch, c, &err) == NM_OK);
+        nm_fused_stats *st = nm_calloc(1, sizeof *st);
+        if (!nm_fused_model_eval(&fmdl, fm, st)) {
+            char why[1024];
+            nm_fused_describe_invalid(st, &spec.arch, c, fm, why, sizeof why);
+            ck_abort_msg("case %d invalid: %s\n%s", n, why, full.s);
+        }
+        double energy = 0.0;
+        for (int i = 0; i < c->nops; i++) {
+            const nm_workload *wl = &c->op[i].wl;
+            scount cnt[NM_MAX_LEVELS][NM_MAX_DS];
+            simulate(&spec.arch, wl, &fm->map[i], cnt);
+            ck_assert_uint_eq(st->op[i].computes, (uint64_t)nm_workload_ops(wl));
+            for (int s = 0; s < spec.arch.nlevels; s++)
+                for (int ds = 0; ds < wl->nds; ds++) {
+                    const nm_ds_stats *d = &st->op[i].level[s].ds[ds];
+                    uint64_t inst = d->utilized_instances;
+                    ck_assert_msg(d->reads * inst == cnt[s][ds].reads &&
+                                  d->fills * inst == cnt[s][ds].fills &&
+                                  d->updates * inst == cnt[s][ds].updates,
+                                  "case %d, %s, level %s, %s: model reads %llu fills %llu "
+                                  "updates %llu (x%llu instances), simulator %llu %llu %llu\n%s",
+                                  n, c->op[i].name, spec.arch.level[s].name, wl->ds[ds].name,
+                                  (unsigned long long)d->reads, (unsigned long long)d->fills,
+                                  (unsigned long long)d->updates, (unsigned long long)inst,
+                                  (unsigned long long)cnt[s][ds].reads,
+                                  (unsigned long long)cnt[s][ds].fills,
+                                  (unsigned long long)cnt[s][ds].updates, full.s);
+                    if (s == spec.arch.nlevels - 1 && ((fm->onchip[i] >> ds) & 1u))
+                        ck_assert_uint_eq(cnt[s][ds].reads + cnt[s][ds].fills +
+                                          cnt[s][ds].updates, 0);
+                    if (s < spec.arch.nlevels - 1 && !((fm->map[i].level[s].keep >> ds) & 1u))
+                        bypassing++;
+                }
+            energy += st->op[i].energy;
+            /* a plain group: the same as the operation alone */
+            if (own[i][0] != (size_t)-1) {
+                static text plain;
+                plain.n = 0;
+                const char *ae = strstr(base.s, "architecture:");
+                put(&plain, "%s", ae);
+                put(&plain, "problem:\n  einsum: \"%s\"\n  bounds: {", g.einsum[i]);
+                for (int d = 0; d < wl->ndims; d++)
+                    put(&plain, "%s%s: %lld", d ? ", " : "", wl->dim[d], (long long)wl->bound[d]);
+                put(&plain, "}\nmapping:\n%.*s", (int)(own[i][1] - own[i][0]), full.s + own[i][0]);
+                nm_spec one;
+                load(&one, plain.s, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING);
+                nm_model mdl;
+                ck_assert(nm_model_init(&mdl, &one.arch, &one.wl, &err) == NM_OK);
+                nm_stats *alone = nm_calloc(1, sizeof *alone);
+                ck_assert(nm_model_eval(&mdl, &one.map, alone, NULL));
+                same_counts(&one.arch, &one.wl, alone, &st->op[i]);
+                nm_free(alone);
+                nm_model_fini(&mdl);
+                nm_spec_fini(&one);
+                plain_ops++;
+            }
+        }
+        ck_assert(fabs(st->total.energy - energy) <= 1e-9 * energy);
+        for (int gi = 0; gi < fm->ngroups; gi++)
+            if (fm->group[gi].nops > 1) {
+                check_steps(&spec.arch, c, fm, gi);
+                fused_groups++;
+            }
+        fanned += g.fan > 1;
+        nm_free(st);
+        nm_fused_model_fini(&fmdl);
+        nm_spec_fini(&spec);
+    }
+    /* the cases cover what they are for */
+    ck_assert_int_ge(fused_groups, CASES / 4);
+    ck_assert_int_ge(plain_ops, CASES / 4);
+    ck_assert_int_ge(fanned, CASES / 4);
+    ck_assert_int_ge(bypassing, CASES / 4);
+    printf("simulator: %d cases, %d fused groups, %d plain operations, %d with a fan-out, "
+           "%d bypasses\n", CASES, fused_groups, plain_ops, fanned, bypassing);
+}
+END_TEST
+
+static const char arch_yaml[] =
+    "architecture:\n  version: 0.3\n  subtree:\n  - name: sys\n"
+    "    attributes: {technology: 45nm}\n    local:\n"
+    "    - {name: DRAM, class: DRAM, attributes: {type: LPDDR4, width: 64, datawidth: 16}}\n"
+    "    - {name: GLB, class: SRAM, attributes: {depth: 2048, width: 16, datawidth: 16}}\n"
+    "    - {name: RF, class: regfile, attributes: {depth: 64, width: 16, datawidth: 16}}\n"
+    "    - {name: MAC, class: intmac, attributes: {datawidth: 16}}\n";
+
+static const char chain_yaml[] =
+    "problem:\n  chain:\n"
+    "  - {name: up, einsum: \"H[m,f] = X[m,d] * W1[d,f]\"}\n"
+    "  - {name: down, einsum: \"Y[m,e] = H[m,f] * W2[f,e]\"}\n"
+    "  bounds: {m: 16, d: 8, f: 32, e: 8}\n";
+
+/* The expected error of arch + chain + mapping text: its line and words. */
+static void expect_error(const char *chain, const char *map, unsigned need, int line,
+                         const char *words)
+{
+    char yaml[8192];
+    snprintf(yaml, sizeof yaml, "%s%s%s", arch_yaml, chain, map);
+    nm_spec spec;
+    nm_error err;
+    nm_status st = nm_spec_load_string(&spec, "bad.yaml", yaml, need, &err);
+    ck_assert_msg(st != NM_OK, "accepted:\n%s", yaml);
+    ck_assert_msg(strstr(err.msg, words) && (line == 0 || err.line == line),
+                  "expected line %d with \"%s\", got %d: %s", line, words, err.line, err.msg);
+    nm_spec_fini(&spec);
+}
+
+#define MAP_HEAD "mapping:\n  fused:\n  - fuse_at: GLB\n"
+#define UP_OWN "      up:\n      - {target: GLB, type: temporal, factors: m=4 d=8 f=32}\n" \
+               "      - {target: RF, type: temporal, factors: m=1 d=1 f=1}\n"
+#define DOWN_OWN "      down:\n      - {target: GLB, type: temporal, factors: m=4 f=32 e=8}\n" \
+                 "      - {target: RF, type: temporal, factors: m=1 f=1 e=1}\n"
+#define SHARED_M "    shared:\n    - {target: DRAM, type: temporal, factors: m=4}\n"
+
+START_TEST(located_errors)
+{
+    const unsigned all = NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN;
+    /* the arch takes 10 lines: the chain starts at line 11 */
+    expect_error("problem:\n  chain:\n"
+                 "  - {name: a, einsum: \"Y[m] = T[m] * W[m]\"}\n"
+                 "  - {name: b, einsum: \"T[m] = X[m]\"}\n  bounds: {m: 4}\n", "",
+                 NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN, 13, "before 'b' writes it");
+    expect_error("problem:\n  chain:\n"
+                 "  - {name: a, einsum: \"T[m,n] = X[m,n]\"}\n"
+                 "  - {name: b, einsum: \"Y[m,n] = T[m,n]\"}\n  bounds: {m: 4, n: 4, k: 2}\n", "",
+                 NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN, 15, "not an index of any");
+    expect_error("problem:\n  chain:\n"
+                 "  - {name: a, einsum: \"T[m,n] = X[m,n]\"}\n"
+                 "  - {name: b, einsum: \"Y[m,k] = T[m,2*k]\"}\n  bounds: {m: 4, n: 4, k: 2}\n",
+                 "", NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN, 14, "spans 4 in 'a'");
+    /* a shared loop over an index one operation lacks */
+    expect_error(chain_yaml, MAP_HEAD "    shared:\n"
+                 "    - {target: DRAM, type: temporal, factors: m=4 d=1 e=2}\n    ops:\n"
+                 UP_OWN DOWN_OWN, all, 20, "operation 'up' has no index 'e'");
+    /* ... over an index the producer of an intermediate reduces */
+    expect_error(chain_yaml, MAP_HEAD "    shared:\n"
+                 "    - {target: DRAM, type: temporal, factors: d=2}\n    ops:\n"
+                 UP_OWN DOWN_OWN, all, 20, "'up' reduces over 'd'");
+    /* an intermediate kept in the backing store */
+    expect_error(chain_yaml, MAP_HEAD SHARED_M
+                 "    - {target: DRAM, type: bypass, keep: [H, X]}\n    ops:\n" UP_OWN DOWN_OWN,
+                 all, 21, "'H' is an intermediate of the group");
+    expect_error(chain_yaml, "mapping:\n  fused:\n  - ops:\n" UP_OWN DOWN_OWN, all, 18,
+                 "give 'fuse_at'");
+    /* bypassed at the fusion level */
+    expect_error(chain_yaml, MAP_HEAD SHARED_M "    ops:\n" UP_OWN
+                 "      - {target: GLB, type: bypass, bypass: [H]}\n" DOWN_OWN, all, 25,
+                 "cannot bypass it");
+    /* an operation's own entry above the fusion level */
+    expect_error(chain_yaml, MAP_HEAD "    ops:\n"
+                 "      up:\n      - {target: DRAM, type: temporal, factors: m=4}\n", all, 21,
+                 "above the fusion level");
+    expect_error(chain_yaml, MAP_HEAD SHARED_M "    ops:\n" DOWN_OWN, all, 22,
+                 "out of order");
+    expect_error(chain_yaml, MAP_HEAD SHARED_M "    ops:\n" UP_OWN "      dwn: []\n", all, 25,
+                 "did you mean 'down'");
+    expect_error(chain_yaml, MAP_HEAD SHARED_M "    ops:\n" UP_OWN, all, 18,
+                 "'down' is in no group");
+    expect_error(chain_yaml, "mapping:\n- {target: GLB, type: temporal, factors: m=4}\n", all, 17,
+                 "its mapping is {fused");
+    /* commands that take one operation refuse a chain */
+    expect_error(chain_yaml, "", NM_NEED_ARCH | NM_NEED_PROBLEM, 12, "takes one operation");
+}
+END_TEST
+
+/* Evaluates arch + the 2-GEMM chain (bounds b) on mapping map. */
+static int eval_text(const char *arch, const char *b, const char *map, nm_fused_stats *st,
+                     char *why, size_t size)
+{
+    char yaml[8192];
+    snprintf(yaml, sizeof yaml, "%sproblem:\n  chain:\n"
+             "  - {name: up, einsum: \"H[m,f] = X[m,d] * W1[d,f]\"}\n"
+             "  - {name: down, einsum: \"Y[m,e] = H[m,f] * W2[f,e]\"}\n"
+             "  bounds: %s\n%s", arch, b, map);
+    nm_spec spec;
+    load(&spec, yaml, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN);
+    nm_fused_model fmdl;
+    nm_error err;
+    ck_assert(nm_fused_model_init(&fmdl, &spec.arch, spec.chain, &err) == NM_OK);
+    int ok = nm_fused_model_eval(&fmdl, spec.fmap, st);
+    nm_fused_describe_invalid(st, &spec.arch, spec.chain, spec.fmap, why, size);
+    nm_fused_model_fini(&fmdl);
+    nm_spec_fini(&spec);
+    return ok;
+}
+
+static const char capacity_map[] =
+    "mapping:\n  fused:\n  - fuse_at: GLB\n"
+    "    shared:\n    - {target: DRAM, type: temporal, factors: m=4}\n    ops:\n"
+    "      up:\n      - {target: GLB, type: temporal, factors: m=4 d=32 f=32, permutation: fdm}\n"
+    "      - {target: RF, type: temporal, factors: m=1 d=1 f=1}\n"
+    "      down:\n      - {target: GLB, type: temporal, factors: m=4 f=32 e=32, permutation: efm}\n"
+    "      - {target: RF, type: temporal, factors: m=1 f=1 e=1}\n";
+
+/* While one operation of a group runs, a level holds its tiles and what
+ * the others keep there from step to step: the weights at the global
+ * buffer (the shared loop over m does not move them), not their register
+ * tiles (the operations' own loops move those every step). */
+START_TEST(group_capacity)
+{
+    nm_fused_stats *st = nm_calloc(1, sizeof *st);
+    char why[512];
+    /* GLB: 2048 words.  up: X 4x32 = 128, W1 32x32 = 1024, H 4x32 = 128;
+     * down: H, W2 1024, Y 128.  While up runs, down's W2 stays: 1280 +
+     * 1024 = 2304 > 2048; each operation alone fits. */
+    ck_assert(!eval_text(arch_yaml, "{m: 16, d: 32, f: 32, e: 32}", capacity_map, st, why,
+                         sizeof why));
+    ck_assert_int_eq(st->bad_op, -1);
+    ck_assert_int_eq(st->bad_level, 1);
+    ck_assert_uint_eq(st->need, 2304);
+    ck_assert_uint_eq(st->limit, 2048);
+    ck_assert_msg(strstr(why, "2304 words at 'GLB'"), "%s", why);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(st->op[i].invalid.kind, NM_VALID);
+    /* Smaller weights (16x32): 1280 - 512 + 512 = 1792 fits.  The
+     * registers hold 3 words of each operation (one of each tensor); with
+     * four registers both operations run, since neither keeps a register
+     * tile from step to step. */
+    char small[2048];
+    const char *rf = strstr(arch_yaml, "depth: 64");
+    snprintf(small, sizeof small, "%.*sdepth: 4%s", (int)(rf - arch_yaml), arch_yaml, rf + 9);
+    static const char map16[] =
+        "mapping:\n  fused:\n  - fuse_at: GLB\n"
+        "    shared:\n    - {target: DRAM, type: temporal, factors: m=4}\n    ops:\n"
+        "      up:\n      - {target: GLB, type: temporal, factors: m=4 d=16 f=32, permutation: fdm}\n"
+        "      - {target: RF, type: temporal, factors: m=1 d=1 f=1}\n"
+        "      down:\n      - {target: GLB, type: temporal, factors: m=4 f=32 e=16, permutation: efm}\n"
+        "      - {target: RF, type: temporal, factors: m=1 f=1 e=1}\n";
+    ck_assert_msg(eval_text(small, "{m: 16, d: 16, f: 32, e: 16}", map16, st, why, sizeof why),
+                  "%s", why);
+    /* registers of 2 words hold neither operation's 3 */
+    rf = strstr(small, "depth: 4");
+    char tiny[2048];
+    snprintf(tiny, sizeof tiny, "%.*sdepth: 2%s", (int)(rf - small), small, rf + 8);
+    ck_assert(!eval_text(tiny, "{m: 16, d: 16, f: 32, e: 16}", map16, st, why, sizeof why));
+    ck_assert_int_eq(st->bad_op, 0);
+    nm_free(st);
+}
+END_TEST
+
+static Suite *fusion_suite(void)
+{
+    Suite *s = suite_create("fusion");
+    TCase *tc = tcase_create("fusion");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, simulator_agrees);
+    tcase_add_test(tc, located_errors);
+    tcase_add_test(tc, group_capacity);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TEST_MAIN(fusion_suite)
