@@ -520,13 +520,12 @@ static int moves_every_step(const nm_workload *wl, const nm_mapping *m, int F, i
     return 0;
 }
 
-/* Whether the group's tiles fit at every level; sets the overflow in out
- * when not.  The operations run one after the other at each step, so while
+/* The operations run one after the other at each step, so while
  * one runs a level holds its tiles, the tiles the other operations keep
  * there from one step to the next (those the analyses reuse across steps),
  * and, at the fusion level, the intermediates waiting for a later
  * consumer.  The largest of these over the operations must fit. */
-static int group_fits(nm_fused_model *fmdl, const nm_fused_map *fm, int gi, nm_fused_stats *out)
+int nm_fused_group_fits(nm_fused_model *fmdl, const nm_fused_map *fm, int gi, nm_fused_stats *out)
 {
     const nm_fused_group *g = &fm->group[gi];
     const nm_arch *arch = fmdl->arch;
@@ -601,7 +600,7 @@ int nm_fused_model_eval(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_s
             return 0;
         }
     for (int gi = 0; gi < fm->ngroups; gi++)
-        if (!group_fits(fmdl, fm, gi, out)) {
+        if (!nm_fused_group_fits(fmdl, fm, gi, out)) {
             out->valid = 0;
             return 0;
         }

@@ -389,8 +389,9 @@ static void spread(const int64_t *prime, const int *exp, int np, const int8_t *f
     }
 }
 
-nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_workload *wl,
-                           const nm_ynode *constraints, const nm_ynode *more, nm_error *err)
+static nm_status init(nm_mapspace *ms, const nm_arch *arch, const nm_workload *wl,
+                      const nm_ynode *constraints, const nm_ynode *more, uint32_t onchip,
+                      nm_error *err)
 {
     memset(ms, 0, sizeof *ms);
     ms->arch = arch;
@@ -431,15 +432,16 @@ nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_worklo
     if (st != NM_OK)
         return st;
 
-    /* The outermost level holds every tensor. */
+    /* The outermost level holds every tensor (but a fused group's
+     * intermediates). */
     int top = arch->nlevels - 1;
-    if (ms->level[top].bypass) {
-        int d = __builtin_ctz(ms->level[top].bypass);
+    if (ms->level[top].bypass & ~onchip) {
+        int d = __builtin_ctz(ms->level[top].bypass & ~onchip);
         return nm_yerror(err, ms->level[top].at, "'%s' is the outermost level and must keep "
                          "every data space, but a constraint bypasses %s",
                          arch->level[top].name, wl->ds[d].name);
     }
-    ms->level[top].keep = (1u << wl->nds) - 1u;
+    ms->level[top].keep = ((1u << wl->nds) - 1u) & ~ms->level[top].bypass;
 
     /* Factorizations. */
     ms->log_factor = 0;
@@ -1320,4 +1322,17 @@ double nm_mapspace_pruned_log10(const nm_mapspace *ms, uint64_t max_points, nm_p
             sum += (long double)nm_mapspace_orders(ms, &m);
     }
     return sum > 0 ? (double)log10l(sum / (long double)max_points) + log_outer : -INFINITY;
+}
+
+nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_workload *wl,
+                           const nm_ynode *constraints, const nm_ynode *more, nm_error *err)
+{
+    return init(ms, arch, wl, constraints, more, 0, err);
+}
+
+nm_status nm_mapspace_init_fused(nm_mapspace *ms, const nm_arch *arch, const nm_workload *wl,
+                                 const nm_ynode *constraints, const nm_ynode *more,
+                                 uint32_t onchip, nm_error *err)
+{
+    return init(ms, arch, wl, constraints, more, onchip, err);
 }

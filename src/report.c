@@ -621,13 +621,15 @@ static void factor_list(char *out, const nm_workload *wl, const int64_t *factor,
 typedef struct directives {
     FILE *f;
     int json;
-    int count; /* directives begun */
+    int count;          /* directives begun */
+    const char *indent; /* YAML: before each line (NULL: none) */
 } directives;
 
 static void directive_begin(directives *w, const char *target, const char *type)
 {
     if (!w->json) {
-        fprintf(w->f, "- target: %s\n  type: %s\n", target, type);
+        const char *in = w->indent ? w->indent : "";
+        fprintf(w->f, "%s- target: %s\n%s  type: %s\n", in, target, in, type);
     } else {
         fputs(w->count ? ",\n  {\"target\": " : "\n  {\"target\": ", w->f);
         nm_report_json_string(w->f, target);
@@ -638,7 +640,10 @@ static void directive_begin(directives *w, const char *target, const char *type)
 
 static void directive_key(directives *w, const char *key)
 {
-    fprintf(w->f, w->json ? ", \"%s\": " : "  %s: ", key);
+    if (w->json)
+        fprintf(w->f, ", \"%s\": ", key);
+    else
+        fprintf(w->f, "%s  %s: ", w->indent ? w->indent : "", key);
 }
 
 static void directive_text(directives *w, const char *key, const char *text)
@@ -681,14 +686,15 @@ static void directive_end(directives *w)
         fputc('}', w->f);
 }
 
-/* Every directive of the mapping, outermost level first: temporal factors
- * and order, spatial ones where the level fans out, keep/bypass. */
-static void write_directives(directives *w, const nm_arch *arch, const nm_workload *wl,
-                             const nm_mapping *m)
+/* Every directive of the mapping's levels lo..hi, outermost first:
+ * temporal factors and order, spatial ones where the level fans out,
+ * keep/bypass (unless no_bypass). */
+static void write_levels(directives *w, const nm_arch *arch, const nm_workload *wl,
+                         const nm_mapping *m, int lo, int hi, int no_bypass)
 {
     uint32_t all = (1u << wl->nds) - 1u;
     char text[DIRECTIVE_TEXT_MAX];
-    for (int l = arch->nlevels - 1; l >= 0; l--) {
+    for (int l = hi; l >= lo; l--) {
         const nm_level *L = &arch->level[l];
         const nm_level_map *lm = &m->level[l];
         directive_begin(w, L->name, "temporal");
@@ -712,6 +718,8 @@ static void write_directives(directives *w, const nm_arch *arch, const nm_worklo
                 directive_ds(w, "no_multicast_no_reduction", wl, lm->no_multicast);
             directive_end(w);
         }
+        if (no_bypass)
+            continue;
         directive_begin(w, L->name, "bypass");
         directive_ds(w, "keep", wl, lm->keep & all);
         directive_ds(w, "bypass", wl, ~lm->keep & all);
@@ -719,19 +727,33 @@ static void write_directives(directives *w, const nm_arch *arch, const nm_worklo
     }
 }
 
+static void write_directives(directives *w, const nm_arch *arch, const nm_workload *wl,
+                             const nm_mapping *m)
+{
+    write_levels(w, arch, wl, m, 0, arch->nlevels - 1, 0);
+}
+
 void nm_report_mapping_yaml(FILE *f, const nm_arch *arch, const nm_workload *wl,
                             const nm_mapping *m)
 {
     fputs("mapping:\n", f);
-    directives w = {f, 0, 0};
+    directives w = {f, 0, 0, NULL};
     write_directives(&w, arch, wl, m);
+}
+
+void nm_report_mapping_levels_yaml(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                                   const nm_mapping *m, int lo, int hi, int no_bypass,
+                                   const char *indent)
+{
+    directives w = {f, 0, 0, indent};
+    write_levels(&w, arch, wl, m, lo, hi, no_bypass);
 }
 
 /* The mapping as map.yaml writes it: a list of directive objects. */
 static void mapping_json(FILE *f, const nm_arch *arch, const nm_workload *wl,
                          const nm_mapping *m)
 {
-    directives w = {f, 1, 0};
+    directives w = {f, 1, 0, NULL};
     fputc('[', f);
     write_directives(&w, arch, wl, m);
     fputs("\n ]", f);

@@ -156,3 +156,49 @@ void nm_report_fused_json(FILE *f, const nm_arch *arch, const nm_chain *c,
     }
     fputs(" ]\n}\n", f);
 }
+
+void nm_report_fused_yaml(FILE *f, const nm_arch *arch, const nm_chain *c,
+                          const nm_fused_map *fm)
+{
+    int S = arch->nlevels;
+    fputs("mapping:\n  fused:\n", f);
+    for (int gi = 0; gi < fm->ngroups; gi++) {
+        const nm_fused_group *g = &fm->group[gi];
+        int F = g->level, lead = g->first;
+        if (F < S - 1) {
+            fprintf(f, "  - fuse_at: %s\n    shared:\n", arch->level[F].name);
+            /* the shared loops as the first operation has them (the others'
+             * indices it lacks stay 1), and at each level what any operation
+             * keeps and bypasses (names another lacks are not its own) */
+            nm_report_mapping_levels_yaml(f, arch, &c->op[lead].wl, &fm->map[lead], F + 1, S - 1,
+                                          1, "    ");
+            for (int s = S - 1; s > F; s--) {
+                if (arch->level[s].container[0])
+                    continue;
+                fprintf(f, "    - target: %s\n      type: bypass\n      keep: [",
+                        arch->level[s].name);
+                for (int pass = 0, first = 1; pass < 2; pass++) {
+                    if (pass)
+                        fputs("]\n      bypass: [", f);
+                    first = 1;
+                    for (int i = lead; i < lead + g->nops; i++)
+                        for (int ds = 0; ds < c->op[i].wl.nds; ds++) {
+                            int kept = (int)((fm->map[i].level[s].keep >> ds) & 1u);
+                            if (kept == pass || (i > lead && c->op[i].producer[ds] >= lead))
+                                continue; /* (an intermediate once, with its producer) */
+                            fprintf(f, "%s%s", first ? "" : ", ", c->op[i].wl.ds[ds].name);
+                            first = 0;
+                        }
+                }
+                fputs("]\n", f);
+            }
+            fputs("    ops:\n", f);
+        } else {
+            fputs("  - ops:\n", f);
+        }
+        for (int i = lead; i < lead + g->nops; i++) {
+            fprintf(f, "      %s:\n", c->op[i].name);
+            nm_report_mapping_levels_yaml(f, arch, &c->op[i].wl, &fm->map[i], 0, F, 0, "      ");
+        }
+    }
+}

@@ -127,8 +127,8 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
     if (prob && nm_chain_given(prob)) {
         if (!(need & NM_ACCEPT_CHAIN))
             return nm_yerror(err, prob, "the problem is a chain of operations: nestmap model "
-                             "evaluates a fused mapping of it; this command takes one "
-                             "operation (searching fused mappings is not built yet)");
+                             "evaluates a fused mapping of it and nestmap map searches one; "
+                             "this command takes one operation");
         const nm_ynode *so = nm_ymap_get(root, "sparse_optimizations");
         if (so && !nm_yis_null(so))
             return nm_yerror(err, so, "sparse_optimizations with a chain of operations are not "

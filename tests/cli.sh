@@ -570,8 +570,23 @@ has "$tmp/err" "needs 81920 words at 'GlobalBuffer', which holds 65536" "the gro
 expect 0 "model -o DIR on a chain" -- "$bin" model -q -o "$tmp/fused" "$data/good/fused_ffn.yaml"
 has "$tmp/fused/stats.txt" "^==== operation down ====" "-o writes each operation's full stats"
 has "$tmp/fused/stats.json" '"chain": "ffn"' "-o writes the chain's JSON"
-expect 2 "map refuses a chain" -- "$bin" map -q "$data/good/fused_ffn.yaml"
-has "$tmp/err" "this command takes one operation" "map says a chain is for model"
+expect 2 "mapspace refuses a chain" -- "$bin" mapspace -q "$data/good/fused_ffn.yaml"
+has "$tmp/err" "this command takes one operation" "mapspace says a chain is for model and map"
 expect 2 "model --loops on a chain" -- "$bin" model -q --loops "$data/good/fused_ffn.yaml"
+
+# map on a chain: each operation alone and fused; the best cut is written
+# as a fused map.yaml that model reads back to the same figures.
+expect 0 "map on a chain" -- "$bin" map -q -o "$tmp/fmap" "$data/good/fused_ffn.yaml"
+has "$tmp/fmap/stats.txt" "^Group 1: up, down, fused at GLB" "map on a chain fuses the two GEMMs"
+has "$tmp/fmap/stats.txt" "^Unfused (each operation alone): energy 0.275 uJ, cycles 8192, DRAM words 1792," "map on a chain gives the unfused run beside it"
+has "$tmp/fmap/stats.txt" "^Fused / unfused: energy 0.536x" "map on a chain: the fused run's energy over the unfused one's"
+expect 0 "model on map's fused map.yaml" -- "$bin" model -q "$data/good/fused_ffn.yaml" "$tmp/fmap/map.yaml"
+grep "^Total:" "$tmp/fmap/stats.txt" >"$tmp/fmap/want"
+grep "^Total:" "$tmp/out" >"$tmp/fmap/got"
+if cmp -s "$tmp/fmap/want" "$tmp/fmap/got" && [ -s "$tmp/fmap/got" ]; then ok "the fused map.yaml round-trips through model"; else bad "the fused map.yaml gives other totals"; cat "$tmp/fmap/want" "$tmp/fmap/got"; fi
+expect 0 "map --no-fuse on a chain" -- "$bin" map -q --no-fuse --max-evals 3000 "$data/good/fused_ffn.yaml"
+has "$tmp/out" "^Group 2: down (not fused" "--no-fuse maps each operation alone"
+has "$tmp/out" "^Fused / unfused: energy 1.000x, cycles 1.000x, backing-store words 1.000x" "--no-fuse: the best is the unfused run"
+expect 2 "map --no-fuse on one operation" -- "$bin" map -q --no-fuse "$data/good/conv1d_1level.yaml"
 
 finish

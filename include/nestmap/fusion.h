@@ -148,8 +148,43 @@ void nm_fused_model_fini(nm_fused_model *fmdl);
 /* Evaluates fm: fills *out; returns out->valid. */
 int nm_fused_model_eval(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_stats *out);
 
+/* Whether group gi of fm fits at every level, its operations' stats in
+ * out->op (evaluated): while one operation runs, a level holds its tiles,
+ * the tiles the other operations keep there from one step to the next, and
+ * at the fusion level the intermediates waiting for a later consumer; the
+ * largest of these must fit.  Sets out's overflow (bad_group, bad_level,
+ * need, limit) when not. */
+int nm_fused_group_fits(nm_fused_model *fmdl, const nm_fused_map *fm, int gi,
+                        nm_fused_stats *out);
+
 /* Writes why an evaluation was invalid. */
 void nm_fused_describe_invalid(const nm_fused_stats *st, const nm_arch *arch, const nm_chain *c,
                                const nm_fused_map *fm, char *buf, size_t size);
+
+/* ---- the search (fusion_search.c) ---- */
+
+struct nm_search_opts;
+
+typedef struct nm_fused_result {
+    nm_fused_map best, unfused;            /* the best found, and each operation alone */
+    nm_fused_stats *best_st, *unfused_st;  /* their stats; owned */
+    uint64_t candidates;  /* shared tilings scored */
+    int searches;         /* single-operation searches run */
+    uint64_t evaluated;   /* mappings those searches evaluated */
+    double seconds;
+} nm_fused_result;
+
+/* Searches chain c's mappings on arch under the design's constraints
+ * (constraints, more: as nm_mapspace_init takes them; entries above a
+ * fusion level give way to the shared loops there) with the single-Einsum
+ * search options o: every operation alone, and, when fuse, every range of
+ * consecutive operations fused at the level below the backing store
+ * (shared loops at the backing store).  The best by o's first metric over
+ * every cut of the chain into groups goes to res->best, the all-unfused
+ * one to res->unfused.  Release with nm_fused_result_fini. */
+nm_status nm_fused_search(const nm_arch *arch, const nm_chain *c, const nm_ynode *constraints,
+                          const nm_ynode *more, const struct nm_search_opts *o, int fuse,
+                          nm_fused_result *res, nm_error *err);
+void nm_fused_result_fini(nm_fused_result *res);
 
 #endif

@@ -107,6 +107,13 @@ int nm_prime_factors(int64_t n, int64_t *prime, int *exp);
 nm_status nm_mapspace_init(nm_mapspace *ms, const nm_arch *arch, const nm_workload *wl,
                            const nm_ynode *constraints, const nm_ynode *more, nm_error *err);
 
+/* The same for an operation of a fused group (fusion.h): the constraints
+ * may bypass the data spaces in onchip (its intermediates) at the
+ * outermost level, which otherwise keeps every data space. */
+nm_status nm_mapspace_init_fused(nm_mapspace *ms, const nm_arch *arch, const nm_workload *wl,
+                                 const nm_ynode *constraints, const nm_ynode *more,
+                                 uint32_t onchip, nm_error *err);
+
 /* Enlarges the factor space with residual factors (Timeloop's `ruby`
  * template): tiles need not divide the bound; the last tile along a
  * dimension is partial.  Every perfect factorization of bound+p (p = 1 ..

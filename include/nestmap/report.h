@@ -64,6 +64,18 @@ void nm_report_explain(FILE *f, nm_model *mdl, const nm_mapping *m, const nm_nes
 void nm_report_mapping_yaml(FILE *f, const nm_arch *arch, const nm_workload *wl,
                             const nm_mapping *m);
 
+/* The directives of mapping m's levels lo..hi alone, outermost first, each
+ * line after indent; keep/bypass too unless no_bypass (a fused mapping's
+ * parts: nm_report_fused_yaml). */
+void nm_report_mapping_levels_yaml(FILE *f, const nm_arch *arch, const nm_workload *wl,
+                                   const nm_mapping *m, int lo, int hi, int no_bypass,
+                                   const char *indent);
+
+/* A chain's fused mapping as `mapping: {fused: ...}`, which nestmap model
+ * reads back. */
+void nm_report_fused_yaml(FILE *f, const nm_arch *arch, const nm_chain *c,
+                          const nm_fused_map *fm);
+
 struct nm_search_result;
 struct nm_search_opts;
 

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "nestmap/alloc.h"
+#include "nestmap/fusion.h"
 #include "nestmap/job.h"
 #include "nestmap/model.h"
 #include "nestmap/report.h"
@@ -39,7 +40,13 @@ static const char usage[] =
     "                    from the component classes (see nestmap energy)\n"
     NM_CLI_STRIDE_USAGE
     NM_CLI_TEACH_USAGE
+    "  --no-fuse         a chain of operations: map each operation alone only\n"
     "  -q, --quiet       no warnings, no progress\n\n"
+    "A problem that is a chain of operations (nestmap(1), FUSED MAPPINGS) is\n"
+    "mapped each operation alone and fused in groups of consecutive operations\n"
+    "at the level below the backing store; the best cut into groups is printed\n"
+    "next to the unfused run, and -o DIR writes its map.yaml, stats.txt and\n"
+    "stats.json.\n\n"
     "Ctrl-C ends the search and still reports the best mapping found.\n"
     "exit status: 0 a mapping found, 1 none valid, 2 bad input\n";
 
@@ -136,20 +143,129 @@ static int write_outputs(const char *dir, const nm_spec *spec, const nm_search_r
     return 1;
 }
 
+static void ratio_line(FILE *f, const nm_fused_sum *a, const nm_fused_sum *b)
+{
+    double ea = a->energy * (double)a->cycles, eb = b->energy * (double)b->cycles;
+    fprintf(f, "Fused / unfused: energy %.3fx, cycles %.3fx, backing-store words %.3fx, "
+            "EDP %.3fx\n", b->energy > 0 ? a->energy / b->energy : 1.0,
+            b->cycles ? (double)a->cycles / (double)b->cycles : 1.0,
+            b->backing ? (double)a->backing / (double)b->backing : 1.0, eb > 0 ? ea / eb : 1.0);
+}
+
+static void fused_text(FILE *f, const nm_spec *spec, const nm_fused_result *r)
+{
+    nm_report_fused_text(f, &spec->arch, spec->chain, &r->best, r->best_st);
+    const nm_fused_sum *u = &r->unfused_st->total;
+    fprintf(f, "\nUnfused (each operation alone): energy %.3f uJ, cycles %llu, %s words %llu, "
+            "EDP %.4g J*cycle\n", u->energy * 1e-6, (unsigned long long)u->cycles,
+            spec->arch.level[spec->arch.nlevels - 1].name, (unsigned long long)u->backing,
+            u->energy * 1e-12 * (double)u->cycles);
+    ratio_line(f, &r->best_st->total, u);
+}
+
+static void fused_json(FILE *f, const nm_spec *spec, const nm_fused_result *r,
+                       const nm_search_opts *o)
+{
+    fputs("{\n\"best\": ", f);
+    nm_report_fused_json(f, &spec->arch, spec->chain, &r->best, r->best_st);
+    fputs(",\n\"unfused\": ", f);
+    nm_report_fused_json(f, &spec->arch, spec->chain, &r->unfused, r->unfused_st);
+    fprintf(f, ",\n\"search\": {\"metric\": \"%s\", \"seed\": %llu, \"candidates\": %llu, "
+            "\"searches\": %d, \"evaluated\": %llu, \"seconds\": %.3f}\n}\n",
+            nm_metric_name(o->metric[0]), (unsigned long long)o->seed,
+            (unsigned long long)r->candidates, r->searches, (unsigned long long)r->evaluated,
+            r->seconds);
+}
+
+/* `map` on a chain: the fused search, its report and files. */
+static int map_fused(nm_spec *spec, const nm_cli_opts *co, nm_search_opts *o, int fuse)
+{
+    nm_error err;
+    nm_error_clear(&err);
+    static nm_fused_result r;
+    size_t warned = spec->doc.nwarnings;
+    nm_status st = nm_fused_search(&spec->arch, spec->chain, spec->constraints,
+                                   spec->constraints2, o, fuse, &r, &err);
+    nm_cli_warnings(&spec->doc, co->quiet, warned);
+    if (st != NM_OK) {
+        nm_cli_error(&err);
+        nm_fused_result_fini(&r);
+        return nm_status_exit_code(st);
+    }
+    int rc = 0;
+    if (!co->quiet)
+        fprintf(stderr, "fused search: %llu shared tilings scored, %d single-operation searches "
+                "(%llu mappings evaluated), %.2f s\n", (unsigned long long)r.candidates,
+                r.searches, (unsigned long long)r.evaluated, r.seconds);
+    if (co->json) {
+        nm_cli_json js;
+        fused_json(nm_cli_json_begin(&js), spec, &r, o);
+        if (!nm_cli_json_end(&js, &spec->doc))
+            rc = 2;
+    } else {
+        fused_text(stdout, spec, &r);
+    }
+    if (co->outdir) {
+        static const char *const names[] = {"map.yaml", "stats.txt", "stats.json"};
+        if (!nm_cli_mkdir(co->outdir))
+            rc = 2;
+        for (int k = 0; k < 3 && rc != 2; k++) {
+            char path[4096];
+            FILE *f = nm_cli_open_out(co->outdir, names[k], path, sizeof path);
+            if (!f) {
+                rc = 2;
+                break;
+            }
+            if (k == 0) {
+                fprintf(f, "# Best fused mapping found by nestmap map (%s, seed %llu).\n",
+                        nm_metric_name(o->metric[0]), (unsigned long long)o->seed);
+                nm_report_fused_yaml(f, &spec->arch, spec->chain, &r.best);
+            } else if (k == 1) {
+                fused_text(f, spec, &r);
+            } else {
+                fused_json(f, spec, &r, o);
+            }
+            if (!nm_cli_close_out(f, path))
+                rc = 2;
+        }
+    }
+    nm_fused_result_fini(&r);
+    return rc;
+}
+
 int nm_cmd_map(int argc, char **argv)
 {
     int tl_names = nm_cli_take_flag(&argc, argv, "--timeloop-names");
     int diagram = nm_cli_take_flag(&argc, argv, "--diagram");
+    int no_fuse = nm_cli_take_flag(&argc, argv, "--no-fuse");
     nm_cli_teach teach;
     if (!nm_cli_teach_take(&argc, argv, "map", &teach))
         return 2;
     nm_search_opts o;
     nm_cli_opts co;
     nm_spec spec;
-    int rc = nm_cli_search_setup(argc, argv, "map", usage, NM_NEED_ARCH | NM_NEED_PROBLEM, &co,
-                                 &spec, &o);
+    int rc = nm_cli_search_setup(argc, argv, "map", usage,
+                                 NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN, &co, &spec, &o);
     if (rc >= 0)
         return rc;
+    if (spec.chain) {
+        if (diagram || tl_names || teach.loops || teach.explain) {
+            fprintf(stderr, "nestmap map: --diagram, --timeloop-names, --loops and --explain "
+                            "take one operation, not a chain\n");
+            rc = 2;
+        } else {
+            o.stop = nm_cli_catch_sigint();
+            rc = map_fused(&spec, &co, &o, !no_fuse);
+            nm_cli_release_sigint();
+        }
+        nm_spec_fini(&spec);
+        return rc;
+    }
+    if (no_fuse) {
+        fprintf(stderr, "nestmap map: --no-fuse is for a chain of operations\n");
+        nm_spec_fini(&spec);
+        return 2;
+    }
     if (diagram && !co.outdir) {
         fprintf(stderr, "nestmap map: --diagram needs -o DIR (where the diagram goes)\n");
         nm_spec_fini(&spec);

@@ -1,0 +1,619 @@
+/* fusion_search.c — searching a chain's fused mappings; see fusion.h.
+ *
+ * The search splits as the model does.  Given a group of consecutive
+ * operations fused at the level just below the backing store, and its
+ * shared loops (a factor and an order for each index the group may share),
+ * every tile at the fusion level is fixed, and with it every
+ * backing-store access: the shared tiling alone decides the traffic the
+ * fusion is for.  What is left are the operations' own mappings of the
+ * fusion level and below, each searched by the single-Einsum search on its
+ * composite mapping with the shared loops pinned by constraints.  So:
+ *
+ *   1. every operation alone: a plain search (the unfused run);
+ *   2. every range of two or more consecutive operations: every shared
+ *      tiling scored by the group's backing-store energy with each
+ *      operation's own loops all at the fusion level (exact traffic, and
+ *      the fusion level's capacity checked), the best few searched for
+ *      the operations' own mappings and evaluated exactly;
+ *   3. every cut of the chain into such ranges: the totals, and the best
+ *      by the search's metric.
+ *
+ * Everything runs in a fixed order with the search's seed, so the result
+ * depends on the options only (not on --threads, as the searches do not).
+ */
+#include <config.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nestmap/alloc.h"
+#include "nestmap/fusion.h"
+#include "nestmap/job.h"
+#include "nestmap/mapspace.h"
+#include "nestmap/pcg32.h"
+
+enum { SHORTLIST = 3, MAX_SHARED = 6, MAX_DIV = 64, MAX_CANDIDATES = 200000,
+       EXHAUSTIVE_MAX = 1 << 22 };
+
+/* The best mapping found for a range of operations as one group. */
+typedef struct range_best {
+    int ok;
+    nm_fused_group g;
+    nm_mapping map[NM_MAX_OPS]; /* composite mappings of the range's operations */
+    uint32_t onchip[NM_MAX_OPS];
+    nm_fused_sum sum;
+} range_best;
+
+/* A shared tiling: a factor per shareable index, and the order of the
+ * loops (innermost first). */
+typedef struct tiling {
+    int64_t f[MAX_SHARED];
+    int8_t order[MAX_SHARED];
+    double score;   /* the group's backing-store energy (pJ) */
+    int64_t steps;
+} tiling;
+
+/* A single-operation search already run: its operation, the constraints
+ * text that pinned it, and what it found (the same search is not run
+ * twice: a range's operation often gets the tiling it had in a shorter
+ * range). */
+typedef struct memo {
+    int op;
+    uint32_t onchip;
+    char *pins;
+    int found;
+    nm_mapping map;
+} memo;
+
+typedef struct ctx {
+    const nm_arch *arch;
+    const nm_chain *c;
+    const nm_ynode *cons, *more; /* the user's constraints */
+    const nm_search_opts *o;
+    nm_fused_model fmdl;
+    nm_fused_stats *st;     /* scratch stats */
+    nm_fused_map *scratch;  /* scratch map of one group */
+    nm_fused_result *res;
+    memo *memo;
+    int nmemo, capmemo;
+} ctx;
+
+static double metric_of(const nm_search_opts *o, const nm_fused_sum *s)
+{
+    return nm_metric_value(o->metric[0], s->energy, (double)s->cycles, (double)s->backing);
+}
+
+/* Evaluates group g's operations on their composite mappings maps (and
+ * intermediates onchip, both indexed from g->first) into x->st, with the
+ * group's capacity; fills *sum.  Returns validity. */
+static int eval_group(ctx *x, const nm_fused_group *g, const nm_mapping *maps,
+                      const uint32_t *onchip, nm_fused_sum *sum)
+{
+    memset(sum, 0, sizeof *sum);
+    nm_fused_map *fm = x->scratch;
+    fm->ngroups = 1;
+    fm->group[0] = *g;
+    for (int i = g->first; i < g->first + g->nops; i++) {
+        if (!nm_model_eval(&x->fmdl.op[i], &maps[i - g->first], &x->st->op[i], NULL))
+            return 0;
+        fm->map[i] = maps[i - g->first];
+        fm->onchip[i] = onchip[i - g->first];
+        fm->group_of[i] = 0;
+    }
+    if (!nm_fused_group_fits(&x->fmdl, fm, 0, x->st))
+        return 0;
+    for (int i = g->first; i < g->first + g->nops; i++) {
+        sum->energy += x->st->op[i].energy;
+        sum->cycles += x->st->op[i].cycles;
+        sum->computes += x->st->op[i].computes;
+        sum->backing += x->st->op[i].last_level_accesses;
+    }
+    return 1;
+}
+
+/* The entries of the user's constraints (a list, or a map holding
+ * `targets:`) that target level F or below, appended to list. */
+static nm_status keep_below(ctx *x, nm_ydoc *doc, nm_ynode *list, const nm_ynode *src, int F,
+                            nm_error *err)
+{
+    if (!src || nm_yis_null(src))
+        return NM_OK;
+    if (src->kind == NM_Y_MAP)
+        src = nm_ymap_get(src, "targets");
+    if (!src || src->kind != NM_Y_SEQ)
+        return NM_OK;
+    for (size_t k = 0; k < src->n; k++) {
+        const nm_ynode *e = src->items[k];
+        const nm_ynode *tn = e->kind == NM_Y_MAP ? nm_ymap_get(e, "target") : NULL;
+        const nm_ynode *ty = e->kind == NM_Y_MAP ? nm_ymap_get(e, "type") : NULL;
+        int l = tn && tn->kind == NM_Y_SCALAR
+                    ? nm_arch_target(x->arch, tn->str, ty && ty->kind == NM_Y_SCALAR &&
+                                                           !strcmp(ty->str, "spatial"))
+                    : -1;
+        if (l > F)
+            continue; /* the shared loops decide the levels above */
+        if (nm_yseq_append(doc, list, (nm_ynode *)e) != NM_OK)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    return NM_OK;
+}
+
+/* Searches operation i's mapping under the constraints cons and more;
+ * *found says whether one was. */
+static nm_status search_op(ctx *x, int i, const nm_ynode *cons, const nm_ynode *more,
+                           uint32_t onchip, nm_mapping *best, int *found, nm_error *err)
+{
+    nm_mapspace *ms = nm_calloc(1, sizeof *ms);
+    if (!ms)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    nm_status st = nm_mapspace_init_fused(ms, x->arch, &x->c->op[i].wl, cons, more, onchip, err);
+    nm_search_result *r = st == NM_OK ? nm_calloc(1, sizeof *r) : NULL;
+    if (st == NM_OK && !r)
+        st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    *found = 0;
+    /* A small space is searched whole: the default search spends more on
+     * it than the whole takes (and may miss its best). */
+    nm_search_opts o = *x->o;
+    if (st == NM_OK && !strcmp(o.algorithm, "hybrid")) {
+        nm_pcg32 rng;
+        nm_pcg32_seed(&rng, o.seed, 7);
+        int exact;
+        if (nm_mapspace_pruned_log10(ms, 20000, &rng, &exact) <= log10((double)EXHAUSTIVE_MAX))
+            o.algorithm = "exhaustive";
+    }
+    if (st == NM_OK && (st = nm_search_run(ms, &o, r, err)) == NM_OK) {
+        *found = r->found;
+        if (r->found)
+            *best = r->best.map;
+        x->res->searches++;
+        x->res->evaluated += r->evaluated + r->refined;
+    }
+    if (r)
+        nm_search_result_fini(r);
+    nm_free(r);
+    nm_free(ms);
+    return st;
+}
+
+/* The shareable indices of ops a..b as group: in every operation, and in
+ * the output of every operation whose output stays in the group. */
+static int shareable(const nm_chain *c, int a, int b, char names[][NM_NAME_MAX], int64_t *bound)
+{
+    int n = 0;
+    const nm_workload *w0 = &c->op[a].wl;
+    for (int d = 0; d < w0->ndims && n < MAX_SHARED; d++) {
+        int ok = 1;
+        for (int i = a; i <= b && ok; i++) {
+            const nm_workload *wl = &c->op[i].wl;
+            int e = nm_workload_dim(wl, w0->dim[d]);
+            ok = e >= 0;
+            int consumed = 0;
+            for (int j = i + 1; j <= b; j++)
+                for (int k = 0; k < c->op[j].wl.nds; k++)
+                    consumed |= c->op[j].producer[k] == i;
+            if (ok && consumed) {
+                const nm_dataspace *o = &wl->ds[c->op[i].out];
+                int used = 0, plain = 1;
+                for (int r = 0; r < o->nranks; r++)
+                    for (int t = 0; t < o->rank[r].nterms; t++)
+                        if (o->rank[r].term[t].dim == e) {
+                            used = 1;
+                            plain &= o->rank[r].nterms == 1 && o->rank[r].term[t].coef == 1;
+                        }
+                ok = used && plain;
+            }
+            /* no window over an intermediate it reads */
+            for (int k = 0; ok && k < wl->nds; k++) {
+                if (k == c->op[i].out || c->op[i].producer[k] < a)
+                    continue;
+                const nm_dataspace *s = &wl->ds[k];
+                for (int r = 0; r < s->nranks; r++)
+                    for (int t = 0; t < s->rank[r].nterms; t++)
+                        if (s->rank[r].term[t].dim == e &&
+                            (s->rank[r].nterms > 1 || s->rank[r].term[t].coef != 1))
+                            ok = 0;
+            }
+        }
+        if (ok) {
+            snprintf(names[n], NM_NAME_MAX, "%s", w0->dim[d]);
+            bound[n++] = w0->bound[d];
+        }
+    }
+    return n;
+}
+
+static int divisors(int64_t n, int64_t *out)
+{
+    int k = 0;
+    for (int64_t d = 1; d <= n && k < MAX_DIV; d++)
+        if (n % d == 0)
+            out[k++] = d;
+    return k;
+}
+
+/* Operation i's composite mapping for group g with tiling t over the
+ * shareable indices: the shared loops at the backing store, every own loop
+ * at the fusion level (temporal, in the problem's order), everything kept
+ * but the intermediates above the fusion level. */
+static void canonical(const ctx *x, int i, const nm_fused_group *g, char names[][NM_NAME_MAX],
+                      int nsh, const tiling *t, uint32_t onchip, nm_mapping *m)
+{
+    const nm_workload *wl = &x->c->op[i].wl;
+    int S = x->arch->nlevels;
+    nm_mapping_init(m, x->arch, wl);
+    nm_level_map *top = &m->level[S - 1], *fl = &m->level[g->level];
+    int k = 0;
+    uint32_t placed = 0;
+    for (int j = 0; j < nsh; j++) {
+        int s = t->order[j];
+        int d = nm_workload_dim(wl, names[s]);
+        top->tfactor[d] = t->f[s];
+        top->torder[k++] = (int8_t)d;
+        placed |= 1u << d;
+    }
+    for (int d = 0; d < wl->ndims; d++)
+        if (!(placed & (1u << d)))
+            top->torder[k++] = (int8_t)d;
+    for (int d = 0; d < wl->ndims; d++) {
+        fl->tfactor[d] = wl->bound[d] / top->tfactor[d];
+        fl->torder[d] = (int8_t)d;
+    }
+    for (int s = g->level + 1; s < S; s++)
+        m->level[s].keep &= ~onchip;
+}
+
+static int by_score(const void *p, const void *q)
+{
+    const tiling *a = p, *b = q;
+    if (a->score != b->score)
+        return a->score < b->score ? -1 : 1;
+    if (a->steps != b->steps) /* larger tiles leave the own mappings more room */
+        return a->steps < b->steps ? -1 : 1;
+    return memcmp(a->f, b->f, sizeof a->f) ? (memcmp(a->f, b->f, sizeof a->f) < 0 ? -1 : 1)
+                                           : memcmp(a->order, b->order, sizeof a->order);
+}
+
+/* The constraints pinning group g's shared loops for operation i, as a
+ * document: the backing store's loops and keep/bypass, the fusion level
+ * keeping the intermediates. */
+static nm_status pin_doc(ctx *x, int i, const nm_fused_group *g, const nm_mapping *canon,
+                         uint32_t onchip, nm_ydoc *doc, char *text, size_t size, nm_error *err)
+{
+    const nm_workload *wl = &x->c->op[i].wl;
+    const nm_arch *arch = x->arch;
+    int S = arch->nlevels;
+    nm_ydoc_init(doc);
+    size_t n = (size_t)snprintf(text, size, "targets:\n");
+    for (int s = g->level + 1; s < S; s++) {
+        const nm_level_map *lm = &canon->level[s];
+        n += (size_t)snprintf(text + n, size - n, "- {target: '%s', type: temporal, "
+                              "factors: '", arch->level[s].name);
+        for (int d = 0; d < wl->ndims; d++)
+            n += (size_t)snprintf(text + n, size - n, "%s%s=%lld", d ? " " : "",
+                                  wl->dim[d], (long long)lm->tfactor[d]);
+        n += (size_t)snprintf(text + n, size - n, "', permutation: [");
+        for (int k = 0; k < wl->ndims; k++)
+            n += (size_t)snprintf(text + n, size - n, "%s'%s'", k ? ", " : "",
+                                  wl->dim[lm->torder[k]]);
+        n += (size_t)snprintf(text + n, size - n, "]}\n");
+        if (arch->level[s].fanoutX * arch->level[s].fanoutY > 1) {
+            n += (size_t)snprintf(text + n, size - n, "- {target: '%s', type: spatial, "
+                                  "factors: '", arch->level[s].name);
+            for (int d = 0; d < wl->ndims; d++)
+                n += (size_t)snprintf(text + n, size - n, "%s%s=1", d ? " " : "",
+                                      wl->dim[d]);
+            n += (size_t)snprintf(text + n, size - n, "'}\n");
+        }
+        if (arch->level[s].container[0])
+            continue;
+        n += (size_t)snprintf(text + n, size - n, "- {target: '%s', type: bypass, keep: [",
+                              arch->level[s].name);
+        int first = 1;
+        for (int ds = 0; ds < wl->nds; ds++)
+            if ((lm->keep >> ds) & 1u) {
+                n += (size_t)snprintf(text + n, size - n, "%s'%s'", first ? "" : ", ",
+                                      wl->ds[ds].name);
+                first = 0;
+            }
+        n += (size_t)snprintf(text + n, size - n, "], bypass: [");
+        first = 1;
+        for (int ds = 0; ds < wl->nds; ds++)
+            if (!((lm->keep >> ds) & 1u)) {
+                n += (size_t)snprintf(text + n, size - n, "%s'%s'", first ? "" : ", ",
+                                      wl->ds[ds].name);
+                first = 0;
+            }
+        n += (size_t)snprintf(text + n, size - n, "]}\n");
+    }
+    if (onchip) {
+        n += (size_t)snprintf(text + n, size - n, "- {target: '%s', type: bypass, keep: [",
+                              arch->level[g->level].name);
+        int first = 1;
+        for (int ds = 0; ds < wl->nds; ds++)
+            if ((onchip >> ds) & 1u) {
+                n += (size_t)snprintf(text + n, size - n, "%s'%s'", first ? "" : ", ",
+                                      wl->ds[ds].name);
+                first = 0;
+            }
+        n += (size_t)snprintf(text + n, size - n, "]}\n");
+    }
+    if (n >= size)
+        return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "a fused search's constraints "
+                            "outgrew their buffer");
+    return nm_ydoc_load_string(doc, "<the shared loops>", text, n, err);
+}
+
+static nm_status remember(ctx *x, int i, uint32_t onchip, const char *pins, int found,
+                          const nm_mapping *m, nm_error *err)
+{
+    if (x->nmemo == x->capmemo) {
+        int cap = x->capmemo ? 2 * x->capmemo : 16;
+        memo *more = nm_realloc_array(x->memo, (size_t)cap, sizeof *more);
+        if (!more)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        x->memo = more;
+        x->capmemo = cap;
+    }
+    memo *e = &x->memo[x->nmemo];
+    size_t len = strlen(pins) + 1;
+    if (!(e->pins = nm_calloc(len, 1)))
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    memcpy(e->pins, pins, len);
+    e->op = i;
+    e->onchip = onchip;
+    e->found = found;
+    e->map = *m;
+    x->nmemo++;
+    return NM_OK;
+}
+
+/* The best mapping of ops a..b as one group fused at the level below the
+ * backing store, into *rb (rb->ok 0 when there is none). */
+static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
+{
+    const nm_arch *arch = x->arch;
+    const nm_chain *c = x->c;
+    int S = arch->nlevels;
+    memset(rb, 0, sizeof *rb);
+    if (S < 2 || arch->level[S - 2].container[0])
+        return NM_OK;
+    nm_fused_group g = {.first = a, .nops = b - a + 1, .level = S - 2};
+    uint32_t onchip[NM_MAX_OPS] = {0};
+    for (int i = a; i <= b; i++)
+        for (int ds = 0; ds < c->op[i].wl.nds; ds++) {
+            int in = ds != c->op[i].out ? c->op[i].producer[ds] >= a : 0;
+            for (int j = i + 1; j <= b && ds == c->op[i].out; j++)
+                for (int k = 0; k < c->op[j].wl.nds; k++)
+                    in |= c->op[j].producer[k] == i;
+            if (in)
+                onchip[i - a] |= 1u << ds;
+        }
+    char names[MAX_SHARED][NM_NAME_MAX];
+    int64_t bound[MAX_SHARED], div[MAX_SHARED][MAX_DIV];
+    int nsh = shareable(c, a, b, names, bound), ndiv[MAX_SHARED];
+    if (nsh == 0)
+        return NM_OK; /* nothing to step through together */
+    uint64_t splits = 1;
+    for (int s = 0; s < nsh; s++) {
+        ndiv[s] = divisors(bound[s], div[s]);
+        splits *= (uint64_t)ndiv[s];
+    }
+    /* phase 1: every shared tiling, scored by its backing-store energy */
+    size_t room = 1024, ncand = 0;
+    tiling *cand = nm_calloc(room, sizeof *cand);
+    if (!cand)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    int idx[MAX_SHARED] = {0};
+    nm_mapping maps[NM_MAX_OPS];
+    for (uint64_t sp = 0; sp < splits && ncand < MAX_CANDIDATES; sp++) {
+        tiling t;
+        memset(&t, 0, sizeof t);
+        int8_t moving[MAX_SHARED];
+        int nm = 0;
+        t.steps = 1;
+        for (int s = 0; s < nsh; s++) {
+            t.f[s] = div[s][idx[s]];
+            t.steps *= t.f[s];
+            if (t.f[s] > 1)
+                moving[nm++] = (int8_t)s;
+        }
+        int8_t perm[MAX_SHARED];
+        memcpy(perm, moving, sizeof perm);
+        do {
+            int k = 0;
+            for (int j = 0; j < nm; j++)
+                t.order[k++] = perm[j];
+            for (int s = 0; s < nsh; s++)
+                if (t.f[s] == 1)
+                    t.order[k++] = (int8_t)s;
+            for (int i = a; i <= b; i++)
+                canonical(x, i, &g, names, nsh, &t, onchip[i - a], &maps[i - a]);
+            nm_fused_sum sum;
+            if (!eval_group(x, &g, maps, onchip, &sum))
+                continue;
+            x->res->candidates++;
+            t.score = 0.0;
+            for (int i = a; i <= b; i++)
+                for (int ds = 0; ds < c->op[i].wl.nds; ds++)
+                    t.score += x->st->op[i].level[S - 1].ds[ds].energy;
+            if (ncand == room) {
+                tiling *more = nm_realloc_array(cand, 2 * room, sizeof *cand);
+                if (!more) {
+                    nm_free(cand);
+                    return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+                }
+                cand = more;
+                room *= 2;
+            }
+            cand[ncand++] = t;
+        } while (nm_mapping_next_order(perm, nm));
+        for (int s = nsh - 1; s >= 0; s--) {
+            if (++idx[s] < ndiv[s])
+                break;
+            idx[s] = 0;
+        }
+    }
+    qsort(cand, ncand, sizeof *cand, by_score);
+    /* phase 2: the best few, with each operation's own mapping searched */
+    nm_status st = NM_OK;
+    double best = INFINITY;
+    for (size_t k = 0; k < ncand && k < SHORTLIST && st == NM_OK; k++) {
+        nm_mapping found[NM_MAX_OPS];
+        int all = 1;
+        for (int i = a; i <= b && all && st == NM_OK; i++) {
+            nm_mapping canon;
+            canonical(x, i, &g, names, nsh, &cand[k], onchip[i - a], &canon);
+            nm_ydoc pin;
+            char pins[8192];
+            if ((st = pin_doc(x, i, &g, &canon, onchip[i - a], &pin, pins, sizeof pins,
+                              err)) != NM_OK) {
+                nm_ydoc_fini(&pin);
+                break;
+            }
+            int ok = 0, m = 0;
+            while (m < x->nmemo && (x->memo[m].op != i || x->memo[m].onchip != onchip[i - a] ||
+                                    strcmp(x->memo[m].pins, pins)))
+                m++;
+            if (m < x->nmemo) {
+                ok = x->memo[m].found;
+                found[i - a] = x->memo[m].map;
+            } else {
+                nm_ynode *list = nm_ydoc_seq(&pin, pin.root);
+                if (!list)
+                    st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+                if (st == NM_OK)
+                    st = keep_below(x, &pin, list, x->cons, g.level, err);
+                if (st == NM_OK)
+                    st = keep_below(x, &pin, list, x->more, g.level, err);
+                if (st == NM_OK)
+                    st = search_op(x, i, list, pin.root, onchip[i - a], &found[i - a], &ok, err);
+                if (st == NM_OK)
+                    st = remember(x, i, onchip[i - a], pins, ok, &found[i - a], err);
+            }
+            all &= ok;
+            nm_ydoc_fini(&pin);
+        }
+        if (st != NM_OK || !all)
+            continue;
+        nm_fused_sum sum;
+        if (!eval_group(x, &g, found, onchip, &sum))
+            continue;
+        double v = metric_of(x->o, &sum);
+        if (v < best) {
+            best = v;
+            rb->ok = 1;
+            rb->g = g;
+            memcpy(rb->map, found, sizeof found);
+            memcpy(rb->onchip, onchip, sizeof onchip);
+            rb->sum = sum;
+        }
+    }
+    nm_free(cand);
+    return st;
+}
+
+/* The fused map of a cut of the chain into ranges (bit j of cuts: a cut
+ * after operation j), from the ranges' best. */
+static void assemble(const ctx *x, range_best (*rb)[NM_MAX_OPS], unsigned cuts, nm_fused_map *fm)
+{
+    memset(fm, 0, sizeof *fm);
+    int a = 0;
+    for (int j = 0; j < x->c->nops; j++) {
+        if (j < x->c->nops - 1 && !((cuts >> j) & 1u))
+            continue;
+        const range_best *r = &rb[a][j];
+        fm->group[fm->ngroups] = r->g;
+        for (int i = a; i <= j; i++) {
+            fm->map[i] = r->map[i - a];
+            fm->onchip[i] = r->onchip[i - a];
+            fm->group_of[i] = fm->ngroups;
+        }
+        fm->ngroups++;
+        a = j + 1;
+    }
+}
+
+nm_status nm_fused_search(const nm_arch *arch, const nm_chain *c, const nm_ynode *constraints,
+                          const nm_ynode *more, const nm_search_opts *o, int fuse,
+                          nm_fused_result *res, nm_error *err)
+{
+    memset(res, 0, sizeof *res);
+    double t0 = nm_job_wall();
+    ctx x = {arch, c, constraints, more, o, {0}, NULL, NULL, res, NULL, 0, 0};
+    range_best (*rb)[NM_MAX_OPS] = nm_calloc(NM_MAX_OPS, sizeof *rb);
+    res->best_st = nm_calloc(1, sizeof *res->best_st);
+    res->unfused_st = nm_calloc(1, sizeof *res->unfused_st);
+    x.st = nm_calloc(1, sizeof *x.st);
+    x.scratch = nm_calloc(1, sizeof *x.scratch);
+    nm_status st = rb && res->best_st && res->unfused_st && x.st && x.scratch
+                       ? nm_fused_model_init(&x.fmdl, arch, c, err)
+                       : nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    int K = c->nops;
+    /* 1: every operation alone */
+    for (int i = 0; i < K && st == NM_OK; i++) {
+        range_best *r = &rb[i][i];
+        r->g = (nm_fused_group){.first = i, .nops = 1, .level = arch->nlevels - 1};
+        int ok = 0;
+        st = search_op(&x, i, constraints, more, 0, &r->map[0], &ok, err);
+        if (st == NM_OK && !ok)
+            st = nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "operation '%s' has no valid "
+                              "mapping on this design (nestmap map on it alone says why)",
+                              c->op[i].name);
+        if (st == NM_OK && !(r->ok = eval_group(&x, &r->g, r->map, r->onchip, &r->sum)))
+            st = nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "operation '%s': its best "
+                              "mapping is invalid", c->op[i].name);
+    }
+    /* 2: every range of two or more, fused */
+    for (int len = 2; fuse && len <= K && st == NM_OK; len++)
+        for (int a = 0; a + len <= K && st == NM_OK; a++)
+            st = fuse_range(&x, a, a + len - 1, &rb[a][a + len - 1], err);
+    /* 3: every cut into ranges */
+    if (st == NM_OK) {
+        unsigned all = K > 1 ? (1u << (K - 1)) - 1u : 0u, best_cuts = all;
+        double best = INFINITY;
+        for (unsigned cuts = 0; cuts <= all; cuts++) {
+            nm_fused_sum t = {0};
+            int ok = 1, a = 0;
+            for (int j = 0; j < K && ok; j++) {
+                if (j < K - 1 && !((cuts >> j) & 1u))
+                    continue;
+                ok = rb[a][j].ok;
+                t.energy += rb[a][j].sum.energy;
+                t.cycles += rb[a][j].sum.cycles;
+                t.computes += rb[a][j].sum.computes;
+                t.backing += rb[a][j].sum.backing;
+                a = j + 1;
+            }
+            double v = ok ? metric_of(o, &t) : INFINITY;
+            if (v < best) {
+                best = v;
+                best_cuts = cuts;
+            }
+        }
+        assemble(&x, rb, best_cuts, &res->best);
+        assemble(&x, rb, all, &res->unfused);
+        if (!nm_fused_model_eval(&x.fmdl, &res->best, res->best_st) ||
+            !nm_fused_model_eval(&x.fmdl, &res->unfused, res->unfused_st))
+            st = nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "the fused search's result is "
+                              "invalid (a bug: please report it)");
+    }
+    if (x.fmdl.nready)
+        nm_fused_model_fini(&x.fmdl);
+    for (int m = 0; m < x.nmemo; m++)
+        nm_free(x.memo[m].pins);
+    nm_free(x.memo);
+    nm_free(x.st);
+    nm_free(x.scratch);
+    nm_free(rb);
+    res->seconds = nm_job_wall() - t0;
+    return st;
+}
+
+void nm_fused_result_fini(nm_fused_result *res)
+{
+    nm_free(res->best_st);
+    nm_free(res->unfused_st);
+    memset(res, 0, sizeof *res);
+}
