@@ -31,12 +31,22 @@ static int64_t axis_extent(const nm_workload *wl, const nm_axis *ax)
     return e;
 }
 
+/* Timeloop's convolution dimensions, which a design's constraints name:
+ * size-1 stand-ins for an operation that lacks them (so "C=1" holds, and
+ * a permutation "MPQN" skips them). */
+static const char *const conv_dims[] = {"N", "C", "M", "K", "P", "Q", "R", "S", "G"};
+static const char *const roles[] = {"Inputs", "Weights", "Outputs"};
+
 /* Gives every operation the others' indices as stand-ins and the others'
- * tensors as absent ones. */
+ * tensors as absent ones, and likewise the convolution dimensions and the
+ * roles it lacks. */
 static void stand_ins(nm_chain *c)
 {
     for (int i = 0; i < c->nops; i++) {
         nm_workload *wl = &c->op[i].wl;
+        for (size_t k = 0; k < sizeof roles / sizeof *roles; k++)
+            if (nm_workload_ds(wl, roles[k]) < 0 && wl->nabsent < NM_MAX_DS)
+                snprintf(wl->absent[wl->nabsent++], NM_NAME_MAX, "%s", roles[k]);
         for (int j = 0; j < c->nops; j++) {
             const nm_workload *o = &c->op[j].wl;
             for (int d = 0; d < o->ndims; d++)
@@ -48,13 +58,55 @@ static void stand_ins(nm_chain *c)
                     !nm_workload_absent_ds(wl, o->ds[k].name) && wl->nabsent < NM_MAX_DS)
                     snprintf(wl->absent[wl->nabsent++], NM_NAME_MAX, "%s", o->ds[k].name);
         }
+        for (size_t k = 0; k < sizeof conv_dims / sizeof *conv_dims; k++)
+            if (nm_workload_dim(wl, conv_dims[k]) < 0 && !nm_workload_unit_dim(wl, conv_dims[k]) &&
+                wl->nunit < NM_MAX_DIMS)
+                snprintf(wl->unit[wl->nunit++], NM_NAME_MAX, "%s", conv_dims[k]);
     }
+}
+
+/* Each data space's role: as `roles:` gives them, else the output is
+ * Outputs, the first input Inputs and the second Weights. */
+static nm_status set_roles(nm_chain_op *op, const nm_ynode *given, nm_error *err)
+{
+    nm_workload *wl = &op->wl;
+    if (given) {
+        nm_status st = nm_yexpect(given, NM_Y_MAP, "roles (role: tensor)", err);
+        if (st != NM_OK)
+            return st;
+        for (size_t k = 0; k < given->n; k++) {
+            const nm_ynode *key = nm_ymap_key(given, k);
+            const char *t;
+            if ((st = nm_yget_str(nm_ymap_val(given, k), "a tensor name", &t, err)) != NM_OK)
+                return st;
+            int ds = -1;
+            for (int d = 0; d < wl->nds; d++)
+                if (!strcmp(wl->ds[d].name, t))
+                    ds = d;
+            if (ds < 0)
+                return nm_yerror(err, nm_ymap_val(given, k), "'%s' is not a tensor of '%s'", t,
+                                 op->name);
+            if (nm_workload_dim(wl, key->str) >= 0 || nm_workload_ds(wl, key->str) >= 0)
+                return nm_yerror(err, key, "role '%s' is a name of '%s' already", key->str,
+                                 op->name);
+            snprintf(wl->ds[ds].role, NM_NAME_MAX, "%s", key->str);
+        }
+        return NM_OK;
+    }
+    int in = 0;
+    for (int d = 0; d < wl->nds; d++) {
+        const char *r = d == op->out ? "Outputs" : in == 0 ? "Inputs" : in == 1 ? "Weights" : "";
+        in += d != op->out;
+        if (nm_workload_ds(wl, r) < 0) /* (a tensor called so keeps its name) */
+            snprintf(wl->ds[d].role, NM_NAME_MAX, "%s", r);
+    }
+    return NM_OK;
 }
 
 nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
 {
     static const char *const keys[] = {"chain", "bounds", "name", NULL};
-    static const char *const op_keys[] = {"name", "einsum", NULL};
+    static const char *const op_keys[] = {"name", "einsum", "roles", NULL};
     memset(c, 0, sizeof *c);
     snprintf(c->name, NM_NAME_MAX, "chain");
     nm_status st = nm_ycheck_keys(problem, keys, "a chain problem", err);
@@ -105,6 +157,14 @@ nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
             return nm_yerror(err, ex, "operation '%s' is too large for the model's 64-bit "
                              "counts", op->name);
         op->out = 0; /* the einsum's left-hand side */
+        const nm_dataspace *o = &op->wl.ds[op->out];
+        for (int r = 0; r < o->nranks; r++)
+            if (o->rank[r].nterms != 1 || o->rank[r].term[0].coef != 1)
+                return nm_yerror(err, ex, "the output of '%s' is indexed by a sum or a multiple "
+                                 "of indices (axis %d of '%s'): in a chain an output takes one "
+                                 "index per axis", op->name, r + 1, o->name);
+        if ((st = set_roles(op, nm_ymap_get(e, "roles"), err)) != NM_OK)
+            return st;
         /* Each input: written by an earlier operation, or from outside. */
         for (int ds = 0; ds < op->wl.nds; ds++) {
             op->producer[ds] = -1;
@@ -181,15 +241,21 @@ static int inside(const nm_chain *c, const nm_fused_group *g, int i, int ds)
     return 0;
 }
 
-/* Whether index name of operation i appears in its data space ds other
- * than as a plain axis (a sliding window, a stride). */
-static int windowed(const nm_workload *wl, int ds, int d)
+int nm_fused_halo(const nm_workload *wl, int ds, int d)
 {
     const nm_dataspace *s = &wl->ds[ds];
-    for (int r = 0; r < s->nranks; r++)
-        for (int t = 0; t < s->rank[r].nterms; t++)
-            if (s->rank[r].term[t].dim == d && (s->rank[r].nterms > 1 || s->rank[r].term[t].coef != 1))
-                return 1;
+    for (int r = 0; r < s->nranks; r++) {
+        int64_t cd = 0, other = 1;
+        for (int t = 0; t < s->rank[r].nterms; t++) {
+            const nm_term *tm = &s->rank[r].term[t];
+            if (tm->dim == d)
+                cd += tm->coef;
+            else
+                other += tm->coef * (wl->bound[tm->dim] - 1);
+        }
+        if (cd && other > cd)
+            return 1;
+    }
     return 0;
 }
 
@@ -200,6 +266,23 @@ static int uses_dim(const nm_dataspace *s, int d)
             if (s->rank[r].term[t].dim == d)
                 return 1;
     return 0;
+}
+
+int nm_fused_can_share(const nm_chain *c, int first, int nops, const char *index)
+{
+    nm_fused_group g = {.first = first, .nops = nops};
+    for (int i = first; i < first + nops; i++) {
+        const nm_workload *wl = &c->op[i].wl;
+        int d = nm_workload_dim(wl, index);
+        if (d < 0)
+            return 0;
+        if (inside(c, &g, i, c->op[i].out) && !uses_dim(&wl->ds[c->op[i].out], d))
+            return 0;
+        for (int ds = 0; ds < wl->nds; ds++)
+            if (inside(c, &g, i, ds) && nm_fused_halo(wl, ds, d))
+                return 0;
+    }
+    return 1;
 }
 
 /* Checks one shared entry: above the fusion level, loops over indices
@@ -251,11 +334,13 @@ static nm_status check_shared(const nm_ynode *e, const nm_arch *arch, const nm_c
                                         "partial '%s'", dn, c->op[i].name, dn,
                                         wl->ds[c->op[i].out].name);
                 for (int ds = 0; ds < wl->nds; ds++)
-                    if (inside(c, g, i, ds) && windowed(wl, ds, d))
+                    if (inside(c, g, i, ds) && nm_fused_halo(wl, ds, d))
                         return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s', "
                                             "which indexes the intermediate '%s' through a "
-                                            "window or stride in '%s': fused halos are not "
-                                            "modelled yet", dn, wl->ds[ds].name, c->op[i].name);
+                                            "window wider than its stride in '%s': its tiles "
+                                            "would overlap from step to step, and fused halos "
+                                            "are not modelled yet", dn, wl->ds[ds].name,
+                                            c->op[i].name);
             }
         }
     }
@@ -511,11 +596,11 @@ static int moves_every_step(const nm_workload *wl, const nm_mapping *m, int F, i
     if (L <= s)
         return 0;
     const nm_dataspace *x = &wl->ds[ds];
-    if (uses_dim(x, d) && !windowed(wl, ds, d))
+    if (uses_dim(x, d) && !nm_fused_halo(wl, ds, d))
         return 1;
     for (int l = s + 1; l <= F; l++)
         for (int e = 0; e < wl->ndims; e++)
-            if (m->level[l].tfactor[e] > 1 && uses_dim(x, e) && !windowed(wl, ds, e))
+            if (m->level[l].tfactor[e] > 1 && uses_dim(x, e) && !nm_fused_halo(wl, ds, e))
                 return 1;
     return 0;
 }

@@ -60,7 +60,7 @@ typedef struct tiling {
  * twice: a range's operation often gets the tiling it had in a shorter
  * range). */
 typedef struct memo {
-    int op;
+    int op, share;
     uint32_t onchip;
     char *pins;
     int found;
@@ -142,13 +142,14 @@ static nm_status keep_below(ctx *x, nm_ydoc *doc, nm_ynode *list, const nm_ynode
 
 /* Searches operation i's mapping under the constraints cons and more;
  * *found says whether one was. */
-static nm_status search_op(ctx *x, int i, const nm_ynode *cons, const nm_ynode *more,
-                           uint32_t onchip, nm_mapping *best, int *found, nm_error *err)
+static nm_status search_op(ctx *x, const nm_arch *arch, int i, const nm_ynode *cons,
+                           const nm_ynode *more, uint32_t onchip, nm_mapping *best, int *found,
+                           nm_error *err)
 {
     nm_mapspace *ms = nm_calloc(1, sizeof *ms);
     if (!ms)
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-    nm_status st = nm_mapspace_init_fused(ms, x->arch, &x->c->op[i].wl, cons, more, onchip, err);
+    nm_status st = nm_mapspace_init_fused(ms, arch, &x->c->op[i].wl, cons, more, onchip, err);
     nm_search_result *r = st == NM_OK ? nm_calloc(1, sizeof *r) : NULL;
     if (st == NM_OK && !r)
         st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -177,50 +178,17 @@ static nm_status search_op(ctx *x, int i, const nm_ynode *cons, const nm_ynode *
     return st;
 }
 
-/* The shareable indices of ops a..b as group: in every operation, and in
- * the output of every operation whose output stays in the group. */
+/* The indices ops a..b may share as one group (nm_fused_can_share), in
+ * the first operation's order, with their bounds. */
 static int shareable(const nm_chain *c, int a, int b, char names[][NM_NAME_MAX], int64_t *bound)
 {
     int n = 0;
     const nm_workload *w0 = &c->op[a].wl;
-    for (int d = 0; d < w0->ndims && n < MAX_SHARED; d++) {
-        int ok = 1;
-        for (int i = a; i <= b && ok; i++) {
-            const nm_workload *wl = &c->op[i].wl;
-            int e = nm_workload_dim(wl, w0->dim[d]);
-            ok = e >= 0;
-            int consumed = 0;
-            for (int j = i + 1; j <= b; j++)
-                for (int k = 0; k < c->op[j].wl.nds; k++)
-                    consumed |= c->op[j].producer[k] == i;
-            if (ok && consumed) {
-                const nm_dataspace *o = &wl->ds[c->op[i].out];
-                int used = 0, plain = 1;
-                for (int r = 0; r < o->nranks; r++)
-                    for (int t = 0; t < o->rank[r].nterms; t++)
-                        if (o->rank[r].term[t].dim == e) {
-                            used = 1;
-                            plain &= o->rank[r].nterms == 1 && o->rank[r].term[t].coef == 1;
-                        }
-                ok = used && plain;
-            }
-            /* no window over an intermediate it reads */
-            for (int k = 0; ok && k < wl->nds; k++) {
-                if (k == c->op[i].out || c->op[i].producer[k] < a)
-                    continue;
-                const nm_dataspace *s = &wl->ds[k];
-                for (int r = 0; r < s->nranks; r++)
-                    for (int t = 0; t < s->rank[r].nterms; t++)
-                        if (s->rank[r].term[t].dim == e &&
-                            (s->rank[r].nterms > 1 || s->rank[r].term[t].coef != 1))
-                            ok = 0;
-            }
-        }
-        if (ok) {
+    for (int d = 0; d < w0->ndims && n < MAX_SHARED; d++)
+        if (nm_fused_can_share(c, a, b - a + 1, w0->dim[d])) {
             snprintf(names[n], NM_NAME_MAX, "%s", w0->dim[d]);
             bound[n++] = w0->bound[d];
         }
-    }
     return n;
 }
 
@@ -236,7 +204,9 @@ static int divisors(int64_t n, int64_t *out)
 /* Operation i's composite mapping for group g with tiling t over the
  * shareable indices: the shared loops at the backing store, every own loop
  * at the fusion level (temporal, in the problem's order), everything kept
- * but the intermediates above the fusion level. */
+ * at the fusion level and above but the intermediates above it, nothing
+ * below it.  Its backing-store traffic is any own mapping's that keeps
+ * every tensor at the fusion level. */
 static void canonical(const ctx *x, int i, const nm_fused_group *g, char names[][NM_NAME_MAX],
                       int nsh, const tiling *t, uint32_t onchip, nm_mapping *m)
 {
@@ -262,6 +232,8 @@ static void canonical(const ctx *x, int i, const nm_fused_group *g, char names[]
     }
     for (int s = g->level + 1; s < S; s++)
         m->level[s].keep &= ~onchip;
+    for (int s = 0; s < g->level; s++) /* (small buffers below need not fit it) */
+        m->level[s].keep = 0;
 }
 
 static int by_score(const void *p, const void *q)
@@ -345,7 +317,7 @@ static nm_status pin_doc(ctx *x, int i, const nm_fused_group *g, const nm_mappin
     return nm_ydoc_load_string(doc, "<the shared loops>", text, n, err);
 }
 
-static nm_status remember(ctx *x, int i, uint32_t onchip, const char *pins, int found,
+static nm_status remember(ctx *x, int i, int share, uint32_t onchip, const char *pins, int found,
                           const nm_mapping *m, nm_error *err)
 {
     if (x->nmemo == x->capmemo) {
@@ -362,11 +334,82 @@ static nm_status remember(ctx *x, int i, uint32_t onchip, const char *pins, int 
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     memcpy(e->pins, pins, len);
     e->op = i;
+    e->share = share;
     e->onchip = onchip;
     e->found = found;
     e->map = *m;
     x->nmemo++;
     return NM_OK;
+}
+
+/* The design with each level below the fusion level F holding 1/share of
+ * its capacity (heap; NULL when out of memory). */
+static const nm_arch *shared_out(const ctx *x, int F, int share)
+{
+    nm_arch *a = nm_calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    *a = *x->arch;
+    for (int s = 0; s < F; s++)
+        if (a->level[s].has_size)
+            a->level[s].effective_size /= share;
+    return a;
+}
+
+/* Searches the own mappings of group g's operations on arch (the design,
+ * or shared_out's) under tiling t: found[] and whether all were. */
+static nm_status own_mappings(ctx *x, const nm_arch *arch, int share, const nm_fused_group *g,
+                              char names[][NM_NAME_MAX], int nsh, const tiling *t,
+                              const uint32_t *onchip, nm_mapping *found, int *all, nm_error *err)
+{
+    int a = g->first, b = g->first + g->nops - 1;
+    nm_status st = NM_OK;
+    *all = 1;
+    for (int i = a; i <= b && *all && st == NM_OK; i++) {
+        nm_mapping canon;
+        canonical(x, i, g, names, nsh, t, onchip[i - a], &canon);
+        nm_ydoc pin;
+        char pins[8192];
+        if ((st = pin_doc(x, i, g, &canon, onchip[i - a], &pin, pins, sizeof pins,
+                          err)) != NM_OK) {
+            nm_ydoc_fini(&pin);
+            break;
+        }
+        int ok = 0, m = 0;
+        while (m < x->nmemo && (x->memo[m].op != i || x->memo[m].share != share ||
+                                x->memo[m].onchip != onchip[i - a] ||
+                                strcmp(x->memo[m].pins, pins)))
+            m++;
+        if (m < x->nmemo) {
+            ok = x->memo[m].found;
+            found[i - a] = x->memo[m].map;
+        } else {
+            nm_ynode *list = nm_ydoc_seq(&pin, pin.root);
+            if (!list)
+                st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            if (st == NM_OK)
+                st = keep_below(x, &pin, list, x->cons, g->level, err);
+            if (st == NM_OK)
+                st = keep_below(x, &pin, list, x->more, g->level, err);
+            if (st == NM_OK) {
+                /* constraints that cannot hold together (the design's
+                 * bypass of an intermediate at the fusion level): this
+                 * range does not fuse */
+                st = search_op(x, arch, i, list, pin.root, onchip[i - a], &found[i - a], &ok,
+                               err);
+                if (st == NM_ERR_INPUT) {
+                    st = NM_OK;
+                    nm_error_clear(err);
+                    ok = 0;
+                }
+            }
+            if (st == NM_OK)
+                st = remember(x, i, share, onchip[i - a], pins, ok, &found[i - a], err);
+        }
+        *all &= ok;
+        nm_ydoc_fini(&pin);
+    }
+    return st;
 }
 
 /* The best mapping of ops a..b as one group fused at the level below the
@@ -461,59 +504,42 @@ static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
     double best = INFINITY;
     for (size_t k = 0; k < ncand && k < SHORTLIST && st == NM_OK; k++) {
         nm_mapping found[NM_MAX_OPS];
-        int all = 1;
-        for (int i = a; i <= b && all && st == NM_OK; i++) {
-            nm_mapping canon;
-            canonical(x, i, &g, names, nsh, &cand[k], onchip[i - a], &canon);
-            nm_ydoc pin;
-            char pins[8192];
-            if ((st = pin_doc(x, i, &g, &canon, onchip[i - a], &pin, pins, sizeof pins,
-                              err)) != NM_OK) {
-                nm_ydoc_fini(&pin);
+        int all = 0;
+        /* each operation's own mapping with the level's whole capacity;
+         * when the group's tiles then do not fit below the fusion level,
+         * again with each level there shared out among the operations */
+        for (int share = 1; share <= g.nops && st == NM_OK; share += g.nops - 1) {
+            const nm_arch *sarch = share == 1 ? x->arch : shared_out(x, g.level, share);
+            if (!sarch) {
+                st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
                 break;
             }
-            int ok = 0, m = 0;
-            while (m < x->nmemo && (x->memo[m].op != i || x->memo[m].onchip != onchip[i - a] ||
-                                    strcmp(x->memo[m].pins, pins)))
-                m++;
-            if (m < x->nmemo) {
-                ok = x->memo[m].found;
-                found[i - a] = x->memo[m].map;
-            } else {
-                nm_ynode *list = nm_ydoc_seq(&pin, pin.root);
-                if (!list)
-                    st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-                if (st == NM_OK)
-                    st = keep_below(x, &pin, list, x->cons, g.level, err);
-                if (st == NM_OK)
-                    st = keep_below(x, &pin, list, x->more, g.level, err);
-                if (st == NM_OK)
-                    st = search_op(x, i, list, pin.root, onchip[i - a], &found[i - a], &ok, err);
-                if (st == NM_OK)
-                    st = remember(x, i, onchip[i - a], pins, ok, &found[i - a], err);
+            st = own_mappings(x, sarch, share, &g, names, nsh, &cand[k], onchip, found, &all,
+                              err);
+            if (sarch != x->arch)
+                nm_free((void *)sarch);
+            nm_fused_sum sum;
+            if (st != NM_OK || !all)
+                break;
+            if (eval_group(x, &g, found, onchip, &sum)) {
+                double v = metric_of(x->o, &sum);
+                if (v < best) {
+                    best = v;
+                    rb->ok = 1;
+                    rb->g = g;
+                    memcpy(rb->map, found, sizeof found);
+                    memcpy(rb->onchip, onchip, sizeof onchip);
+                    rb->sum = sum;
+                }
+                break;
             }
-            all &= ok;
-            nm_ydoc_fini(&pin);
-        }
-        if (st != NM_OK || !all)
-            continue;
-        nm_fused_sum sum;
-        if (!eval_group(x, &g, found, onchip, &sum))
-            continue;
-        double v = metric_of(x->o, &sum);
-        if (v < best) {
-            best = v;
-            rb->ok = 1;
-            rb->g = g;
-            memcpy(rb->map, found, sizeof found);
-            memcpy(rb->onchip, onchip, sizeof onchip);
-            rb->sum = sum;
+            if (x->st->bad_level < 0 || x->st->bad_level >= g.level || g.nops < 2)
+                break; /* (not a matter of the levels below) */
         }
     }
     nm_free(cand);
     return st;
 }
-
 /* The fused map of a cut of the chain into ranges (bit j of cuts: a cut
  * after operation j), from the ranges' best. */
 static void assemble(const ctx *x, range_best (*rb)[NM_MAX_OPS], unsigned cuts, nm_fused_map *fm)
@@ -540,6 +566,7 @@ nm_status nm_fused_search(const nm_arch *arch, const nm_chain *c, const nm_ynode
                           nm_fused_result *res, nm_error *err)
 {
     memset(res, 0, sizeof *res);
+    res->alone = -1;
     double t0 = nm_job_wall();
     ctx x = {arch, c, constraints, more, o, {0}, NULL, NULL, res, NULL, 0, 0};
     range_best (*rb)[NM_MAX_OPS] = nm_calloc(NM_MAX_OPS, sizeof *rb);
@@ -556,14 +583,12 @@ nm_status nm_fused_search(const nm_arch *arch, const nm_chain *c, const nm_ynode
         range_best *r = &rb[i][i];
         r->g = (nm_fused_group){.first = i, .nops = 1, .level = arch->nlevels - 1};
         int ok = 0;
-        st = search_op(&x, i, constraints, more, 0, &r->map[0], &ok, err);
-        if (st == NM_OK && !ok)
-            st = nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "operation '%s' has no valid "
-                              "mapping on this design (nestmap map on it alone says why)",
-                              c->op[i].name);
-        if (st == NM_OK && !(r->ok = eval_group(&x, &r->g, r->map, r->onchip, &r->sum)))
-            st = nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "operation '%s': its best "
-                              "mapping is invalid", c->op[i].name);
+        st = search_op(&x, arch, i, constraints, more, 0, &r->map[0], &ok, err);
+        /* (none found alone: a fused group may still hold it) */
+        if (st == NM_OK && ok)
+            r->ok = eval_group(&x, &r->g, r->map, r->onchip, &r->sum);
+        if (!r->ok && res->alone < 0)
+            res->alone = i;
     }
     /* 2: every range of two or more, fused */
     for (int len = 2; fuse && len <= K && st == NM_OK; len++)
@@ -592,12 +617,23 @@ nm_status nm_fused_search(const nm_arch *arch, const nm_chain *c, const nm_ynode
                 best_cuts = cuts;
             }
         }
-        assemble(&x, rb, best_cuts, &res->best);
-        assemble(&x, rb, all, &res->unfused);
-        if (!nm_fused_model_eval(&x.fmdl, &res->best, res->best_st) ||
-            !nm_fused_model_eval(&x.fmdl, &res->unfused, res->unfused_st))
-            st = nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "the fused search's result is "
-                              "invalid (a bug: please report it)");
+        if (best == INFINITY) {
+            st = nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "no valid mapping found for "
+                              "operation '%s', alone or fused with its neighbours (nestmap map "
+                              "on it alone, as a problem of its own, says why)",
+                              c->op[res->alone].name);
+        } else {
+            assemble(&x, rb, best_cuts, &res->best);
+            if (!nm_fused_model_eval(&x.fmdl, &res->best, res->best_st))
+                st = nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "the fused search's result "
+                                  "is invalid (a bug: please report it)");
+            if (res->alone < 0) {
+                assemble(&x, rb, all, &res->unfused);
+                if (!nm_fused_model_eval(&x.fmdl, &res->unfused, res->unfused_st))
+                    st = nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "the fused search's "
+                                      "unfused result is invalid (a bug: please report it)");
+            }
+        }
     }
     if (x.fmdl.nready)
         nm_fused_model_fini(&x.fmdl);

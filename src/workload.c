@@ -43,6 +43,9 @@ int nm_workload_ds(const nm_workload *wl, const char *name)
     for (int d = 0; d < wl->nds; d++)
         if (!strcmp(wl->ds[d].name, name))
             return d;
+    for (int d = 0; d < wl->nds; d++)
+        if (wl->ds[d].role[0] && !strcmp(wl->ds[d].role, name))
+            return d;
     return -1;
 }
 

@@ -6,9 +6,11 @@
  * checks the model against an element-by-element simulator written here
  * without the model's code: it executes each operation's loop nest point
  * by point, keeps every tile of every level and instance as a set of
- * elements, and counts under the tile-granular rule Timeloop counts with
- * (a level is filled with what its tile gains from one step to the next;
- * its parent reads each step's gains once per parent instance, multicast;
+ * elements (the box they span along each axis, as Timeloop's tiles are),
+ * and counts under the tile-granular rule Timeloop counts with (a level
+ * is filled with what its tile gains from one step to the next; its parent
+ * reads each step's gains, once for the children that gain the same
+ * elements (multicast), apart for the others, overlapping or not;
  * an output's first touch of an element is neither filled nor read; the
  * outermost keeper of a tensor is filled by nobody).  It also executes each
  * fused group step by step, one operation after the other, and checks that
@@ -16,7 +18,10 @@
  * producer in that very step (so it sits at the fusion level).  Then: a
  * chain of single-operation groups gives exactly what each operation gives
  * as a plain problem and mapping; and malformed chains and fused mappings
- * get located errors.
+ * get located errors.  The chains read no tensor through a sliding window:
+ * how far Timeloop credits a window's overlap from one tile to the next
+ * (and its neighbour links) is the conformance corpus's to check, and
+ * fused halos are not modelled.
  */
 #include <config.h>
 
@@ -26,6 +31,7 @@
 
 #include "nestmap/alloc.h"
 #include "nestmap/fusion.h"
+#include "nestmap/mapspace.h"
 #include "nestmap/model.h"
 #include "nestmap/pcg32.h"
 #include "nestmap/spec.h"
@@ -96,27 +102,46 @@ static int64_t key(const snest *n, const int64_t *idx, int above, int sp, int64_
     return k;
 }
 
-/* The flat index of data space ds's element at point idx, and its size. */
-static int64_t element(const snest *n, const nm_workload *wl, int ds, const int64_t *idx,
-                       int64_t *size)
+/* The coordinates of data space ds's element at point idx (one per axis),
+ * and each axis' extent. */
+static int coords(const snest *n, const nm_workload *wl, int ds, const int64_t *idx, int64_t *co,
+                  int64_t *ext)
 {
     int64_t dv[NM_MAX_DIMS] = {0};
     for (int i = 0; i < n->nl; i++)
         dv[n->l[i].dim] += idx[i] * n->stride[i];
     const nm_dataspace *s = &wl->ds[ds];
-    int64_t flat = 0, total = 1;
     for (int r = 0; r < s->nranks; r++) {
-        int64_t c = 0, ext = 1;
+        co[r] = 0;
+        ext[r] = 1;
         for (int t = 0; t < s->rank[r].nterms; t++) {
-            c += s->rank[r].term[t].coef * dv[s->rank[r].term[t].dim];
-            ext += s->rank[r].term[t].coef * (wl->bound[s->rank[r].term[t].dim] - 1);
+            co[r] += s->rank[r].term[t].coef * dv[s->rank[r].term[t].dim];
+            ext[r] += s->rank[r].term[t].coef * (wl->bound[s->rank[r].term[t].dim] - 1);
         }
-        flat = flat * ext + c;
-        total *= ext;
     }
-    if (size)
-        *size = total;
-    return flat;
+    return s->nranks;
+}
+
+static int64_t flat(const int64_t *co, const int64_t *ext, int nr)
+{
+    int64_t f = 0;
+    for (int r = 0; r < nr; r++)
+        f = f * ext[r] + co[r];
+    return f;
+}
+
+/* The flat index of data space ds's element at point idx, and its size. */
+static int64_t element(const snest *n, const nm_workload *wl, int ds, const int64_t *idx,
+                       int64_t *size)
+{
+    int64_t co[NM_MAX_RANKS], ext[NM_MAX_RANKS];
+    int nr = coords(n, wl, ds, idx, co, ext);
+    if (size) {
+        *size = 1;
+        for (int r = 0; r < nr; r++)
+            *size *= ext[r];
+    }
+    return flat(co, ext, nr);
 }
 
 typedef struct bits {
@@ -141,20 +166,58 @@ typedef struct stiles {
     bits *tile;
 } stiles;
 
+/* Each tile is the box its elements span along every axis, as Timeloop
+ * keeps tiles (axis-aligned hyper-rectangles): a strided window's holes
+ * belong to it. */
 static void tiles_of(const snest *n, const nm_workload *wl, int ds, int s, stiles *out)
 {
     key(n, (int64_t[MAXL]){0}, s, 0, &out->nt);
     key(n, (int64_t[MAXL]){0}, s, 1, &out->ni);
-    out->tile = nm_calloc((size_t)(out->nt * out->ni), sizeof(bits));
-    ck_assert_ptr_nonnull(out->tile);
-    int64_t idx[MAXL];
+    size_t nt = (size_t)(out->nt * out->ni);
+    out->tile = nm_calloc(nt, sizeof(bits));
+    int64_t (*lo)[NM_MAX_RANKS] = nm_calloc(nt, sizeof *lo), (*hi)[NM_MAX_RANKS] =
+        nm_calloc(nt, sizeof *hi);
+    ck_assert(out->tile && lo && hi);
+    for (size_t k = 0; k < nt; k++)
+        for (int r = 0; r < NM_MAX_RANKS; r++) {
+            lo[k][r] = INT64_MAX;
+            hi[k][r] = -1;
+        }
+    int64_t idx[MAXL], co[NM_MAX_RANKS], ext[NM_MAX_RANKS];
+    int nr = 0;
     for (int64_t p = 0; p < n->points; p++) {
         indices(n, p, idx);
-        int64_t t = key(n, idx, s, 0, NULL), i = key(n, idx, s, 1, NULL), size;
-        int64_t e = element(n, wl, ds, idx, &size);
-        ck_assert_int_lt(size, MAXW * 64);
-        out->tile[t * out->ni + i].w[e / 64] |= 1ull << (e % 64);
+        size_t k = (size_t)(key(n, idx, s, 0, NULL) * out->ni + key(n, idx, s, 1, NULL));
+        nr = coords(n, wl, ds, idx, co, ext);
+        for (int r = 0; r < nr; r++) {
+            lo[k][r] = co[r] < lo[k][r] ? co[r] : lo[k][r];
+            hi[k][r] = co[r] > hi[k][r] ? co[r] : hi[k][r];
+        }
     }
+    int64_t size = 1;
+    for (int r = 0; r < nr; r++)
+        size *= ext[r];
+    ck_assert_int_lt(size, MAXW * 64);
+    for (size_t k = 0; k < nt; k++) {
+        if (hi[k][0] < 0)
+            continue; /* (no point: a tile of nothing) */
+        int64_t c[NM_MAX_RANKS];
+        for (int r = 0; r < nr; r++)
+            c[r] = lo[k][r];
+        for (;;) { /* every point of the box */
+            int64_t e = flat(c, ext, nr);
+            out->tile[k].w[e / 64] |= 1ull << (e % 64);
+            int r = nr - 1;
+            while (r >= 0 && ++c[r] > hi[k][r]) {
+                c[r] = lo[k][r];
+                r--;
+            }
+            if (r < 0)
+                break;
+        }
+    }
+    nm_free(lo);
+    nm_free(hi);
 }
 
 /* Counts of operation (wl, m): cnt[s][ds] totals over instances. */
@@ -189,17 +252,26 @@ static void simulate(const nm_arch *arch, const nm_workload *wl, const nm_mappin
                     if (n.l[i].spatial && n.l[i].level > child && n.l[i].level <= s)
                         per *= n.l[i].n;
                 served = 0;
+                bits *gain = nm_calloc((size_t)per, sizeof *gain);
+                ck_assert_ptr_nonnull(gain);
                 for (int64_t t = 0; t < ct.nt; t++)
                     for (int64_t j = 0; j < ct.ni / per; j++) {
-                        bits u = {{0}};
-                        for (int64_t i = j * per; i < (j + 1) * per; i++) {
-                            const bits *cur = &ct.tile[t * ct.ni + i];
-                            const bits *prev = t ? &ct.tile[(t - 1) * ct.ni + i] : NULL;
+                        /* each child's gain; children gaining the same
+                         * elements are served at once (multicast), others
+                         * each on its own, overlapping or not */
+                        for (int64_t i = 0; i < per; i++) {
+                            const bits *cur = &ct.tile[t * ct.ni + j * per + i];
+                            const bits *prev = t ? &ct.tile[(t - 1) * ct.ni + j * per + i] : NULL;
                             for (int w = 0; w < MAXW; w++)
-                                u.w[w] |= cur->w[w] & ~(prev ? prev->w[w] : 0);
+                                gain[i].w[w] = cur->w[w] & ~(prev ? prev->w[w] : 0);
+                            int seen = 0;
+                            for (int64_t k = 0; k < i && !seen; k++)
+                                seen = !memcmp(&gain[k], &gain[i], sizeof gain[i]);
+                            if (!seen)
+                                served += (uint64_t)popcount_andnot(&gain[i], NULL);
                         }
-                        served += (uint64_t)popcount_andnot(&u, NULL);
                     }
+                nm_free(gain);
                 nm_free(ct.tile);
             }
             /* this level's own gains and partition */
@@ -313,7 +385,7 @@ static int64_t pick_divisor(nm_pcg32 *r, int64_t n)
 }
 
 typedef struct gop {
-    char out[8], in[2][8];
+    char out[16], in[2][16];
     int nin;
     char idx[3][4];   /* the output's two indices, and the reduced one (or "") */
 } gop;
@@ -336,51 +408,60 @@ static void gen_chain(nm_pcg32 *r, gcase *g, text *t)
     g->nidx = 2;
     strcpy(g->names[0], "a");
     strcpy(g->names[1], "b");
-    char prev[8] = "X", reduced[4] = "";
+    char prev[16] = "X", reduced[4] = "";
     put(t, "problem:\n  chain:\n");
     for (int i = 0; i < g->nops; i++) {
         gop *o = &g->op[i];
+        char ein[96];
         snprintf(o->out, sizeof o->out, "T%d", i + 1);
         int kind = (int)nm_pcg32_bounded(r, reduced[0] ? 4 : 3);
         if (kind == 3) { /* mixes in the index the GEMM before reduced (which may
                           * then not be shared: its producer reduces it) */
-            snprintf(o->in[0], 8, "%s", prev);
-            snprintf(o->in[1], 8, "R%d", i + 1);
+            snprintf(o->in[0], sizeof o->in[0], "%s", prev);
+            snprintf(o->in[1], sizeof o->in[1], "R%d", i + 1);
             o->nin = 2;
-            snprintf(g->einsum[i], 96, "%s[%s,%s] = %s[%s,%s] * %s[%s,%s]", o->out, cur[0],
+            snprintf(ein, sizeof ein, "%s[%s,%s] = %s[%s,%s] * %s[%s,%s]", o->out, cur[0],
                      cur[1], prev, cur[0], cur[1], o->in[1], cur[0], reduced);
         } else if (kind == 0) { /* GEMM: reduce the second index, a new one in its place */
             char nw[4];
             snprintf(nw, sizeof nw, "%c", 'c' + g->nidx - 2);
             strcpy(g->names[g->nidx++], nw);
-            snprintf(o->in[0], 8, "%s", prev);
-            snprintf(o->in[1], 8, "W%d", i + 1);
+            snprintf(o->in[0], sizeof o->in[0], "%s", prev);
+            snprintf(o->in[1], sizeof o->in[1], "W%d", i + 1);
             o->nin = 2;
-            snprintf(g->einsum[i], 96, "%s[%s,%s] = %s[%s,%s] * %s[%s,%s]", o->out, cur[0], nw,
+            snprintf(ein, sizeof ein, "%s[%s,%s] = %s[%s,%s] * %s[%s,%s]", o->out, cur[0], nw,
                      prev, cur[0], cur[1], o->in[1], cur[1], nw);
             strcpy(reduced, cur[1]);
             strcpy(cur[1], nw);
         } else if (kind == 1) { /* element-wise */
-            snprintf(o->in[0], 8, "%s", prev);
+            snprintf(o->in[0], sizeof o->in[0], "%s", prev);
             o->nin = 1;
-            snprintf(g->einsum[i], 96, "%s[%s,%s] = %s[%s,%s]", o->out, cur[0], cur[1], prev,
+            snprintf(ein, sizeof ein, "%s[%s,%s] = %s[%s,%s]", o->out, cur[0], cur[1], prev,
                      cur[0], cur[1]);
         } else { /* scaled along the second index */
-            snprintf(o->in[0], 8, "%s", prev);
-            snprintf(o->in[1], 8, "S%d", i + 1);
+            snprintf(o->in[0], sizeof o->in[0], "%s", prev);
+            snprintf(o->in[1], sizeof o->in[1], "S%d", i + 1);
             o->nin = 2;
-            snprintf(g->einsum[i], 96, "%s[%s,%s] = %s[%s,%s] * %s[%s]", o->out, cur[0],
+            snprintf(ein, sizeof ein, "%s[%s,%s] = %s[%s,%s] * %s[%s]", o->out, cur[0],
                      cur[1], prev, cur[0], cur[1], o->in[1], cur[1]);
         }
+        memcpy(g->einsum[i], ein, sizeof ein);
         put(t, "  - {name: op%d, einsum: \"%s\"}\n", i + 1, g->einsum[i]);
         if (kind != 0)
             reduced[0] = '\0'; /* (only right after the GEMM) */
         strcpy(prev, o->out);
     }
     put(t, "  bounds: {");
-    for (int k = 0; k < g->nidx; k++) {
+    for (int k = 0; k < g->nidx; k++)
         g->bound[k] = 1 + (int64_t)nm_pcg32_bounded(r, 4);
-        put(t, "%s%s: %lld", k ? ", " : "", g->names[k], (long long)g->bound[k]);
+    int first = 1;
+    for (int k = 0; k < g->nidx; k++) {
+        int used = 0; /* (index names are lower-case letters, tensor names not) */
+        for (int i = 0; i < g->nops && !used; i++)
+            used = strchr(g->einsum[i], g->names[k][0]) != NULL;
+        if (used)
+            put(t, "%s%s: %lld", first ? "" : ", ", g->names[k], (long long)g->bound[k]);
+        first &= !used;
     }
     put(t, "}\n");
 }
@@ -403,12 +484,6 @@ static void gen_arch(nm_pcg32 *r, gcase *g, text *t)
            g->fan - 1, g->fan, g->fan);
 }
 
-/* Whether operation i (0-based) has index name. */
-static int has_index(const nm_chain *c, int i, const char *name)
-{
-    return nm_workload_dim(&c->op[i].wl, name) >= 0;
-}
-
 /* One factor per slot whose product is n, at random. */
 static void split(nm_pcg32 *r, int64_t n, int nslots, int64_t *out)
 {
@@ -424,7 +499,7 @@ static void split(nm_pcg32 *r, int64_t n, int nslots, int64_t *out)
 static void put_entry(nm_pcg32 *r, text *t, const char *indent, const char *target,
                       const char *type, char names[][4], const int64_t *f, int n)
 {
-    int perm[8];
+    int perm[NM_MAX_DIMS];
     for (int k = 0; k < n; k++)
         perm[k] = k;
     for (int k = n - 1; k > 0; k--) {
@@ -470,19 +545,8 @@ static void gen_mapping(nm_pcg32 *r, const gcase *g, const nm_chain *c, text *t,
         int64_t shf[8][3]; /* per shareable index: DRAM, GLB temporal, GLB spatial */
         int nsh = 0;
         for (int k = 0; k < g->nidx; k++) {
-            int ok = 1;
-            for (int j = i; j < i + len && ok; j++) {
-                ok = has_index(c, j, g->names[k]);
-                const nm_workload *wl = &c->op[j].wl;
-                int d = nm_workload_dim(wl, g->names[k]);
-                if (ok && j < i + len - 1) { /* its output is read by op j+1, inside */
-                    int used = 0;
-                    const nm_dataspace *o = &wl->ds[c->op[j].out];
-                    for (int a = 0; a < o->nranks; a++)
-                        used |= o->rank[a].term[0].dim == d;
-                    ok = used;
-                }
-            }
+            /* the library's rule; check_steps checks what it allows */
+            int ok = nm_fused_can_share(c, i, len, g->names[k]);
             if (!ok || F == 2)
                 continue;
             strcpy(sh[nsh], g->names[k]);
@@ -863,6 +927,50 @@ START_TEST(group_capacity)
 }
 END_TEST
 
+/* Each operation's tensors answer to the roles a design's constraints name
+ * (Inputs, Weights, Outputs), and Timeloop's convolution dimensions stand
+ * for size-1 dimensions, so a design written for layers constrains a chain. */
+START_TEST(roles)
+{
+    char yaml[8192];
+    snprintf(yaml, sizeof yaml, "%s%s", arch_yaml,
+             "problem:\n  chain:\n"
+             "  - {name: up, einsum: \"H[m,f] = X[m,d] * W1[d,f]\"}\n"
+             "  - {name: act, einsum: \"A[m,f] = H[m,f]\"}\n"
+             "  - {name: down, einsum: \"Y[m,e] = A[m,f] * W2[f,e]\", roles: {Weights: A, "
+             "Inputs: W2}}\n"
+             "  bounds: {m: 16, d: 8, f: 32, e: 8}\n"
+             "architecture_constraints:\n  targets:\n"
+             "  - {target: GLB, type: bypass, keep: [Weights], bypass: [Inputs]}\n"
+             "  - {target: RF, type: temporal, factors: C=1 R=1 S=1, permutation: MPQN}\n");
+    nm_spec spec;
+    load(&spec, yaml, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN);
+    const nm_chain *c = spec.chain;
+    ck_assert_int_eq(nm_workload_ds(&c->op[0].wl, "Inputs"), nm_workload_ds(&c->op[0].wl, "X"));
+    ck_assert_int_eq(nm_workload_ds(&c->op[0].wl, "Weights"), nm_workload_ds(&c->op[0].wl, "W1"));
+    ck_assert_int_eq(nm_workload_ds(&c->op[0].wl, "Outputs"), nm_workload_ds(&c->op[0].wl, "H"));
+    ck_assert_int_lt(nm_workload_ds(&c->op[1].wl, "Weights"), 0); /* act has one input */
+    ck_assert(nm_workload_absent_ds(&c->op[1].wl, "Weights"));
+    ck_assert_int_eq(nm_workload_ds(&c->op[2].wl, "Weights"), nm_workload_ds(&c->op[2].wl, "A"));
+    ck_assert_int_eq(nm_workload_ds(&c->op[2].wl, "Inputs"), nm_workload_ds(&c->op[2].wl, "W2"));
+    ck_assert(nm_workload_unit_dim(&c->op[0].wl, "C") && nm_workload_unit_dim(&c->op[0].wl, "M"));
+    /* the constraints by role: the mapspace of up keeps W1 at GLB and bypasses X */
+    nm_mapspace *ms = nm_calloc(1, sizeof *ms);
+    nm_error err;
+    nm_status st = nm_mapspace_init(ms, &spec.arch, &c->op[0].wl, spec.constraints, NULL, &err);
+    ck_assert_msg(st == NM_OK, "%s", err.msg);
+    ck_assert_uint_eq(ms->level[1].keep, 1u << nm_workload_ds(&c->op[0].wl, "W1"));
+    ck_assert_uint_eq(ms->level[1].bypass, 1u << nm_workload_ds(&c->op[0].wl, "X"));
+    nm_free(ms);
+    nm_spec_fini(&spec);
+    /* a role naming no tensor of the operation */
+    expect_error("problem:\n  chain:\n"
+                 "  - {name: a, einsum: \"T[m] = X[m]\", roles: {Weights: W}}\n"
+                 "  bounds: {m: 4}\n", "", NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN, 13,
+                 "'W' is not a tensor of 'a'");
+}
+END_TEST
+
 static Suite *fusion_suite(void)
 {
     Suite *s = suite_create("fusion");
@@ -871,6 +979,7 @@ static Suite *fusion_suite(void)
     tcase_add_test(tc, simulator_agrees);
     tcase_add_test(tc, located_errors);
     tcase_add_test(tc, group_capacity);
+    tcase_add_test(tc, roles);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -106,5 +106,5 @@ PY
         bad "$ex: grade.py gave a wrong answer file exit $rc: $(tail -1 "$tmp/graded")"
     fi
 done
-[ "$n" -eq 5 ] && ok "five exercises" || bad "$n exercises, not five"
+[ "$n" -eq 6 ] && ok "six exercises" || bad "$n exercises, not six"
 finish

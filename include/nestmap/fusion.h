@@ -157,6 +157,17 @@ int nm_fused_model_eval(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_s
 int nm_fused_group_fits(nm_fused_model *fmdl, const nm_fused_map *fm, int gi,
                         nm_fused_stats *out);
 
+/* Whether data space ds's tiles may overlap from one step of index d to
+ * the next: an axis holding d also holds other indices that reach as far
+ * as d's coefficient or further (a window wider than its stride: a halo).
+ * 2*p+w with w < 2 does not; p+r with r of 3 does. */
+int nm_fused_halo(const nm_workload *wl, int ds, int d);
+
+/* Whether ops first .. first + nops - 1, as one group, may share a loop over
+ * index: every one has it, no producer of an intermediate reduces it, and
+ * no intermediate's tiles along it overlap (nm_fused_halo). */
+int nm_fused_can_share(const nm_chain *c, int first, int nops, const char *index);
+
 /* Writes why an evaluation was invalid. */
 void nm_fused_describe_invalid(const nm_fused_stats *st, const nm_arch *arch, const nm_chain *c,
                                const nm_fused_map *fm, char *buf, size_t size);
@@ -168,6 +179,8 @@ struct nm_search_opts;
 typedef struct nm_fused_result {
     nm_fused_map best, unfused;            /* the best found, and each operation alone */
     nm_fused_stats *best_st, *unfused_st;  /* their stats; owned */
+    int alone;            /* an operation the search found no mapping of alone (then
+                           * there is no unfused run), or -1 */
     uint64_t candidates;  /* shared tilings scored */
     int searches;         /* single-operation searches run */
     uint64_t evaluated;   /* mappings those searches evaluated */
@@ -181,7 +194,9 @@ typedef struct nm_fused_result {
  * consecutive operations fused at the level below the backing store
  * (shared loops at the backing store).  The best by o's first metric over
  * every cut of the chain into groups goes to res->best, the all-unfused
- * one to res->unfused.  Release with nm_fused_result_fini. */
+ * one to res->unfused (unless res->alone says an operation had no mapping
+ * alone).  Fails when no cut has a valid mapping.  Release with
+ * nm_fused_result_fini. */
 nm_status nm_fused_search(const nm_arch *arch, const nm_chain *c, const nm_ynode *constraints,
                           const nm_ynode *more, const struct nm_search_opts *o, int fuse,
                           nm_fused_result *res, nm_error *err);

@@ -31,6 +31,10 @@ typedef struct nm_dataspace {
     nm_axis rank[NM_MAX_RANKS];
     int read_write; /* outputs: read-modify-write */
     int param;      /* a layer's parameters (weights, layernorm's scale and shift) */
+    /* Another name the data space answers to (a chain's operation: its
+     * role, Inputs, Weights or Outputs, as a design's constraints name
+     * them); "" for none.  nm_workload_ds finds it after the names. */
+    char role[NM_NAME_MAX];
     /* How much smaller each axis is in the tensor a framework holds than
      * the loop nest's projection reaches (a padded convolution's input:
      * the padding; may be negative, e.g. a 1x1 stride-2 input under
@@ -89,7 +93,8 @@ int nm_workload_unit_dim(const nm_workload *wl, const char *name);
 /* 1 if name is one of wl's absent data spaces (wl->absent). */
 int nm_workload_absent_ds(const nm_workload *wl, const char *name);
 
-/* Index of the dimension or data space called name, or -1. */
+/* Index of the dimension or data space called name (a data space also by
+ * its role), or -1. */
 int nm_workload_dim(const nm_workload *wl, const char *name);
 int nm_workload_ds(const nm_workload *wl, const char *name);
 

@@ -155,6 +155,11 @@ static void ratio_line(FILE *f, const nm_fused_sum *a, const nm_fused_sum *b)
 static void fused_text(FILE *f, const nm_spec *spec, const nm_fused_result *r)
 {
     nm_report_fused_text(f, &spec->arch, spec->chain, &r->best, r->best_st);
+    if (r->alone >= 0) {
+        fprintf(f, "\nUnfused: no run (the search found no valid mapping of operation '%s' "
+                "alone)\n", spec->chain->op[r->alone].name);
+        return;
+    }
     const nm_fused_sum *u = &r->unfused_st->total;
     fprintf(f, "\nUnfused (each operation alone): energy %.3f uJ, cycles %llu, %s words %llu, "
             "EDP %.4g J*cycle\n", u->energy * 1e-6, (unsigned long long)u->cycles,
@@ -169,7 +174,10 @@ static void fused_json(FILE *f, const nm_spec *spec, const nm_fused_result *r,
     fputs("{\n\"best\": ", f);
     nm_report_fused_json(f, &spec->arch, spec->chain, &r->best, r->best_st);
     fputs(",\n\"unfused\": ", f);
-    nm_report_fused_json(f, &spec->arch, spec->chain, &r->unfused, r->unfused_st);
+    if (r->alone >= 0)
+        fputs("null", f);
+    else
+        nm_report_fused_json(f, &spec->arch, spec->chain, &r->unfused, r->unfused_st);
     fprintf(f, ",\n\"search\": {\"metric\": \"%s\", \"seed\": %llu, \"candidates\": %llu, "
             "\"searches\": %d, \"evaluated\": %llu, \"seconds\": %.3f}\n}\n",
             nm_metric_name(o->metric[0]), (unsigned long long)o->seed,
