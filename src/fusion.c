@@ -268,21 +268,55 @@ static int uses_dim(const nm_dataspace *s, int d)
     return 0;
 }
 
+/* Why group g may not share a loop over index: 0 it may; 1 operation *op
+ * lacks it; 2 *op reduces it and its output stays in the group; 3 the
+ * intermediate *ds of *op would overlap from step to step along it
+ * (nm_fused_halo); 4 the intermediate *ds of *op (a consumer) is indexed by
+ * it on another axis, or with another coefficient, than its producer writes
+ * it (each step would read another slice than the one written). */
+static int share_problem(const nm_chain *c, const nm_fused_group *g, const char *index, int *op,
+                         int *ds)
+{
+    for (int i = g->first; i < g->first + g->nops; i++) {
+        const nm_workload *wl = &c->op[i].wl;
+        int d = nm_workload_dim(wl, index);
+        *op = i;
+        *ds = -1;
+        if (d < 0)
+            return 1;
+        if (inside(c, g, i, c->op[i].out) && !uses_dim(&wl->ds[c->op[i].out], d))
+            return 2;
+        for (int k = 0; k < wl->nds; k++) {
+            if (!inside(c, g, i, k))
+                continue;
+            *ds = k;
+            if (nm_fused_halo(wl, k, d))
+                return 3;
+            int p = c->op[i].producer[k];
+            if (k == c->op[i].out || p < 0)
+                continue;
+            const nm_workload *pw = &c->op[p].wl;
+            int pd = nm_workload_dim(pw, index);
+            const nm_dataspace *x = &wl->ds[k], *y = &pw->ds[c->op[p].out];
+            for (int r = 0; r < x->nranks; r++) {
+                int64_t cx = 0, cy = 0;
+                for (int t = 0; t < x->rank[r].nterms; t++)
+                    cx += x->rank[r].term[t].dim == d ? x->rank[r].term[t].coef : 0;
+                for (int t = 0; t < y->rank[r].nterms; t++)
+                    cy += y->rank[r].term[t].dim == pd ? y->rank[r].term[t].coef : 0;
+                if (cx != cy)
+                    return 4;
+            }
+        }
+    }
+    return 0;
+}
+
 int nm_fused_can_share(const nm_chain *c, int first, int nops, const char *index)
 {
     nm_fused_group g = {.first = first, .nops = nops};
-    for (int i = first; i < first + nops; i++) {
-        const nm_workload *wl = &c->op[i].wl;
-        int d = nm_workload_dim(wl, index);
-        if (d < 0)
-            return 0;
-        if (inside(c, &g, i, c->op[i].out) && !uses_dim(&wl->ds[c->op[i].out], d))
-            return 0;
-        for (int ds = 0; ds < wl->nds; ds++)
-            if (inside(c, &g, i, ds) && nm_fused_halo(wl, ds, d))
-                return 0;
-    }
-    return 1;
+    int op, ds;
+    return share_problem(c, &g, index, &op, &ds) == 0;
 }
 
 /* Checks one shared entry: above the fusion level, loops over indices
@@ -320,27 +354,30 @@ static nm_status check_shared(const nm_ynode *e, const nm_arch *arch, const nm_c
             if (t[k].value <= 1 && !t[k].residual)
                 continue;
             const char *dn = u.dim[t[k].dim];
-            for (int i = g->first; i < g->first + g->nops; i++) {
-                const nm_workload *wl = &c->op[i].wl;
-                int d = nm_workload_dim(wl, dn);
-                if (d < 0)
-                    return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': "
-                                        "operation '%s' has no index '%s' (shared loops run "
-                                        "over indices every operation of the group has)",
-                                        dn, c->op[i].name, dn);
-                if (inside(c, g, i, c->op[i].out) && !uses_dim(&wl->ds[c->op[i].out], d))
-                    return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': "
-                                        "'%s' reduces over '%s', so each step would hand on a "
-                                        "partial '%s'", dn, c->op[i].name, dn,
-                                        wl->ds[c->op[i].out].name);
-                for (int ds = 0; ds < wl->nds; ds++)
-                    if (inside(c, g, i, ds) && nm_fused_halo(wl, ds, d))
-                        return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s', "
-                                            "which indexes the intermediate '%s' through a "
-                                            "window wider than its stride in '%s': its tiles "
-                                            "would overlap from step to step, and fused halos "
-                                            "are not modelled yet", dn, wl->ds[ds].name,
-                                            c->op[i].name);
+            int i, ds;
+            switch (share_problem(c, g, dn, &i, &ds)) {
+            case 1:
+                return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': "
+                                    "operation '%s' has no index '%s' (shared loops run over "
+                                    "indices every operation of the group has)", dn,
+                                    c->op[i].name, dn);
+            case 2:
+                return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': '%s' "
+                                    "reduces over '%s', so each step would hand on a partial "
+                                    "'%s'", dn, c->op[i].name, dn,
+                                    c->op[i].wl.ds[c->op[i].out].name);
+            case 3:
+                return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s', which "
+                                    "indexes the intermediate '%s' through a window wider than "
+                                    "its stride in '%s': its tiles would overlap from step to "
+                                    "step, and fused halos are not modelled yet", dn,
+                                    c->op[i].wl.ds[ds].name, c->op[i].name);
+            case 4:
+                return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': '%s' "
+                                    "reads the intermediate '%s' along '%s' on another axis "
+                                    "than its producer writes it, so a step would read another "
+                                    "slice than the one written", dn, c->op[i].name,
+                                    c->op[i].wl.ds[ds].name, dn);
             }
         }
     }

@@ -825,6 +825,15 @@ START_TEST(located_errors)
     expect_error(chain_yaml, MAP_HEAD "    shared:\n"
                  "    - {target: DRAM, type: temporal, factors: d=2}\n    ops:\n"
                  UP_OWN DOWN_OWN, all, 20, "'up' reduces over 'd'");
+    /* ... over an index the consumer reads the intermediate by on another axis */
+    expect_error("problem:\n  chain:\n"
+                 "  - {name: a, einsum: \"T[m,n] = X[m,n]\"}\n"
+                 "  - {name: b, einsum: \"Y[m,n] = T[n,m]\"}\n  bounds: {m: 4, n: 4}\n",
+                 "mapping:\n  fused:\n  - fuse_at: GLB\n    shared:\n"
+                 "    - {target: DRAM, type: temporal, factors: m=2}\n    ops:\n"
+                 "      a: [{target: GLB, type: temporal, factors: m=2 n=4}]\n"
+                 "      b: [{target: GLB, type: temporal, factors: m=2 n=4}]\n", all, 20,
+                 "on another axis than its producer writes it");
     /* an intermediate kept in the backing store */
     expect_error(chain_yaml, MAP_HEAD SHARED_M
                  "    - {target: DRAM, type: bypass, keep: [H, X]}\n    ops:\n" UP_OWN DOWN_OWN,

@@ -234,6 +234,10 @@ typedef struct nm_cli_teach {
 int nm_cli_teach_take(int *argc, char **argv, const char *cmd, nm_cli_teach *t);
 int nm_cli_teach_print(const nm_cli_teach *t, const nm_spec *spec, const nm_mapping *m,
                  const nm_stats *st);
+/* A chain of operations (fusion.h) takes none of --diagram,
+ * --timeloop-names, --loops, --explain: 1 when none is given, else 0 after
+ * saying so. */
+int nm_cli_chain_flags_ok(const char *cmd, int diagram, int tl_names, const nm_cli_teach *t);
 
 /* Plots (plot.h): renders dir's NAME.gp scripts, printing which failed
  * (0 then). */

@@ -257,9 +257,7 @@ int nm_cmd_map(int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (spec.chain) {
-        if (diagram || tl_names || teach.loops || teach.explain) {
-            fprintf(stderr, "nestmap map: --diagram, --timeloop-names, --loops and --explain "
-                            "take one operation, not a chain\n");
+        if (!nm_cli_chain_flags_ok("map", diagram, tl_names, &teach)) {
             rc = 2;
         } else {
             o.stop = nm_cli_catch_sigint();

@@ -132,9 +132,7 @@ int nm_cmd_model(int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (spec.chain) {
-        if (diagram || tl_names || teach.loops || teach.explain) {
-            fprintf(stderr, "nestmap model: --diagram, --timeloop-names, --loops and --explain "
-                            "take one operation, not a chain\n");
+        if (!nm_cli_chain_flags_ok("model", diagram, tl_names, &teach)) {
             rc = 2;
         } else {
             rc = model_fused(&spec, &o);

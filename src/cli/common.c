@@ -483,3 +483,12 @@ int nm_cli_gnuplot(const char *cmd, const char *dir, const char *const *names, i
     fprintf(stderr, "nestmap %s: %s\n", cmd, err.msg);
     return 0;
 }
+
+int nm_cli_chain_flags_ok(const char *cmd, int diagram, int tl_names, const nm_cli_teach *t)
+{
+    if (!diagram && !tl_names && !t->loops && !t->explain)
+        return 1;
+    fprintf(stderr, "nestmap %s: --diagram, --timeloop-names, --loops and --explain take one "
+            "operation, not a chain\n", cmd);
+    return 0;
+}
