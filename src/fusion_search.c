@@ -34,7 +34,10 @@
 #include "nestmap/mapspace.h"
 #include "nestmap/pcg32.h"
 
-enum { SHORTLIST = 3, MAX_SHARED = 6, MAX_DIV = 64, MAX_CANDIDATES = 200000,
+/* SHORTLIST: tilings whose own mappings are searched; MAX_TRIED: tilings
+ * scored at most, in enumeration order (so the result stays
+ * deterministic), however many factor splits and orders a group has. */
+enum { SHORTLIST = 3, MAX_SHARED = 6, MAX_DIV = 64, MAX_TRIED = 1000000,
        EXHAUSTIVE_MAX = 1 << 22 };
 
 /* The best mapping found for a range of operations as one group. */
@@ -450,7 +453,8 @@ static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     int idx[MAX_SHARED] = {0};
     nm_mapping maps[NM_MAX_OPS];
-    for (uint64_t sp = 0; sp < splits && ncand < MAX_CANDIDATES; sp++) {
+    uint64_t tried = 0;
+    for (uint64_t sp = 0; sp < splits && tried < MAX_TRIED; sp++) {
         tiling t;
         memset(&t, 0, sizeof t);
         int8_t moving[MAX_SHARED];
@@ -473,6 +477,7 @@ static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
                     t.order[k++] = (int8_t)s;
             for (int i = a; i <= b; i++)
                 canonical(x, i, &g, names, nsh, &t, onchip[i - a], &maps[i - a]);
+            tried++;
             nm_fused_sum sum;
             if (!eval_group(x, &g, maps, onchip, &sum))
                 continue;
