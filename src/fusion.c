@@ -312,6 +312,23 @@ static int share_problem(const nm_chain *c, const nm_fused_group *g, const char 
     return 0;
 }
 
+int nm_fused_leaks(const nm_chain *c, int first, int nops)
+{
+    int end = first + nops;
+    for (int i = first; i < end; i++) {
+        int in = 0, out = 0;
+        for (int j = i + 1; j < c->nops; j++)
+            for (int k = 0; k < c->op[j].wl.nds; k++)
+                if (c->op[j].producer[k] == i) {
+                    in |= j < end;
+                    out |= j >= end;
+                }
+        if (in && out)
+            return i;
+    }
+    return -1;
+}
+
 int nm_fused_can_share(const nm_chain *c, int first, int nops, const char *index)
 {
     nm_fused_group g = {.first = first, .nops = nops};
@@ -568,6 +585,15 @@ nm_status nm_fused_map_parse(nm_fused_map *fm, const nm_ynode *node, const nm_ar
                                      "store '%s': give 'fuse_at', the on-chip level it lives at",
                                      c->op[i].wl.ds[ds].name, c->op[i].name,
                                      arch->level[arch->nlevels - 1].name);
+        int leaver = nm_fused_leaks(c, g->first, g->nops);
+        if (leaver >= 0) {
+            const nm_chain_op *p = &c->op[leaver];
+            return nm_yerror(err, at ? at : e, "'%s' passes from '%s' to a later operation of "
+                             "this group and to one after it: a tensor read after the group "
+                             "goes through the backing store, so the group must end before "
+                             "'%s' reads it or take its other readers in",
+                             p->wl.ds[p->out].name, p->name, p->wl.ds[p->out].name);
+        }
         if ((st = parse_group(fm, fm->ngroups - 1, shared, ops, arch, c, doc, err)) != NM_OK)
             return st;
     }

@@ -423,8 +423,8 @@ static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
     const nm_chain *c = x->c;
     int S = arch->nlevels;
     memset(rb, 0, sizeof *rb);
-    if (S < 2 || arch->level[S - 2].container[0])
-        return NM_OK;
+    if (S < 2 || arch->level[S - 2].container[0] || nm_fused_leaks(c, a, b - a + 1) >= 0)
+        return NM_OK; /* (no on-chip level; an intermediate also read after the range) */
     nm_fused_group g = {.first = a, .nops = b - a + 1, .level = S - 2};
     uint32_t onchip[NM_MAX_OPS] = {0};
     for (int i = a; i <= b; i++)

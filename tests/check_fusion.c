@@ -834,6 +834,16 @@ START_TEST(located_errors)
                  "      a: [{target: GLB, type: temporal, factors: m=2 n=4}]\n"
                  "      b: [{target: GLB, type: temporal, factors: m=2 n=4}]\n", all, 20,
                  "on another axis than its producer writes it");
+    /* an intermediate also read after the group */
+    expect_error("problem:\n  chain:\n"
+                 "  - {name: a, einsum: \"T[m] = X[m]\"}\n"
+                 "  - {name: b, einsum: \"U[m] = T[m]\"}\n"
+                 "  - {name: c, einsum: \"Y[m] = T[m] * U[m]\"}\n  bounds: {m: 4}\n",
+                 "mapping:\n  fused:\n  - fuse_at: GLB\n    ops:\n"
+                 "      a: [{target: GLB, type: temporal, factors: m=4}]\n"
+                 "      b: [{target: GLB, type: temporal, factors: m=4}]\n"
+                 "  - ops:\n      c: [{target: DRAM, type: temporal, factors: m=4}]\n", all, 19,
+                 "'T' passes from 'a' to a later operation of this group and to one after it");
     /* an intermediate kept in the backing store */
     expect_error(chain_yaml, MAP_HEAD SHARED_M
                  "    - {target: DRAM, type: bypass, keep: [H, X]}\n    ops:\n" UP_OWN DOWN_OWN,

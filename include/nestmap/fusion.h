@@ -168,6 +168,11 @@ int nm_fused_halo(const nm_workload *wl, int ds, int d);
  * no intermediate's tiles along it overlap (nm_fused_halo). */
 int nm_fused_can_share(const nm_chain *c, int first, int nops, const char *index);
 
+/* An operation of ops first .. first + nops - 1 whose output is read both
+ * inside the group and after it (such a group cannot keep it on chip: it
+ * must reach the backing store), or -1. */
+int nm_fused_leaks(const nm_chain *c, int first, int nops);
+
 /* Writes why an evaluation was invalid. */
 void nm_fused_describe_invalid(const nm_fused_stats *st, const nm_arch *arch, const nm_chain *c,
                                const nm_fused_map *fm, char *buf, size_t size);
