@@ -241,6 +241,16 @@ static int inside(const nm_chain *c, const nm_fused_group *g, int i, int ds)
     return 0;
 }
 
+uint32_t nm_fused_onchip(const nm_chain *c, int first, int nops, int i)
+{
+    nm_fused_group g = {.first = first, .nops = nops};
+    uint32_t mask = 0;
+    for (int ds = 0; ds < c->op[i].wl.nds; ds++)
+        if (inside(c, &g, i, ds))
+            mask |= 1u << ds;
+    return mask;
+}
+
 int nm_fused_halo(const nm_workload *wl, int ds, int d)
 {
     const nm_dataspace *s = &wl->ds[ds];
@@ -484,10 +494,10 @@ static nm_status parse_group(nm_fused_map *fm, int gi, const nm_ynode *shared, c
         if ((st = nm_mapping_parse(m, list, arch, &c->op[i].wl, err)) != NM_OK)
             return st;
         const nm_workload *wl = &c->op[i].wl;
+        fm->onchip[i] = nm_fused_onchip(c, g->first, g->nops, i);
         for (int ds = 0; ds < wl->nds; ds++) {
-            if (!inside(c, g, i, ds))
+            if (!((fm->onchip[i] >> ds) & 1u))
                 continue;
-            fm->onchip[i] |= 1u << ds;
             if (!((m->level[g->level].keep >> ds) & 1u))
                 return nm_yerror(err, g->node, "'%s' is an intermediate of the group, but the "
                                  "design's constraints bypass it at the fusion level '%s'",
@@ -629,7 +639,7 @@ void nm_fused_model_fini(nm_fused_model *fmdl)
     fmdl->nready = 0;
 }
 
-static void sum_add(nm_fused_sum *s, const nm_stats *st)
+void nm_fused_sum_add(nm_fused_sum *s, const nm_stats *st)
 {
     s->energy += st->energy;
     s->cycles += st->cycles;
@@ -753,8 +763,8 @@ int nm_fused_model_eval(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_s
             return 0;
         }
     for (int i = 0; i < c->nops; i++) {
-        sum_add(&out->group[fm->group_of[i]], &out->op[i]);
-        sum_add(&out->total, &out->op[i]);
+        nm_fused_sum_add(&out->group[fm->group_of[i]], &out->op[i]);
+        nm_fused_sum_add(&out->total, &out->op[i]);
     }
     return 1;
 }

@@ -107,12 +107,8 @@ static int eval_group(ctx *x, const nm_fused_group *g, const nm_mapping *maps,
     }
     if (!nm_fused_group_fits(&x->fmdl, fm, 0, x->st))
         return 0;
-    for (int i = g->first; i < g->first + g->nops; i++) {
-        sum->energy += x->st->op[i].energy;
-        sum->cycles += x->st->op[i].cycles;
-        sum->computes += x->st->op[i].computes;
-        sum->backing += x->st->op[i].last_level_accesses;
-    }
+    for (int i = g->first; i < g->first + g->nops; i++)
+        nm_fused_sum_add(sum, &x->st->op[i]);
     return 1;
 }
 
@@ -428,14 +424,7 @@ static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
     nm_fused_group g = {.first = a, .nops = b - a + 1, .level = S - 2};
     uint32_t onchip[NM_MAX_OPS] = {0};
     for (int i = a; i <= b; i++)
-        for (int ds = 0; ds < c->op[i].wl.nds; ds++) {
-            int in = ds != c->op[i].out ? c->op[i].producer[ds] >= a : 0;
-            for (int j = i + 1; j <= b && ds == c->op[i].out; j++)
-                for (int k = 0; k < c->op[j].wl.nds; k++)
-                    in |= c->op[j].producer[k] == i;
-            if (in)
-                onchip[i - a] |= 1u << ds;
-        }
+        onchip[i - a] = nm_fused_onchip(c, a, b - a + 1, i);
     char names[MAX_SHARED][NM_NAME_MAX];
     int64_t bound[MAX_SHARED], div[MAX_SHARED][MAX_DIV];
     int nsh = shareable(c, a, b, names, bound), ndiv[MAX_SHARED];

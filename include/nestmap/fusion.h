@@ -173,6 +173,13 @@ int nm_fused_can_share(const nm_chain *c, int first, int nops, const char *index
  * must reach the backing store), or -1. */
 int nm_fused_leaks(const nm_chain *c, int first, int nops);
 
+/* The data spaces of operation i that are intermediates of the group of
+ * ops first .. first + nops - 1 (written and read inside it), as a mask. */
+uint32_t nm_fused_onchip(const nm_chain *c, int first, int nops, int i);
+
+/* Adds an operation's stats to a total. */
+void nm_fused_sum_add(nm_fused_sum *s, const nm_stats *st);
+
 /* Writes why an evaluation was invalid. */
 void nm_fused_describe_invalid(const nm_fused_stats *st, const nm_arch *arch, const nm_chain *c,
                                const nm_fused_map *fm, char *buf, size_t size);
