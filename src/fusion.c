@@ -346,6 +346,49 @@ int nm_fused_can_share(const nm_chain *c, int first, int nops, const char *index
     return share_problem(c, &g, index, &op, &ds) == 0;
 }
 
+int nm_fused_shareable(const nm_chain *c, int first, int nops, char names[][NM_NAME_MAX],
+                       int64_t *bound, int max)
+{
+    int n = 0;
+    const nm_workload *w0 = &c->op[first].wl;
+    for (int d = 0; d < w0->ndims && n < max; d++)
+        if (nm_fused_can_share(c, first, nops, w0->dim[d])) {
+            snprintf(names[n], NM_NAME_MAX, "%s", w0->dim[d]);
+            bound[n++] = w0->bound[d];
+        }
+    return n;
+}
+
+void nm_fused_canonical(const nm_arch *arch, const nm_chain *c, int i, const nm_fused_group *g,
+                        char names[][NM_NAME_MAX], int nsh, const int64_t *f,
+                        const int8_t *order, uint32_t onchip, nm_mapping *m)
+{
+    const nm_workload *wl = &c->op[i].wl;
+    int S = arch->nlevels;
+    nm_mapping_init(m, arch, wl);
+    nm_level_map *top = &m->level[S - 1], *fl = &m->level[g->level];
+    int k = 0;
+    uint32_t placed = 0;
+    for (int j = 0; j < nsh; j++) {
+        int s = order[j];
+        int d = nm_workload_dim(wl, names[s]);
+        top->tfactor[d] = f[s];
+        top->torder[k++] = (int8_t)d;
+        placed |= 1u << d;
+    }
+    for (int d = 0; d < wl->ndims; d++)
+        if (!(placed & (1u << d)))
+            top->torder[k++] = (int8_t)d;
+    for (int d = 0; d < wl->ndims; d++) {
+        fl->tfactor[d] = wl->bound[d] / top->tfactor[d];
+        fl->torder[d] = (int8_t)d;
+    }
+    for (int s = g->level + 1; s < S; s++)
+        m->level[s].keep &= ~onchip;
+    for (int s = 0; s < g->level; s++) /* (small buffers below need not fit it) */
+        m->level[s].keep = 0;
+}
+
 /* Checks one shared entry: above the fusion level, loops over indices
  * every operation has and no producer reduces, keeping no intermediate. */
 static nm_status check_shared(const nm_ynode *e, const nm_arch *arch, const nm_chain *c,
@@ -683,54 +726,61 @@ static int moves_every_step(const nm_workload *wl, const nm_mapping *m, int F, i
  * there from one step to the next (those the analyses reuse across steps),
  * and, at the fusion level, the intermediates waiting for a later
  * consumer.  The largest of these over the operations must fit. */
-int nm_fused_group_fits(nm_fused_model *fmdl, const nm_fused_map *fm, int gi, nm_fused_stats *out)
+uint64_t nm_fused_group_need(const nm_fused_model *fmdl, const nm_fused_map *fm, int gi,
+                             const nm_fused_stats *out, int s)
 {
     const nm_fused_group *g = &fm->group[gi];
-    const nm_arch *arch = fmdl->arch;
     const nm_chain *c = fmdl->chain;
-    if (g->nops < 2)
-        return 1; /* the operation's own check */
     int end = g->first + g->nops;
+    uint64_t own[NM_MAX_OPS] = {0}, kept[NM_MAX_OPS] = {0}, tile[NM_MAX_OPS] = {0};
+    for (int i = g->first; i < end; i++) {
+        const nm_workload *wl = &c->op[i].wl;
+        for (int ds = 0; ds < wl->nds; ds++) {
+            const nm_ds_stats *d = &out->op[i].level[s].ds[ds];
+            if (!((fm->map[i].level[s].keep >> ds) & 1u) || !d->utilized_capacity)
+                continue;
+            uint64_t w = nm_model_tile_words(&fmdl->op[i], s, ds, d->utilized_capacity);
+            own[i] += w;
+            if (ds == c->op[i].out)
+                tile[i] = w;
+            if (!moves_every_step(wl, &fm->map[i], g->level, fmdl->arch->nlevels, s, ds))
+                kept[i] += w;
+        }
+    }
+    uint64_t need = 0;
+    for (int i = g->first; i < end; i++) {
+        uint64_t n = own[i];
+        for (int j = g->first; j < end; j++)
+            if (j != i)
+                n += kept[j];
+        /* intermediates written before i and read after it, not by i */
+        for (int p = g->first; s == g->level && p < i; p++) {
+            int later = 0, reads = 0;
+            for (int j = p + 1; j < end; j++)
+                for (int k = 0; k < c->op[j].wl.nds; k++)
+                    if (c->op[j].producer[k] == p) {
+                        later |= j > i;
+                        reads |= j == i;
+                    }
+            if (later && !reads)
+                n += tile[p];
+        }
+        if (n > need)
+            need = n;
+    }
+    return need;
+}
+
+int nm_fused_group_fits(nm_fused_model *fmdl, const nm_fused_map *fm, int gi, nm_fused_stats *out)
+{
+    const nm_arch *arch = fmdl->arch;
+    if (fm->group[gi].nops < 2)
+        return 1; /* the operation's own check */
     for (int s = 0; s < arch->nlevels; s++) {
         const nm_level *L = &arch->level[s];
         if (!L->has_size)
             continue;
-        uint64_t own[NM_MAX_OPS] = {0}, kept[NM_MAX_OPS] = {0}, tile[NM_MAX_OPS] = {0};
-        for (int i = g->first; i < end; i++) {
-            const nm_workload *wl = &c->op[i].wl;
-            for (int ds = 0; ds < wl->nds; ds++) {
-                const nm_ds_stats *d = &out->op[i].level[s].ds[ds];
-                if (!((fm->map[i].level[s].keep >> ds) & 1u) || !d->utilized_capacity)
-                    continue;
-                uint64_t w = nm_model_tile_words(&fmdl->op[i], s, ds, d->utilized_capacity);
-                own[i] += w;
-                if (ds == c->op[i].out)
-                    tile[i] = w;
-                if (!moves_every_step(wl, &fm->map[i], g->level, arch->nlevels, s, ds))
-                    kept[i] += w;
-            }
-        }
-        uint64_t need = 0;
-        for (int i = g->first; i < end; i++) {
-            uint64_t n = own[i];
-            for (int j = g->first; j < end; j++)
-                if (j != i)
-                    n += kept[j];
-            /* intermediates written before i and read after it, not by i */
-            for (int p = g->first; s == g->level && p < i; p++) {
-                int later = 0, reads = 0;
-                for (int j = p + 1; j < end; j++)
-                    for (int k = 0; k < c->op[j].wl.nds; k++)
-                        if (c->op[j].producer[k] == p) {
-                            later |= j > i;
-                            reads |= j == i;
-                        }
-                if (later && !reads)
-                    n += tile[p];
-            }
-            if (n > need)
-                need = n;
-        }
+        uint64_t need = nm_fused_group_need(fmdl, fm, gi, out, s);
         if (need > (uint64_t)L->effective_size) {
             out->bad_group = gi;
             out->bad_level = s;

@@ -177,20 +177,6 @@ static nm_status search_op(ctx *x, const nm_arch *arch, int i, const nm_ynode *c
     return st;
 }
 
-/* The indices ops a..b may share as one group (nm_fused_can_share), in
- * the first operation's order, with their bounds. */
-static int shareable(const nm_chain *c, int a, int b, char names[][NM_NAME_MAX], int64_t *bound)
-{
-    int n = 0;
-    const nm_workload *w0 = &c->op[a].wl;
-    for (int d = 0; d < w0->ndims && n < MAX_SHARED; d++)
-        if (nm_fused_can_share(c, a, b - a + 1, w0->dim[d])) {
-            snprintf(names[n], NM_NAME_MAX, "%s", w0->dim[d]);
-            bound[n++] = w0->bound[d];
-        }
-    return n;
-}
-
 static int divisors(int64_t n, int64_t *out)
 {
     int k = 0;
@@ -198,41 +184,6 @@ static int divisors(int64_t n, int64_t *out)
         if (n % d == 0)
             out[k++] = d;
     return k;
-}
-
-/* Operation i's composite mapping for group g with tiling t over the
- * shareable indices: the shared loops at the backing store, every own loop
- * at the fusion level (temporal, in the problem's order), everything kept
- * at the fusion level and above but the intermediates above it, nothing
- * below it.  Its backing-store traffic is any own mapping's that keeps
- * every tensor at the fusion level. */
-static void canonical(const ctx *x, int i, const nm_fused_group *g, char names[][NM_NAME_MAX],
-                      int nsh, const tiling *t, uint32_t onchip, nm_mapping *m)
-{
-    const nm_workload *wl = &x->c->op[i].wl;
-    int S = x->arch->nlevels;
-    nm_mapping_init(m, x->arch, wl);
-    nm_level_map *top = &m->level[S - 1], *fl = &m->level[g->level];
-    int k = 0;
-    uint32_t placed = 0;
-    for (int j = 0; j < nsh; j++) {
-        int s = t->order[j];
-        int d = nm_workload_dim(wl, names[s]);
-        top->tfactor[d] = t->f[s];
-        top->torder[k++] = (int8_t)d;
-        placed |= 1u << d;
-    }
-    for (int d = 0; d < wl->ndims; d++)
-        if (!(placed & (1u << d)))
-            top->torder[k++] = (int8_t)d;
-    for (int d = 0; d < wl->ndims; d++) {
-        fl->tfactor[d] = wl->bound[d] / top->tfactor[d];
-        fl->torder[d] = (int8_t)d;
-    }
-    for (int s = g->level + 1; s < S; s++)
-        m->level[s].keep &= ~onchip;
-    for (int s = 0; s < g->level; s++) /* (small buffers below need not fit it) */
-        m->level[s].keep = 0;
 }
 
 static int by_score(const void *p, const void *q)
@@ -366,7 +317,7 @@ static nm_status own_mappings(ctx *x, const nm_arch *arch, int share, const nm_f
     *all = 1;
     for (int i = a; i <= b && *all && st == NM_OK; i++) {
         nm_mapping canon;
-        canonical(x, i, g, names, nsh, t, onchip[i - a], &canon);
+        nm_fused_canonical(x->arch, x->c, i, g, names, nsh, t->f, t->order, onchip[i - a], &canon);
         nm_ydoc pin;
         char pins[8192];
         if ((st = pin_doc(x, i, g, &canon, onchip[i - a], &pin, pins, sizeof pins,
@@ -427,7 +378,7 @@ static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
         onchip[i - a] = nm_fused_onchip(c, a, b - a + 1, i);
     char names[MAX_SHARED][NM_NAME_MAX];
     int64_t bound[MAX_SHARED], div[MAX_SHARED][MAX_DIV];
-    int nsh = shareable(c, a, b, names, bound), ndiv[MAX_SHARED];
+    int nsh = nm_fused_shareable(c, a, b - a + 1, names, bound, MAX_SHARED), ndiv[MAX_SHARED];
     if (nsh == 0)
         return NM_OK; /* nothing to step through together */
     uint64_t splits = 1;
@@ -465,7 +416,8 @@ static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
                 if (t.f[s] == 1)
                     t.order[k++] = (int8_t)s;
             for (int i = a; i <= b; i++)
-                canonical(x, i, &g, names, nsh, &t, onchip[i - a], &maps[i - a]);
+                nm_fused_canonical(x->arch, c, i, &g, names, nsh, t.f, t.order, onchip[i - a],
+                                   &maps[i - a]);
             tried++;
             nm_fused_sum sum;
             if (!eval_group(x, &g, maps, onchip, &sum))

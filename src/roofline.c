@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "nestmap/alloc.h"
+#include "nestmap/fusion.h"
 #include "nestmap/mapping.h"
 #include "nestmap/model.h"
 #include "nestmap/roofline.h"
@@ -174,6 +175,127 @@ static uint64_t staircase(nm_curve_point *pts, uint64_t n)
     return k;
 }
 
+/* Single-buffer mappings of loops with ndiv[i] choices of outer factor
+ * each (one of them 1: no outer loop), each split in every order of its
+ * outer loops; counted exactly (the orders depend on how many outer loops
+ * a split has). */
+static long double mappings_count(int n, const int *ndiv)
+{
+    long double poly[NM_MAX_DIMS + 1] = {1.0L}; /* poly[k]: splits with k outer loops */
+    for (int d = 0; d < n; d++) {
+        long double next[NM_MAX_DIMS + 1] = {0};
+        for (int k = 0; k <= d; k++) {
+            next[k] += poly[k];                     /* factor 1: no outer loop */
+            next[k + 1] += poly[k] * (ndiv[d] - 1); /* an outer loop */
+        }
+        memcpy(poly, next, sizeof poly);
+    }
+    long double total = 0.0L, fact = 1.0L;
+    for (int k = 0; k <= n; k++) {
+        if (k > 1)
+            fact *= k;
+        total += poly[k] * fact;
+    }
+    return total;
+}
+
+/* Points being gathered, cut back to the staircase whenever the array
+ * fills (the staircase of a staircase and more points is the staircase of
+ * all of them), so memory stays small. */
+typedef struct collector {
+    nm_curve_point *pts;
+    uint64_t n, room;
+} collector;
+
+static nm_status collector_init(collector *k, uint64_t expect, nm_error *err)
+{
+    k->n = 0;
+    k->room = expect < CURVE_KEEP ? (expect ? expect : 1) : CURVE_KEEP;
+    if (!(k->pts = nm_calloc(k->room, sizeof *k->pts)))
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    return NM_OK;
+}
+
+/* The next free point, zeroed (ties compare whole arrays); NULL when out
+ * of memory.  It counts once k->n is moved past it. */
+static nm_curve_point *collector_slot(collector *k, nm_error *err)
+{
+    if (k->n == k->room) {
+        k->n = staircase(k->pts, k->n);
+        if (k->n > k->room / 2) { /* a long staircase: room for more */
+            nm_curve_point *more = nm_realloc_array(k->pts, 2 * k->room, sizeof *more);
+            if (!more) {
+                nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+                return NULL;
+            }
+            k->pts = more;
+            k->room *= 2;
+        }
+    }
+    nm_curve_point *p = &k->pts[k->n];
+    memset(p, 0, sizeof *p);
+    return p;
+}
+
+/* Hands the staircase of what was gathered to *c. */
+static void collector_done(collector *k, nm_curve *c)
+{
+    uint64_t n = staircase(k->pts, k->n);
+    c->n = (int)n;
+    c->pt = k->pts;
+    c->compulsory = n ? k->pts[n - 1].traffic : 0.0;
+    k->pts = NULL;
+}
+
+/* The divisors of each of the n bounds into div (CURVE_DIVISORS each) and
+ * ndiv; an error naming the one with too many. */
+static nm_status curve_divisors(const char *what, char names[][NM_NAME_MAX], const int64_t *bound,
+                                int n, int64_t (*div)[CURVE_DIVISORS], int *ndiv, nm_error *err)
+{
+    for (int d = 0; d < n; d++) {
+        ndiv[d] = divisors_of(bound[d], div[d], CURVE_DIVISORS);
+        if (ndiv[d] < 0)
+            return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "%s: dimension %s (%lld) has "
+                                "too many divisors for the curve (it takes up to %d)", what,
+                                names[d], (long long)bound[d], CURVE_DIVISORS - 2);
+    }
+    return NM_OK;
+}
+
+static nm_status curve_budget(const char *what, long double total, uint64_t budget,
+                              nm_error *err)
+{
+    if (total <= (long double)budget)
+        return NM_OK;
+    return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0,
+                        "%s has %.3Lg single-buffer mappings (each loop split in two, the outer "
+                        "loops in every order), more than the %llu the curve may evaluate: "
+                        "raise --curve-budget, or take a smaller problem", what, total,
+                        (unsigned long long)budget);
+}
+
+/* The design of one buffer the curves count on. */
+static nm_status curve_design(nm_ydoc *doc, nm_arch *arch, nm_error *err)
+{
+    nm_status st = nm_ydoc_load_string(doc, "<the curve's buffer>", curve_arch,
+                                       sizeof curve_arch - 1, err);
+    if (st == NM_OK)
+        st = nm_arch_parse(arch, nm_ymap_get(doc->root, "architecture"), NULL, doc, err);
+    return st;
+}
+
+/* Steps idx (n digits, digit d below ndiv[d]) to the next split; 0 after
+ * the last. */
+static int next_split(int *idx, const int *ndiv, int n)
+{
+    for (int d = n - 1; d >= 0; d--) {
+        if (++idx[d] < ndiv[d])
+            return 1;
+        idx[d] = 0;
+    }
+    return 0;
+}
+
 nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c, nm_error *err)
 {
     memset(c, 0, sizeof *c);
@@ -182,83 +304,38 @@ nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c,
     int ndiv[NM_MAX_DIMS];
     if (!div)
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-    /* The mappings: every split, times the orders of its outer loops. */
+    char names[NM_MAX_DIMS][NM_NAME_MAX];
+    for (int d = 0; d < nd; d++)
+        snprintf(names[d], NM_NAME_MAX, "%s", wl->dim[d]);
+    nm_status st = curve_divisors(wl->name, names, wl->bound, nd, div, ndiv, err);
     uint64_t splits = 1;
-    for (int d = 0; d < nd; d++) {
-        ndiv[d] = divisors_of(wl->bound[d], div[d], CURVE_DIVISORS);
-        if (ndiv[d] < 0) {
-            nm_free(div);
-            return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "%s: dimension %s (%lld) has "
-                                "too many divisors for the curve (it takes up to %d)", wl->name,
-                                wl->dim[d], (long long)wl->bound[d], CURVE_DIVISORS - 2);
-        }
+    for (int d = 0; st == NM_OK && d < nd; d++)
         splits = splits > UINT64_MAX / (uint64_t)ndiv[d] ? UINT64_MAX : splits * (uint64_t)ndiv[d];
-    }
-    /* (counted exactly: the orders depend on how many outer loops a split
-     * has, so per dimension whether its factor is 1) */
-    long double total = 0.0L;
-    {
-        /* poly[k]: splits with k outer loops */
-        long double poly[NM_MAX_DIMS + 1] = {1.0L};
-        for (int d = 0; d < nd; d++) {
-            long double next[NM_MAX_DIMS + 1] = {0};
-            for (int k = 0; k <= d; k++) {
-                next[k] += poly[k];                        /* factor 1: no outer loop */
-                next[k + 1] += poly[k] * (ndiv[d] - 1);    /* an outer loop */
-            }
-            memcpy(poly, next, sizeof poly);
-        }
-        long double fact = 1.0L;
-        for (int k = 0; k <= nd; k++) {
-            if (k > 1)
-                fact *= k;
-            total += poly[k] * fact;
-        }
-    }
-    if (total > (long double)budget) {
+    if (st == NM_OK)
+        st = curve_budget(wl->name, mappings_count(nd, ndiv), budget, err);
+    if (st != NM_OK) {
         nm_free(div);
-        return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0,
-                            "%s has %.3Lg single-buffer mappings (%llu splits of its loops, each "
-                            "in every order), more than the %llu the curve may evaluate: raise "
-                            "--curve-budget, or take a smaller layer", wl->name, total,
-                            (unsigned long long)splits, (unsigned long long)budget);
+        return st;
     }
     nm_ydoc doc;
-    nm_ydoc_init(&doc);
     nm_arch arch;
-    nm_status st = nm_ydoc_load_string(&doc, "<the curve's buffer>", curve_arch,
-                                       sizeof curve_arch - 1, err);
-    if (st == NM_OK)
-        st = nm_arch_parse(&arch, nm_ymap_get(doc.root, "architecture"), NULL, &doc, err);
+    nm_ydoc_init(&doc);
+    st = curve_design(&doc, &arch, err);
     nm_model mdl;
     int have_model = st == NM_OK && (st = nm_model_init(&mdl, &arch, wl, err)) == NM_OK;
-    /* every split's least traffic, cut back to the staircase whenever the
-     * array fills (the staircase of a staircase and more points is the
-     * staircase of all of them), so memory stays small */
-    uint64_t room = splits < CURVE_KEEP ? (splits ? splits : 1) : CURVE_KEEP;
-    nm_curve_point *pts = NULL;
-    uint64_t npts = 0;
-    if (st == NM_OK && !(pts = nm_calloc(room, sizeof *pts)))
-        st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    collector col = {0};
+    if (st == NM_OK)
+        st = collector_init(&col, splits, err);
     int idx[NM_MAX_DIMS] = {0};
     nm_stats stats;
-    for (uint64_t sp = 0; st == NM_OK && sp < splits; sp++) {
-        if (npts == room) {
-            npts = staircase(pts, npts);
-            if (npts > room / 2) { /* a long staircase: room for more */
-                nm_curve_point *more = nm_realloc_array(pts, 2 * room, sizeof *pts);
-                if (!more) {
-                    st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-                    break;
-                }
-                pts = more;
-                room *= 2;
-            }
+    for (int more = 1; st == NM_OK && more; more = next_split(idx, ndiv, nd)) {
+        nm_curve_point *pt = collector_slot(&col, err);
+        if (!pt) {
+            st = NM_ERR_NOMEM;
+            break;
         }
         nm_mapping m;
         nm_mapping_init(&m, &arch, wl);
-        nm_curve_point *pt = &pts[npts];
-        memset(pt, 0, sizeof *pt); /* (ties compare whole arrays) */
         int8_t outer[NM_MAX_DIMS];
         for (int d = 0; d < nd; d++) {
             int64_t f = div[d][idx[d]];
@@ -296,26 +373,274 @@ nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c,
             }
         } while (nm_mapping_next_order(perm, pt->nouter));
         if (pt->traffic < INFINITY)
-            npts++;
-        for (int d = nd - 1; d >= 0; d--) { /* the next split */
-            if (++idx[d] < ndiv[d])
-                break;
-            idx[d] = 0;
-        }
+            col.n++;
     }
     if (have_model)
         nm_model_fini(&mdl);
     nm_ydoc_fini(&doc);
     nm_free(div);
     if (st != NM_OK) {
-        nm_free(pts);
+        nm_free(col.pts);
         return st;
     }
-    uint64_t n = staircase(pts, npts);
-    c->n = (int)n;
-    c->pt = pts;
-    c->compulsory = n ? pts[n - 1].traffic : 0.0;
+    collector_done(&col, c);
     return NM_OK;
+}
+
+/* ---- a chain's curve ---- */
+
+/* The curve of ops a..b as one group fused at the buffer: every split of
+ * the loops they may share (nm_fused_shareable) in every order, each
+ * (split, order) its own point, as the words the group needs depend on the
+ * order; the outer loops recorded over operation a's dimensions. */
+static nm_status range_curve(const nm_chain *c, int a, int b, nm_fused_model *fmdl,
+                             nm_fused_map *fm, nm_fused_stats *st, nm_curve *out, nm_error *err)
+{
+    const nm_arch *arch = fmdl->arch;
+    const nm_workload *w0 = &c->op[a].wl;
+    int nops = b - a + 1;
+    char names[NM_MAX_DIMS][NM_NAME_MAX];
+    int64_t bound[NM_MAX_DIMS];
+    int nsh = nm_fused_shareable(c, a, nops, names, bound, NM_MAX_DIMS);
+    int64_t (*div)[CURVE_DIVISORS] = nm_calloc((size_t)(nsh ? nsh : 1), sizeof *div);
+    int ndiv[NM_MAX_DIMS];
+    if (!div)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    nm_status s = curve_divisors(c->name, names, bound, nsh, div, ndiv, err);
+    collector col = {0};
+    if (s == NM_OK)
+        s = collector_init(&col, 1024, err);
+    memset(fm, 0, sizeof *fm);
+    fm->ngroups = 1;
+    fm->group[0].first = a;
+    fm->group[0].nops = nops;
+    fm->group[0].level = 0; /* the buffer */
+    for (int i = a; i <= b; i++)
+        fm->onchip[i] = nm_fused_onchip(c, a, nops, i);
+    int idx[NM_MAX_DIMS] = {0};
+    for (int more = 1; s == NM_OK && more; more = next_split(idx, ndiv, nsh)) {
+        int64_t f[NM_MAX_DIMS];
+        int8_t perm[NM_MAX_DIMS];
+        int nout = 0;
+        for (int j = 0; j < nsh; j++) {
+            f[j] = div[j][idx[j]];
+            if (f[j] > 1)
+                perm[nout++] = (int8_t)j;
+        }
+        do {
+            int8_t order[NM_MAX_DIMS]; /* into names, innermost first */
+            int k = 0;
+            for (int j = 0; j < nout; j++)
+                order[k++] = perm[j];
+            for (int j = 0; j < nsh; j++)
+                if (f[j] == 1)
+                    order[k++] = (int8_t)j;
+            int ok = 1;
+            double traffic = 0.0;
+            for (int i = a; i <= b && ok; i++) {
+                nm_fused_canonical(arch, c, i, &fm->group[0], names, nsh, f, order,
+                                   fm->onchip[i], &fm->map[i]);
+                ok = nm_model_eval(&fmdl->op[i], &fm->map[i], &st->op[i], NULL);
+                traffic += (double)st->op[i].last_level_accesses;
+            }
+            out->evaluated++;
+            if (!ok)
+                continue; /* (never: nothing is bounded) */
+            nm_curve_point *pt = collector_slot(&col, err);
+            if (!pt) {
+                s = NM_ERR_NOMEM;
+                break;
+            }
+            pt->capacity = (double)nm_fused_group_need(fmdl, fm, 0, st, 0);
+            pt->traffic = traffic;
+            for (int d = 0; d < w0->ndims; d++)
+                pt->outer[d] = 1;
+            for (int j = 0; j < nsh; j++)
+                pt->outer[nm_workload_dim(w0, names[j])] = f[j];
+            for (int j = 0; j < nout; j++)
+                pt->order[pt->nouter++] = (int8_t)nm_workload_dim(w0, names[order[j]]);
+            col.n++;
+        } while (nm_mapping_next_order(perm, nout));
+    }
+    nm_free(div);
+    if (s != NM_OK) {
+        nm_free(col.pts);
+        return s;
+    }
+    uint64_t evaluated = out->evaluated;
+    collector_done(&col, out);
+    out->evaluated = evaluated;
+    return NM_OK;
+}
+
+/* The index of the last point of c at or below capacity, or -1. */
+static int curve_index(const nm_curve *c, double capacity)
+{
+    int lo = 0, hi = c->n; /* the first point above capacity */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (c->pt[mid].capacity <= capacity)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo - 1;
+}
+
+static int by_value(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The chain's staircase from its groups' curves: at each capacity one of
+ * them starts at, the least total over the cuts of the chain into groups
+ * (each group runs with the whole buffer, one after the other). */
+static nm_status chain_staircase(nm_chain_curve *cc, nm_error *err)
+{
+    int n = cc->nops;
+    uint64_t nb = 0;
+    for (int a = 0; a < n; a++)
+        for (int b = a; b < n; b++)
+            nb += (uint64_t)cc->range[a][b].n;
+    double *cap = nm_calloc(nb ? nb : 1, sizeof *cap);
+    nm_chain_curve_point *pts = nm_calloc(nb ? nb : 1, sizeof *pts);
+    if (!cap || !pts) {
+        nm_free(cap);
+        nm_free(pts);
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    uint64_t k = 0;
+    for (int a = 0; a < n; a++)
+        for (int b = a; b < n; b++)
+            for (int i = 0; i < cc->range[a][b].n; i++)
+                cap[k++] = cc->range[a][b].pt[i].capacity;
+    qsort(cap, nb, sizeof *cap, by_value);
+    int np = 0;
+    for (uint64_t i = 0; i < nb; i++) {
+        if (i && cap[i] == cap[i - 1])
+            continue;
+        /* best[j]: the least traffic of ops 0..j-1; from[j]: where its last
+         * group begins */
+        double best[NM_MAX_OPS + 1];
+        int from[NM_MAX_OPS + 1], at[NM_MAX_OPS + 1];
+        best[0] = 0.0;
+        for (int j = 1; j <= n; j++) {
+            best[j] = INFINITY;
+            for (int a = 0; a < j; a++) {
+                const nm_curve *r = &cc->range[a][j - 1];
+                int p = curve_index(r, cap[i]);
+                if (p < 0 || best[a] == INFINITY)
+                    continue;
+                double t = best[a] + r->pt[p].traffic;
+                if (t < best[j]) {
+                    best[j] = t;
+                    from[j] = a;
+                    at[j] = p;
+                }
+            }
+        }
+        if (best[n] == INFINITY || (np && best[n] >= pts[np - 1].traffic))
+            continue;
+        nm_chain_curve_point *q = &pts[np++];
+        q->capacity = cap[i];
+        q->traffic = best[n];
+        q->cut = 0;
+        for (int j = n; j > 0; j = from[j]) {
+            q->cut |= 1u << from[j];
+            q->pt[from[j]] = at[j];
+        }
+    }
+    nm_free(cap);
+    cc->n = np;
+    cc->pt = pts;
+    cc->compulsory = np ? pts[np - 1].traffic : 0.0;
+    return NM_OK;
+}
+
+nm_status nm_roofline_chain_curve(const nm_chain *c, uint64_t budget, nm_chain_curve *cc,
+                                  nm_error *err)
+{
+    memset(cc, 0, sizeof *cc);
+    cc->nops = c->nops;
+    /* the count first, so that nothing runs past the budget */
+    long double total = 0.0L;
+    for (int a = 0; a < c->nops; a++)
+        for (int b = a; b < c->nops; b++) {
+            char names[NM_MAX_DIMS][NM_NAME_MAX];
+            int64_t bound[NM_MAX_DIMS], (*div)[CURVE_DIVISORS];
+            int nsh, ndiv[NM_MAX_DIMS];
+            if (a == b) {
+                const nm_workload *wl = &c->op[a].wl;
+                nsh = wl->ndims;
+                for (int d = 0; d < nsh; d++) {
+                    snprintf(names[d], NM_NAME_MAX, "%s", wl->dim[d]);
+                    bound[d] = wl->bound[d];
+                }
+            } else if (nm_fused_leaks(c, a, b - a + 1) >= 0) {
+                continue;
+            } else {
+                nsh = nm_fused_shareable(c, a, b - a + 1, names, bound, NM_MAX_DIMS);
+            }
+            if (!(div = nm_calloc((size_t)(nsh ? nsh : 1), sizeof *div)))
+                return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            nm_status st = curve_divisors(a == b ? c->op[a].name : c->name, names, bound, nsh,
+                                          div, ndiv, err);
+            nm_free(div);
+            if (st != NM_OK)
+                return st;
+            total += mappings_count(nsh, ndiv);
+        }
+    nm_status st = curve_budget(c->name, total, budget, err);
+    if (st != NM_OK)
+        return st;
+    nm_ydoc doc;
+    nm_arch arch;
+    nm_fused_model fmdl;
+    nm_ydoc_init(&doc);
+    nm_fused_map *fm = nm_calloc(1, sizeof *fm);
+    nm_fused_stats *fs = nm_calloc(1, sizeof *fs);
+    if (!fm || !fs)
+        st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    if (st == NM_OK)
+        st = curve_design(&doc, &arch, err);
+    int have_model = st == NM_OK && (st = nm_fused_model_init(&fmdl, &arch, c, err)) == NM_OK;
+    for (int a = 0; st == NM_OK && a < c->nops; a++)
+        for (int b = a; st == NM_OK && b < c->nops; b++) {
+            nm_curve *r = &cc->range[a][b];
+            if (a == b)
+                st = nm_roofline_curve(&c->op[a].wl, budget, r, err);
+            else if (nm_fused_leaks(c, a, b - a + 1) < 0)
+                st = range_curve(c, a, b, &fmdl, fm, fs, r, err);
+            cc->evaluated += r->evaluated;
+        }
+    if (have_model)
+        nm_fused_model_fini(&fmdl);
+    nm_ydoc_fini(&doc);
+    nm_free(fm);
+    nm_free(fs);
+    if (st == NM_OK)
+        st = chain_staircase(cc, err);
+    if (st != NM_OK)
+        nm_chain_curve_fini(cc);
+    return st;
+}
+
+void nm_chain_curve_fini(nm_chain_curve *cc)
+{
+    for (int a = 0; a < NM_MAX_OPS; a++)
+        for (int b = 0; b < NM_MAX_OPS; b++)
+            nm_curve_fini(&cc->range[a][b]);
+    nm_free(cc->pt);
+    memset(cc, 0, sizeof *cc);
+}
+
+double nm_chain_curve_at(const nm_chain_curve *cc, double capacity)
+{
+    double best = INFINITY;
+    for (int i = 0; i < cc->n && cc->pt[i].capacity <= capacity; i++)
+        best = cc->pt[i].traffic;
+    return best;
 }
 
 void nm_curve_fini(nm_curve *c)

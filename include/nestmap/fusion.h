@@ -146,6 +146,12 @@ nm_status nm_fused_model_init(nm_fused_model *fmdl, const nm_arch *arch, const n
 void nm_fused_model_fini(nm_fused_model *fmdl);
 
 /* Evaluates fm: fills *out; returns out->valid. */
+
+/* The words group gi of fm needs at level s, its operations' stats in
+ * out->op (evaluated): the largest, over its operations, of what the level
+ * holds while one runs (see nm_fused_group_fits). */
+uint64_t nm_fused_group_need(const nm_fused_model *fmdl, const nm_fused_map *fm, int gi,
+                             const nm_fused_stats *out, int s);
 int nm_fused_model_eval(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_stats *out);
 
 /* Whether group gi of fm fits at every level, its operations' stats in
@@ -167,6 +173,23 @@ int nm_fused_halo(const nm_workload *wl, int ds, int d);
  * index: every one has it, no producer of an intermediate reduces it, and
  * no intermediate's tiles along it overlap (nm_fused_halo). */
 int nm_fused_can_share(const nm_chain *c, int first, int nops, const char *index);
+
+/* The indices ops first .. first + nops - 1 may share as one group
+ * (nm_fused_can_share), in the first operation's order, with their bounds:
+ * up to max of them into names and bound; returns how many. */
+int nm_fused_shareable(const nm_chain *c, int first, int nops, char names[][NM_NAME_MAX],
+                       int64_t *bound, int max);
+
+/* Operation i's composite mapping for group g sharing the nsh indices
+ * names[] with factors f[] (order[]: indices into names, innermost first,
+ * all nsh of them): the shared loops at the backing store, every own loop
+ * at the fusion level (temporal, in the problem's order), everything kept
+ * at the fusion level and above but the intermediates onchip above it,
+ * nothing below it.  Its backing-store traffic is that of any own mapping
+ * that keeps every tensor at the fusion level. */
+void nm_fused_canonical(const nm_arch *arch, const nm_chain *c, int i, const nm_fused_group *g,
+                        char names[][NM_NAME_MAX], int nsh, const int64_t *f,
+                        const int8_t *order, uint32_t onchip, nm_mapping *m);
 
 /* An operation of ops first .. first + nops - 1 whose output is read both
  * inside the group and after it (such a group cannot keep it on chip: it

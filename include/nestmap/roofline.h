@@ -10,6 +10,7 @@
 
 #include "nestmap/arch.h"
 #include "nestmap/error.h"
+#include "nestmap/fusion.h"
 #include "nestmap/workload.h"
 
 typedef enum nm_roof_binding {
@@ -82,5 +83,43 @@ void nm_curve_fini(nm_curve *c);
 /* The least traffic of the curve at `capacity` words (the compulsory
  * traffic's ceiling: INFINITY below the smallest tiling). */
 double nm_curve_at(const nm_curve *c, double capacity);
+
+/* The same for a chain of operations (fusion.h): over every cut of the
+ * chain into groups of consecutive operations, each group either one
+ * operation alone (its single-buffer mappings, as above) or several fused
+ * at the buffer, which keeps their intermediates (the loops the group may
+ * share split in two, the outer ones in every order above the buffer, each
+ * operation's other loops below it: nestmap's fused mappings on a design
+ * of one buffer); a group needs the words nm_fused_group_need gives, and
+ * the groups run one after the other, each with the whole buffer.  At
+ * every capacity the least total over the cuts; the staircase of these. */
+typedef struct nm_chain_curve_point {
+    double capacity, traffic;
+    uint32_t cut;           /* bit i: operation i begins a group */
+    int pt[NM_MAX_OPS];     /* for the group beginning at operation i, ending
+                             * before the next begins: its point in range[i][last] */
+} nm_chain_curve_point;
+
+typedef struct nm_chain_curve {
+    int nops;
+    /* [first][last]: the curve of operations first..last as one group
+     * (first == last: the operation alone; no points: they cannot be one
+     * group); a fused group's outer loops are over operation first's
+     * dimensions */
+    nm_curve range[NM_MAX_OPS][NM_MAX_OPS];
+    int n;
+    nm_chain_curve_point *pt;  /* by capacity, ascending; traffic descending; owned */
+    double compulsory;         /* the traffic at unbounded capacity */
+    uint64_t evaluated;        /* mappings evaluated */
+} nm_chain_curve;
+
+/* Fills *cc for c; an error when the single-buffer mappings of its
+ * operations and groups number more than budget. */
+nm_status nm_roofline_chain_curve(const nm_chain *c, uint64_t budget, nm_chain_curve *cc,
+                                  nm_error *err);
+void nm_chain_curve_fini(nm_chain_curve *cc);
+
+/* The least traffic of the chain's curve at `capacity` words. */
+double nm_chain_curve_at(const nm_chain_curve *cc, double capacity);
 
 #endif

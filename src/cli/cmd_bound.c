@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "nestmap/alloc.h"
+#include "nestmap/fusion.h"
 #include "nestmap/model.h"
 #include "nestmap/plot.h"
 #include "nestmap/report.h"
@@ -43,7 +45,10 @@ static const char usage[] =
     "                    mapping of the layer counted as the cost model counts, and\n"
     "                    the staircase none beats; with a design, its on-chip\n"
     "                    capacity on it, and with a mapping in the files, what that\n"
-    "                    mapping moves off chip\n"
+    "                    mapping moves off chip.  On a chain of operations (the\n"
+    "                    only bound it has): every cut of the chain into groups,\n"
+    "                    each operation alone or several fused with their\n"
+    "                    intermediates kept in the buffer\n"
     "  --curve-budget N  the most single-buffer mappings --curve evaluates (20000000)\n"
     "  -o DIR            with --curve: DIR/curve.csv and a gnuplot figure (curve.gp,\n"
     "                    rendered to PNG and SVG when gnuplot is installed)\n"
@@ -89,9 +94,21 @@ typedef struct roof {
     double eff_macs;
 } roof;
 
-/* --curve's figures: the staircase, the design's capacity, the mapping. */
+/* --curve's figures: the staircase (of a layer or of a chain), the
+ * design's capacity, the mapping; rows as they are printed. */
+typedef struct curve_row {
+    double capacity, traffic;
+    char what[320];   /* the outer loops (a chain: of each group) */
+} curve_row;
+
 typedef struct curve_run {
-    nm_curve c;
+    nm_curve c;          /* a layer's */
+    nm_chain_curve cc;   /* a chain's */
+    const char *name;
+    int n;
+    curve_row *row;      /* owned */
+    double compulsory;
+    uint64_t evaluated;
     double cap;   /* the design's on-chip words (0: none, or unbounded) */
     double mt;    /* the mapping's off-chip words, when placed */
     int placed;
@@ -209,7 +226,7 @@ static const char *time_binding(const roof *rf)
     return rf->compute_s >= rf->memory_s ? "compute" : "memory bandwidth";
 }
 
-static void curve_json(FILE *f, const nm_spec *spec, const curve_run *cr);
+static void curve_json(FILE *f, const curve_run *cr);
 
 static void print_json(FILE *f, const nm_spec *spec, const roof *rf, const nm_roofline *r,
                        const curve_run *cr)
@@ -267,7 +284,7 @@ static void print_json(FILE *f, const nm_spec *spec, const roof *rf, const nm_ro
                    " \"bound_cycles\": null,\n \"bound_by\": null");
     }
     if (cr)
-        curve_json(f, spec, cr);
+        curve_json(f, cr);
     fprintf(f, "\n}\n");
 }
 
@@ -382,39 +399,90 @@ static double onchip_words(const nm_spec *spec)
  * words in *traffic; 0 when there is none (or it is invalid: said). */
 static int mapping_traffic(const nm_spec *spec, double *traffic)
 {
-    if (!spec->has_mapping)
+    if (spec->chain ? !spec->fmap || !spec->has_arch : !spec->has_mapping)
         return 0;
-    nm_model mdl;
     nm_error err;
     nm_error_clear(&err);
-    if (nm_model_init(&mdl, &spec->arch, &spec->wl, &err) != NM_OK) {
-        nm_cli_error(&err);
-        return 0;
+    char why[512];
+    int ok;
+    if (spec->chain) {
+        nm_fused_model fmdl;
+        if (nm_fused_model_init(&fmdl, &spec->arch, spec->chain, &err) != NM_OK) {
+            nm_cli_error(&err);
+            return 0;
+        }
+        nm_fused_stats *st = nm_calloc(1, sizeof *st);
+        if (!st) {
+            nm_fused_model_fini(&fmdl);
+            fprintf(stderr, "nestmap bound: out of memory\n");
+            return 0;
+        }
+        ok = nm_fused_model_eval(&fmdl, spec->fmap, st);
+        if (ok)
+            *traffic = (double)st->total.backing;
+        else
+            nm_fused_describe_invalid(st, &spec->arch, spec->chain, spec->fmap, why, sizeof why);
+        nm_free(st);
+        nm_fused_model_fini(&fmdl);
+    } else {
+        nm_model mdl;
+        if (nm_model_init(&mdl, &spec->arch, &spec->wl, &err) != NM_OK) {
+            nm_cli_error(&err);
+            return 0;
+        }
+        static nm_stats st;
+        ok = nm_model_eval(&mdl, &spec->map, &st, NULL);
+        nm_model_fini(&mdl);
+        if (ok)
+            *traffic = (double)st.last_level_accesses;
+        else
+            nm_invalid_describe(&st.invalid, &spec->arch, &spec->wl, why, sizeof why);
     }
-    static nm_stats st;
-    int ok = nm_model_eval(&mdl, &spec->map, &st, NULL);
-    nm_model_fini(&mdl);
-    if (!ok) {
-        char why[256];
-        nm_invalid_describe(&st.invalid, &spec->arch, &spec->wl, why, sizeof why);
+    if (!ok)
         fprintf(stderr, "nestmap bound: the mapping is not placed on the curve: %s\n", why);
-        return 0;
-    }
-    *traffic = (double)st.last_level_accesses;
-    return 1;
+    return ok;
 }
 
-static void tiling_text(const nm_workload *wl, const nm_curve_point *p, char *buf, size_t size)
+/* A point's outer loops, outermost first, after prefix; none written as
+ * `none`. */
+static void tiling_text(const nm_workload *wl, const nm_curve_point *p, const char *prefix,
+                        const char *none, char *buf, size_t size)
+{
+    size_t n = (size_t)snprintf(buf, size, "%s", prefix), start = n;
+    for (int i = p->nouter - 1; i >= 0 && n < size; i--) { /* outermost first */
+        int d = p->order[i];
+        n += (size_t)snprintf(buf + n, size - n, "%s%s%lld", n > start ? " " : "", wl->dim[d],
+                              (long long)p->outer[d]);
+    }
+    if (!p->nouter && n < size)
+        snprintf(buf + n, size - n, "%s", none);
+}
+
+/* A chain point's groups: "a+b: shared loops; c: its outer loops". */
+static void chain_text(const nm_chain *c, const nm_chain_curve *cc, const nm_chain_curve_point *q,
+                       char *buf, size_t size)
 {
     size_t n = 0;
     buf[0] = '\0';
-    for (int i = p->nouter - 1; i >= 0 && n < size; i--) { /* outermost first */
-        int d = p->order[i];
-        n += (size_t)snprintf(buf + n, size - n, "%s%s%lld", n ? " " : "", wl->dim[d],
-                              (long long)p->outer[d]);
+    for (int a = 0; a < c->nops && n < size; a++) {
+        if (!((q->cut >> a) & 1u))
+            continue;
+        int b = a;
+        while (b + 1 < c->nops && !((q->cut >> (b + 1)) & 1u))
+            b++;
+        char prefix[4 * NM_NAME_MAX];
+        size_t k = 0;
+        for (int i = a; i <= b && k < sizeof prefix; i++)
+            k += (size_t)snprintf(prefix + k, sizeof prefix - k, "%s%s", i > a ? "+" : "",
+                                  c->op[i].name);
+        if (k < sizeof prefix)
+            snprintf(prefix + k, sizeof prefix - k, ": ");
+        n += (size_t)snprintf(buf + n, size - n, "%s", n ? "; " : "");
+        if (n < size)
+            tiling_text(&c->op[a].wl, &cc->range[a][b].pt[q->pt[a]], prefix, "(none)", buf + n,
+                        size - n);
+        n = strlen(buf);
     }
-    if (!p->nouter)
-        snprintf(buf, size, "(none: the whole layer in the buffer)");
 }
 
 static int curve_compute(const nm_spec *spec, uint64_t budget, curve_run *cr)
@@ -422,57 +490,105 @@ static int curve_compute(const nm_spec *spec, uint64_t budget, curve_run *cr)
     nm_error err;
     nm_error_clear(&err);
     memset(cr, 0, sizeof *cr);
-    if (nm_roofline_curve(&spec->wl, budget, &cr->c, &err) != NM_OK) {
+    nm_status st;
+    if (spec->chain) {
+        cr->name = spec->chain->name;
+        if ((st = nm_roofline_chain_curve(spec->chain, budget, &cr->cc, &err)) == NM_OK) {
+            cr->n = cr->cc.n;
+            cr->compulsory = cr->cc.compulsory;
+            cr->evaluated = cr->cc.evaluated;
+        }
+    } else {
+        cr->name = spec->wl.name;
+        if ((st = nm_roofline_curve(&spec->wl, budget, &cr->c, &err)) == NM_OK) {
+            cr->n = cr->c.n;
+            cr->compulsory = cr->c.compulsory;
+            cr->evaluated = cr->c.evaluated;
+        }
+    }
+    if (st == NM_OK && !(cr->row = nm_calloc((size_t)(cr->n ? cr->n : 1), sizeof *cr->row)))
+        st = nm_error_set(&err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    if (st != NM_OK) {
         fprintf(stderr, "nestmap bound: --curve: %s\n", err.msg);
         return 2;
+    }
+    for (int i = 0; i < cr->n; i++) {
+        curve_row *r = &cr->row[i];
+        if (spec->chain) {
+            r->capacity = cr->cc.pt[i].capacity;
+            r->traffic = cr->cc.pt[i].traffic;
+            chain_text(spec->chain, &cr->cc, &cr->cc.pt[i], r->what, sizeof r->what);
+        } else {
+            r->capacity = cr->c.pt[i].capacity;
+            r->traffic = cr->c.pt[i].traffic;
+            tiling_text(&spec->wl, &cr->c.pt[i], "", "(none: the whole layer in the buffer)",
+                        r->what, sizeof r->what);
+        }
     }
     cr->cap = onchip_words(spec);
     cr->placed = mapping_traffic(spec, &cr->mt);
     return 0;
 }
 
+static void curve_fini(curve_run *cr)
+{
+    nm_curve_fini(&cr->c);
+    nm_chain_curve_fini(&cr->cc);
+    nm_free(cr->row);
+    cr->row = NULL;
+}
+
+/* The least traffic at `capacity` words (INFINITY below the first step). */
+static double curve_at(const curve_run *cr, double capacity)
+{
+    double best = INFINITY;
+    for (int i = 0; i < cr->n && cr->row[i].capacity <= capacity; i++)
+        best = cr->row[i].traffic;
+    return best;
+}
+
 static void curve_text(const nm_spec *spec, const curve_run *cr)
 {
-    const nm_curve *c = &cr->c;
-    printf("\nleast off-chip traffic by on-chip capacity (single-buffer mappings, words;\n"
-           "%llu mappings evaluated; Orojenesis, ISCA 2024):\n",
-           (unsigned long long)c->evaluated);
+    if (spec->chain)
+        printf("\nleast off-chip traffic of the chain by on-chip capacity (single-buffer\n"
+               "mappings of every cut of the chain into groups, fused or alone, words;\n"
+               "%llu mappings evaluated; Orojenesis, ISCA 2024):\n",
+               (unsigned long long)cr->evaluated);
+    else
+        printf("\nleast off-chip traffic by on-chip capacity (single-buffer mappings, words;\n"
+               "%llu mappings evaluated; Orojenesis, ISCA 2024):\n",
+               (unsigned long long)cr->evaluated);
     printf("%16s %16s %12s  %s\n", "capacity", "least traffic", "x compulsory",
-           "outer loops, outermost first");
-    char t[160];
-    for (int i = 0; i < c->n; i++) {
-        tiling_text(&spec->wl, &c->pt[i], t, sizeof t);
-        printf("%16.0f %16.0f %12.4g  %s\n", c->pt[i].capacity, c->pt[i].traffic,
-               c->pt[i].traffic / c->compulsory, t);
-    }
+           spec->chain ? "groups and their outer loops, outermost first"
+                       : "outer loops, outermost first");
+    for (int i = 0; i < cr->n; i++)
+        printf("%16.0f %16.0f %12.4g  %s\n", cr->row[i].capacity, cr->row[i].traffic,
+               cr->row[i].traffic / cr->compulsory, cr->row[i].what);
     if (cr->cap > 0)
         printf("the design's on-chip capacity: %.0f words; there the least traffic is %.0f "
-               "words (%.4gx compulsory)\n", cr->cap, nm_curve_at(c, cr->cap),
-               nm_curve_at(c, cr->cap) / c->compulsory);
+               "words (%.4gx compulsory)\n", cr->cap, curve_at(cr, cr->cap),
+               curve_at(cr, cr->cap) / cr->compulsory);
     if (cr->placed)
         printf("the mapping moves %.0f words off chip: %.4gx the least at the design's "
-               "capacity\n", cr->mt, cr->cap > 0 ? cr->mt / nm_curve_at(c, cr->cap) : NAN);
+               "capacity\n", cr->mt, cr->cap > 0 ? cr->mt / curve_at(cr, cr->cap) : NAN);
 }
 
 /* The "curve" member of bound's JSON (roofline.h's figures). */
-static void curve_json(FILE *f, const nm_spec *spec, const curve_run *cr)
+static void curve_json(FILE *f, const curve_run *cr)
 {
-    const nm_curve *c = &cr->c;
-    char t[160];
     fprintf(f, ",\n \"curve\": {\"evaluated\": %llu, \"compulsory_words\": %.17g, \"points\": [",
-            (unsigned long long)c->evaluated, c->compulsory);
-    for (int i = 0; i < c->n; i++) {
-        tiling_text(&spec->wl, &c->pt[i], t, sizeof t);
+            (unsigned long long)cr->evaluated, cr->compulsory);
+    for (int i = 0; i < cr->n; i++) {
         fprintf(f, "%s\n  {\"capacity_words\": %.17g, \"least_traffic_words\": %.17g, "
                    "\"x_compulsory\": %.17g, \"outer_loops\": ", i ? "," : "",
-                c->pt[i].capacity, c->pt[i].traffic, c->pt[i].traffic / c->compulsory);
-        nm_report_json_string(f, t);
+                cr->row[i].capacity, cr->row[i].traffic, cr->row[i].traffic / cr->compulsory);
+        nm_report_json_string(f, cr->row[i].what);
         fputc('}', f);
     }
     fputs("],\n  \"design_capacity_words\": ", f);
     if (cr->cap > 0)
         fprintf(f, "%.17g, \"least_at_design_capacity_words\": %.17g", cr->cap,
-                nm_curve_at(c, cr->cap));
+                curve_at(cr, cr->cap));
     else
         fputs("null, \"least_at_design_capacity_words\": null", f);
     if (cr->placed)
@@ -482,12 +598,10 @@ static void curve_json(FILE *f, const nm_spec *spec, const curve_run *cr)
 }
 
 /* With -o: curve.csv and the gnuplot figure beside it. */
-static int curve_files(const nm_spec *spec, const char *dir, const curve_run *cr)
+static int curve_files(const char *dir, const curve_run *cr)
 {
-    const nm_curve *cc = &cr->c;
     const double cap = cr->cap, mt = cr->mt;
     const int placed = cr->placed;
-    char t[160];
     int rc = 0;
     if (dir) {
         char path[4200];
@@ -495,32 +609,32 @@ static int curve_files(const nm_spec *spec, const char *dir, const curve_run *cr
         rc = 2;
         if (nm_cli_mkdir(dir) && (f = nm_cli_open_out(dir, "curve.csv", path, sizeof path))) {
             fputs("capacity_words,least_traffic_words,x_compulsory,outer_loops\n", f);
-            for (int i = 0; i < cc->n; i++) {
-                tiling_text(&spec->wl, &cc->pt[i], t, sizeof t);
-                fprintf(f, "%.0f,%.0f,%.17g,", cc->pt[i].capacity, cc->pt[i].traffic,
-                        cc->pt[i].traffic / cc->compulsory);
-                nm_report_csv_field(f, t);
+            for (int i = 0; i < cr->n; i++) {
+                fprintf(f, "%.0f,%.0f,%.17g,", cr->row[i].capacity, cr->row[i].traffic,
+                        cr->row[i].traffic / cr->compulsory);
+                nm_report_csv_field(f, cr->row[i].what);
                 fputc('\n', f);
             }
             if (nm_cli_close_out(f, path) && (f = nm_cli_open_out(dir, "curve.gp", path,
                                                                   sizeof path))) {
                 fprintf(f, "# nestmap bound --curve: the least off-chip traffic of %s by on-chip\n"
                            "# capacity (single-buffer mappings).  Data in curve.csv; restyle\n"
-                           "# freely, then run: gnuplot curve.gp\n", spec->wl.name);
+                           "# freely, then run: gnuplot curve.gp\n", cr->name);
                 fputs("base = 'curve'\nset datafile separator ','\nset grid\nset logscale xy 2\n"
                       "set xlabel 'on-chip capacity (words)'\nset ylabel 'off-chip traffic "
                       "(words)'\nset key bottom left\n", f);
-                fprintf(f, "compulsory = %.17g\n", cc->compulsory);
+                fprintf(f, "compulsory = %.17g\n", cr->compulsory);
                 nm_plot_series_styles(f);
                 if (cap > 0) /* the design's capacity: a vertical line */
                     fprintf(f, "set arrow from %.17g, graph 0 to %.17g, graph 1 nohead lt 2 dt 3\n"
                                "set label \"the design's\\non-chip capacity\" at %.17g, graph 0.93 "
-                               "right offset char -0.6, 0 font ',9'\n", cap, cap, cap);
+                               "right offset char -0.6, 0 font ',9'\nset xrange [*:%.17g]\n", cap, cap, cap,
+                            2 * fmax(cap, cr->n ? cr->row[cr->n - 1].capacity : cap));
                 nm_plot_terminals(f, 900, 500);
                 fputs("  set title ", f);
                 char title[200];
                 snprintf(title, sizeof title, "%s: the least traffic attainable (%d steps)",
-                         spec->wl.name, cc->n);
+                         cr->name, cr->n);
                 nm_plot_string(f, title);
                 fputs("\n  plot 'curve.csv' every ::1 using 1:2 with steps lt 1 lw 2 title "
                       "'least traffic', \\\n       compulsory with lines lt 8 dt 2 title "
@@ -538,6 +652,59 @@ static int curve_files(const nm_spec *spec, const char *dir, const curve_run *cr
             }
         }
     }
+    return rc;
+}
+
+/* `bound` on a chain of operations: its curve (the roofline is each
+ * operation's: run bound on each). */
+static int chain_bound(nm_spec *spec, const nm_cli_opts *o, int curve, uint64_t budget,
+                       int rates)
+{
+    int rc = 0;
+    if (!curve || rates) {
+        fprintf(stderr, "nestmap bound: %s is a chain of operations: its bound is the least "
+                "off-chip traffic by on-chip capacity (give --curve, and no --precision, "
+                "--peak or --bandwidth); for an operation's roofline, run bound on it alone\n",
+                spec->chain->name);
+        nm_spec_fini(spec);
+        return 2;
+    }
+    if (o->nsets && !spec->has_arch) {
+        fprintf(stderr, "nestmap bound: --set changes the design, and none was given\n");
+        nm_spec_fini(spec);
+        return 2;
+    }
+    static curve_run cr;
+    if ((rc = curve_compute(spec, budget, &cr)) != 0) {
+        nm_spec_fini(spec);
+        return rc;
+    }
+    if (o->json) {
+        nm_cli_json js;
+        FILE *f = nm_cli_json_begin(&js);
+        fputs("{\n \"chain\": ", f);
+        nm_report_json_string(f, spec->chain->name);
+        fputs(",\n \"operations\": [", f);
+        for (int i = 0; i < spec->chain->nops; i++) {
+            fputs(i ? ", " : "", f);
+            nm_report_json_string(f, spec->chain->op[i].name);
+        }
+        fputc(']', f);
+        curve_json(f, &cr);
+        fputs("\n}\n", f);
+        if (!nm_cli_json_end(&js, &spec->doc))
+            rc = 2;
+    } else {
+        printf("%s: a chain of %d operations (", spec->chain->name, spec->chain->nops);
+        for (int i = 0; i < spec->chain->nops; i++)
+            printf("%s%s", i ? ", " : "", spec->chain->op[i].name);
+        printf(")\n");
+        curve_text(spec, &cr);
+    }
+    if (o->outdir && curve_files(o->outdir, &cr) != 0)
+        rc = 2;
+    curve_fini(&cr);
+    nm_spec_fini(spec);
     return rc;
 }
 
@@ -586,10 +753,12 @@ int nm_cmd_bound(int argc, char **argv)
     nm_cli_opts o;
     nm_spec spec;
     int rc = nm_cli_begin(argc, argv, "bound", usage, NM_OPT_SET | NM_OPT_JSON | NM_OPT_OUT,
-                          NM_NEED_PROBLEM, &o, &spec);
+                          NM_NEED_PROBLEM | NM_ACCEPT_CHAIN, &o, &spec);
     if (rc >= 0)
         return rc;
     rc = 0;
+    if (spec.chain)
+        return chain_bound(&spec, &o, curve, budget, prec || peak || bw);
     if (o.outdir && !curve) {
         fprintf(stderr, "nestmap bound: -o writes the --curve files; give --curve\n");
         rc = 2;
@@ -630,9 +799,9 @@ int nm_cmd_bound(int argc, char **argv)
             curve_text(&spec, &cr);
     }
     if (curve) {
-        if (o.outdir && curve_files(&spec, o.outdir, &cr) != 0)
+        if (o.outdir && curve_files(o.outdir, &cr) != 0)
             rc = 2;
-        nm_curve_fini(&cr.c);
+        curve_fini(&cr);
     }
     nm_spec_fini(&spec);
     return rc;
