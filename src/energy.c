@@ -179,6 +179,13 @@ static const char *const cp[] = {"mac_random", "mult_random", "mac", "mult", "co
  * gated one. */
 static const char *const cp_g[] = {"mac_gated", "mult_gated", "compute_gated", NULL};
 static const char *const cp_s[] = {"mac_skipped", "mult_skipped", "compute_skipped", NULL};
+/* A chain's non-multiply operations (nm_op_kind), by kind; NULL: none read. */
+static const char *const op_add[] = {"add", NULL}, *const op_mul[] = {"multiply", NULL},
+                         *const op_max[] = {"compare", "max", NULL},
+                         *const op_exp[] = {"exp", NULL}, *const op_div[] = {"divide", NULL};
+static const char *const *const op_actions[NM_OP_KINDS] = {
+    [NM_OP_ADD] = op_add, [NM_OP_MUL] = op_mul, [NM_OP_MAX] = op_max,
+    [NM_OP_EXP] = op_exp, [NM_OP_DIV] = op_div};
 static const char *const g_rd[] = {"gated_read", NULL};
 static const char *const g_fl[] = {"gated_fill", "gated_write", NULL};
 static const char *const g_up[] = {"gated_update", "gated_write", NULL};
@@ -208,10 +215,13 @@ static nm_status warn_misspelt_actions(nm_ydoc *doc, int compute, const struct a
 {
     /* The names read for this kind of component, from the lists above. */
     const char *const *const lists[] = {rd, fl, up, lk};
-    const char *names[16];
+    const char *names[24];
     size_t nnames = 0;
     for (size_t k = 0; k < (compute ? 1 : 4); k++)
-        for (const char *const *n = compute ? cp : lists[k]; *n && nnames < 16; n++)
+        for (const char *const *n = compute ? cp : lists[k]; *n && nnames < 24; n++)
+            names[nnames++] = *n;
+    for (int k = 0; compute && k < NM_OP_KINDS; k++)
+        for (const char *const *n = op_actions[k]; n && *n && nnames < 24; n++)
             names[nnames++] = *n;
     for (int i = 0; i < a->n; i++) {
         int known = 0;
@@ -239,6 +249,11 @@ static nm_status apply_actions(nm_arch *arch, int which, const struct actions *a
         A->e_gated = (e = action_get(a, cp_g)) ? *e : A->e_compute;
         A->e_skipped = (e = action_get(a, cp_s)) ? *e : A->e_gated;
         A->gs_given = 1;
+        for (int k = 0; k < NM_OP_KINDS; k++)
+            if (op_actions[k] && (e = action_get(a, op_actions[k]))) {
+                A->e_op[k] = *e;
+                A->op_given |= 1u << k;
+            }
         A->esrc = NM_ESRC_ERT;
         return NM_OK;
     }

@@ -329,6 +329,55 @@ static int lookup(const char *cls, const char *subclass)
     return -1;
 }
 
+const char *nm_op_kind_name(nm_op_kind k)
+{
+    static const char *const names[NM_OP_KINDS] = {"mac", "add", "mul", "max",
+                                                   "exp", "div", "copy"};
+    return (unsigned)k < NM_OP_KINDS ? names[k] : "?";
+}
+
+double nm_arith_op_energy(const nm_arith *A, nm_op_kind k, const char **how)
+{
+    if (k == NM_OP_MAC) {
+        *how = "a compute";
+        return A->e_compute;
+    }
+    if ((A->op_given >> k) & 1u) {
+        *how = "the design's ERT";
+        return A->e_op[k];
+    }
+    if (k == NM_OP_COPY) {
+        *how = "no arithmetic";
+        return 0.0;
+    }
+    if (k == NM_OP_EXP || k == NM_OP_DIV) {
+        *how = "a compute (no built-in figure; the ERT may give one)";
+        return A->e_compute;
+    }
+    int kk = lookup(A->cls, A->subclass);
+    int fp = kk == K_FPMAC || kk == K_FPADD || kk == K_FPMUL;
+    int has_add = kk < 0 || kk == K_INTMAC || kk == K_FPMAC || kk == K_INTADD || kk == K_FPADD;
+    int has_mul = kk < 0 || kk == K_INTMAC || kk == K_FPMAC || kk == K_INTMUL || kk == K_FPMUL;
+    double add = adder_pj(fp, A->adder_bits), mul = mult_pj(fp, A->mult_bits);
+    double whole = (has_add ? add : 0.0) + (has_mul ? mul : 0.0);
+    double part = k == NM_OP_MUL ? mul : add;
+    *how = k == NM_OP_MUL ? "the multiplier's share of a compute (Horowitz 2014)"
+                          : "the adder's share of a compute (Horowitz 2014)";
+    return whole > 0.0 ? A->e_compute * part / whole : A->e_compute;
+}
+
+void nm_arith_as_op(nm_arith *A, nm_op_kind k)
+{
+    if (k == NM_OP_MAC)
+        return;
+    const char *how;
+    double e = nm_arith_op_energy(A, k, &how);
+    double r = A->e_compute > 0.0 ? e / A->e_compute : 0.0;
+    A->e_gated *= r;
+    A->e_skipped *= r;
+    A->e_compute = e;
+}
+
 int nm_estimate_known(const char *cls, const char *subclass)
 {
     return lookup(cls, subclass) >= 0;

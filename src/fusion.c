@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nestmap/alloc.h"
+#include "nestmap/estimate.h"
 #include "nestmap/fusion.h"
 #include "nestmap/text.h"
 
@@ -45,22 +47,22 @@ static void stand_ins(nm_chain *c)
     for (int i = 0; i < c->nops; i++) {
         nm_workload *wl = &c->op[i].wl;
         for (size_t k = 0; k < sizeof roles / sizeof *roles; k++)
-            if (nm_workload_ds(wl, roles[k]) < 0 && wl->nabsent < NM_MAX_DS)
+            if (nm_workload_ds(wl, roles[k]) < 0 && wl->nabsent < NM_MAX_STANDINS)
                 snprintf(wl->absent[wl->nabsent++], NM_NAME_MAX, "%s", roles[k]);
         for (int j = 0; j < c->nops; j++) {
             const nm_workload *o = &c->op[j].wl;
             for (int d = 0; d < o->ndims; d++)
                 if (nm_workload_dim(wl, o->dim[d]) < 0 && !nm_workload_unit_dim(wl, o->dim[d]) &&
-                    wl->nunit < NM_MAX_DIMS)
+                    wl->nunit < NM_MAX_STANDINS)
                     snprintf(wl->unit[wl->nunit++], NM_NAME_MAX, "%s", o->dim[d]);
             for (int k = 0; k < o->nds; k++)
                 if (nm_workload_ds(wl, o->ds[k].name) < 0 &&
-                    !nm_workload_absent_ds(wl, o->ds[k].name) && wl->nabsent < NM_MAX_DS)
+                    !nm_workload_absent_ds(wl, o->ds[k].name) && wl->nabsent < NM_MAX_STANDINS)
                     snprintf(wl->absent[wl->nabsent++], NM_NAME_MAX, "%s", o->ds[k].name);
         }
         for (size_t k = 0; k < sizeof conv_dims / sizeof *conv_dims; k++)
             if (nm_workload_dim(wl, conv_dims[k]) < 0 && !nm_workload_unit_dim(wl, conv_dims[k]) &&
-                wl->nunit < NM_MAX_DIMS)
+                wl->nunit < NM_MAX_STANDINS)
                 snprintf(wl->unit[wl->nunit++], NM_NAME_MAX, "%s", conv_dims[k]);
     }
 }
@@ -103,10 +105,54 @@ static nm_status set_roles(nm_chain_op *op, const nm_ynode *given, nm_error *err
     return NM_OK;
 }
 
+/* The kinds an operation's `op:` may name, with the words the lectures
+ * use for them. */
+static const struct {
+    const char *name;
+    nm_op_kind kind;
+} op_kinds[] = {
+    {"mac", NM_OP_MAC},   {"add", NM_OP_ADD},     {"sum", NM_OP_ADD},
+    {"sub", NM_OP_ADD},   {"bias", NM_OP_ADD},    {"residual", NM_OP_ADD},
+    {"mul", NM_OP_MUL},   {"scale", NM_OP_MUL},   {"max", NM_OP_MAX},
+    {"min", NM_OP_MAX},   {"relu", NM_OP_MAX},    {"max_pool", NM_OP_MAX},
+    {"exp", NM_OP_EXP},   {"div", NM_OP_DIV},     {"copy", NM_OP_COPY},
+};
+#define NOP_KINDS (sizeof op_kinds / sizeof *op_kinds)
+
+static nm_status parse_kind(nm_chain_op *op, const nm_ynode *n, nm_error *err)
+{
+    op->kind = NM_OP_MAC;
+    snprintf(op->kind_name, NM_NAME_MAX, "mac");
+    if (!n)
+        return NM_OK;
+    const char *s;
+    nm_status st = nm_yget_str(n, "op", &s, err);
+    if (st != NM_OK)
+        return st;
+    const char *names[NOP_KINDS];
+    for (size_t k = 0; k < NOP_KINDS; k++) {
+        names[k] = op_kinds[k].name;
+        if (!strcmp(s, op_kinds[k].name)) {
+            op->kind = op_kinds[k].kind;
+            snprintf(op->kind_name, NM_NAME_MAX, "%s", s);
+            return NM_OK;
+        }
+    }
+    if (!strcmp(s, "softmax"))
+        return nm_yerror(err, n, "softmax is several operations: write its parts, each an "
+                         "operation of the chain (a row max 'max', 'exp' of the difference, a "
+                         "row 'sum', then 'div')");
+    const char *near = nm_text_suggest(s, names, NOP_KINDS);
+    return nm_yerror(err, n, "unknown operation '%s'%s%s%s (an operation is one of mac, add, "
+                     "sum, sub, bias, residual, mul, scale, max, min, relu, max_pool, exp, div, "
+                     "copy)", s, near ? "; did you mean '" : "", near ? near : "",
+                     near ? "'?" : "");
+}
+
 nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
 {
     static const char *const keys[] = {"chain", "bounds", "name", NULL};
-    static const char *const op_keys[] = {"name", "einsum", "roles", NULL};
+    static const char *const op_keys[] = {"name", "einsum", "roles", "op", NULL};
     memset(c, 0, sizeof *c);
     snprintf(c->name, NM_NAME_MAX, "chain");
     nm_status st = nm_ycheck_keys(problem, keys, "a chain problem", err);
@@ -163,7 +209,8 @@ nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
                 return nm_yerror(err, ex, "the output of '%s' is indexed by a sum or a multiple "
                                  "of indices (axis %d of '%s'): in a chain an output takes one "
                                  "index per axis", op->name, r + 1, o->name);
-        if ((st = set_roles(op, nm_ymap_get(e, "roles"), err)) != NM_OK)
+        if ((st = set_roles(op, nm_ymap_get(e, "roles"), err)) != NM_OK ||
+            (st = parse_kind(op, nm_ymap_get(e, "op"), err)) != NM_OK)
             return st;
         /* Each input: written by an earlier operation, or from outside. */
         for (int ds = 0; ds < op->wl.nds; ds++) {
@@ -665,7 +712,11 @@ nm_status nm_fused_model_init(nm_fused_model *fmdl, const nm_arch *arch, const n
     fmdl->arch = arch;
     fmdl->chain = c;
     for (int i = 0; i < c->nops; i++) {
-        nm_status st = nm_model_init(&fmdl->op[i], arch, &c->op[i].wl, err);
+        fmdl->op_arch[i] = nm_fused_op_arch(arch, c, i, err);
+        nm_status st = c->op[i].kind != NM_OP_MAC && !fmdl->op_arch[i] ? NM_ERR_NOMEM : NM_OK;
+        if (st == NM_OK)
+            st = nm_model_init(&fmdl->op[i], fmdl->op_arch[i] ? fmdl->op_arch[i] : arch,
+                               &c->op[i].wl, err);
         if (st != NM_OK) {
             nm_fused_model_fini(fmdl);
             return st;
@@ -675,8 +726,26 @@ nm_status nm_fused_model_init(nm_fused_model *fmdl, const nm_arch *arch, const n
     return NM_OK;
 }
 
+nm_arch *nm_fused_op_arch(const nm_arch *arch, const nm_chain *c, int i, nm_error *err)
+{
+    if (c->op[i].kind == NM_OP_MAC)
+        return NULL;
+    nm_arch *a = nm_calloc(1, sizeof *a);
+    if (!a) {
+        nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        return NULL;
+    }
+    *a = *arch;
+    nm_arith_as_op(&a->arith, c->op[i].kind);
+    return a;
+}
+
 void nm_fused_model_fini(nm_fused_model *fmdl)
 {
+    for (int i = 0; i < NM_MAX_OPS; i++) {
+        nm_free(fmdl->op_arch[i]);
+        fmdl->op_arch[i] = NULL;
+    }
     for (int i = 0; i < fmdl->nready; i++)
         nm_model_fini(&fmdl->op[i]);
     fmdl->nready = 0;

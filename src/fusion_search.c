@@ -145,9 +145,16 @@ static nm_status search_op(ctx *x, const nm_arch *arch, int i, const nm_ynode *c
                            const nm_ynode *more, uint32_t onchip, nm_mapping *best, int *found,
                            nm_error *err)
 {
+    nm_arch *own = nm_fused_op_arch(arch, x->c, i, err); /* its kind of compute */
+    if (own)
+        arch = own;
+    else if (x->c->op[i].kind != NM_OP_MAC)
+        return NM_ERR_NOMEM;
     nm_mapspace *ms = nm_calloc(1, sizeof *ms);
-    if (!ms)
+    if (!ms) {
+        nm_free(own);
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
     nm_status st = nm_mapspace_init_fused(ms, arch, &x->c->op[i].wl, cons, more, onchip, err);
     nm_search_result *r = st == NM_OK ? nm_calloc(1, sizeof *r) : NULL;
     if (st == NM_OK && !r)
@@ -174,6 +181,7 @@ static nm_status search_op(ctx *x, const nm_arch *arch, int i, const nm_ynode *c
         nm_search_result_fini(r);
     nm_free(r);
     nm_free(ms);
+    nm_free(own);
     return st;
 }
 

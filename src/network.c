@@ -27,9 +27,9 @@ static int same_problem(const nm_workload *a, const nm_workload *b)
 static nm_status add_unit_dims(nm_network *net, nm_error *err)
 {
     /* The names of all layers' dimensions.  A layer has at most NM_MAX_DIMS
-     * of its own and as many stand-ins, so past twice that every layer
+     * of its own and NM_MAX_STANDINS stand-ins, so past both every layer
      * would overflow: stop collecting one name later. */
-    enum { CAP = 2 * NM_MAX_DIMS + 1 };
+    enum { CAP = NM_MAX_DIMS + NM_MAX_STANDINS + 1 };
     const char *all[CAP];
     int nall = 0;
     for (int j = 0; j < net->nlayers && nall < CAP; j++) {
@@ -47,9 +47,10 @@ static nm_status add_unit_dims(nm_network *net, nm_error *err)
         for (int k = 0; k < nall; k++) {
             if (nm_workload_dim(wl, all[k]) >= 0 || nm_workload_unit_dim(wl, all[k]))
                 continue;
-            if (wl->nunit >= NM_MAX_DIMS)
+            if (wl->nunit >= NM_MAX_STANDINS)
                 return nm_yerror(err, net->layer[i].node, "the layers of this network use "
-                                 "more than %d dimension names between them", NM_MAX_DIMS);
+                                 "more than %d dimension names between them",
+                                 NM_MAX_STANDINS);
             snprintf(wl->unit[wl->nunit++], NM_NAME_MAX, "%s", all[k]);
         }
     }

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nestmap/alloc.h"
+#include "nestmap/estimate.h"
 #include "nestmap/report.h"
 
 /* Backing-store words of data space ds of operation i (all instances). */
@@ -56,6 +58,17 @@ void nm_report_fused_text(FILE *f, const nm_arch *arch, const nm_chain *c,
         }
         if (g->nops > 1)
             sum_line(f, "(group)", &st->group[gi]);
+    }
+    int kinds = 0;
+    for (int i = 0; i < c->nops; i++)
+        kinds |= c->op[i].kind != NM_OP_MAC;
+    if (kinds) {
+        fprintf(f, "\nOperations (pJ each on %s)\n", arch->arith.name);
+        for (int i = 0; i < c->nops; i++) {
+            const char *how;
+            double pj = nm_arith_op_energy(&arch->arith, c->op[i].kind, &how);
+            fprintf(f, "  %-14s %-9s %10.4f  %s\n", c->op[i].name, c->op[i].kind_name, pj, how);
+        }
     }
     fprintf(f, "\nTensors (backing store: %s)\n", top);
     for (int i = 0; i < c->nops; i++) {
@@ -150,8 +163,17 @@ void nm_report_fused_json(FILE *f, const nm_arch *arch, const nm_chain *c,
                 first = 0;
                 nm_report_json_string(f, c->op[i].wl.ds[ds].name);
             }
-        fputs("],\n   \"stats\": ", f);
-        nm_report_json(f, arch, &c->op[i].wl, &st->op[i], &fm->map[i]);
+        const char *how;
+        double pj = nm_arith_op_energy(&arch->arith, c->op[i].kind, &how);
+        fputs("], \"op\": ", f);
+        nm_report_json_string(f, c->op[i].kind_name);
+        fprintf(f, ", \"op_pj\": %.17g, \"op_energy_from\": ", pj);
+        nm_report_json_string(f, how);
+        fputs(",\n   \"stats\": ", f);
+        nm_error err;
+        nm_arch *oa = nm_fused_op_arch(arch, c, i, &err); /* (NULL: arch serves) */
+        nm_report_json(f, oa ? oa : arch, &c->op[i].wl, &st->op[i], &fm->map[i]);
+        nm_free(oa);
         fputs(i + 1 < c->nops ? "  },\n" : "  }\n", f);
     }
     fputs(" ]\n}\n", f);

@@ -124,11 +124,14 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
             return st;
         spec->has_arch = 1;
     }
-    if (prob && nm_chain_given(prob)) {
+    if (prob && (nm_chain_given(prob) || nm_chain_block_given(prob))) {
         if (!(need & NM_ACCEPT_CHAIN))
             return nm_yerror(err, prob, "the problem is a chain of operations: nestmap model "
                              "evaluates a fused mapping of it and nestmap map searches one; "
                              "this command takes one operation");
+        if (nm_chain_block_given(prob) && (st = nm_chain_block(prob, &spec->doc, &prob,
+                                                               err)) != NM_OK)
+            return st;
         const nm_ynode *so = nm_ymap_get(root, "sparse_optimizations");
         if (so && !nm_yis_null(so))
             return nm_yerror(err, so, "sparse_optimizations with a chain of operations are not "

@@ -589,4 +589,31 @@ has "$tmp/out" "^Group 2: down (not fused" "--no-fuse maps each operation alone"
 has "$tmp/out" "^Fused / unfused: energy 1.000x, cycles 1.000x, backing-store words 1.000x" "--no-fuse: the best is the unfused run"
 expect 2 "map --no-fuse on one operation" -- "$bin" map -q --no-fuse "$data/good/conv1d_1level.yaml"
 
+# The fused blocks (chain_blocks.c) expand to their chains: attention with
+# the softmax as its parts (a row max, exp, a row sum, the division),
+# FlashAttention's online form, or one operation; a gated FFN; each
+# operation charged its own kind of arithmetic.
+printf 'problem:\n  attention: {heads: 1, seq: 8, head_dim: 4}\n' >"$tmp/att.yaml"
+expect 0 "map on an attention block" -- "$bin" map -q -o "$tmp/attmap" "$fx/accelerator.yaml" "$tmp/att.yaml"
+has "$tmp/out" "^attention\|^Chain attention: 6 operations" "attention: six operations, softmax in parts"
+has "$tmp/out" "^  rowmax         max           0.0500  the adder's share of a compute" "a row max: a comparison, the adder's share of the MAC"
+has "$tmp/out" "^  exp            exp           0.8374  a compute (no built-in figure" "exp: a whole compute without a figure of the design's"
+expect 0 "model on the block's fused map.yaml" -- "$bin" model -q "$fx/accelerator.yaml" "$tmp/att.yaml" "$tmp/attmap/map.yaml"
+grep '^Total:' "$tmp/attmap/stats.txt" >"$tmp/attmap/want"
+grep '^Total:' "$tmp/out" >"$tmp/attmap/got"
+if cmp -s "$tmp/attmap/want" "$tmp/attmap/got" && [ -s "$tmp/attmap/got" ]; then ok "a block's fused map.yaml round-trips through model"; else bad "a block's fused map.yaml gives other totals"; cat "$tmp/attmap/want" "$tmp/attmap/got"; fi
+printf 'problem:\n  attention: {heads: 2, seq: 16, kv: 32, head_dim: 8, softmax: online}\n' >"$tmp/att2.yaml"
+expect 0 "bound --curve on FlashAttention's online softmax" -- "$bin" bound -q --curve "$tmp/att2.yaml"
+has "$tmp/out" "^attention: a chain of 5 operations (scores, exp, rowsum, values, normalize)" "online softmax: no row max ahead of exp"
+has "$tmp/out" "scores+exp+rowsum+values: .*n[0-9]" "online softmax: scores to values fuse with a loop over the keys"
+printf 'problem:\n  ffn: {tokens: 4, d_model: 8, d_ff: 32, gated: true}\n' >"$tmp/ffn.yaml"
+expect 0 "bound --curve on a gated FFN" -- "$bin" bound -q --curve "$tmp/ffn.yaml"
+has "$tmp/out" "^ffn: a chain of 5 operations (gate, up, silu, gating, down)" "a gated FFN: gate and up projections, silu, their product, down"
+printf 'problem:\n  attention: {heads: 1, seq: 8, head_dim: 4, causal: true}\n' >"$tmp/causal.yaml"
+expect 2 "a causal attention block" -- "$bin" bound -q --curve "$tmp/causal.yaml"
+has "$tmp/err" "causal.yaml:2:54: error: causal attention is not modelled yet" "causal: refused where it is written"
+printf 'problem:\n  attention: {heads: 1, seq: 8, head_dim: 4, softmax: fast}\n' >"$tmp/fast.yaml"
+expect 2 "an unknown softmax form" -- "$bin" bound -q --curve "$tmp/fast.yaml"
+has "$tmp/err" "softmax 'fast': one of parts, online, single" "the softmax forms named"
+
 finish

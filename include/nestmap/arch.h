@@ -93,6 +93,20 @@ typedef struct nm_level {
     int reduces;                 /* reduction_supported (default: not DRAM) */
 } nm_level;
 
+/* What one operation of the arithmetic computes (a chain's operations,
+ * fusion.h): a multiply-accumulate, or a non-multiply operation charged
+ * its own energy (nm_arith_op_energy). */
+typedef enum nm_op_kind {
+    NM_OP_MAC,   /* multiply-accumulate (every plain problem) */
+    NM_OP_ADD,   /* an addition: sums, bias, residual, subtraction */
+    NM_OP_MUL,   /* a multiplication: scaling, element-wise products */
+    NM_OP_MAX,   /* a comparison: max, min, relu, max-pooling */
+    NM_OP_EXP,   /* an exponential */
+    NM_OP_DIV,   /* a division */
+    NM_OP_COPY,  /* no arithmetic: the data only moves */
+    NM_OP_KINDS
+} nm_op_kind;
+
 typedef struct nm_arith {
     char name[NM_NAME_MAX];
     char cls[NM_NAME_MAX];
@@ -108,6 +122,8 @@ typedef struct nm_arith {
                                 * (skipped to gated to the compute energy); without an
                                 * ERT a gated or skipped operation costs nothing */
     int gs_given;
+    double e_op[NM_OP_KINDS]; /* pJ per non-multiply operation, where the ERT gives it */
+    unsigned op_given;        /* bit k: e_op[k] from the ERT */
     double area;
     nm_energy_source esrc, asrc;
     const char *esrc_note; /* for built-in energies: the table entry used */

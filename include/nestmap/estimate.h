@@ -80,4 +80,22 @@ double nm_estimate_sram_pj(double depth, double width_bits, double nm);
 double nm_estimate_regfile_pj(double depth, double width_bits, double nm);
 double nm_estimate_mac_pj(int mult_bits, int add_bits, int fp, double nm);
 
+/* The energy (pJ) of one operation of kind k on the arithmetic A: a
+ * compute's (A->e_compute) for a multiply-accumulate; the ERT's action for
+ * the kind where the design gives one ("add", "multiply", "compare" or
+ * "max", "exp", "divide"); else a compute's energy times the share the
+ * operation's part takes of it in the built-in tables (Horowitz 2014, at
+ * A's operand widths and number format): an addition or a comparison (a
+ * subtraction) the adder's, a multiplication the multiplier's.  An
+ * exponential or a division, which those tables do not give, costs a
+ * whole compute; a copy nothing.  *how says which (static text). */
+double nm_arith_op_energy(const nm_arith *A, nm_op_kind k, const char **how);
+
+/* Makes A's compute an operation of kind k: its compute energy
+ * nm_arith_op_energy's, its gated and skipped ones scaled alike. */
+void nm_arith_as_op(nm_arith *A, nm_op_kind k);
+
+/* "mac", "add", "mul", "max", "exp", "div", "copy". */
+const char *nm_op_kind_name(nm_op_kind k);
+
 #endif

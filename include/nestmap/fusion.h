@@ -67,6 +67,8 @@ typedef struct nm_chain_op {
      * indices are its size-1 stand-ins and the other tensors its absent
      * ones, so that entries shared with other operations parse for it. */
     nm_workload wl;
+    nm_op_kind kind;          /* what each point of its einsum computes (`op:`) */
+    char kind_name[NM_NAME_MAX]; /* as written ("mac" when not) */
     int out;                  /* its output data space */
     int producer[NM_MAX_DS];  /* for each input: the operation writing it, or -1 */
     const nm_ynode *node;     /* its entry, for errors */
@@ -118,12 +120,28 @@ typedef struct nm_fused_stats {
 typedef struct nm_fused_model {
     const nm_arch *arch;
     const nm_chain *chain;
+    nm_arch *op_arch[NM_MAX_OPS]; /* the design with operation i's kind of compute
+                                   * (nm_fused_op_arch), or NULL: arch; owned */
     nm_model op[NM_MAX_OPS];
     int nready;
 } nm_fused_model;
 
 /* Whether the problem node is a chain ({chain: [...], bounds: {...}}). */
 int nm_chain_given(const nm_ynode *problem);
+
+/* Whether the problem node is one of the common fused blocks, written as
+ * one key (chain_blocks.c), each expanding to a chain:
+ *   attention: {heads, seq, kv (seq), head_dim, value_dim (head_dim),
+ *               batch (1), softmax: parts | online | single}
+ *   ffn: {tokens, d_model, d_ff, gated (false), activation: relu | gelu | silu}
+ *   dw_pw: {C, M, P, Q (P), R (3), S (R), stride (1)}
+ *   conv_pool: {C, M, P, Q (P), R (3), S (R), pool (2)} */
+int nm_chain_block_given(const nm_ynode *problem);
+
+/* The chain problem node ({name, chain, bounds}, in doc's arena, located
+ * at the block's nodes) that the block in problem stands for. */
+nm_status nm_chain_block(const nm_ynode *problem, nm_ydoc *doc, const nm_ynode **out,
+                         nm_error *err);
 
 /* Parses a chain problem into *c. */
 nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err);
@@ -143,6 +161,12 @@ void nm_fused_map_unfused(nm_fused_map *fm, const nm_chain *c, const nm_arch *ar
 
 nm_status nm_fused_model_init(nm_fused_model *fmdl, const nm_arch *arch, const nm_chain *c,
                               nm_error *err);
+
+/* arch with its compute made operation i's kind (nm_arith_as_op): a copy
+ * on the heap, or NULL when the operation multiply-accumulates (then arch
+ * itself serves) or memory runs out (*err says so).  The model of an
+ * operation, and any search for its own mapping, evaluate on this. */
+nm_arch *nm_fused_op_arch(const nm_arch *arch, const nm_chain *c, int i, nm_error *err);
 void nm_fused_model_fini(nm_fused_model *fmdl);
 
 /* Evaluates fm: fills *out; returns out->valid. */

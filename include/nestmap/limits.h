@@ -13,6 +13,9 @@
 #define NM_MAX_SCOPES 40    /* nested subtrees / containers with attributes */
 #define NM_MAX_LOOPS (NM_MAX_LEVELS * NM_MAX_DIMS * 2 + NM_MAX_LEVELS)
 #define NM_NAME_MAX 64      /* names of levels, dimensions, data spaces */
+#define NM_MAX_STANDINS 64  /* size-1 dimensions and absent data spaces one problem
+                             * answers for (a chain's other operations', a network's
+                             * other layers') */
 #define NM_MAX_FANOUT (1 << 22) /* spatial instances under one level */
 #define NM_MAX_FAN_RESIDUALS 4 /* spatial loops with a residual in one fan-out */
 

@@ -55,11 +55,11 @@ typedef struct nm_workload {
      * output-channel dimension).  For this problem they are dimensions of
      * size 1: a factor of 1 on one holds, and orders skip them. */
     int nunit;
-    char unit[NM_MAX_DIMS][NM_NAME_MAX];
+    char unit[NM_MAX_STANDINS][NM_NAME_MAX];
     /* Likewise, names of data spaces it lacks (a pooling layer's Weights):
      * keeping or bypassing one holds trivially. */
     int nabsent;
-    char absent[NM_MAX_DS][NM_NAME_MAX];
+    char absent[NM_MAX_STANDINS][NM_NAME_MAX];
     /* For the roofline: operations (FLOPs) per loop iteration, 0 meaning 2
      * (a multiply-accumulate); and a bias, added once to every output
      * element and counted as one more multiply-accumulate per output, as

@@ -98,7 +98,7 @@ typedef struct roof {
  * design's capacity, the mapping; rows as they are printed. */
 typedef struct curve_row {
     double capacity, traffic;
-    char what[320];   /* the outer loops (a chain: of each group) */
+    char what[640];   /* the outer loops (a chain: of each group) */
 } curve_row;
 
 typedef struct curve_run {
@@ -695,7 +695,8 @@ static int chain_bound(nm_spec *spec, const nm_cli_opts *o, int curve, uint64_t 
         if (!nm_cli_json_end(&js, &spec->doc))
             rc = 2;
     } else {
-        printf("%s: a chain of %d operations (", spec->chain->name, spec->chain->nops);
+        printf("%s: a chain of %d operation%s (", spec->chain->name, spec->chain->nops,
+               spec->chain->nops == 1 ? "" : "s");
         for (int i = 0; i < spec->chain->nops; i++)
             printf("%s%s", i ? ", " : "", spec->chain->op[i].name);
         printf(")\n");
