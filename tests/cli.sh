@@ -602,6 +602,15 @@ expect 0 "model on the block's fused map.yaml" -- "$bin" model -q "$fx/accelerat
 grep '^Total:' "$tmp/attmap/stats.txt" >"$tmp/attmap/want"
 grep '^Total:' "$tmp/out" >"$tmp/attmap/got"
 if cmp -s "$tmp/attmap/want" "$tmp/attmap/got" && [ -s "$tmp/attmap/got" ]; then ok "a block's fused map.yaml round-trips through model"; else bad "a block's fused map.yaml gives other totals"; cat "$tmp/attmap/want" "$tmp/attmap/got"; fi
+# An ERT's figure for a kind of operation is taken as it is; a kind it
+# does not give is the adder's share of its compute energy.
+{ sed -n '/^architecture:/,/^problem:/p' "$data/good/conv1d_1level.yaml" | sed '$d'
+  printf 'problem:\n  chain:\n  - {name: e, op: exp, einsum: "E[p] = X[p]"}\n  - {name: s, op: add, einsum: "Y[p] = E[p] * B[p]"}\n  bounds: {p: 4}\n'
+  sed -n '/^ERT:/,$p' "$data/good/conv1d_1level.yaml"
+  printf '    - {name: exp, energy: 7.5}\n'; } >"$tmp/ert_ops.yaml"
+expect 0 "map on a chain with an ERT giving exp" -- "$bin" map -q "$tmp/ert_ops.yaml"
+has "$tmp/out" "^  e              exp           7.5000  the design's ERT" "exp: the ERT's figure"
+has "$tmp/out" "^  s              add           0.[0-9]*  the adder's share of a compute" "add without an ERT figure: the adder's share of the ERT's compute"
 printf 'problem:\n  attention: {heads: 2, seq: 16, kv: 32, head_dim: 8, softmax: online}\n' >"$tmp/att2.yaml"
 expect 0 "bound --curve on FlashAttention's online softmax" -- "$bin" bound -q --curve "$tmp/att2.yaml"
 has "$tmp/out" "^attention: a chain of 5 operations (scores, exp, rowsum, values, normalize)" "online softmax: no row max ahead of exp"
