@@ -106,5 +106,5 @@ PY
         bad "$ex: grade.py gave a wrong answer file exit $rc: $(tail -1 "$tmp/graded")"
     fi
 done
-[ "$n" -eq 6 ] && ok "six exercises" || bad "$n exercises, not six"
+[ "$n" -eq 7 ] && ok "seven exercises" || bad "$n exercises, not seven"
 finish
