@@ -1091,6 +1091,12 @@ void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_wo
         snprintf(buf, size, "couldn't map level %s: mapped metadata tile size %llu exceeds "
                  "metadata buffer capacity %llu", lname, got, lim);
         return;
+    case NM_INV_SKIP_FANOUT:
+        snprintf(buf, size, "spatial skipping at level %s: Required fanout%c %llu does not meet "
+                 "hardware constraint %llu (for %s: the expansions left below it, each "
+                 "rounded down, no longer divide as the fan-out does)", lname, inv->axis, got,
+                 lim, wl->ds[inv->index].name);
+        return;
     case NM_INV_FORMAT:
         if (inv->got == 4)
             snprintf(buf, size, "couldn't map level %s: %s is compressed here but not in the "

@@ -786,6 +786,8 @@ static const char *reject_name(int kind)
         return "metadata_capacity";
     case NM_INV_FORMAT:
         return "representation_format";
+    case NM_INV_SKIP_FANOUT:
+        return "spatial_skip_fanout";
     case NM_REJECT_CONSTRAINT:
         return "constraints";
     }

@@ -889,9 +889,15 @@ static void grow_cond(const nm_cnest *c, const nm_workload *wl, int i, int64_t *
 /* Timeloop's spatial skipping: every tensor with metadata shrinks the
  * fan-outs over it to what its nonempty tiles reach; each skipping_spatial
  * group shrinks its target's by its conditions'; the reductions carry down
- * to the levels below.  Fills ws->spatial. */
-static void spatial_skipping(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
-                             const nm_cnest *c, const nm_stats *out, struct nm_sparse_ws *ws)
+ * to the levels below.  Fills ws->spatial.  Then Timeloop's check (its
+ * SummarizeAndPropagateSpatialCapacityReduction): for each tensor and each
+ * level below the outermost, the expansion there over the one above, in
+ * whole numbers, must not exceed the level's fan-out along X and Y; the
+ * expansions are rounded down level by level, so a reduction can leave a
+ * level above with fewer than its share.  Returns 0 with out->invalid set
+ * when one does. */
+static int spatial_skipping(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
+                            const nm_cnest *c, nm_stats *out, struct nm_sparse_ws *ws)
 {
     nm_sp_spatial *z = &ws->spatial;
     int S = arch->nlevels;
@@ -1037,6 +1043,25 @@ static void spatial_skipping(const nm_sparse *sp, const nm_arch *arch, const nm_
             }
         }
     }
+    return nm_sparse_fanout_ok(arch, wl->nds, z, &out->invalid);
+}
+
+int nm_sparse_fanout_ok(const nm_arch *arch, int nds, const nm_sp_spatial *z, nm_invalid *inv)
+{
+    for (int ds = 0; ds < nds; ds++)
+        for (int a = arch->nlevels - 1; a >= 0; a--) {
+            const nm_level *L = &arch->level[a];
+            /* (a level left with none above it: Timeloop divides by zero) */
+            uint64_t fx = z->x[ds][a + 1] ? z->x[ds][a] / z->x[ds][a + 1] : 0;
+            uint64_t fy = z->y[ds][a + 1] ? z->y[ds][a] / z->y[ds][a + 1] : 0;
+            if (fx > (uint64_t)L->fanoutX || fy > (uint64_t)L->fanoutY) {
+                int X = fx > (uint64_t)L->fanoutX;
+                *inv = (nm_invalid){NM_INV_SKIP_FANOUT, a, ds, X ? 'X' : 'Y', X ? fx : fy,
+                                    (uint64_t)(X ? L->fanoutX : L->fanoutY)};
+                return 0;
+            }
+        }
+    return 1;
 }
 
 struct nm_sparse_ws *nm_sparse_ws_new(void)
@@ -1136,7 +1161,8 @@ int nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload 
 
     ws->spatial.on = 0;
     if (spatial) {
-        spatial_skipping(sp, arch, wl, cn, out, ws);
+        if (!spatial_skipping(sp, arch, wl, cn, out, ws))
+            return 0;
         for (int g = 0; g < sp->ngroups; g++) {
             const nm_saf_group *G = &sp->group[g];
             if (G->type != NM_SAF_SPATIAL)

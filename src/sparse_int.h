@@ -85,6 +85,14 @@ typedef struct nm_sp_spatial {
     double prob[NM_MAX_LEVELS][NM_MAX_DS];    /* share skipped at a skipping level */
 } nm_sp_spatial;
 
+/* Timeloop's check after spatial skipping: for each of the nds tensors and
+ * each storage level s, the expansion of the level below (z->x[ds][s], the
+ * arithmetic's at s = 0) over its own (z->x[ds][s + 1]), in whole numbers,
+ * must not exceed s's fan-out along X, nor likewise along Y.  0 with *inv
+ * set (NM_INV_SKIP_FANOUT) at the first that does, tensor by tensor, from
+ * the outermost level in. */
+int nm_sparse_fanout_ok(const nm_arch *arch, int nds, const nm_sp_spatial *z, nm_invalid *inv);
+
 struct nm_sparse_ws {
     nm_sp_tile t[NM_MAX_LEVELS][NM_MAX_DS];
     nm_sparse_detail det;

@@ -9,6 +9,7 @@
 
 #include "nestmap/model.h"
 #include "nestmap/spec.h"
+#include "sparse_int.h"
 #include "testutil.h"
 
 /* A two-level design: a large MainMemory, a Buffer (register file) per PE,
@@ -1003,6 +1004,60 @@ START_TEST(v04_parallel_and_area)
 }
 END_TEST
 
+/* Timeloop's check after spatial skipping (nm_sparse_fanout_ok): the
+ * expansion of each level over the one above, in whole numbers, within the
+ * fan-out.  The expansions are rounded down level by level, so a level can
+ * be left with fewer than its share of the level below: four Buffers' MACs
+ * under one Buffer (whose fan-out is 1), or six Buffers under the one
+ * MainMemory (fan-out 4).  No mapping of the sparse corpus or of random
+ * variations of its spatial-skipping designs reaches it (tried); these
+ * expansions are set by hand. */
+START_TEST(skipping_fanout_check)
+{
+    static const char map[] =
+        "- {target: MainMemory, type: spatial, factors: K=4 R=1 P=1, permutation: KRP, split: 3}\n"
+        "- {target: MainMemory, type: temporal, factors: K=1 R=1 P=16, permutation: PKR}\n"
+        "- {target: Buffer, type: temporal, factors: K=1 R=3 P=1, permutation: RKP}\n";
+    char text[8192];
+    struct run r;
+    run(&r, design(text, sizeof text, 4, "", conv1d_k, map));
+    const nm_arch *arch = &r.spec.arch;
+    ck_assert_int_eq(arch->nlevels, 2);
+    ck_assert_int_eq(arch->level[1].fanoutX, 4); /* MainMemory over the 4 Buffers */
+    ck_assert_int_eq(arch->level[0].fanoutX, 1); /* each Buffer over its MAC */
+    nm_sp_spatial z;
+    memset(&z, 0, sizeof z);
+    for (int ds = 0; ds < 3; ds++) {
+        /* arithmetic, Buffer, MainMemory, (above) */
+        z.x[ds][0] = 4, z.x[ds][1] = 4, z.x[ds][2] = 1;
+        z.y[ds][0] = z.y[ds][1] = z.y[ds][2] = 1;
+    }
+    nm_invalid inv;
+    ck_assert(nm_sparse_fanout_ok(arch, 3, &z, &inv));
+    z.x[1][1] = 1; /* Inputs: one Buffer left, its MAC still counted as 4 */
+    ck_assert(!nm_sparse_fanout_ok(arch, 3, &z, &inv));
+    ck_assert_int_eq(inv.kind, NM_INV_SKIP_FANOUT);
+    ck_assert_int_eq(inv.level, 0);
+    ck_assert_int_eq(inv.index, 1);
+    ck_assert_int_eq(inv.axis, 'X');
+    ck_assert_uint_eq(inv.got, 4);
+    ck_assert_uint_eq(inv.limit, 1);
+    char why[512];
+    nm_invalid_describe(&inv, arch, &r.spec.wl, why, sizeof why);
+    ck_assert_msg(strstr(why, "Required fanoutX 4 does not meet hardware constraint 1"), "%s",
+                  why);
+    /* the level above: 6 Buffers' worth under one MainMemory of fan-out 4 */
+    z.x[1][1] = 4;
+    z.x[2][1] = 6, z.x[2][0] = 6;
+    ck_assert(!nm_sparse_fanout_ok(arch, 3, &z, &inv));
+    ck_assert_int_eq(inv.level, 1);
+    ck_assert_int_eq(inv.index, 2);
+    ck_assert_uint_eq(inv.got, 6);
+    ck_assert_uint_eq(inv.limit, 4);
+    done(&r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("model");
@@ -1030,6 +1085,7 @@ static Suite *suite(void)
     tcase_add_test(tc, spatial_residual_always_applies);
     tcase_add_test(tc, spatial_residual_idle_class);
     tcase_add_test(tc, v04_parallel_and_area);
+    tcase_add_test(tc, skipping_fanout_check);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -36,6 +36,9 @@ typedef enum nm_invalid_kind {
                           * the child's (1), decompression (2) or compression (3)
                           * not supported, compressed below uncompressed (4); level,
                           * index: data space */
+    NM_INV_SKIP_FANOUT,  /* spatial skipping leaves a tensor needing more of a level's
+                          * fan-out along axis X or Y than it has (Timeloop's check
+                          * after skipping_spatial; level, index: data space) */
     NM_INV_KINDS         /* (the number of kinds) */
 } nm_invalid_kind;
 
