@@ -58,6 +58,60 @@ int nm_override_expand(const char *v, char *out, size_t size)
     return 1;
 }
 
+/* ---- sparse options ---- */
+
+/* The level of a sparse override ("sparse.LEVEL" or "sparse.LEVEL.format"),
+ * into level; whether it is a format's. */
+static int sparse_level(const nm_override *ov, char *level, size_t size)
+{
+    const char *l = ov->component + sizeof NM_OVERRIDE_SPARSE;
+    const char *f = strstr(l, ".format");
+    int fmt = f && !strcmp(f, ".format");
+    size_t n = fmt ? (size_t)(f - l) : strlen(l);
+    snprintf(level, size, "%.*s", (int)n, l);
+    return fmt;
+}
+
+static int is_rank_format(const char *s, size_t n)
+{
+    static const char *const names[] = {"UOP", "UB", "CP", "B", "RLE"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        if (strlen(names[k]) == n && !strncmp(names[k], s, n))
+            return 1;
+    return 0;
+}
+
+/* The form and values of a sparse override (the level is checked when
+ * applied). */
+static nm_status sparse_check(const nm_override *ov, nm_error *err)
+{
+    char level[NM_NAME_MAX];
+    int fmt = sparse_level(ov, level, sizeof level);
+    if (!level[0] || strchr(level, '.'))
+        return fail(err, ov, "a sparse option reads sparse.LEVEL.action=gating|skipping, "
+                    "sparse.LEVEL.compute=gating|skipping or sparse.LEVEL.format.TENSOR="
+                    "UOP,CP|none");
+    if (fmt) {
+        if (!strcmp(ov->value, "none"))
+            return NM_OK;
+        for (const char *p = ov->value; *p;) {
+            size_t n = strcspn(p, ",");
+            if (!is_rank_format(p, n))
+                return fail(err, ov, "'%.*s' is not a rank format (UOP, UB, CP, B, RLE; or "
+                            "none for no format)", (int)n, p);
+            p += n + (p[n] == ',');
+        }
+        return NM_OK;
+    }
+    if (strcmp(ov->attribute, "action") && strcmp(ov->attribute, "compute"))
+        return fail(err, ov, "unknown sparse option '%s' (action, compute, or format.TENSOR)",
+                    ov->attribute);
+    if (strcmp(ov->value, "gating") && strcmp(ov->value, "skipping"))
+        return fail(err, ov, "sparse.%s.%s takes gating or skipping (got '%s')", level,
+                    ov->attribute, ov->value);
+    return NM_OK;
+}
+
 nm_status nm_override_parse(nm_override *ov, const char *text, const nm_ynode *at, nm_error *err)
 {
     memset(ov, 0, sizeof *ov);
@@ -78,6 +132,11 @@ nm_status nm_override_parse(nm_override *ov, const char *text, const nm_ynode *a
     memcpy(ov->attribute, dot + 1, alen);
     if (!eq[1])
         return fail(err, ov, "override '%s' has no value", text);
+    if (!strncmp(ov->component, NM_OVERRIDE_SPARSE ".", sizeof NM_OVERRIDE_SPARSE)) {
+        if (!nm_override_expand(eq + 1, ov->value, sizeof ov->value))
+            return fail(err, ov, "count '%s' is too large", eq + 1);
+        return sparse_check(ov, err);
+    }
     const char *suggest = NULL;
     /* problem.NAME: a dimension or shorthand key of the workload, checked
      * when the problem is read */
@@ -529,6 +588,180 @@ static nm_status set_problem(nm_ydoc *doc, nm_ynode *prob, const nm_override *ov
     return set_value(doc, m, ov->attribute, ov->value, ov, err);
 }
 
+/* A copy of the list under key in map, set there in its place (the items
+ * still shared until replaced); NULL when out of memory, the old node when
+ * it is not a list (the caller reports it). */
+static nm_ynode *own_seq(nm_ydoc *doc, nm_ynode *map, const char *key)
+{
+    const nm_ynode *old = nm_ymap_get(map, key);
+    if (old && !nm_yis_null(old) && old->kind != NM_Y_SEQ)
+        return (nm_ynode *)old;
+    nm_ynode *q = nm_ydoc_seq(doc, old ? old : map);
+    for (size_t i = 0; q && old && old->kind == NM_Y_SEQ && i < old->n; i++)
+        if (nm_yseq_append(doc, q, old->items[i]) != NM_OK)
+            return NULL;
+    return q && nm_ymap_set(doc, map, key, q) == NM_OK ? q : NULL;
+}
+
+/* Item i of list q as a map of its own (a shallow copy put in its place). */
+static nm_ynode *own_item(nm_ydoc *doc, nm_ynode *q, size_t i)
+{
+    nm_ynode *m = nm_ydoc_map_copy(doc, q->items[i]);
+    if (m)
+        q->items[i] = m;
+    return m;
+}
+
+static const char *name_of(const nm_ynode *m)
+{
+    const nm_ynode *n = nm_ymap_get(m, "name");
+    if (!n)
+        n = nm_ymap_get(m, "target");
+    return n && n->kind == NM_Y_SCALAR ? n->str : NULL;
+}
+
+/* The map of LEVEL's options, owned: its target in the top-level
+ * sparse_optimizations, else the component's own sparse_optimizations;
+ * with `create`, a new target when neither is there.  NULL with *err set
+ * when there is none (or out of memory). */
+static nm_ynode *sparse_target(nm_ydoc *doc, nm_ynode *arch_node, const char *level, int create,
+                               const nm_override *ov, nm_error *err)
+{
+    nm_ynode *root = (nm_ynode *)doc->root;
+    const nm_ynode *so = nm_ymap_get(root, "sparse_optimizations");
+    const nm_ynode *tl = so && so->kind == NM_Y_MAP ? nm_ymap_get(so, "targets") : NULL;
+    for (size_t i = 0; tl && tl->kind == NM_Y_SEQ && i < tl->n; i++) {
+        const char *n = name_of(tl->items[i]);
+        if (!n || strcmp(n, level) || tl->items[i]->kind != NM_Y_MAP)
+            continue;
+        nm_ynode *som = own_map(doc, root, "sparse_optimizations");
+        nm_ynode *q = som ? own_seq(doc, som, "targets") : NULL;
+        nm_ynode *t = q ? own_item(doc, q, i) : NULL;
+        if (!t)
+            nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        return t;
+    }
+    walk *w = arch_node ? nm_calloc(1, sizeof *w) : NULL;
+    nm_ynode *comp = NULL;
+    if (w) {
+        const nm_ynode *nodes = nm_ymap_get(arch_node, "nodes");
+        if (nodes)
+            walk_v04(w, nodes, 0);
+        else
+            walk_core(w, arch_node, 0);
+        for (int i = 0; i < w->n && !comp; i++)
+            if (!w->e[i].scope && !strcmp(w->e[i].base, level) &&
+                nm_ymap_get(w->e[i].node, "sparse_optimizations"))
+                comp = w->e[i].node;
+        nm_free(w);
+    }
+    if (comp) {
+        nm_ynode *t = own_map(doc, comp, "sparse_optimizations");
+        if (!t)
+            nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        else if (t->kind != NM_Y_MAP)
+            nm_yerror(err, t, "sparse_optimizations must be a mapping");
+        return t && t->kind == NM_Y_MAP ? t : NULL;
+    }
+    if (!create) {
+        fail(err, ov, "the design gives '%s' no sparse optimizations to change", level);
+        return NULL;
+    }
+    if (so && (so->kind != NM_Y_MAP || (tl && !nm_yis_null(tl) && tl->kind != NM_Y_SEQ))) {
+        nm_yerror(err, so, "sparse_optimizations must be a mapping holding a list of targets");
+        return NULL;
+    }
+    nm_ynode *som = own_map(doc, root, "sparse_optimizations");
+    nm_ynode *q = som ? own_seq(doc, som, "targets") : NULL;
+    nm_ynode *t = q ? nm_ydoc_map(doc, q) : NULL;
+    if (!t || set_value(doc, t, "name", level, ov, err) != NM_OK ||
+        nm_yseq_append(doc, q, t) != NM_OK) {
+        nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        return NULL;
+    }
+    return t;
+}
+
+/* sparse.LEVEL.action / .compute / .format.TENSOR (override.h). */
+static nm_status apply_sparse(nm_ydoc *doc, nm_ynode *arch_node, const nm_override *ov,
+                              nm_error *err)
+{
+    char level[NM_NAME_MAX];
+    int fmt = sparse_level(ov, level, sizeof level);
+    nm_ynode *t = sparse_target(doc, arch_node, level, fmt, ov, err);
+    if (!t)
+        return err->status;
+    if (!fmt) {
+        const char *key = !strcmp(ov->attribute, "action") ? "action_optimization"
+                                                           : "compute_optimization";
+        if (!nm_ymap_get(t, key))
+            return fail(err, ov, "the design gives '%s' no %s to change", level, key);
+        nm_ynode *q = own_seq(doc, t, key);
+        if (!q)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        if (q->kind != NM_Y_SEQ)
+            return nm_yerror(err, q, "%s must be a list", key);
+        int changed = 0;
+        for (size_t i = 0; i < q->n; i++) {
+            const nm_ynode *ty = nm_ymap_get(q->items[i], "type");
+            if (!ty || ty->kind != NM_Y_SCALAR ||
+                (strcmp(ty->str, "gating") && strcmp(ty->str, "skipping")))
+                continue; /* (skipping_spatial stays) */
+            nm_ynode *g = own_item(doc, q, i);
+            if (!g || set_value(doc, g, "type", ov->value, ov, err) != NM_OK)
+                return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            changed++;
+        }
+        if (!changed)
+            return fail(err, ov, "'%s' has no gating or skipping in its %s", level, key);
+        return NM_OK;
+    }
+    /* a format: the tensor's entry in representation_format.data_spaces */
+    nm_ynode *rf = own_map(doc, t, "representation_format");
+    if (!rf)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    if (rf->kind != NM_Y_MAP)
+        return nm_yerror(err, rf, "representation_format must be a mapping");
+    nm_ynode *q = own_seq(doc, rf, "data_spaces");
+    if (!q)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    if (q->kind != NM_Y_SEQ)
+        return nm_yerror(err, q, "data_spaces must be a list");
+    size_t at = q->n;
+    for (size_t i = 0; i < q->n && at == q->n; i++) {
+        const char *n = name_of(q->items[i]);
+        if (n && !strcmp(n, ov->attribute))
+            at = i;
+    }
+    if (!strcmp(ov->value, "none")) {
+        if (at < q->n) {
+            memmove(&q->items[at], &q->items[at + 1], (q->n - at - 1) * sizeof *q->items);
+            q->n--;
+        }
+        return NM_OK;
+    }
+    nm_ynode *e = nm_ydoc_map(doc, q), *ranks = nm_ydoc_seq(doc, q);
+    if (!e || !ranks || set_value(doc, e, "name", ov->attribute, ov, err) != NM_OK ||
+        nm_ymap_set(doc, e, "ranks", ranks) != NM_OK)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    for (const char *p = ov->value; *p;) {
+        size_t n = strcspn(p, ",");
+        char f[8];
+        snprintf(f, sizeof f, "%.*s", (int)n, p);
+        nm_ynode *r = nm_ydoc_map(doc, q);
+        if (!r || set_value(doc, r, "format", f, ov, err) != NM_OK ||
+            nm_yseq_append(doc, ranks, r) != NM_OK)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        p += n + (p[n] == ',');
+    }
+    if (at < q->n) {
+        q->items[at] = e;
+        return NM_OK;
+    }
+    return nm_yseq_append(doc, q, e) == NM_OK
+               ? NM_OK : nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+}
+
 /* problem.NAME=V: on the input's `problem:` and on every layer of its
  * `network:`. */
 static nm_status apply_problem(nm_ydoc *doc, const nm_override *ov, nm_error *err)
@@ -565,6 +798,8 @@ nm_status nm_override_apply(nm_ydoc *doc, const nm_override *ov, size_t n, nm_er
         if (!strcmp(ov[i].component, NM_OVERRIDE_PROBLEM) ||
             !strcmp(ov[i].component, NM_OVERRIDE_DENSITY))
             st = apply_problem(doc, &ov[i], err);
+        else if (!strncmp(ov[i].component, NM_OVERRIDE_SPARSE ".", sizeof NM_OVERRIDE_SPARSE))
+            st = apply_sparse(doc, arch && arch->kind == NM_Y_MAP ? arch : NULL, &ov[i], err);
         else if (!arch || arch->kind != NM_Y_MAP)
             st = fail(err, &ov[i], "no 'architecture' in the input files to change");
         else

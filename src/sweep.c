@@ -228,13 +228,23 @@ static nm_status parse_axis(nm_sweep *sw, const nm_ynode *e, nm_error *err)
             return nm_yerror(err, ax->set, "'%s' is varied twice", label);
     if (!strcmp(label, "design"))
         return parse_designs(sw, ax, err);
-    /* The form of the override (a value checked later, with the design). */
+    /* The form of the override (a value checked later, with the design;
+     * a sparse option's values, which name kinds, each now). */
     nm_override ov;
-    char text[sizeof ax->label + 4];
-    snprintf(text, sizeof text, "%s=1", label);
-    if ((st = nm_override_parse(&ov, text, ax->set, err)) != NM_OK)
+    char text[sizeof ax->label + 8];
+    int sparse = !strncmp(label, NM_OVERRIDE_SPARSE ".", sizeof NM_OVERRIDE_SPARSE);
+    snprintf(text, sizeof text, "%s=%s", label,
+             !sparse ? "1" : strstr(label, ".format.") ? "none" : "gating");
+    if ((st = nm_override_parse(&ov, text, ax->set, err)) != NM_OK ||
+        (st = parse_values(ax, ax->values_node, err)) != NM_OK)
         return st;
-    return parse_values(ax, ax->values_node, err);
+    for (int v = 0; sparse && v < ax->nvalues; v++) {
+        char one[sizeof ax->label + NM_OVERRIDE_VALUE_MAX + 2];
+        snprintf(one, sizeof one, "%s=%s", label, ax->value[v]);
+        if ((st = nm_override_parse(&ov, one, ax->at[v], err)) != NM_OK)
+            return st;
+    }
+    return NM_OK;
 }
 
 /* `warm:` true, false (every point cold) or {block: N, first: X, effort: Y}. */

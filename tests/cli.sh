@@ -494,6 +494,32 @@ fi
 expect 2 "a density above 1 through --set" -- "$bin" model -q --set problem.densities.A=2 "$sp"
 has "$tmp/err" "must be between 0 and 1" "... says the range"
 
+# --set changes sparse options as a sweep needs them (override.h): gating
+# and skipping at a level and at the compute, a tensor's rank formats.
+c_cg=$("$bin" model -q --json --set sparse.MAC.compute=skipping "$sp" | python3 -c 'import json, sys; s = json.load(sys.stdin)["summary"]; print(s["actual_computes"])')
+"$bin" model -q --set sparse.MAC.compute=skipping "$sp" >"$tmp/out" 2>&1
+has "$tmp/out" "computes             : $c_cg performed of 262144 (0 gated, " "sparse.MAC.compute=skipping: the compute's gating becomes skipping"
+"$bin" model -q "$sp" >"$tmp/base.txt" 2>&1
+"$bin" model -q --set sparse.Buffer.action=gating "$sp" >"$tmp/out" 2>&1
+e0=$(sed -n 's/^Energy *: \([0-9.]*\) pJ.*/\1/p' "$tmp/base.txt"); e1=$(sed -n 's/^Energy *: \([0-9.]*\) pJ.*/\1/p' "$tmp/out")
+[ -n "$e0" ] && [ -n "$e1" ] && [ "$e0" != "$e1" ] && ok "sparse.Buffer.action=gating: B's skipped reads become gated ($e0 pJ skipping, $e1 gating)" ||
+    bad "sparse.Buffer.action=gating: '$e0' and '$e1' pJ"
+"$bin" model -q --set sparse.Buffer.format.A=UOP,CP --set sparse.DRAM.format.A=UOP,UOP,CP "$sp" >"$tmp/out" 2>&1
+has "$tmp/out" "format UOP CP (outermost first)" "sparse.Buffer.format.A=UOP,CP: A compressed at the buffer"
+has "$tmp/out" "format UOP UOP CP (outermost first)" "... and, a new target, at DRAM"
+expect 2 "a sparse option on a level the design gives none" -- "$bin" model -q --set sparse.DRAM.action=gating "$sp"
+has "$tmp/err" "the design gives 'DRAM' no sparse optimizations to change" "... says so"
+expect 2 "an unknown rank format" -- "$bin" model -q --set sparse.Buffer.format.A=CSR "$sp"
+has "$tmp/err" "'CSR' is not a rank format (UOP, UB, CP, B, RLE; or none for no format)" "... names the formats"
+expect 2 "a misspelt level" -- "$bin" model -q --set sparse.Bufer.format.A=CP "$sp"
+has "$tmp/err" "did you mean 'Buffer'?" "... suggests the level"
+{ sed '/^problem:/,/^sparse_optimizations:/{/^sparse_optimizations:/!d}' "$sp" | sed '/^mapping:/,$d'; } >"$tmp/sp_arch.yaml"
+printf 'problem:\n  gemm: {M: 16, N: 16, K: 16}\n  densities: {A: 0.5, B: 0.5}\n' >"$tmp/sp_layer.yaml"
+printf 'sweep:\n  design: sp_arch.yaml\n  workloads: [sp_layer.yaml]\n  vary:\n    - set: sparse.MAC.compute\n      values: [gating, skipping]\n  objective: edp\n' >"$tmp/sp_sweep.yaml"
+expect 0 "a sweep over gating and skipping" -- "$bin" sweep -q --no-refine --max-evals 500 -o "$tmp/spsw" "$tmp/sp_sweep.yaml"
+[ "$(cut -d, -f2 "$tmp/spsw/points.csv" | tr '\n' ' ')" = "sparse.MAC.compute gating skipping " ] &&
+    ok "the sweep's points.csv: a column sparse.MAC.compute, gating then skipping" || bad "sparse sweep: $(head -3 "$tmp/spsw/points.csv")"
+
 # map reports a format's metadata per rank as model does for the same
 # mapping (its best, read back).
 rm -rf "$tmp/spmap"

@@ -23,6 +23,17 @@
  * or a key of a shorthand (problem.N=4 is a batch of 4 for conv2d; any key
  * the shorthand takes, checked when the problem is read).
  *
+ * Sparse options.  `sparse.LEVEL.action=gating|skipping` makes every
+ * gating or skipping group of LEVEL's action_optimization that kind (its
+ * targets and conditions kept); `sparse.LEVEL.compute=gating|skipping` the
+ * same for the compute's compute_optimization; `sparse.LEVEL.format.TENSOR=
+ * UOP,CP` gives TENSOR at LEVEL those rank formats, outermost first (the
+ * ranks' word bits are the defaults), and `=none` takes its format away.
+ * LEVEL's options are found where the design writes them: a target of the
+ * top-level `sparse_optimizations:`, or the component's own
+ * `sparse_optimizations:` (v0.4); a format for a level with neither becomes
+ * a new target.
+ *
  * Errors are located where the override was written: at `at` (a sweep
  * file's node), else on the command line ("--set PE.meshX=0: error: ...").
  */
@@ -36,6 +47,7 @@
 #define NM_OVERRIDE_PROBLEM "problem" /* the component name that means the workload */
 #define NM_OVERRIDE_DENSITY "problem.densities" /* ... and its tensors' densities, as
                                                  * Timeloop writes them (sparse.h) */
+#define NM_OVERRIDE_SPARSE "sparse"              /* sparse.LEVEL..., the sparse options */
 
 typedef struct nm_override {
     char component[NM_NAME_MAX];

@@ -20,7 +20,10 @@
     "                    (repeatable; e.g. GlobalBuffer.depth=64Ki, DRAM.type=HBM2,\n" \
     "                    PE.meshX=16 resizes the PE array); problem.NAME=V sets a\n" \
     "                    dimension or shorthand key of the workload, in every layer\n" \
-    "                    of a network (problem.N=16: a batch of 16)\n" \
+    "                    of a network (problem.N=16: a batch of 16);\n" \
+    "                    problem.densities.T=D a density; sparse.LEVEL.action=,\n" \
+    "                    sparse.LEVEL.compute=gating|skipping and\n" \
+    "                    sparse.LEVEL.format.T=UOP,CP|none the sparse options\n" \
     "  --jinja NAME=VALUE\n" \
     "                    a variable for the Jinja2 templates among the input files,\n" \
     "                    as Timeloop's front end takes jinja_parse_data (repeatable;\n" \
