@@ -635,14 +635,6 @@ void nm_chain_curve_fini(nm_chain_curve *cc)
     memset(cc, 0, sizeof *cc);
 }
 
-double nm_chain_curve_at(const nm_chain_curve *cc, double capacity)
-{
-    double best = INFINITY;
-    for (int i = 0; i < cc->n && cc->pt[i].capacity <= capacity; i++)
-        best = cc->pt[i].traffic;
-    return best;
-}
-
 void nm_curve_fini(nm_curve *c)
 {
     nm_free(c->pt);

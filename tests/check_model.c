@@ -388,15 +388,17 @@ END_TEST
  * (unicast: MainMemory reads 4 x 3); the input stream is the same for all
  * four, so MainMemory reads it once (18) while every PE is filled with it
  * (multicast); each PE writes its own 16 outputs. */
+/* Four PEs, one output channel each. */
+static const char spread_k[] =
+    "- {target: MainMemory, type: spatial, factors: K=4 R=1 P=1, permutation: KRP, split: 3}\n"
+    "- {target: MainMemory, type: temporal, factors: K=1 R=1 P=16, permutation: PKR}\n"
+    "- {target: Buffer, type: temporal, factors: K=1 R=3 P=1, permutation: RKP}\n";
+
 START_TEST(multicast)
 {
-    static const char map[] =
-        "- {target: MainMemory, type: spatial, factors: K=4 R=1 P=1, permutation: KRP, split: 3}\n"
-        "- {target: MainMemory, type: temporal, factors: K=1 R=1 P=16, permutation: PKR}\n"
-        "- {target: Buffer, type: temporal, factors: K=1 R=3 P=1, permutation: RKP}\n";
     char text[8192];
     struct run r;
-    run(&r, design(text, sizeof text, 4, "", conv1d_k, map));
+    run(&r, design(text, sizeof text, 4, "", conv1d_k, spread_k));
     ck_assert(r.valid);
     COUNTS(ds(&r, "Buffer", "Weights"), 48, 3, 0);
     COUNTS(ds(&r, "Buffer", "Inputs"), 48, 18, 0);
@@ -1014,13 +1016,9 @@ END_TEST
  * expansions are set by hand. */
 START_TEST(skipping_fanout_check)
 {
-    static const char map[] =
-        "- {target: MainMemory, type: spatial, factors: K=4 R=1 P=1, permutation: KRP, split: 3}\n"
-        "- {target: MainMemory, type: temporal, factors: K=1 R=1 P=16, permutation: PKR}\n"
-        "- {target: Buffer, type: temporal, factors: K=1 R=3 P=1, permutation: RKP}\n";
     char text[8192];
     struct run r;
-    run(&r, design(text, sizeof text, 4, "", conv1d_k, map));
+    run(&r, design(text, sizeof text, 4, "", conv1d_k, spread_k));
     const nm_arch *arch = &r.spec.arch;
     ck_assert_int_eq(arch->nlevels, 2);
     ck_assert_int_eq(arch->level[1].fanoutX, 4); /* MainMemory over the 4 Buffers */

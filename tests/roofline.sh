@@ -126,6 +126,22 @@ json_ok "design: peak = 2 x units x clock, memory time = memory cycles x period"
 "$bin" bound --json --precision fp32 "$tpu" "$conv1" >"$tmp/out" 2>"$tmp/err"
 json_ok "design at another precision: the bytes and the memory time scale" \
     "(lambda d: abs(j['memory_s'] - d['memory_s'] * 32 / d['word_bits']) < 1e-15 and j['memory_cycles'] == d['memory_cycles'] and j['min_bytes'] == d['min_bytes'] * 32 / d['word_bits'])(json.load(open('$tmp/design.json')))"
+# stair_of CSV <<PY: the Python on stdin fills pts with (capacity, traffic)
+# of every mapping it enumerates; true when CSV holds their staircase (each
+# capacity's least traffic, kept where it falls), as --curve writes it.
+stair_of() {
+    { cat; cat <<'PY'
+pts.sort()
+stair = []
+for c, t in pts:
+    if not stair or t < stair[-1][1]:
+        stair.append((c, t))
+got = [(int(r["capacity_words"]), int(r["least_traffic_words"])) for r in csv.DictReader(open(sys.argv[1]))]
+sys.exit(0 if got == stair else print(got, stair) or 1)
+PY
+    } >"$tmp/stair.py"
+    python3 "$tmp/stair.py" "$1"
+}
 # --curve (Orojenesis): the staircase of least off-chip traffic by buffer
 # capacity equals an independent enumeration of the single-buffer mappings
 # of a small GEMM (each loop split in two, the outer loops in every order;
@@ -135,7 +151,7 @@ json_ok "design at another precision: the bytes and the memory time scale" \
 printf 'problem:\n  gemm: {M: 8, N: 12, K: 6}\n' >"$tmp/g.yaml"
 "$bin" bound -q --curve --precision int8 -o "$tmp/curve" "$tmp/g.yaml" >"$tmp/out" 2>"$tmp/err" ||
     { bad "bound --curve"; cat "$tmp/err"; }
-if python3 - "$tmp/curve/curve.csv" <<'PY'
+if stair_of "$tmp/curve/curve.csv" <<'PY'
 import csv, itertools, sys
 dims = {"M": 8, "N": 12, "K": 6}
 rel = {"A": "MK", "B": "KN", "Z": "MN"}
@@ -163,13 +179,6 @@ for f in itertools.product(*(divs(n) for n in dims.values())):
             traffic += tile[t] * r if t != "Z" else 2 * tile[t] * r - size
         best = traffic if best is None else min(best, traffic)
     pts.append((cap, best))
-pts.sort()
-stair = []
-for c, t in pts:
-    if not stair or t < stair[-1][1]:
-        stair.append((c, t))
-got = [(int(r["capacity_words"]), int(r["least_traffic_words"])) for r in csv.DictReader(open(sys.argv[1]))]
-sys.exit(0 if got == stair else print(got, stair) or 1)
 PY
 then ok "--curve: the staircase of an independent enumeration of a GEMM's single-buffer mappings"
 else bad "--curve differs from the enumeration"; fi
@@ -223,7 +232,7 @@ problem:
 EOB
 "$bin" bound -q --curve -o "$tmp/chain" "$tmp/g2.yaml" >"$tmp/out" 2>"$tmp/err" ||
     { bad "bound --curve on a chain"; cat "$tmp/err"; }
-if python3 - "$tmp/chain/curve.csv" <<'PY'
+if stair_of "$tmp/chain/curve.csv" <<'PY'
 import csv, itertools, sys
 B = {"m": 8, "n": 6, "k": 4, "o": 3}
 ops = [{"A": "mk", "B": "kn", "Z": "mn"}, {"Z": "mn", "C": "no", "Y": "mo"}]
@@ -254,13 +263,6 @@ for fm, fn in itertools.product(divs(8), divs(6)):
         step = order[-1] if order else None   # the innermost stepping loop
         kept = [sum(tile(ds, f) for ds in op.values() if step and step not in ds) for op in ops]
         pts.append((max(own[0] + kept[1], own[1] + kept[0]), t))
-pts.sort()
-stair = []
-for c, t in pts:
-    if not stair or t < stair[-1][1]:
-        stair.append((c, t))
-got = [(int(r["capacity_words"]), int(r["least_traffic_words"])) for r in csv.DictReader(open(sys.argv[1]))]
-sys.exit(0 if got == stair else print(got, stair) or 1)
 PY
 then ok "--curve on a chain: the staircase of an independent enumeration of two GEMMs' single-buffer mappings, alone and fused"
 else bad "--curve on a chain differs from the enumeration"; fi

@@ -119,7 +119,4 @@ nm_status nm_roofline_chain_curve(const nm_chain *c, uint64_t budget, nm_chain_c
                                   nm_error *err);
 void nm_chain_curve_fini(nm_chain_curve *cc);
 
-/* The least traffic of the chain's curve at `capacity` words. */
-double nm_chain_curve_at(const nm_chain_curve *cc, double capacity);
-
 #endif
