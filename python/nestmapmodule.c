@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "nestmap/alloc.h"
+#include "nestmap/fusion.h"
 #include "nestmap/job.h"
 #include "nestmap/override.h"
 #include "nestmap/report.h"
@@ -324,13 +325,49 @@ static void write_model(FILE *f, const job_json *j)
     }
 }
 
+static void write_fused_model(FILE *f, const job_json *j)
+{
+    nm_report_fused_json(f, &j->spec->arch, j->spec->chain, j->spec->fmap, j->a);
+}
+
+/* model() on a chain of operations: its fused mapping evaluated. */
+static PyObject *model_fused(nm_spec *spec)
+{
+    nm_fused_model fmdl;
+    nm_fused_stats *st = nm_calloc(1, sizeof *st);
+    nm_error err;
+    nm_error_clear(&err);
+    PyObject *out = NULL;
+    if (!st) {
+        PyErr_NoMemory();
+    } else if (nm_fused_model_init(&fmdl, &spec->arch, spec->chain, &err) != NM_OK) {
+        fail_with(&err);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        nm_fused_model_eval(&fmdl, spec->fmap, st);
+        Py_END_ALLOW_THREADS
+        job_json j = {write_fused_model, spec, st, NULL, NULL};
+        out = finish(NM_OK, 0, &err, &j);
+        nm_fused_model_fini(&fmdl);
+    }
+    nm_free(st);
+    return out;
+}
+
 static PyObject *py_model(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     py_input p;
     nm_spec spec;
-    if (!begin(args, kw, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING, &p, &spec, NULL))
+    if (!begin(args, kw, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN, &p,
+               &spec, NULL))
         return NULL;
+    if (spec.chain) {
+        PyObject *out = model_fused(&spec);
+        nm_spec_fini(&spec);
+        input_fini(&p);
+        return out;
+    }
     nm_job_model_out *r = nm_calloc(1, sizeof *r);
     PyObject *out = NULL;
     if (!r) {
@@ -356,14 +393,50 @@ static void write_map(FILE *f, const job_json *j)
     nm_report_search_json(f, &j->spec->arch, &j->spec->wl, j->a, j->b);
 }
 
+static void write_fused_map(FILE *f, const job_json *j)
+{
+    nm_report_fused_search_json(f, &j->spec->arch, j->spec->chain, j->a, j->b);
+}
+
+/* map() on a chain of operations: the fused search (fusion.h). */
+static PyObject *map_fused(nm_spec *spec, const nm_search_opts *o)
+{
+    nm_fused_result *r = nm_calloc(1, sizeof *r);
+    if (!r)
+        return PyErr_NoMemory();
+    nm_error err;
+    nm_error_clear(&err);
+    nm_status st;
+    interrupt ic;
+    nm_search_opts oo = *o;
+    oo.stop = interrupt_begin(&ic);
+    Py_BEGIN_ALLOW_THREADS
+    st = nm_fused_search(&spec->arch, spec->chain, spec->constraints, spec->constraints2, &oo, 1,
+                         r, &err);
+    Py_END_ALLOW_THREADS
+    int stopped = interrupt_end(&ic);
+    job_json j = {write_fused_map, spec, r, &oo, NULL};
+    PyObject *out = finish(st, stopped, &err, &j);
+    nm_fused_result_fini(r);
+    nm_free(r);
+    return out;
+}
+
 static PyObject *py_map(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     PyObject *options;
     py_input p;
     nm_spec spec;
-    if (!begin(args, kw, NM_NEED_ARCH | NM_NEED_PROBLEM, &p, &spec, &options))
+    if (!begin(args, kw, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN, &p, &spec, &options))
         return NULL;
+    if (spec.chain) {
+        nm_search_opts co;
+        PyObject *out = search_opts(&spec, options, &co) ? map_fused(&spec, &co) : NULL;
+        nm_spec_fini(&spec);
+        input_fini(&p);
+        return out;
+    }
     nm_search_opts o;
     nm_search_result *res = nm_calloc(1, sizeof *res);
     nm_job_detail *detail = nm_calloc(1, sizeof *detail);

@@ -9,6 +9,7 @@
 #include "nestmap/alloc.h"
 #include "nestmap/estimate.h"
 #include "nestmap/report.h"
+#include "nestmap/search.h"
 
 /* Backing-store words of data space ds of operation i (all instances). */
 static uint64_t backing_words(const nm_arch *arch, const nm_stats *st, int ds)
@@ -223,4 +224,21 @@ void nm_report_fused_yaml(FILE *f, const nm_arch *arch, const nm_chain *c,
             nm_report_mapping_levels_yaml(f, arch, &c->op[i].wl, &fm->map[i], 0, F, 0, "      ");
         }
     }
+}
+
+void nm_report_fused_search_json(FILE *f, const nm_arch *arch, const nm_chain *c,
+                                 const nm_fused_result *r, const nm_search_opts *o)
+{
+    fputs("{\n\"best\": ", f);
+    nm_report_fused_json(f, arch, c, &r->best, r->best_st);
+    fputs(",\n\"unfused\": ", f);
+    if (r->alone >= 0)
+        fputs("null", f);
+    else
+        nm_report_fused_json(f, arch, c, &r->unfused, r->unfused_st);
+    fprintf(f, ",\n\"search\": {\"metric\": \"%s\", \"seed\": %llu, \"candidates\": %llu, "
+            "\"searches\": %d, \"evaluated\": %llu, \"seconds\": %.3f}\n}\n",
+            nm_metric_name(o->metric[0]), (unsigned long long)o->seed,
+            (unsigned long long)r->candidates, r->searches, (unsigned long long)r->evaluated,
+            r->seconds);
 }

@@ -26,6 +26,13 @@ void nm_report_fused_text(FILE *f, const nm_arch *arch, const nm_chain *c,
 void nm_report_fused_json(FILE *f, const nm_arch *arch, const nm_chain *c,
                           const nm_fused_map *fm, const nm_fused_stats *st);
 
+/* What `map --json` prints on a chain: {"best", "unfused" (null when an
+ * operation has no mapping alone), "search"} (the schema's fused_map), for
+ * nm_fused_search's result r under the options o. */
+struct nm_search_opts;
+void nm_report_fused_search_json(FILE *f, const nm_arch *arch, const nm_chain *c,
+                                 const nm_fused_result *r, const struct nm_search_opts *o);
+
 /* Human-readable stats per level and data space, then a summary. */
 void nm_report_text(FILE *f, const nm_arch *arch, const nm_workload *wl, const nm_stats *st);
 

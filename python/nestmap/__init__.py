@@ -93,7 +93,9 @@ def model(*files, sets=None, jinja=None, builtin_energy=False, stride_rule=2025)
     """Evaluates the mapping in the files (`nestmap model --json`).
 
     The result has ``valid``; a valid mapping's counts, energy (pJ) and
-    cycles per level and tensor, as in ``nestmap model --json``."""
+    cycles per level and tensor, as in ``nestmap model --json``.  On a
+    chain of operations with a fused mapping: per group and operation and
+    in total (the schema's fused_model)."""
     if stride_rule not in (2024, 2025):
         raise ValueError("stride_rule is 2024 or 2025")
     return _result(_nestmap.model(_files(files), _pairs(sets, "sets"), _pairs(jinja, "jinja"),
@@ -102,7 +104,10 @@ def model(*files, sets=None, jinja=None, builtin_energy=False, stride_rule=2025)
 
 
 def map(*files, sets=None, jinja=None, builtin_energy=False, **search):  # noqa: A001
-    """Searches the mappings of the problem onto the design (`nestmap map --json`)."""
+    """Searches the mappings of the problem onto the design (`nestmap map --json`).
+
+    On a chain of operations: the best fused mapping and the unfused run
+    beside it (``best``, ``unfused``, ``search``: the schema's fused_map)."""
     return _result(_nestmap.map(_files(files), _pairs(sets, "sets"), _pairs(jinja, "jinja"),
                                 _options(search), builtin_energy=bool(builtin_energy)))
 

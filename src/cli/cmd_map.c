@@ -168,23 +168,6 @@ static void fused_text(FILE *f, const nm_spec *spec, const nm_fused_result *r)
     ratio_line(f, &r->best_st->total, u);
 }
 
-static void fused_json(FILE *f, const nm_spec *spec, const nm_fused_result *r,
-                       const nm_search_opts *o)
-{
-    fputs("{\n\"best\": ", f);
-    nm_report_fused_json(f, &spec->arch, spec->chain, &r->best, r->best_st);
-    fputs(",\n\"unfused\": ", f);
-    if (r->alone >= 0)
-        fputs("null", f);
-    else
-        nm_report_fused_json(f, &spec->arch, spec->chain, &r->unfused, r->unfused_st);
-    fprintf(f, ",\n\"search\": {\"metric\": \"%s\", \"seed\": %llu, \"candidates\": %llu, "
-            "\"searches\": %d, \"evaluated\": %llu, \"seconds\": %.3f}\n}\n",
-            nm_metric_name(o->metric[0]), (unsigned long long)o->seed,
-            (unsigned long long)r->candidates, r->searches, (unsigned long long)r->evaluated,
-            r->seconds);
-}
-
 /* `map` on a chain: the fused search, its report and files. */
 static int map_fused(nm_spec *spec, const nm_cli_opts *co, nm_search_opts *o, int fuse)
 {
@@ -207,7 +190,7 @@ static int map_fused(nm_spec *spec, const nm_cli_opts *co, nm_search_opts *o, in
                 r.searches, (unsigned long long)r.evaluated, r.seconds);
     if (co->json) {
         nm_cli_json js;
-        fused_json(nm_cli_json_begin(&js), spec, &r, o);
+        nm_report_fused_search_json(nm_cli_json_begin(&js), &spec->arch, spec->chain, &r, o);
         if (!nm_cli_json_end(&js, &spec->doc))
             rc = 2;
     } else {
@@ -231,7 +214,7 @@ static int map_fused(nm_spec *spec, const nm_cli_opts *co, nm_search_opts *o, in
             } else if (k == 1) {
                 fused_text(f, spec, &r);
             } else {
-                fused_json(f, spec, &r, o);
+                nm_report_fused_search_json(f, &spec->arch, spec->chain, &r, o);
             }
             if (!nm_cli_close_out(f, path))
                 rc = 2;

@@ -82,6 +82,26 @@ def test_sparse_model_equals_cli():
     assert fewer["summary"]["actual_computes"] < full
 
 
+def test_fused_model_and_map_equal_cli():
+    """A chain of operations: model() evaluates its fused mapping, map()
+    searches one (each operation alone and fused), as the command line does;
+    the sparse options and the blocks come through sets."""
+    fx = os.path.join(SRC, "examples", "fused")
+    files = [os.path.join(fx, f) for f in ("accelerator.yaml", "attention.yaml",
+                                           "attention_fused.yaml")]
+    py = quiet(nestmap.model, *files)
+    assert py == cli("model", "--json", *files)
+    assert py["total"]["backing_accesses"] == 4 * 393216
+    block = os.path.join(SRC, "tests", "data", "good", "fused_ffn.yaml")
+    search = {"seed": 3}
+    py = quiet(nestmap.map, block, **search)
+    cmd = cli("map", "--json", "--seed", "3", block)
+    for r in (py, cmd):
+        r["search"].pop("seconds")
+    assert py == cmd
+    assert py["best"]["total"]["backing_accesses"] < py["unfused"]["total"]["backing_accesses"]
+
+
 def test_map_equals_cli():
     py = quiet(nestmap.map, CONV1D, **SEARCH)
     assert results(py) == results(cli("map", "--json", *SEARCH_ARGS, CONV1D))
