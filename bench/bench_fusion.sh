@@ -12,8 +12,13 @@
 # the fusion level's capacity in words.  Asserts nothing.  Writes the rows
 # to bench/results/fusion.csv (RESULTS=FILE to move it).
 #
+# The attention blocks with the softmax as its parts and in FlashAttention's
+# online form (bert_base_attention_parts, bert_base_flash_attention) run at
+# 2048 and 8192 tokens.
+#
 # usage: bench/bench_fusion.sh [NESTMAP] [SRCDIR]
-#   THREADS=N (default 2)
+#   THREADS=N (default 2); ONLY="WORKLOAD ..." runs those workloads only
+#   (appending to RESULTS)
 set -u
 nestmap=${1:-./nestmap}
 src=${2:-.}
@@ -31,11 +36,14 @@ capacity() {
     esac
 }
 
-echo "design,workload,sets,heads,seq,head_dim,unfused_words,fused_words,words_ratio,unfused_uj,fused_uj,energy_ratio,edp_ratio,fa_order_words,groups,seconds" >"$out"
+only=${ONLY:-}
+[ -n "$only" ] && [ -s "$out" ] ||
+    echo "design,workload,sets,heads,seq,head_dim,unfused_words,fused_words,words_ratio,unfused_uj,fused_uj,energy_ratio,edp_ratio,fa_order_words,groups,seconds" >"$out"
 printf '%-12s %-26s %14s %14s %7s %12s %12s %7s %7s %14s  %s\n' design workload \
     "unfused words" "fused words" ratio "unfused uJ" "fused uJ" ratio "EDP" "FA order" groups
 run() {
     design=$1; wl=$2; sets=$3; h=$4; n=$5; d=$6
+    case " $only " in "  " | *" $wl "*) ;; *) return ;; esac
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086 # the sets are words
     if ! "$nestmap" map -q --json --threads "$threads" $sets "$src/arch/$design.yaml" \
@@ -78,6 +86,10 @@ for design in gpu/h100 simba/simba; do
     run "$design" bert_base_attention "" 12 512 64
     run "$design" bert_base_attention "--set problem.m=2048 --set problem.n=2048" 12 2048 64
     run "$design" bert_base_attention "--set problem.m=8192 --set problem.n=8192" 12 8192 64
+    for form in bert_base_attention_parts bert_base_flash_attention; do
+        run "$design" $form "--set problem.seq=2048" 12 2048 64
+        run "$design" $form "--set problem.seq=8192" 12 8192 64
+    done
     run "$design" llama7b_attention_2048 "" 32 2048 128
     run "$design" bert_base_ffn "" 0 0 0
     run "$design" llama7b_ffn "" 0 0 0
