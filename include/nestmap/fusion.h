@@ -9,6 +9,11 @@
  *     - {name: pv, einsum: "O[h,m,d] = S[h,m,n] * V[h,n,d]"}
  *     bounds: {h: 12, m: 512, n: 512, e: 64, d: 64}
  *
+ * An operation may say what each point of its einsum computes (`op: max`,
+ * `exp`, `sum`, ...: nm_op_kind, charged by nm_arith_op_energy); it is a
+ * multiply-accumulate when it does not.  The common blocks (`attention`,
+ * `ffn`, `dw_pw`, `conv_pool`) expand to chains (chain_blocks.c).
+ *
  * A fused mapping cuts the chain into groups of consecutive operations:
  *
  *   mapping:
