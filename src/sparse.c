@@ -363,16 +363,20 @@ static nm_status parse_formats(nm_sparse *sp, const nm_level *L, int level, cons
                              "ranks; nestmap models up to %d", wl->ds[ds].name, ranks->n,
                              NM_MAX_FMT_RANKS);
         const nm_ynode *order = nm_ymap_get(e, "rank_application_order");
+        int i2o = 0;
         if (order) {
             const char *o;
             if ((st = nm_yget_str(order, "rank_application_order", &o, err)) != NM_OK)
                 return st;
-            if (strcmp(o, "outer_to_inner"))
-                return nm_yerror(err, order, "rank_application_order '%s' is not modelled yet "
-                                 "(outer_to_inner is, Timeloop's default)", o);
+            if (!strcmp(o, "inner_to_outer"))
+                i2o = 1;
+            else if (strcmp(o, "outer_to_inner"))
+                return nm_yerror(err, order, "rank_application_order '%s': outer_to_inner "
+                                 "(Timeloop's default) or inner_to_outer", o);
         }
         nm_repr *rp = &sp->repr[level][ds];
         memset(rp, 0, sizeof *rp);
+        rp->inner_to_outer = i2o;
         rp->nranks = (int)ranks->n;
         /* written outermost first; rank 0 is the innermost */
         for (int r = 0; r < rp->nranks; r++)

@@ -254,6 +254,69 @@ static int deal_ranks(const nm_repr *rp, int nr, int inner, const nm_sp_loops *L
     return q->tail - q->head;
 }
 
+/* The same with rank_application_order: inner_to_outer (Timeloop's
+ * ApplyRanksInnerToOuter): the innermost rank above `inner` takes the
+ * innermost loops, each rank the loops its flattening rule lets follow,
+ * and ranks left over outermost are empty; a rank whose rule names
+ * another dimension stays empty (one element) and the loop goes to the
+ * next.  A rank stands for the elements of the tile up to its first
+ * (innermost) loop, as Timeloop records it.  Placed in order from q->head,
+ * innermost first. */
+static int deal_ranks_inward_first(const nm_repr *rp, int nr, int inner, const nm_sp_loops *L,
+                                   int nd, nm_sp_ranks *q)
+{
+    q->head = q->tail = 0;
+    int li = 0, r = inner - 1;
+    while (r < nr - 1 && li < L->n) {
+        while (li < L->n && L->f[li] <= 1)
+            li++;
+        if (li >= L->n)
+            break;
+        r++;
+        if (q->tail >= 2 * NM_MAX_FMT_RANKS + 2)
+            return -1;
+        int64_t *ext = q->ext[q->tail];
+        for (int d = 0; d < nd; d++)
+            ext[d] = 1;
+        uint32_t rule = 0;
+        int in_flat = !rp;
+        if (rp && rp->rank[r].ngroups > 0) {
+            if (!rank_of_dim(&rp->rank[r], L->dim[li], &rule)) {
+                q->ps[q->tail++] = 1; /* the loop waits for the next rank */
+                continue;
+            }
+            in_flat = 1;
+        }
+        ext[L->dim[li]] *= L->f[li];
+        q->ps[q->tail] = L->ps[li];
+        li++;
+        if (li < L->n && in_flat) {
+            int triv = L->f[li] <= 1, inrule = (int)((rule >> L->dim[li]) & 1u);
+            while (!rp || inrule || triv) {
+                if (!triv)
+                    ext[L->dim[li]] *= L->f[li];
+                if (++li >= L->n)
+                    break;
+                inrule = (int)((rule >> L->dim[li]) & 1u);
+                triv = L->f[li] <= 1;
+            }
+        }
+        q->tail++;
+    }
+    while (r < nr - 1) {
+        r++;
+        if (q->tail >= 2 * NM_MAX_FMT_RANKS + 2)
+            return -1;
+        for (int d = 0; d < nd; d++)
+            q->ext[q->tail][d] = 1;
+        q->ps[q->tail++] = L->n ? L->ps[0] : 1;
+    }
+    for (; li < L->n; li++)
+        if (L->f[li] > 1)
+            return -1;
+    return q->tail - q->head;
+}
+
 /* Ranks, rank loops and fibers of tensor ds at level s (its child's done). */
 static int define_ranks(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
                         const nm_cnest *c, int s, int ds, nm_stats *out,
@@ -302,7 +365,9 @@ static int define_ranks(const nm_sparse *sp, const nm_arch *arch, const nm_workl
         }
     }
     nm_sp_ranks *q = &ws->ranks;
-    int placed = deal_ranks(rp, t->nr, pre ? child_n : 0, L, nd, q);
+    int placed = rp && rp->inner_to_outer
+                     ? deal_ranks_inward_first(rp, t->nr, pre ? child_n : 0, L, nd, q)
+                     : deal_ranks(rp, t->nr, pre ? child_n : 0, L, nd, q);
     if (placed < 0 || placed + (pre ? child_n : 0) != t->nr) {
         out->invalid = (nm_invalid){NM_INV_FORMAT, s, ds, 0, 0, 0};
         return 0;

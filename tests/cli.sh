@@ -494,6 +494,26 @@ fi
 expect 2 "a density above 1 through --set" -- "$bin" model -q --set problem.densities.A=2 "$sp"
 has "$tmp/err" "must be between 0 and 1" "... says the range"
 
+# rank_application_order (Timeloop's ApplyRanksOuterToInner and
+# ApplyRanksInnerToOuter): with four ranks at DRAM over a tile the buffer's
+# two ranks pre-tile, one loop (M) is left for two ranks: the outer rank
+# takes it by default and the rank below stays empty; inner_to_outer gives
+# it to the inner one, and the outermost rank, empty, still holds its
+# offsets (a top rank always counts).
+python3 - "$src/examples/sparse/gemm_compressed.yaml" "$tmp" <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+old = "      - name: A\n        ranks:\n        - format: UOP\n        - format: UOP\n        - format: CP\n  - name: Buffer"
+assert old in s
+four = old.replace("- format: UOP\n        - format: CP", "- format: UOP\n        - format: UOP\n        - format: CP")
+open(sys.argv[2] + "/o2i.yaml", "w").write(s.replace(old, four))
+open(sys.argv[2] + "/i2o.yaml", "w").write(s.replace(old, four.replace("ranks:", "rank_application_order: inner_to_outer\n        ranks:")))
+PY
+"$bin" model -q "$tmp/o2i.yaml" >"$tmp/out" 2>&1
+has "$tmp/out" "format UOP UOP UOP CP (outermost first): .*innermost rank first: 8192/0 0/272 0/0 0/20$" "outer_to_inner: the loop on the outermost rank, the one below empty"
+"$bin" model -q "$tmp/i2o.yaml" >"$tmp/out" 2>&1
+has "$tmp/out" "format UOP UOP UOP CP (outermost first): .*innermost rank first: 8192/0 0/272 0/20 0/8$" "inner_to_outer: the loop on the inner rank, the outermost empty but counted"
+
 # --set changes sparse options as a sweep needs them (override.h): gating
 # and skipping at a level and at the compute, a tensor's rank formats.
 c_cg=$("$bin" model -q --json --set sparse.MAC.compute=skipping "$sp" | python3 -c 'import json, sys; s = json.load(sys.stdin)["summary"]; print(s["actual_computes"])')

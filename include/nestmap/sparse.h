@@ -84,6 +84,7 @@ typedef struct nm_rank_format {
 typedef struct nm_repr {
     int nranks;     /* 0: none given, no metadata */
     int compressed; /* some rank is CP, B or RLE */
+    int inner_to_outer; /* rank_application_order: inner_to_outer (else outer_to_inner) */
     nm_rank_format rank[NM_MAX_FMT_RANKS]; /* rank 0 innermost (listed last) */
 } nm_repr;
 
