@@ -105,6 +105,39 @@ static nm_status set_roles(nm_chain_op *op, const nm_ynode *given, nm_error *err
     return NM_OK;
 }
 
+/* `dims: {C: e, M: n}`: other names of the operation's indices (the
+ * convolution dimensions a design's constraints name), so that those
+ * constraints bind them rather than size-1 stand-ins. */
+static nm_status set_dims(nm_chain_op *op, const nm_ynode *given, nm_error *err)
+{
+    nm_workload *wl = &op->wl;
+    if (!given)
+        return NM_OK;
+    nm_status st = nm_yexpect(given, NM_Y_MAP, "dims (another name: an index)", err);
+    if (st != NM_OK)
+        return st;
+    for (size_t k = 0; k < given->n; k++) {
+        const nm_ynode *key = nm_ymap_key(given, k);
+        const char *ix;
+        if ((st = nm_yget_str(nm_ymap_val(given, k), "an index", &ix, err)) != NM_OK)
+            return st;
+        int d = -1;
+        for (int i = 0; i < wl->ndims; i++)
+            if (!strcmp(wl->dim[i], ix))
+                d = i;
+        if (d < 0)
+            return nm_yerror(err, nm_ymap_val(given, k), "'%s' is not an index of '%s'", ix,
+                             op->name);
+        if (nm_workload_dim(wl, key->str) >= 0 || nm_workload_ds(wl, key->str) >= 0)
+            return nm_yerror(err, key, "'%s' is a name of '%s' already", key->str, op->name);
+        if (wl->nalias >= NM_MAX_DIMS)
+            return nm_yerror(err, key, "more than %d other names of indices", NM_MAX_DIMS);
+        snprintf(wl->alias[wl->nalias], NM_NAME_MAX, "%s", key->str);
+        wl->alias_of[wl->nalias++] = (int8_t)d;
+    }
+    return NM_OK;
+}
+
 /* The kinds an operation's `op:` may name, with the words the lectures
  * use for them. */
 static const struct {
@@ -152,7 +185,7 @@ static nm_status parse_kind(nm_chain_op *op, const nm_ynode *n, nm_error *err)
 nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
 {
     static const char *const keys[] = {"chain", "bounds", "name", NULL};
-    static const char *const op_keys[] = {"name", "einsum", "roles", "op", NULL};
+    static const char *const op_keys[] = {"name", "einsum", "roles", "op", "dims", NULL};
     memset(c, 0, sizeof *c);
     snprintf(c->name, NM_NAME_MAX, "chain");
     nm_status st = nm_ycheck_keys(problem, keys, "a chain problem", err);
@@ -210,7 +243,8 @@ nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
                                  "of indices (axis %d of '%s'): in a chain an output takes one "
                                  "index per axis", op->name, r + 1, o->name);
         if ((st = set_roles(op, nm_ymap_get(e, "roles"), err)) != NM_OK ||
-            (st = parse_kind(op, nm_ymap_get(e, "op"), err)) != NM_OK)
+            (st = parse_kind(op, nm_ymap_get(e, "op"), err)) != NM_OK ||
+            (st = set_dims(op, nm_ymap_get(e, "dims"), err)) != NM_OK)
             return st;
         /* Each input: written by an earlier operation, or from outside. */
         for (int ds = 0; ds < op->wl.nds; ds++) {
@@ -228,6 +262,17 @@ nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
             }
         }
     }
+    /* An operation's other names for its indices are not another's
+     * indices (a shared loop over that index would bind it). */
+    for (int i = 0; i < c->nops; i++)
+        for (int a = 0; a < c->op[i].wl.nalias; a++)
+            for (int j = 0; j < c->nops; j++)
+                for (int d = 0; d < c->op[j].wl.ndims; d++)
+                    if (!strcmp(c->op[j].wl.dim[d], c->op[i].wl.alias[a]))
+                        return nm_yerror(err, nm_ymap_get(c->op[i].node, "dims"), "'%s' names "
+                                         "an index of '%s' of the chain, not another name for "
+                                         "one of '%s'", c->op[i].wl.alias[a], c->op[j].name,
+                                         c->op[i].name);
     /* The bounds name indices of the chain only. */
     for (size_t b = 0; b < bounds->n; b++) {
         const nm_ynode *k = nm_ymap_key(bounds, b);

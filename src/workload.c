@@ -19,6 +19,9 @@ int nm_workload_dim(const nm_workload *wl, const char *name)
     for (int d = 0; d < wl->ndims; d++)
         if (!strcmp(wl->dim[d], name))
             return d;
+    for (int a = 0; a < wl->nalias; a++)
+        if (!strcmp(wl->alias[a], name))
+            return wl->alias_of[a];
     return -1;
 }
 

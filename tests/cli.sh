@@ -635,6 +635,18 @@ has "$tmp/out" "^Group 2: down (not fused" "--no-fuse maps each operation alone"
 has "$tmp/out" "^Fused / unfused: energy 1.000x, cycles 1.000x, backing-store words 1.000x" "--no-fuse: the best is the unfused run"
 expect 2 "map --no-fuse on one operation" -- "$bin" map -q --no-fuse "$data/good/conv1d_1level.yaml"
 
+# An operation's `dims:` gives its indices the convolution dimensions'
+# names a design's constraints bind (Simba's spatial and register-file
+# constraints): the same search as the operation written with those names.
+printf 'problem:\n  chain:\n  - {name: pv, einsum: "U[h,m,d] = E[h,m,n] * V[h,n,d]", dims: {N: h, P: m, C: n, M: d}}\n  bounds: {h: 2, m: 256, n: 256, d: 64}\n' >"$tmp/alias.yaml"
+printf 'problem:\n  chain:\n  - {name: pv, einsum: "U[N,P,M] = E[N,P,C] * V[N,C,M]"}\n  bounds: {N: 2, P: 256, C: 256, M: 64}\n' >"$tmp/named.yaml"
+"$bin" map -q --threads 2 --max-evals 3000 "$src/arch/simba/simba.yaml" "$tmp/alias.yaml" 2>&1 | grep '^Total:' >"$tmp/a1"
+"$bin" map -q --threads 2 --max-evals 3000 "$src/arch/simba/simba.yaml" "$tmp/named.yaml" 2>&1 | grep '^Total:' >"$tmp/a2"
+if [ -s "$tmp/a1" ] && cmp -s "$tmp/a1" "$tmp/a2"; then ok "dims: the aliased operation maps as the one written with the convolution names ($(cut -c1-40 "$tmp/a1"))"; else bad "dims: '$(cat "$tmp/a1")' against '$(cat "$tmp/a2")'"; fi
+printf 'problem:\n  chain:\n  - {name: a, einsum: "T[m,k] = X[m,k]", dims: {P: q}}\n  bounds: {m: 4, k: 4}\n' >"$tmp/alias_bad.yaml"
+expect 2 "dims: naming no index" -- "$bin" bound -q --curve "$tmp/alias_bad.yaml"
+has "$tmp/err" "alias_bad.yaml:3:52: error: 'q' is not an index of 'a'" "... a located error"
+
 # The fused blocks (chain_blocks.c) expand to their chains: attention with
 # the softmax as its parts (a row max, exp, a row sum, the division),
 # FlashAttention's online form, or one operation; a gated FFN; each

@@ -56,6 +56,13 @@ typedef struct nm_workload {
      * size 1: a factor of 1 on one holds, and orders skip them. */
     int nunit;
     char unit[NM_MAX_STANDINS][NM_NAME_MAX];
+    /* Other names of its dimensions (a chain operation's `dims:`, which
+     * lets the design's constraints on Timeloop's convolution dimensions
+     * bind its own indices): alias[i] names dimension alias_of[i].
+     * nm_workload_dim finds them after the dimensions' own names. */
+    int nalias;
+    char alias[NM_MAX_DIMS][NM_NAME_MAX];
+    int8_t alias_of[NM_MAX_DIMS];
     /* Likewise, names of data spaces it lacks (a pooling layer's Weights):
      * keeping or bypassing one holds trivially. */
     int nabsent;
