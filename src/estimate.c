@@ -329,6 +329,15 @@ static int lookup(const char *cls, const char *subclass)
     return -1;
 }
 
+/* What an arithmetic class of kind k is made of: a floating-point
+ * format, an adder, a multiplier. */
+static void arith_parts(int k, int *fp, int *has_add, int *has_mul)
+{
+    *fp = k == K_FPMAC || k == K_FPADD || k == K_FPMUL;
+    *has_add = k == K_INTMAC || k == K_FPMAC || k == K_INTADD || k == K_FPADD;
+    *has_mul = k == K_INTMAC || k == K_FPMAC || k == K_INTMUL || k == K_FPMUL;
+}
+
 const char *nm_op_kind_name(nm_op_kind k)
 {
     static const char *const names[NM_OP_KINDS] = {"mac", "add", "mul", "max",
@@ -354,10 +363,8 @@ double nm_arith_op_energy(const nm_arith *A, nm_op_kind k, const char **how)
         *how = "a compute (no built-in figure; the ERT may give one)";
         return A->e_compute;
     }
-    int kk = lookup(A->cls, A->subclass);
-    int fp = kk == K_FPMAC || kk == K_FPADD || kk == K_FPMUL;
-    int has_add = kk < 0 || kk == K_INTMAC || kk == K_FPMAC || kk == K_INTADD || kk == K_FPADD;
-    int has_mul = kk < 0 || kk == K_INTMAC || kk == K_FPMAC || kk == K_INTMUL || kk == K_FPMUL;
+    int kk = lookup(A->cls, A->subclass), fp, has_add, has_mul;
+    arith_parts(kk < 0 ? K_INTMAC : kk, &fp, &has_add, &has_mul); /* (unknown: a MAC's) */
     double add = adder_pj(fp, A->adder_bits), mul = mult_pj(fp, A->mult_bits);
     double whole = (has_add ? add : 0.0) + (has_mul ? mul : 0.0);
     double part = k == NM_OP_MUL ? mul : add;
@@ -534,9 +541,8 @@ nm_status nm_estimate_arith(const nm_arith *A, nm_ydoc *doc, nm_estimate *e, nm_
     if (st != NM_OK)
         return st;
     int mw = A->mult_bits, aw = A->adder_bits;
-    int fp = k == K_FPMAC || k == K_FPADD || k == K_FPMUL;
-    int has_add = k == K_INTMAC || k == K_FPMAC || k == K_INTADD || k == K_FPADD;
-    int has_mul = k == K_INTMAC || k == K_FPMAC || k == K_INTMUL || k == K_FPMUL;
+    int fp, has_add, has_mul;
+    arith_parts(k, &fp, &has_add, &has_mul);
     e->compute = ((has_add ? adder_pj(fp, aw) : 0.0) + (has_mul ? mult_pj(fp, mw) : 0.0)) *
                  nm_tech_energy_factor(nm);
     e->area = ((has_add ? adder_um2(fp, aw) : 0.0) + (has_mul ? mult_um2(fp, mw) : 0.0)) *
@@ -642,9 +648,8 @@ nm_status nm_estimate_primitive(const nm_primitive *p, const char *action, const
         return NM_OK;
     }
     double mw = p->mult_bits > 0 ? p->mult_bits : bits, aw = p->adder_bits > 0 ? p->adder_bits : bits;
-    int fp = k == K_FPMAC || k == K_FPADD || k == K_FPMUL;
-    int has_add = k == K_INTMAC || k == K_FPMAC || k == K_INTADD || k == K_FPADD;
-    int has_mul = k == K_INTMAC || k == K_FPMAC || k == K_INTMUL || k == K_FPMUL;
+    int fp, has_add, has_mul;
+    arith_parts(k, &fp, &has_add, &has_mul);
     *um2 = ((has_add ? adder_um2(fp, aw) : 0.0) + (has_mul ? mult_um2(fp, mw) : 0.0)) * af;
     if (!free_action(action))
         *pj = ((has_add ? adder_pj(fp, aw) : 0.0) + (has_mul ? mult_pj(fp, mw) : 0.0)) * ef;
