@@ -24,13 +24,25 @@ int nm_chain_op_index(const nm_chain *c, const char *name)
     return -1;
 }
 
-/* The extent of axis ax of a data space: what its projection reaches. */
-static int64_t axis_extent(const nm_workload *wl, const nm_axis *ax)
+int64_t nm_axis_extent(const nm_workload *wl, const nm_axis *ax)
 {
     int64_t e = 1;
     for (int t = 0; t < ax->nterms; t++)
         e += ax->term[t].coef * (wl->bound[ax->term[t].dim] - 1);
     return e;
+}
+
+/* Where an operation's errors point: its einsum, else its entry. */
+static const nm_ynode *op_node(const nm_chain_op *op)
+{
+    const nm_ynode *ex = nm_ymap_get(op->node, "einsum");
+    return ex ? ex : op->node;
+}
+
+static const nm_ynode *dims_node(const nm_chain_op *op)
+{
+    const nm_ynode *d = nm_ymap_get(op->node, "dims");
+    return d ? d : op_node(op);
 }
 
 /* Timeloop's convolution dimensions, which a design's constraints name:
@@ -246,18 +258,35 @@ nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
             (st = parse_kind(op, nm_ymap_get(e, "op"), err)) != NM_OK ||
             (st = set_dims(op, nm_ymap_get(e, "dims"), err)) != NM_OK)
             return st;
-        /* Each input: written by an earlier operation, or from outside. */
+    }
+    /* The bounds name indices of the chain only. */
+    for (size_t b = 0; b < bounds->n; b++) {
+        const nm_ynode *k = nm_ymap_key(bounds, b);
+        int used = 0;
+        for (int i = 0; i < c->nops && !used; i++)
+            used = nm_workload_dim(&c->op[i].wl, k->str) >= 0;
+        if (!used)
+            return nm_yerror(err, k, "'%s' is not an index of any operation of the chain",
+                             k->str);
+    }
+    return nm_chain_link(c, err);
+}
+
+nm_status nm_chain_link(nm_chain *c, nm_error *err)
+{
+    /* Each input: written by an earlier operation, or from outside. */
+    for (int i = 0; i < c->nops; i++) {
+        nm_chain_op *op = &c->op[i];
+        const nm_ynode *ex = op_node(op);
         for (int ds = 0; ds < op->wl.nds; ds++) {
             op->producer[ds] = -1;
             const char *tn = op->wl.ds[ds].name;
-            for (int j = 0; j < c->nops; j++) {
-                if (j == i || !c->op[j].wl.nds || strcmp(c->op[j].wl.ds[0].name, tn))
+            for (int j = 0; j < i; j++) {
+                if (strcmp(c->op[j].wl.ds[c->op[j].out].name, tn))
                     continue;
                 if (ds == op->out)
                     return nm_yerror(err, ex, "operations '%s' and '%s' both write '%s'",
                                      c->op[j].name, op->name, tn);
-                if (j > i) /* (j parsed already only when j < i) */
-                    continue;
                 op->producer[ds] = j;
             }
         }
@@ -269,25 +298,15 @@ nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
             for (int j = 0; j < c->nops; j++)
                 for (int d = 0; d < c->op[j].wl.ndims; d++)
                     if (!strcmp(c->op[j].wl.dim[d], c->op[i].wl.alias[a]))
-                        return nm_yerror(err, nm_ymap_get(c->op[i].node, "dims"), "'%s' names "
+                        return nm_yerror(err, dims_node(&c->op[i]), "'%s' names "
                                          "an index of '%s' of the chain, not another name for "
                                          "one of '%s'", c->op[i].wl.alias[a], c->op[j].name,
                                          c->op[i].name);
-    /* The bounds name indices of the chain only. */
-    for (size_t b = 0; b < bounds->n; b++) {
-        const nm_ynode *k = nm_ymap_key(bounds, b);
-        int used = 0;
-        for (int i = 0; i < c->nops && !used; i++)
-            used = nm_workload_dim(&c->op[i].wl, k->str) >= 0;
-        if (!used)
-            return nm_yerror(err, k, "'%s' is not an index of any operation of the chain",
-                             k->str);
-    }
     /* A tensor read before it is written, and intermediates whose shapes
      * differ between producer and consumer. */
     for (int i = 0; i < c->nops; i++) {
         nm_chain_op *op = &c->op[i];
-        const nm_ynode *ex = nm_ymap_get(op->node, "einsum");
+        const nm_ynode *ex = op_node(op);
         for (int ds = 0; ds < op->wl.nds; ds++) {
             if (ds == op->out)
                 continue;
@@ -305,7 +324,8 @@ nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
                 return nm_yerror(err, ex, "'%s' has %d axes in '%s' but %d in '%s'", a->name,
                                  a->nranks, c->op[p].name, b->nranks, op->name);
             for (int r = 0; r < a->nranks; r++) {
-                int64_t ea = axis_extent(pw, &a->rank[r]), eb = axis_extent(&op->wl, &b->rank[r]);
+                int64_t ea = nm_axis_extent(pw, &a->rank[r]);
+                int64_t eb = nm_axis_extent(&op->wl, &b->rank[r]);
                 if (ea != eb)
                     return nm_yerror(err, ex, "axis %d of '%s' spans %lld in '%s' (which writes "
                                      "it) but %lld in '%s'", r + 1, a->name, (long long)ea,

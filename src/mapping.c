@@ -292,11 +292,16 @@ nm_status nm_mapping_parse_dims(const nm_ynode *n, const nm_workload *wl, int8_t
     const char *s;
     if ((st = nm_yget_str(n, "permutation", &s, err)) != NM_OK)
         return st;
-    int single = 1;
-    for (int d = 0; d < wl->ndims; d++)
-        single &= strlen(wl->dim[d]) == 1;
-    for (int u = 0; u < wl->nunit; u++)
-        single &= strlen(wl->unit[u]) == 1;
+    /* Timeloop's letters ("QM"), when every dimension has a one-letter
+     * name (its own or another: a chain operation's convolution names)
+     * and nothing separates them; else names between spaces or commas. */
+    int single = !strpbrk(s, " ,");
+    for (int d = 0; d < wl->ndims && single; d++) {
+        int one = strlen(wl->dim[d]) == 1;
+        for (int a = 0; a < wl->nalias && !one; a++)
+            one = wl->alias_of[a] == d && strlen(wl->alias[a]) == 1;
+        single = one;
+    }
     const char *start = s;
     while (*s) {
         while (*s == ' ' || *s == ',')

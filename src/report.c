@@ -1322,7 +1322,8 @@ static void level_object(FILE *f, int indent, const nm_arch *arch, const double 
 }
 
 static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
-                         const nm_layer_result *out, const nm_search_opts *o)
+                         const nm_layer_result *out, const nm_network_fusion *fu,
+                         const nm_search_opts *o)
 {
     nm_network_total t;
     nm_network_totals(arch, net, out, &t);
@@ -1409,7 +1410,10 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
     }
     key(f, 4, "pj_per_mac_by_level");
     level_object(f, 4, arch, t.level, t.macs);
-    fputs("\n  }\n}\n", f);
+    fputs("\n  }", f);
+    if (fu)
+        nm_report_network_fusion(f, arch, net, out, fu, 1);
+    fputs("\n}\n", f);
 }
 
 /* A CSV field, quoted (RFC 4180) when it holds a comma, quote or newline. */
@@ -1463,13 +1467,23 @@ static void network_csv(FILE *f, const nm_arch *arch, const nm_network *net,
     }
 }
 
+void nm_report_network_fused(FILE *f, const nm_arch *arch, const nm_network *net,
+                             const nm_layer_result *out, const nm_network_fusion *fu,
+                             const nm_search_opts *o, int format)
+{
+    if (format == 1) {
+        network_json(f, arch, net, out, fu, o);
+    } else if (format == 2) {
+        network_csv(f, arch, net, out, o);
+    } else {
+        network_text(f, arch, net, out, o);
+        if (fu)
+            nm_report_network_fusion(f, arch, net, out, fu, 0);
+    }
+}
+
 void nm_report_network(FILE *f, const nm_arch *arch, const nm_network *net,
                        const nm_layer_result *out, const nm_search_opts *o, int format)
 {
-    if (format == 1)
-        network_json(f, arch, net, out, o);
-    else if (format == 2)
-        network_csv(f, arch, net, out, o);
-    else
-        network_text(f, arch, net, out, o);
+    nm_report_network_fused(f, arch, net, out, NULL, o, format);
 }

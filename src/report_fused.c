@@ -8,6 +8,7 @@
 
 #include "nestmap/alloc.h"
 #include "nestmap/estimate.h"
+#include "nestmap/network.h"
 #include "nestmap/report.h"
 #include "nestmap/search.h"
 
@@ -241,4 +242,173 @@ void nm_report_fused_search_json(FILE *f, const nm_arch *arch, const nm_chain *c
             nm_metric_name(o->metric[0]), (unsigned long long)o->seed,
             (unsigned long long)r->candidates, r->searches, (unsigned long long)r->evaluated,
             r->seconds);
+}
+
+/* ---- a network's fused runs (network --fuse) ---- */
+
+/* The fused groups of run s's best cut: "dw2+pw2 at GlobalBuffer", or ""
+ * when every layer runs alone. */
+static void run_groups(char *buf, size_t size, const nm_arch *arch, const nm_network_run *s)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    const nm_fused_map *fm = &s->res.best;
+    for (int gi = 0; gi < fm->ngroups && n < size; gi++) {
+        const nm_fused_group *g = &fm->group[gi];
+        if (g->nops < 2)
+            continue;
+        n += (size_t)snprintf(buf + n, size - n, "%s", n ? "; " : "");
+        for (int i = g->first; i < g->first + g->nops && n < size; i++)
+            n += (size_t)snprintf(buf + n, size - n, "%s%s", i > g->first ? "+" : "",
+                                  s->chain.op[i].name);
+        if (n < size)
+            n += (size_t)snprintf(buf + n, size - n, " at %s", arch->level[g->level].name);
+    }
+}
+
+static double ratio(double a, double b)
+{
+    return b > 0 ? a / b : 1.0;
+}
+
+/* Consecutive mapped layers that connect but are not fused, and why. */
+static int not_fused(const nm_network *net, const nm_layer_result *out, int i, nm_link *l)
+{
+    const nm_layer_result *a = &out[net->layer[i].same_as], *b = &out[net->layer[i + 1].same_as];
+    if (a->status != NM_OK || !a->res.found || b->status != NM_OK || !b->res.found)
+        return 0;
+    nm_network_link(net, i, i + 1, l);
+    return l->kind == NM_LINK_WINDOW || l->kind == NM_LINK_REPEAT;
+}
+
+static void fusion_text(FILE *f, const nm_arch *arch, const nm_network *net,
+                        const nm_layer_result *out, const nm_network_fusion *fu)
+{
+    const char *top = arch->level[arch->nlevels - 1].name;
+    fprintf(f, "\nFused runs (network --fuse): %d run%s of layers, each reading the whole output "
+            "of the one before, searched in %.1f s\n", fu->nruns, fu->nruns == 1 ? "" : "s",
+            fu->seconds);
+    if (fu->nruns)
+        fprintf(f, "  %-22s %6s  %-34s %12s %12s %14s %14s\n", "run", "repeat", "fused",
+                "energy uJ", "unfused", "words", "unfused");
+    for (int k = 0; k < fu->nruns; k++) {
+        const nm_network_run *r = &fu->run[k], *s = &fu->run[r->same_as];
+        char name[2 * NM_NAME_MAX + 4], groups[256];
+        snprintf(name, sizeof name, "%s..%s", net->layer[r->first].name,
+                 net->layer[r->first + r->n - 1].name);
+        if (r->status != NM_OK || s->status != NM_OK) {
+            fprintf(f, "  %-22s %6lld  not searched: %s\n", name,
+                    (long long)net->layer[r->first].repeat,
+                    r->status != NM_OK ? r->err.msg : s->err.msg);
+            continue;
+        }
+        run_groups(groups, sizeof groups, arch, s);
+        const nm_fused_sum *b = s->fused ? &s->res.best_st->total : &r->unfused;
+        fprintf(f, "  %-22s %6lld  %-34s %12.3f %12.3f %14llu %14llu\n", name,
+                (long long)net->layer[r->first].repeat,
+                s->fused ? groups : "(no gain: layer by layer)", b->energy * 1e-6,
+                r->unfused.energy * 1e-6, (unsigned long long)b->backing,
+                (unsigned long long)r->unfused.backing);
+    }
+    int nw = 0, nr = 0;
+    nm_link l;
+    for (int i = 0; i + 1 < net->nlayers; i++)
+        if (not_fused(net, out, i, &l)) {
+            nw += l.kind == NM_LINK_WINDOW;
+            nr += l.kind == NM_LINK_REPEAT;
+        }
+    for (int kind = NM_LINK_WINDOW; kind <= NM_LINK_REPEAT; kind++) {
+        int n = kind == NM_LINK_WINDOW ? nw : nr, shown = 0;
+        if (!n)
+            continue;
+        fprintf(f, "Not fused, %s:",
+                kind == NM_LINK_WINDOW
+                    ? "reading windows or strided rows of the layer before (halos are not "
+                      "modelled)"
+                    : "reading the layer before whole but running a different number of times");
+        for (int i = 0; i + 1 < net->nlayers; i++)
+            if (not_fused(net, out, i, &l) && (int)l.kind == kind)
+                fprintf(f, "%s %s", shown++ ? "," : "", net->layer[i + 1].name);
+        fputc('\n', f);
+    }
+    const nm_fused_sum *a = &fu->fused, *u = &fu->unfused;
+    double ea = a->energy * (double)a->cycles, eu = u->energy * (double)u->cycles;
+    fprintf(f, "Network fused: energy %.3f uJ (unfused %.3f: %.3fx), cycles %llu (%.3fx), %s "
+            "words %llu (unfused %llu: %.3fx), EDP %.3fx\n", a->energy * 1e-6, u->energy * 1e-6,
+            ratio(a->energy, u->energy), (unsigned long long)a->cycles,
+            ratio((double)a->cycles, (double)u->cycles), top, (unsigned long long)a->backing,
+            (unsigned long long)u->backing, ratio((double)a->backing, (double)u->backing),
+            ratio(ea, eu));
+    if (fu->equal != fu->checked)
+        fprintf(f, "warning: %d of %d layer mappings evaluated as a chain's operation differ "
+                "from the layer's own figures (a bug: please report it)\n",
+                fu->checked - fu->equal, fu->checked);
+}
+
+static void fusion_json(FILE *f, const nm_arch *arch, const nm_network *net,
+                        const nm_layer_result *out, const nm_network_fusion *fu)
+{
+    fputs(",\n  \"fusion\": {\n    \"runs\": [", f);
+    for (int k = 0; k < fu->nruns; k++) {
+        const nm_network_run *r = &fu->run[k], *s = &fu->run[r->same_as];
+        fputs(k ? ",\n      {\"layers\": [" : "\n      {\"layers\": [", f);
+        for (int i = 0; i < r->n; i++) {
+            fputs(i ? ", " : "", f);
+            nm_report_json_string(f, net->layer[r->first + i].name);
+        }
+        fprintf(f, "], \"repeat\": %lld, ", (long long)net->layer[r->first].repeat);
+        if (r->status != NM_OK || s->status != NM_OK) {
+            fputs("\"searched\": false, \"reason\": ", f);
+            nm_report_json_string(f, r->status != NM_OK ? r->err.msg : s->err.msg);
+            fputs("}", f);
+            continue;
+        }
+        fprintf(f, "\"searched\": true, \"fused\": %s, \"groups\": [",
+                s->fused ? "true" : "false");
+        const nm_fused_map *fm = &s->res.best;
+        int ng = 0;
+        for (int gi = 0; gi < fm->ngroups; gi++) {
+            const nm_fused_group *g = &fm->group[gi];
+            if (g->nops < 2)
+                continue;
+            fputs(ng++ ? ", {\"layers\": [" : "{\"layers\": [", f);
+            for (int i = g->first; i < g->first + g->nops; i++) {
+                fputs(i > g->first ? ", " : "", f);
+                nm_report_json_string(f, net->layer[r->first + i].name);
+            }
+            fputs("], \"fuse_at\": ", f);
+            nm_report_json_string(f, arch->level[g->level].name);
+            fputs("}", f);
+        }
+        fputs("],\n       \"best\": ", f);
+        json_sum(f, &s->res.best_st->total);
+        fputs(",\n       \"unfused\": ", f);
+        json_sum(f, &r->unfused);
+        fprintf(f, ", \"seconds\": %.3f}", r->same_as == k ? s->res.seconds : 0.0);
+    }
+    fputs(fu->nruns ? "\n    ],\n    \"not_fused\": [" : "],\n    \"not_fused\": [", f);
+    int n = 0;
+    nm_link l;
+    for (int i = 0; i + 1 < net->nlayers; i++) {
+        if (!not_fused(net, out, i, &l))
+            continue;
+        fputs(n++ ? ", {\"layer\": " : "{\"layer\": ", f);
+        nm_report_json_string(f, net->layer[i + 1].name);
+        fprintf(f, ", \"why\": \"%s\"}", l.kind == NM_LINK_WINDOW ? "window" : "repeat");
+    }
+    fputs("],\n    \"fused\": ", f);
+    json_sum(f, &fu->fused);
+    fputs(",\n    \"unfused\": ", f);
+    json_sum(f, &fu->unfused);
+    fprintf(f, ",\n    \"checked\": %d, \"equal\": %d, \"seconds\": %.3f\n  }", fu->checked,
+            fu->equal, fu->seconds);
+}
+
+void nm_report_network_fusion(FILE *f, const nm_arch *arch, const nm_network *net,
+                              const nm_layer_result *out, const nm_network_fusion *fu, int json)
+{
+    if (json)
+        fusion_json(f, arch, net, out, fu);
+    else
+        fusion_text(f, arch, net, out, fu);
 }

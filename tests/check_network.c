@@ -9,6 +9,7 @@
 #include "nestmap/alloc.h"
 #include "nestmap/mapspace.h"
 #include "nestmap/network.h"
+#include "nestmap/pcg32.h"
 #include "nestmap/spec.h"
 #include "testutil.h"
 
@@ -253,6 +254,146 @@ END_TEST
 
 /* Timeloop's tree form: a component inside subtree PE[0..3] exists once per
  * PE, times its own name's range. */
+/* network --fuse: which consecutive layers read the one before whole, the
+ * runs they form as chains (indices and tensors shared where the layers
+ * pass data, the layers' names as other names), random mappings of each
+ * layer giving the same counts as the chain's operations as as the layer
+ * alone, and the fused search over the runs. */
+START_TEST(fuse_runs)
+{
+    nm_spec spec;
+    nm_network net;
+    load_net(&spec, &net, "tests/data/network/design.yaml", "tests/data/network/fuse_net.yaml");
+    static const nm_link_kind want[] = {NM_LINK_WINDOW, NM_LINK_READS, NM_LINK_READS,
+                                        NM_LINK_WINDOW, NM_LINK_REPEAT, NM_LINK_NONE,
+                                        NM_LINK_WINDOW, NM_LINK_READS, NM_LINK_READS};
+    ck_assert_int_eq(net.nlayers, 10);
+    for (int i = 0; i + 1 < net.nlayers; i++) {
+        nm_link l;
+        nm_network_link(&net, i, i + 1, &l);
+        ck_assert_msg(l.kind == want[i], "%s -> %s: %d", net.layer[i].name,
+                      net.layer[i + 1].name, (int)l.kind);
+    }
+    nm_error err;
+    nm_chain *c = nm_calloc(1, sizeof *c);
+    ck_assert_msg(nm_network_chain(&net, 1, 3, c, &err) == NM_OK, "%s", err.msg);
+    ck_assert_int_eq(c->nops, 3);
+    ck_assert_str_eq(c->op[1].name, "pw");
+    for (int k = 1; k < 3; k++) {
+        const nm_workload *pw = &c->op[k - 1].wl, *cw = &c->op[k].wl;
+        const nm_dataspace *o = &pw->ds[c->op[k - 1].out];
+        int in = nm_workload_ds(cw, "Inputs");
+        ck_assert_int_ge(in, 0);
+        ck_assert_str_eq(cw->ds[in].name, o->name);
+        ck_assert_int_eq(c->op[k].producer[in], k - 1);
+        /* axis by axis, the consumer follows the index the producer writes */
+        for (int r = 0; r < o->nranks; r++) {
+            const nm_axis *ax = &cw->ds[in].rank[r];
+            int pd = o->rank[r].term[0].dim, found = 0;
+            for (int t = 0; t < ax->nterms; t++)
+                found |= !strcmp(cw->dim[ax->term[t].dim], pw->dim[pd]);
+            ck_assert_msg(found, "axis %d of %s", r, o->name);
+        }
+        /* the consumer's C is the producer's output channel */
+        ck_assert_int_eq(nm_workload_dim(cw, "C"), nm_workload_dim(cw, k == 1 ? "c1" : "m2"));
+        ck_assert_int_ge(nm_workload_dim(cw, "M"), 0);
+    }
+    /* Random valid mappings of the three layers: the chain, unfused,
+     * counts what each layer alone counts. */
+    nm_fused_model fm;
+    ck_assert_int_eq(nm_fused_model_init(&fm, &spec.arch, c, &err), NM_OK);
+    nm_mapspace *ms = nm_calloc(3, sizeof *ms);
+    nm_model *mdl = nm_calloc(3, sizeof *mdl);
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(nm_mapspace_init(&ms[k], &spec.arch, &net.layer[1 + k].wl,
+                                          spec.constraints, spec.constraints2, &err), NM_OK);
+        ck_assert_int_eq(nm_model_init(&mdl[k], &spec.arch, &net.layer[1 + k].wl, &err), NM_OK);
+    }
+    nm_pcg32 rng;
+    nm_pcg32_seed(&rng, 35u, 2026u);
+    nm_mapping maps[3];
+    nm_stats *own = nm_calloc(3, sizeof *own);
+    nm_fused_stats *fst = nm_calloc(1, sizeof *fst);
+    nm_fused_map *fmap = nm_calloc(1, sizeof *fmap);
+    int compared = 0;
+    for (int tries = 0; tries < 20000 && compared < 30; tries++) {
+        int ok = 1;
+        for (int k = 0; k < 3 && ok; k++) {
+            nm_point pt;
+            nm_mapspace_random(&ms[k], &rng, &pt);
+            int wd, wl;
+            ok = nm_mapspace_decode(&ms[k], &pt, &maps[k], &wd, &wl) &&
+                 nm_model_eval(&mdl[k], &maps[k], &own[k], NULL);
+        }
+        if (!ok)
+            continue;
+        nm_fused_map_unfused(fmap, c, &spec.arch, maps);
+        ck_assert(nm_fused_model_eval(&fm, fmap, fst));
+        for (int k = 0; k < 3; k++) {
+            const nm_stats *a = &own[k], *b = &fst->op[k];
+            ck_assert_uint_eq(a->computes, b->computes);
+            ck_assert_uint_eq(a->cycles, b->cycles);
+            ck_assert_uint_eq(a->last_level_accesses, b->last_level_accesses);
+            ck_assert(a->energy == b->energy);
+            for (int s = 0; s < spec.arch.nlevels; s++)
+                for (int ds = 0; ds < net.layer[1 + k].wl.nds; ds++) {
+                    ck_assert_uint_eq(a->level[s].ds[ds].reads, b->level[s].ds[ds].reads);
+                    ck_assert_uint_eq(a->level[s].ds[ds].fills, b->level[s].ds[ds].fills);
+                    ck_assert_uint_eq(a->level[s].ds[ds].updates, b->level[s].ds[ds].updates);
+                }
+        }
+        compared++;
+    }
+    ck_assert_int_ge(compared, 30);
+    for (int k = 0; k < 3; k++)
+        nm_model_fini(&mdl[k]);
+    nm_fused_model_fini(&fm);
+    nm_free(ms);
+    nm_free(mdl);
+    nm_free(own);
+    nm_free(fst);
+    nm_free(fmap);
+    nm_free(c);
+
+    /* The network mapped layer by layer, then fused. */
+    nm_search_opts o;
+    nm_search_opts_init(&o);
+    ck_assert_int_eq(nm_search_opts_parse(&o, spec.mapper, &err), NM_OK);
+    o.max_evals = 3000;
+    nm_layer_result *out = nm_calloc((size_t)net.nlayers, sizeof *out);
+    ck_assert_int_eq(nm_network_map(&net, &spec.arch, spec.constraints, spec.constraints2, &o, 2,
+                                    out, &err), NM_OK);
+    nm_network_fusion fu;
+    ck_assert_int_eq(nm_network_fuse(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
+                                     out, &fu, &err), NM_OK);
+    ck_assert_int_eq(fu.nruns, 2);
+    ck_assert_int_eq(fu.run[0].first, 1);
+    ck_assert_int_eq(fu.run[0].n, 3);
+    ck_assert_int_eq(fu.run[1].first, 7);
+    ck_assert_int_eq(fu.run[1].same_as, 0);
+    ck_assert_int_eq(fu.run[0].status, NM_OK);
+    /* six distinct layers alone, and the six layers of the runs */
+    ck_assert_int_eq(fu.checked, 12);
+    ck_assert_int_eq(fu.equal, 12);
+    double energy = 0;
+    for (int i = 0; i < net.nlayers; i++)
+        energy += (double)net.layer[i].repeat * out[net.layer[i].same_as].res.best_stats.energy;
+    ck_assert(fabs(fu.unfused.energy - energy) <= 1e-9 * energy);
+    const nm_fused_sum *b = &fu.run[0].res.best_st->total, *u = &fu.run[0].unfused;
+    double mb = nm_metric_value(o.metric[0], b->energy, (double)b->cycles, (double)b->backing);
+    double mu = nm_metric_value(o.metric[0], u->energy, (double)u->cycles, (double)u->backing);
+    ck_assert(fu.run[0].fused == (mb < mu && fu.run[0].res.best.ngroups < 3));
+    /* both runs' layers give way to the fused result where it is used */
+    double fused = fu.run[0].fused ? energy - 2 * u->energy + 2 * b->energy : energy;
+    ck_assert(fabs(fu.fused.energy - fused) <= 1e-9 * energy);
+    nm_network_fusion_fini(&fu);
+    nm_network_results_fini(&net, out);
+    nm_free(out);
+    nm_network_fini(&net);
+    nm_spec_fini(&spec);
+}
+END_TEST
+
 START_TEST(tree_instances)
 {
     static const char text[] =
@@ -302,6 +443,7 @@ static Suite *network_suite(void)
     tcase_add_test(tc, stand_in_factor_must_be_one);
     tcase_add_test(tc, network_errors);
     tcase_add_test(tc, tree_instances);
+    tcase_add_test(tc, fuse_runs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -217,6 +217,36 @@ for layer in pw dw; do
     if [ -n "$e_model" ] && [ "$e_model" = "$e_net" ]; then ok "$layer/map.yaml re-evaluates to its network energy"
     else bad "$layer: model says '$e_model', network said '$e_net'"; cat "$tmp/err"; fi
 done
+# network --fuse: the runs the file's order gives, each layer's own figures
+# as a chain's operation, the network's unfused totals the layers' sums, and
+# what is not fused and why.
+nf="$data/network/fuse_net.yaml"
+expect 0 "network --fuse" -- "$bin" network -q --fuse --threads 2 --no-refine --max-evals 3000 "$nd" "$nf"
+has "$tmp/out" "^  dw\.\.pw2  " "network --fuse: the run dw..pw2"
+has "$tmp/out" "^  dw_again\.\.pw2_again  " "network --fuse: the run dw_again..pw2_again"
+has "$tmp/out" "halos are not modelled): dw, down, dw_again$" "network --fuse: the layers reading windows"
+has "$tmp/out" "running a different number of times: mix$" "network --fuse: the layer run twice"
+has "$tmp/out" "^Network fused: energy " "network --fuse: the network's totals both ways"
+"$bin" network -q --fuse --json --threads 2 --no-refine --max-evals 3000 "$nd" "$nf" > "$tmp/fuse.json" 2>"$tmp/err"
+if python3 - "$tmp/fuse.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["fusion"]
+assert [r["layers"] for r in f["runs"]] == [["dw", "pw", "pw2"], ["dw_again", "pw_again", "pw2_again"]], f["runs"]
+assert f["checked"] == 12 and f["equal"] == 12, (f["checked"], f["equal"])
+assert f["not_fused"] == [{"layer": "dw", "why": "window"}, {"layer": "down", "why": "window"},
+                          {"layer": "mix", "why": "repeat"}, {"layer": "dw_again", "why": "window"}]
+e = 0.0
+for l in d["layers"]:
+    e += l["repeat"] * l["energy_pj"]
+assert f["unfused"]["energy"] == e, (f["unfused"]["energy"], e)
+run = f["runs"][0]
+edp = lambda s: s["energy"] * s["cycles"]
+assert run["fused"] == (edp(run["best"]) < edp(run["unfused"]) and len(run["groups"]) > 0)
+layer = {l["name"]: l for l in d["layers"]}
+assert run["unfused"]["energy"] == sum(layer[n]["energy_pj"] for n in run["layers"])
+PY
+then ok "network --fuse --json: runs, checks, unfused totals, the choice"; else bad "network --fuse --json"; fi
 "$bin" network -q --threads 1 -o "$tmp/net1" "$nd" "$nn" >/dev/null 2>&1
 if [ -s "$tmp/net1/network.json" ] && cmp -s "$tmp/net1/network.json" "$tmp/net/network.json" &&
     cmp -s "$tmp/net1/layers.csv" "$tmp/net/layers.csv"; then ok "network: 1 and 2 threads agree"

@@ -64,6 +64,7 @@ run bound "bound --json (with bandwidth)" -- "$bin" bound -q --json "$src/arch/s
 run bound "bound --json (no design; rates given)" -- "$bin" bound -q --json --precision fp32 --peak 1T --bandwidth 1000GB/s "$src/workloads/layers/tutorial_conv.yaml"
 run bound "bound --json (int4: fractional bytes)" -- "$bin" bound -q --json --precision int4 "$src/workloads/layers/tutorial_conv.yaml"
 run network "network --json" -- "$bin" network -q --json --no-refine --max-evals 2000 "$data/network/design.yaml" "$data/network/small_net.yaml"
+run network "network --fuse --json" -- "$bin" network -q --json --fuse --no-refine --max-evals 2000 "$data/network/design.yaml" "$data/network/fuse_net.yaml"
 run compare "compare --json (a layer, two designs)" -- "$bin" compare -q --json --no-refine --max-evals 2000 "$src/workloads/layers/mobilenet_v1_dw4.yaml" "$src/arch/teaching/row_stationary.yaml" "$src/arch/teaching/weight_stationary.yaml"
 run compare "compare --json (a network)" -- "$bin" compare -q --json --no-refine --max-evals 2000 "$data/network/small_net.yaml" "$data/network/design.yaml"
 "$bin" compare -q -o "$tmp/cmp" --no-refine --max-evals 2000 "$src/workloads/layers/mobilenet_v1_dw4.yaml" "$src/arch/teaching/no_local_reuse.yaml" >/dev/null 2>&1

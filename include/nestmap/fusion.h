@@ -151,6 +151,19 @@ nm_status nm_chain_block(const nm_ynode *problem, nm_ydoc *doc, const nm_ynode *
 /* Parses a chain problem into *c. */
 nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err);
 
+/* Links the operations of c, each with its workload, name, kind, output
+ * and entry set (as nm_chain_parse does after reading them, and
+ * nm_network_chain for a network's layers): each input's producer, the
+ * checks that every intermediate is written once, before it is read, with
+ * the shape it is read with, and the stand-ins (the other operations'
+ * indices and tensors, Timeloop's convolution dimensions and the roles an
+ * operation lacks). */
+nm_status nm_chain_link(nm_chain *c, nm_error *err);
+
+/* The extent of axis ax of one of wl's data spaces: what its projection
+ * reaches. */
+int64_t nm_axis_extent(const nm_workload *wl, const nm_axis *ax);
+
 /* The operation called name, or -1. */
 int nm_chain_op_index(const nm_chain *c, const char *name);
 

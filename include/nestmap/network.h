@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "nestmap/arch.h"
+#include "nestmap/fusion.h"
 #include "nestmap/search.h"
 #include "nestmap/workload.h"
 #include "nestmap/yaml.h"
@@ -114,5 +115,74 @@ void nm_network_totals(const nm_arch *arch, const nm_network *net, const nm_laye
  * gap is its score over that. */
 void nm_network_bound(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
                       const nm_search_opts *o, nm_bound_sum *s);
+
+/* ---- fusing consecutive layers (network_fuse.c) ----
+ *
+ * A network file lists its layers in the order they run; `network --fuse`
+ * takes a layer to read the output of the layer before it when one of its
+ * inputs has that output's shape.  Where it reads it whole, point by point
+ * (a 1x1 convolution after any convolution, a pointwise one after a
+ * depthwise one), the two may fuse: consecutive such layers, run the same
+ * number of times, form a run, searched as a chain (fusion.h) with the
+ * layers' own dimension and tensor names as other names, so the design's
+ * constraints bind as they do for the layer alone.  A layer reading
+ * windows of the output before it (a 3x3 convolution) or every other row
+ * (a stride) would need halos or strided tiles, which the fused model does
+ * not hold: such layers are not fused, and the report says so. */
+
+typedef enum nm_link_kind {
+    NM_LINK_NONE,   /* no input of the later layer has the earlier one's output shape */
+    NM_LINK_READS,  /* the later layer reads the earlier one's output whole: they may fuse */
+    NM_LINK_WINDOW, /* it reads it through windows or strides: not fused (halos) */
+    NM_LINK_REPEAT  /* it reads it whole, but they run different numbers of times */
+} nm_link_kind;
+
+typedef struct nm_link {
+    nm_link_kind kind;
+    int ds;                    /* the later layer's data space reading the output */
+    int8_t axis[NM_MAX_RANKS]; /* its axis reading the output's axis r */
+} nm_link;
+
+/* How layer j stands to layer i's output. */
+void nm_network_link(const nm_network *net, int i, int j, nm_link *l);
+
+/* Layers first .. first + n - 1, each reading the one before whole, as a
+ * chain: each an operation named as the layer, its indices renamed ("c1"
+ * for the first layer's C; a consumer's indices over the intermediate take
+ * the producer's) and its tensors ("conv2.Weights"), with the layer's own
+ * names as other names (aliases, roles), and each data space and index in
+ * the layer's order, so that a layer's mapping serves its operation. */
+nm_status nm_network_chain(const nm_network *net, int first, int n, nm_chain *c, nm_error *err);
+
+typedef struct nm_network_run {
+    int first, n;           /* layers first .. first + n - 1 */
+    int same_as;            /* the first run of the same layers (its search serves) */
+    nm_status status;       /* NM_OK: searched; else err says why not */
+    nm_error err;
+    nm_chain chain;
+    nm_fused_result res;    /* the fused search (res.best: the best cut found) */
+    nm_fused_sum unfused;   /* the layers' own mappings, each alone (once) */
+    int fused;              /* the fused search's best beats them and is used */
+} nm_network_run;
+
+typedef struct nm_network_fusion {
+    int nruns;
+    nm_network_run *run;    /* owned */
+    /* Every mapped layer's mapping evaluated as an operation alone, in a
+     * chain of its own and in its run: how many evaluations, and how many
+     * gave the layer's own figures exactly (they all should). */
+    int checked, equal;
+    nm_fused_sum fused, unfused; /* the network's totals, repeats counted */
+    double seconds;
+} nm_network_fusion;
+
+/* Finds net's runs, searches each (nm_fused_search with o, one run after
+ * another) and sets the totals, the layer-by-layer results in out
+ * (nm_network_map) standing for the unfused network.  Release with
+ * nm_network_fusion_fini. */
+nm_status nm_network_fuse(const nm_network *net, const nm_arch *arch, const nm_ynode *constraints,
+                          const nm_ynode *more, const nm_search_opts *o,
+                          const nm_layer_result *out, nm_network_fusion *fu, nm_error *err);
+void nm_network_fusion_fini(nm_network_fusion *fu);
 
 #endif

@@ -140,6 +140,21 @@ void nm_report_network(FILE *f, const nm_arch *arch, const struct nm_network *ne
                        const struct nm_layer_result *out, const struct nm_search_opts *o,
                        int format);
 
+/* The same, with the runs `network --fuse` searched (nm_network_fuse; fu
+ * may be NULL): after the layers, each run fused or not against its layers
+ * one by one, the layers not fused and why, and the network's totals both
+ * ways (text), or the object "fusion" (JSON).  CSV has no fusion part. */
+struct nm_network_fusion;
+void nm_report_network_fused(FILE *f, const nm_arch *arch, const struct nm_network *net,
+                             const struct nm_layer_result *out,
+                             const struct nm_network_fusion *fu,
+                             const struct nm_search_opts *o, int format);
+/* The fusion part alone (report_fused.c), as text or JSON (a member
+ * "fusion" of the network object, with its leading comma). */
+void nm_report_network_fusion(FILE *f, const nm_arch *arch, const struct nm_network *net,
+                              const struct nm_layer_result *out,
+                              const struct nm_network_fusion *fu, int json);
+
 /* Why a layer of nm_network_map has no mapping, in a few words: its error,
  * or the candidates tried and the commonest reason they failed (and where). */
 void nm_report_layer_failure(char *buf, size_t size, const nm_arch *arch,

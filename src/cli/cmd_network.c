@@ -25,6 +25,11 @@ static const char usage[] =
     "options (each overrides `mapper:`):\n"
     NM_CLI_SET_USAGE
     NM_CLI_SEARCH_USAGE
+    "  --fuse            also search fused mappings of runs of consecutive layers\n"
+    "                    each reading the whole output of the one before (a 1x1\n"
+    "                    convolution after any, a pointwise after a depthwise:\n"
+    "                    the file's order is the network's), and report each\n"
+    "                    run and the network's totals fused and unfused\n"
     "  -o DIR            write layers.csv, network.json and LAYER/map.yaml\n"
     "  --json            print the results as JSON\n"
     "  --builtin-energy  ignore the input's ERT/ART: estimate every energy and area\n"
@@ -44,22 +49,23 @@ static void dir_name(char *out, size_t size, const char *name)
 }
 
 static int write_file(const char *dir, const char *name, const nm_arch *arch,
-                      const nm_network *net, const nm_layer_result *out, const nm_search_opts *o,
-                      int format)
+                      const nm_network *net, const nm_layer_result *out,
+                      const nm_network_fusion *fu, const nm_search_opts *o, int format)
 {
     char path[4096];
     FILE *f = nm_cli_open_out(dir, name, path, sizeof path);
     if (!f)
         return 0;
-    nm_report_network(f, arch, net, out, o, format);
+    nm_report_network_fused(f, arch, net, out, fu, o, format);
     return nm_cli_close_out(f, path);
 }
 
 static int write_outputs(const char *dir, const nm_arch *arch, const nm_network *net,
-                         const nm_layer_result *out, const nm_search_opts *o)
+                         const nm_layer_result *out, const nm_network_fusion *fu,
+                         const nm_search_opts *o)
 {
-    if (!nm_cli_mkdir(dir) || !write_file(dir, "layers.csv", arch, net, out, o, 2) ||
-        !write_file(dir, "network.json", arch, net, out, o, 1))
+    if (!nm_cli_mkdir(dir) || !write_file(dir, "layers.csv", arch, net, out, fu, o, 2) ||
+        !write_file(dir, "network.json", arch, net, out, fu, o, 1))
         return 0;
     for (int i = 0; i < net->nlayers; i++) {
         const nm_layer_result *lr = &out[net->layer[i].same_as];
@@ -105,6 +111,7 @@ int nm_cmd_network(int argc, char **argv)
     nm_search_opts o;
     nm_cli_opts co;
     nm_spec spec;
+    int fuse = nm_cli_take_flag(&argc, argv, "--fuse");
     int rc = nm_cli_search_setup(argc, argv, "network", usage, NM_NEED_ARCH, &co, &spec, &o);
     if (rc >= 0)
         return rc;
@@ -113,6 +120,8 @@ int nm_cmd_network(int argc, char **argv)
     nm_network net;
     memset(&net, 0, sizeof net);
     nm_layer_result *out = NULL;
+    nm_network_fusion fu;
+    memset(&fu, 0, sizeof fu);
     size_t warned = spec.doc.nwarnings;
     nm_status status = nm_job_network_parse(&spec, &net, &err);
     nm_cli_warnings(&spec.doc, co.quiet, warned); /* the layers' own, and the unused keys */
@@ -128,13 +137,27 @@ int nm_cmd_network(int argc, char **argv)
     if ((rc = nm_cli_search_end(status, tty, &err)) != 0)
         goto out;
     nm_cli_warnings(&spec.doc, co.quiet, warned);
+    if (fuse) {
+        if (tty)
+            fprintf(stderr, "searching fused runs of layers...\033[K");
+        status = nm_network_fuse(&net, &spec.arch, spec.constraints, spec.constraints2, &o, out,
+                                 &fu, &err);
+        if (tty)
+            fprintf(stderr, "\r\033[K");
+        if (status != NM_OK) {
+            nm_cli_error(&err);
+            rc = nm_status_exit_code(status);
+            goto out;
+        }
+    }
     int json_ok = 1;
+    const nm_network_fusion *fp = fuse ? &fu : NULL;
     if (co.json) {
         nm_cli_json js;
-        nm_report_network(nm_cli_json_begin(&js), &spec.arch, &net, out, &o, 1);
+        nm_report_network_fused(nm_cli_json_begin(&js), &spec.arch, &net, out, fp, &o, 1);
         json_ok = nm_cli_json_end(&js, &spec.doc);
     } else {
-        nm_report_network(stdout, &spec.arch, &net, out, &o, 0);
+        nm_report_network_fused(stdout, &spec.arch, &net, out, fp, &o, 0);
     }
     rc = json_ok ? 0 : 2;
     for (int i = 0; i < net.nlayers; i++) {
@@ -142,9 +165,10 @@ int nm_cmd_network(int argc, char **argv)
         if ((lr->status != NM_OK || !lr->res.found) && rc == 0)
             rc = 1;
     }
-    if (co.outdir && !write_outputs(co.outdir, &spec.arch, &net, out, &o))
+    if (co.outdir && !write_outputs(co.outdir, &spec.arch, &net, out, fp, &o))
         rc = 2;
 out:
+    nm_network_fusion_fini(&fu);
     if (out)
         nm_network_results_fini(&net, out);
     nm_free(out);
