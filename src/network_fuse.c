@@ -135,15 +135,24 @@ void nm_network_link(const nm_network *net, int i, int j, nm_link *l)
         l->kind = NM_LINK_REPEAT;
 }
 
-/* The chain index name of dimension d of operation k: lower case, with the
+/* name as an einsum's identifier: letters, digits and '_', the rest '_'
+ * (and lower case when low). */
+static void ident(char *out, size_t size, const char *name, int low)
+{
+    size_t n = 0;
+    for (; name[n] && n + 1 < size; n++) {
+        unsigned char ch = (unsigned char)name[n];
+        out[n] = isalnum(ch) ? (char)(low ? tolower(ch) : ch) : '_';
+    }
+    out[n] = '\0';
+}
+
+/* The chain index name of a dimension of operation k: lower case, with the
  * operation's place ("c1" for the first layer's C). */
 static void index_name(char *out, const char *dim, int k)
 {
     char low[NM_NAME_MAX];
-    size_t n = 0;
-    for (; dim[n] && n + 1 < sizeof low; n++)
-        low[n] = (char)tolower((unsigned char)dim[n]);
-    low[n] = '\0';
+    ident(low, sizeof low, dim, 1);
     snprintf(out, NM_NAME_MAX, "%.50s%d", low, k + 1);
 }
 
@@ -178,9 +187,12 @@ nm_status nm_network_chain(const nm_network *net, int first, int n, nm_chain *c,
             wl->alias_of[wl->nalias++] = (int8_t)d;
             index_name(wl->dim[d], ly->wl.dim[d], k);
         }
+        char lname[NM_NAME_MAX], dname[NM_NAME_MAX];
+        ident(lname, sizeof lname, ly->name, 0);
         for (int ds = 0; ds < wl->nds; ds++) {
             snprintf(wl->ds[ds].role, NM_NAME_MAX, "%s", ly->wl.ds[ds].name);
-            snprintf(wl->ds[ds].name, NM_NAME_MAX, "%.31s.%.31s", ly->name, ly->wl.ds[ds].name);
+            ident(dname, sizeof dname, ly->wl.ds[ds].name, 0);
+            snprintf(wl->ds[ds].name, NM_NAME_MAX, "%.31s_%.31s", lname, dname);
         }
         if (k == 0)
             continue;
@@ -203,12 +215,20 @@ nm_status nm_network_chain(const nm_network *net, int first, int n, nm_chain *c,
         memcpy(in.name, po->name, NM_NAME_MAX);
         wl->ds[l.ds] = in;
     }
-    /* names clipped to fit may clash */
+    nm_status st = nm_chain_link(c, err);
+    if (st != NM_OK)
+        return st;
+    /* names made identifiers and clipped to fit may clash */
     for (int k = 0; k < n; k++)
         for (int j = 0; j < k; j++)
-            if (!strcmp(c->op[k].name, c->op[j].name))
-                return nm_yerror(err, c->op[k].node, "layer names '%s' clash", c->op[k].name);
-    return nm_chain_link(c, err);
+            for (int a = 0; a < c->op[k].wl.nds; a++)
+                for (int b = 0; b < c->op[j].wl.nds; b++)
+                    if (!strcmp(c->op[k].wl.ds[a].name, c->op[j].wl.ds[b].name) &&
+                        c->op[k].producer[a] != j && a != c->op[k].out)
+                        return nm_yerror(err, c->op[k].node, "layers '%s' and '%s' give two "
+                                         "tensors the name '%s' in a chain", c->op[j].name,
+                                         c->op[k].name, c->op[k].wl.ds[a].name);
+    return NM_OK;
 }
 
 /* Whether layer i's mapping evaluates, as operation k of chain c alone, to

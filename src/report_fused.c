@@ -412,3 +412,70 @@ void nm_report_network_fusion(FILE *f, const nm_arch *arch, const nm_network *ne
     else
         fusion_text(f, arch, net, out, fu);
 }
+
+/* ---- a chain as `problem:` ---- */
+
+static void einsum_tensor(FILE *f, const nm_workload *wl, int ds)
+{
+    const nm_dataspace *s = &wl->ds[ds];
+    fprintf(f, "%s[", s->name);
+    for (int r = 0; r < s->nranks; r++) {
+        fputs(r ? "," : "", f);
+        int first = 1;
+        for (int t = 0; t < s->rank[r].nterms; t++) {
+            const nm_term *tm = &s->rank[r].term[t];
+            if (tm->coef == 0)
+                continue;
+            fputs(first ? "" : "+", f);
+            if (tm->coef != 1)
+                fprintf(f, "%lld*", (long long)tm->coef);
+            fputs(wl->dim[tm->dim], f);
+            first = 0;
+        }
+    }
+    fputc(']', f);
+}
+
+void nm_report_chain_yaml(FILE *f, const nm_chain *c)
+{
+    fprintf(f, "problem:\n  name: %s\n  chain:\n", c->name);
+    for (int i = 0; i < c->nops; i++) {
+        const nm_chain_op *op = &c->op[i];
+        const nm_workload *wl = &op->wl;
+        fprintf(f, "  - name: %s\n", op->name);
+        if (op->kind != NM_OP_MAC)
+            fprintf(f, "    op: %s\n", op->kind_name);
+        fputs("    einsum: \"", f);
+        einsum_tensor(f, wl, op->out);
+        fputs(" =", f);
+        for (int ds = 0, n = 0; ds < wl->nds; ds++) {
+            if (ds == op->out)
+                continue;
+            fputs(n++ ? " * " : " ", f);
+            einsum_tensor(f, wl, ds);
+        }
+        fputs("\"\n    roles: {", f);
+        for (int ds = 0, n = 0; ds < wl->nds; ds++)
+            if (wl->ds[ds].role[0])
+                fprintf(f, "%s%s: %s", n++ ? ", " : "", wl->ds[ds].role, wl->ds[ds].name);
+        fputs("}\n", f);
+        if (wl->nalias) {
+            fputs("    dims: {", f);
+            for (int a = 0; a < wl->nalias; a++)
+                fprintf(f, "%s%s: %s", a ? ", " : "", wl->alias[a], wl->dim[wl->alias_of[a]]);
+            fputs("}\n", f);
+        }
+    }
+    fputs("  bounds: {", f);
+    int n = 0;
+    for (int i = 0; i < c->nops; i++)
+        for (int d = 0; d < c->op[i].wl.ndims; d++) {
+            int seen = 0;
+            for (int j = 0; j < i && !seen; j++)
+                seen = nm_workload_dim(&c->op[j].wl, c->op[i].wl.dim[d]) >= 0;
+            if (!seen)
+                fprintf(f, "%s%s: %lld", n++ ? ", " : "", c->op[i].wl.dim[d],
+                        (long long)c->op[i].wl.bound[d]);
+        }
+    fputs("}\n", f);
+}

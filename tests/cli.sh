@@ -247,6 +247,16 @@ layer = {l["name"]: l for l in d["layers"]}
 assert run["unfused"]["energy"] == sum(layer[n]["energy_pj"] for n in run["layers"])
 PY
 then ok "network --fuse --json: runs, checks, unfused totals, the choice"; else bad "network --fuse --json"; fi
+# -o: each fused run's map.yaml (its chain and fused mapping) re-evaluates
+# with model to the run's fused energy
+"$bin" network -q --fuse --threads 2 --no-refine --max-evals 3000 -o "$tmp/nfo" "$nd" "$nf" >/dev/null 2>&1
+want=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["fusion"]["runs"][0]; print(repr(r["best"]["energy"]) if r.get("fused") else "unfused")' "$tmp/nfo/network.json" 2>/dev/null)
+if [ "$want" = unfused ]; then bad "network --fuse -o: the test run did not fuse"
+elif [ -s "$tmp/nfo/dw..pw2/map.yaml" ] &&
+    got=$("$bin" model -q --json "$nd" "$tmp/nfo/dw..pw2/map.yaml" 2>"$tmp/err" |
+          python3 -c 'import json,sys; print(repr(json.load(sys.stdin)["total"]["energy"]))') &&
+    [ "$got" = "$want" ]; then ok "network --fuse -o: dw..pw2/map.yaml re-evaluates to its fused energy ($got pJ)"
+else bad "network --fuse -o: dw..pw2/map.yaml gives '${got:-}', the run '$want'"; cat "$tmp/err"; fi
 "$bin" network -q --threads 1 -o "$tmp/net1" "$nd" "$nn" >/dev/null 2>&1
 if [ -s "$tmp/net1/network.json" ] && cmp -s "$tmp/net1/network.json" "$tmp/net/network.json" &&
     cmp -s "$tmp/net1/layers.csv" "$tmp/net/layers.csv"; then ok "network: 1 and 2 threads agree"

@@ -78,6 +78,12 @@ void nm_report_mapping_levels_yaml(FILE *f, const nm_arch *arch, const nm_worklo
                                    const nm_mapping *m, int lo, int hi, int no_bypass,
                                    const char *indent);
 
+/* A chain as `problem: {name, chain, bounds}`, each operation's einsum
+ * with its roles and other names of its indices, which nm_chain_parse
+ * reads back to the same operations (data spaces and indices in the
+ * einsum's order). */
+void nm_report_chain_yaml(FILE *f, const nm_chain *c);
+
 /* A chain's fused mapping as `mapping: {fused: ...}`, which nestmap model
  * reads back. */
 void nm_report_fused_yaml(FILE *f, const nm_arch *arch, const nm_chain *c,

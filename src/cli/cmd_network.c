@@ -30,7 +30,8 @@ static const char usage[] =
     "                    convolution after any, a pointwise after a depthwise:\n"
     "                    the file's order is the network's), and report each\n"
     "                    run and the network's totals fused and unfused\n"
-    "  -o DIR            write layers.csv, network.json and LAYER/map.yaml\n"
+    "  -o DIR            write layers.csv, network.json and LAYER/map.yaml (and\n"
+    "                    with --fuse FIRST..LAST/map.yaml for each fused run)\n"
     "  --json            print the results as JSON\n"
     "  --builtin-energy  ignore the input's ERT/ART: estimate every energy and area\n"
     "                    from the component classes (see nestmap energy)\n"
@@ -60,6 +61,29 @@ static int write_file(const char *dir, const char *name, const nm_arch *arch,
     return nm_cli_close_out(f, path);
 }
 
+/* A fused run's mapping, RUN/map.yaml (RUN: its first layer's name and its
+ * last's), with its chain: with the design, nestmap model evaluates it. */
+static int write_run(const char *dir, const nm_arch *arch, const nm_network *net,
+                     const nm_network_fusion *fu, int k)
+{
+    const nm_network_run *r = &fu->run[k], *s = &fu->run[r->same_as];
+    if (r->status != NM_OK || s->status != NM_OK || !s->fused)
+        return 1;
+    char sub[NM_NAME_MAX], run_dir[4096], path[4200];
+    dir_name(sub, sizeof sub, r->chain.name);
+    snprintf(run_dir, sizeof run_dir, "%s/%s", dir, sub);
+    if (!nm_cli_mkdir(run_dir))
+        return 0;
+    FILE *f = nm_cli_open_out(run_dir, "map.yaml", path, sizeof path);
+    if (!f)
+        return 0;
+    fprintf(f, "# Layers %s of %s, fused: the best mapping nestmap network --fuse found.\n",
+            r->chain.name, net->name);
+    nm_report_chain_yaml(f, &r->chain);
+    nm_report_fused_yaml(f, arch, &r->chain, &s->res.best);
+    return nm_cli_close_out(f, path);
+}
+
 static int write_outputs(const char *dir, const nm_arch *arch, const nm_network *net,
                          const nm_layer_result *out, const nm_network_fusion *fu,
                          const nm_search_opts *o)
@@ -67,6 +91,9 @@ static int write_outputs(const char *dir, const nm_arch *arch, const nm_network 
     if (!nm_cli_mkdir(dir) || !write_file(dir, "layers.csv", arch, net, out, fu, o, 2) ||
         !write_file(dir, "network.json", arch, net, out, fu, o, 1))
         return 0;
+    for (int k = 0; fu && k < fu->nruns; k++)
+        if (!write_run(dir, arch, net, fu, k))
+            return 0;
     for (int i = 0; i < net->nlayers; i++) {
         const nm_layer_result *lr = &out[net->layer[i].same_as];
         if (lr->status != NM_OK || !lr->res.found)
