@@ -294,7 +294,7 @@ static int begin(PyObject *args, PyObject *kw, unsigned need, py_input *p, nm_sp
 typedef struct job_json {
     void (*write)(FILE *f, const struct job_json *j);
     const nm_spec *spec;
-    const void *a, *b, *c;
+    const void *a, *b, *c, *d;
 } job_json;
 
 static PyObject *finish(nm_status st, int stopped, const nm_error *err, const job_json *j)
@@ -346,7 +346,7 @@ static PyObject *model_fused(nm_spec *spec)
         Py_BEGIN_ALLOW_THREADS
         nm_fused_model_eval(&fmdl, spec->fmap, st);
         Py_END_ALLOW_THREADS
-        job_json j = {write_fused_model, spec, st, NULL, NULL};
+        job_json j = {write_fused_model, spec, st, NULL, NULL, NULL};
         out = finish(NM_OK, 0, &err, &j);
         nm_fused_model_fini(&fmdl);
     }
@@ -379,7 +379,7 @@ static PyObject *py_model(PyObject *self, PyObject *args, PyObject *kw)
         Py_BEGIN_ALLOW_THREADS
         st = nm_job_model(&spec, r, &err);
         Py_END_ALLOW_THREADS
-        job_json j = {write_model, &spec, r, NULL, NULL};
+        job_json j = {write_model, &spec, r, NULL, NULL, NULL};
         out = finish(st, 0, &err, &j);
     }
     nm_free(r);
@@ -415,7 +415,7 @@ static PyObject *map_fused(nm_spec *spec, const nm_search_opts *o)
                          r, &err);
     Py_END_ALLOW_THREADS
     int stopped = interrupt_end(&ic);
-    job_json j = {write_fused_map, spec, r, &oo, NULL};
+    job_json j = {write_fused_map, spec, r, &oo, NULL, NULL};
     PyObject *out = finish(st, stopped, &err, &j);
     nm_fused_result_fini(r);
     nm_free(r);
@@ -453,7 +453,7 @@ static PyObject *py_map(PyObject *self, PyObject *args, PyObject *kw)
         st = nm_job_map(&spec, &o, res, detail, &err);
         Py_END_ALLOW_THREADS
         int stopped = interrupt_end(&ic);
-        job_json j = {write_map, &spec, res, &o, NULL};
+        job_json j = {write_map, &spec, res, &o, NULL, NULL};
         out = finish(st, stopped, &err, &j);
         nm_search_result_fini(res);
     }
@@ -466,12 +466,13 @@ static PyObject *py_map(PyObject *self, PyObject *args, PyObject *kw)
 
 static void write_network(FILE *f, const job_json *j)
 {
-    nm_report_network(f, &j->spec->arch, j->a, j->b, j->c, 1);
+    nm_report_network_fused(f, &j->spec->arch, j->a, j->b, j->d, j->c, 1);
 }
 
-static PyObject *py_network(PyObject *self, PyObject *args, PyObject *kw)
+/* network() and, with fuse, network(fuse=True): `nestmap network --json
+ * [--fuse]`. */
+static PyObject *network_job(PyObject *args, PyObject *kw, int fuse)
 {
-    (void)self;
     PyObject *options;
     py_input p;
     nm_spec spec;
@@ -480,6 +481,8 @@ static PyObject *py_network(PyObject *self, PyObject *args, PyObject *kw)
     nm_search_opts o;
     nm_network net;
     memset(&net, 0, sizeof net);
+    nm_network_fusion fu;
+    memset(&fu, 0, sizeof fu);
     nm_layer_result *layers = NULL;
     PyObject *out = NULL;
     if (search_opts(&spec, options, &o)) {
@@ -492,12 +495,16 @@ static PyObject *py_network(PyObject *self, PyObject *args, PyObject *kw)
             o.stop = interrupt_begin(&ic);
             Py_BEGIN_ALLOW_THREADS
             st = nm_job_network_map(&spec, &net, &o, &layers, NULL, NULL, &err);
+            if (st == NM_OK && fuse)
+                st = nm_network_fuse(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
+                                     layers, &fu, &err);
             Py_END_ALLOW_THREADS
             stopped = interrupt_end(&ic);
         }
-        job_json j = {write_network, &spec, &net, layers, &o};
+        job_json j = {write_network, &spec, &net, layers, &o, fuse ? &fu : NULL};
         out = finish(st, stopped, &err, &j);
     }
+    nm_network_fusion_fini(&fu);
     if (layers)
         nm_network_results_fini(&net, layers);
     nm_free(layers);
@@ -505,6 +512,18 @@ static PyObject *py_network(PyObject *self, PyObject *args, PyObject *kw)
     nm_spec_fini(&spec);
     input_fini(&p);
     return out;
+}
+
+static PyObject *py_network(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    return network_job(args, kw, 0);
+}
+
+static PyObject *py_network_fused(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    return network_job(args, kw, 1);
 }
 
 static void write_energy(FILE *f, const job_json *j)
@@ -519,7 +538,7 @@ static PyObject *py_energy(PyObject *self, PyObject *args, PyObject *kw)
     nm_spec spec;
     if (!begin(args, kw, NM_NEED_ARCH, &p, &spec, NULL))
         return NULL;
-    job_json j = {write_energy, &spec, NULL, NULL, NULL};
+    job_json j = {write_energy, &spec, NULL, NULL, NULL, NULL};
     PyObject *out = finish(NM_OK, 0, NULL, &j);
     nm_spec_fini(&spec);
     input_fini(&p);
@@ -645,6 +664,9 @@ static PyMethodDef methods[] = {
     {"network", (PyCFunction)(void (*)(void))py_network, METH_VARARGS | METH_KEYWORDS,
      "network(files, sets, jinja, options, builtin_energy=False) -> str: the JSON object "
      "`nestmap network --json` prints"},
+    {"network_fused", (PyCFunction)(void (*)(void))py_network_fused, METH_VARARGS | METH_KEYWORDS,
+     "network_fused(files, sets, jinja, options, builtin_energy=False) -> str: the JSON object "
+     "`nestmap network --fuse --json` prints"},
     {"energy", (PyCFunction)(void (*)(void))py_energy, METH_VARARGS | METH_KEYWORDS,
      "energy(files, sets, jinja, builtin_energy=False) -> str: the JSON object "
      "`nestmap energy --json` prints"},

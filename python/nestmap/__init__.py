@@ -112,10 +112,13 @@ def map(*files, sets=None, jinja=None, builtin_energy=False, **search):  # noqa:
                                 _options(search), builtin_energy=bool(builtin_energy)))
 
 
-def network(*files, sets=None, jinja=None, builtin_energy=False, **search):
-    """Maps every layer of a network onto the design (`nestmap network --json`)."""
-    return _result(_nestmap.network(_files(files), _pairs(sets, "sets"), _pairs(jinja, "jinja"),
-                                    _options(search), builtin_energy=bool(builtin_energy)))
+def network(*files, sets=None, jinja=None, builtin_energy=False, fuse=False, **search):
+    """Maps every layer of a network onto the design (`nestmap network --json`);
+    with fuse=True also the fused runs of consecutive layers (`--fuse`: the
+    result's "fusion")."""
+    run = _nestmap.network_fused if fuse else _nestmap.network
+    return _result(run(_files(files), _pairs(sets, "sets"), _pairs(jinja, "jinja"),
+                       _options(search), builtin_energy=bool(builtin_energy)))
 
 
 def energy(*files, sets=None, jinja=None, builtin_energy=False):

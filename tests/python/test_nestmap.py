@@ -149,6 +149,23 @@ def test_network_equals_cli():
     assert len(py["layers"]) == 4
 
 
+def test_network_fuse_equals_cli():
+    fuse_net = os.path.join(DATA, "network", "fuse_net.yaml")
+    py = quiet(nestmap.network, NET_DESIGN, fuse_net, fuse=True, threads=2, **SEARCH)
+    c = cli("network", "--json", "--fuse", "--threads", "2", *SEARCH_ARGS, NET_DESIGN, fuse_net)
+
+    def untimed(r):  # the fused searches' wall times are not results
+        r = results(r)
+        f = dict(r["fusion"], seconds=0)
+        f["runs"] = [dict(x, seconds=0) for x in f["runs"]]
+        return dict(r, fusion=f)
+
+    assert untimed(py) == untimed(c)
+    assert [x["layers"][0] for x in py["fusion"]["runs"]] == ["dw", "dw_again"]
+    assert py["fusion"]["equal"] == py["fusion"]["checked"] == 12
+    assert "fusion" not in quiet(nestmap.network, NET_DESIGN, fuse_net, **SEARCH)
+
+
 def test_energy_equals_cli():
     assert quiet(nestmap.energy, NET_DESIGN) == cli("energy", "--json", NET_DESIGN)
 
