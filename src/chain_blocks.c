@@ -238,35 +238,50 @@ static nm_status dw_pw(build *b, const nm_ynode *m)
 }
 
 /* A convolution and the max-pooling of its output (window and stride
- * `pool`).  The two share no spatial index (the pooling's rows are the
- * convolution's in windows), so a fused group shares the loop over output
- * channels: each channel's planes stay on chip. */
+ * `pool`).  With `rows` (the default) the convolution writes its output as
+ * pooling windows, I[m,p,i,q,j] for row k*p + i and column k*q + j (a
+ * reshape: the same elements, one each), so the two share the loops over
+ * pooled rows and columns as well as output channels: LoopTree's rank
+ * correspondence for windows that do not overlap, and a fused step may
+ * hold a band of rows.  With `rows: false` the convolution writes I[m,y,x]
+ * and the pooling reads I[m,k*p+i,k*q+j]: the two share only the output
+ * channels, so a fused step holds whole planes. */
 static nm_status conv_pool(build *b, const nm_ynode *m)
 {
-    static const char *const keys[] = {"C", "M", "P", "Q", "R", "S", "pool", NULL};
+    static const char *const keys[] = {"C", "M", "P", "Q", "R", "S", "pool", "rows", NULL};
     nm_status st = nm_ycheck_keys(m, keys, "conv_pool", b->err);
     int64_t C, M, P, Q, R, S, k;
+    int rows = 1;
+    const nm_ynode *rn = nm_ymap_get(m, "rows");
     if (st != NM_OK || (st = size_of(m, "C", 0, "conv_pool", &C, b->err)) != NM_OK ||
         (st = size_of(m, "M", 0, "conv_pool", &M, b->err)) != NM_OK ||
         (st = size_of(m, "P", 0, "conv_pool", &P, b->err)) != NM_OK ||
         (st = size_of(m, "Q", P, "conv_pool", &Q, b->err)) != NM_OK ||
         (st = size_of(m, "R", 3, "conv_pool", &R, b->err)) != NM_OK ||
         (st = size_of(m, "S", R, "conv_pool", &S, b->err)) != NM_OK ||
-        (st = size_of(m, "pool", 2, "conv_pool", &k, b->err)) != NM_OK)
+        (st = size_of(m, "pool", 2, "conv_pool", &k, b->err)) != NM_OK ||
+        (rn && (st = nm_yget_bool(rn, "rows", &rows, b->err)) != NM_OK))
         return st;
     if (P % k || Q % k)
         return nm_yerror(b->err, m, "conv_pool: the convolution's output (%lld x %lld) is not "
                          "a whole number of %lld x %lld pooling windows", (long long)P,
                          (long long)Q, (long long)k, (long long)k);
-    char pool[96];
-    snprintf(pool, sizeof pool, "O[m,p,q] = I[m,%lld*p+i,%lld*q+j]", (long long)k, (long long)k);
-    if ((st = op(b, "conv", NULL, "I[m,y,x] = X[c,y+r,x+s] * W[m,c,r,s]")) != NM_OK ||
-        (st = op(b, "pool", "max", pool)) != NM_OK || (st = bound(b, "c", C)) != NM_OK ||
-        (st = bound(b, "m", M)) != NM_OK || (st = bound(b, "y", P)) != NM_OK ||
-        (st = bound(b, "x", Q)) != NM_OK || (st = bound(b, "r", R)) != NM_OK ||
-        (st = bound(b, "s", S)) != NM_OK || (st = bound(b, "p", P / k)) != NM_OK ||
-        (st = bound(b, "q", Q / k)) != NM_OK || (st = bound(b, "i", k)) != NM_OK ||
-        (st = bound(b, "j", k)) != NM_OK)
+    char conv[128], pool[96];
+    long long kk = (long long)k;
+    if (rows) {
+        snprintf(conv, sizeof conv, "I[m,p,i,q,j] = X[c,%lld*p+i+r,%lld*q+j+s] * W[m,c,r,s]", kk,
+                 kk);
+        snprintf(pool, sizeof pool, "O[m,p,q] = I[m,p,i,q,j]");
+    } else {
+        snprintf(conv, sizeof conv, "I[m,y,x] = X[c,y+r,x+s] * W[m,c,r,s]");
+        snprintf(pool, sizeof pool, "O[m,p,q] = I[m,%lld*p+i,%lld*q+j]", kk, kk);
+    }
+    if ((st = op(b, "conv", NULL, conv)) != NM_OK || (st = op(b, "pool", "max", pool)) != NM_OK ||
+        (st = bound(b, "c", C)) != NM_OK || (st = bound(b, "m", M)) != NM_OK ||
+        (!rows && ((st = bound(b, "y", P)) != NM_OK || (st = bound(b, "x", Q)) != NM_OK)) ||
+        (st = bound(b, "r", R)) != NM_OK || (st = bound(b, "s", S)) != NM_OK ||
+        (st = bound(b, "p", P / k)) != NM_OK || (st = bound(b, "q", Q / k)) != NM_OK ||
+        (st = bound(b, "i", k)) != NM_OK || (st = bound(b, "j", k)) != NM_OK)
         return st;
     return NM_OK;
 }
