@@ -295,7 +295,7 @@ nm_status nm_sweep_parse(nm_sweep *sw, const nm_ynode *node, nm_error *err)
     sw->node = node;
     snprintf(sw->objective, sizeof sw->objective, "edp");
     static const char *const keys[] = {"design", "workloads", "vary", "mode", "samples", "seed",
-                                       "objective", "budget", "warm", NULL};
+                                       "objective", "budget", "warm", "fuse", NULL};
     sw->warm_block = NM_SWEEP_WARM_BLOCK;
     sw->warm_first = NM_SWEEP_WARM_FIRST;
     sw->warm_effort = NM_SWEEP_WARM_EFFORT;
@@ -430,6 +430,10 @@ nm_status nm_sweep_parse(nm_sweep *sw, const nm_ynode *node, nm_error *err)
     if (sw->random)
         sw->warm_block = 1;
     if ((st = parse_warm(sw, nm_ymap_get(node, "warm"), err)) != NM_OK)
+        return st;
+    sw->fuse = 1;
+    const nm_ynode *fu = nm_ymap_get(node, "fuse");
+    if (fu && (st = nm_yget_bool(fu, "fuse", &sw->fuse, err)) != NM_OK)
         return st;
     if (sw->random)
         return draw(sw, grid, err);

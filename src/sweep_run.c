@@ -44,11 +44,11 @@ static nm_status load(const nm_sweep_run *run, const char *design, int w, const 
 {
     const char *files[2 + NM_SWEEP_MAX_EXTRA];
     int n = files_of(run, design, w, files);
-    unsigned need = NM_NEED_ARCH | (run->builtin_energy ? NM_BUILTIN_ENERGY : 0);
+    unsigned need = NM_NEED_ARCH | NM_ACCEPT_CHAIN | (run->builtin_energy ? NM_BUILTIN_ENERGY : 0);
     nm_spec_opts so = {ov, (size_t)nov, run->vars, (size_t)run->nvars};
     nm_status st = nm_spec_load_opts(spec, files, (size_t)n, &so, need, err);
     memset(net, 0, sizeof *net);
-    if (st != NM_OK)
+    if (st != NM_OK || spec->chain) /* a chain: no layers */
         return st;
     const nm_ynode *node = nm_ymap_get(spec->doc.root, "network");
     if (node)
@@ -113,6 +113,100 @@ static int level_column(const nm_sweep_run *run, const char *name, int arith)
     return -1;
 }
 
+/* Workload w when it is a chain of operations: the fused search (each
+ * operation alone when the sweep says `fuse: false`), its best cut's
+ * figures added to the point's summary and each operation's row in *csv.
+ * No warm start (*best holds none); no proven bound on the objective
+ * (s->unbounded), the cycle bound the operations' arithmetic alone. */
+static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_search_opts *o,
+                           int w, nm_sweep_summary *s, char **csv, nm_mapping **best,
+                           nm_error *err)
+{
+    const nm_arch *arch = &spec->arch;
+    const nm_chain *c = spec->chain;
+    if (run->threads)
+        o->threads = run->threads;
+    if (!(*best = nm_calloc(1, sizeof **best)))
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    nm_fused_result r;
+    nm_status st = nm_fused_search(arch, c, spec->constraints, spec->constraints2, o,
+                                   run->sw.fuse, &r, err);
+    s->unbounded = 1;
+    s->area_um2 = arch_area(arch);
+    if (st == NM_ERR_NOMEM) {
+        nm_fused_result_fini(&r);
+        return st;
+    }
+    if (st != NM_OK) { /* no valid mapping: the point's result */
+        if (s->status == NM_SWEEP_OK) {
+            s->status = NM_SWEEP_UNMAPPED;
+            snprintf(s->reason, sizeof s->reason, "%.60s: %.500s", run->wl_name[w], err->msg);
+        }
+        nm_error_clear(err);
+        nm_fused_result_fini(&r);
+        return NM_OK;
+    }
+    const nm_fused_stats *fs = r.best_st;
+    s->lla += (double)fs->total.backing;
+    s->energy_pj += fs->total.energy;
+    s->cycles += (double)fs->total.cycles;
+    s->workload_pj[w] = fs->total.energy;
+    s->workload_cycles[w] = (double)fs->total.cycles;
+    s->seconds += (double)fs->total.cycles * arch->cycle_seconds;
+    int col[NM_MAX_LEVELS + 1];
+    for (int l = 0; l <= arch->nlevels; l++) {
+        int arith = l == arch->nlevels;
+        col[l] = level_column(run, arith ? arch->arith.name : arch->level[l].name, arith);
+        if (col[l] >= 0)
+            s->level_on[col[l]] = 1;
+    }
+    const nm_level *top = &arch->level[arch->nlevels - 1];
+    FILE *f = open_memstream(csv, &(size_t){0});
+    if (f)
+        fputs("operation,group,fuse_at,energy_pj,cycles,computes,backing_accesses\n", f);
+    for (int i = 0; i < c->nops; i++) {
+        const nm_stats *os = &fs->op[i];
+        const nm_workload *wl = &c->op[i].wl;
+        s->busy += os->utilization * (double)os->cycles;
+        s->macs += (double)nm_workload_ops(wl);
+        for (int l = 0; l <= arch->nlevels; l++)
+            if (col[l] >= 0)
+                s->level_pj[col[l]] += l == arch->nlevels ? os->compute_energy
+                                                          : os->level[l].energy;
+        nm_roofline rr;
+        nm_roofline_of(&rr, arch, wl);
+        s->bound_cycles += rr.compute_cycles;
+        const nm_level_stats *ts = &os->level[arch->nlevels - 1];
+        for (int ds = 0; ds < wl->nds; ds++)
+            s->dram_bytes += (double)ts->ds[ds].utilized_instances *
+                             (double)(ts->ds[ds].reads + ts->ds[ds].updates + ts->ds[ds].fills) *
+                             nm_level_ds_bits(top, wl, ds) / 8.0;
+        int b = NM_SWEEP_MAX_LEVEL_COLS;
+        if (os->cycles > os->compute_cycles) {
+            int worst = 0;
+            for (int l = 1; l < arch->nlevels; l++)
+                if (os->level[l].cycles > os->level[worst].cycles)
+                    worst = l;
+            if (col[worst] >= 0)
+                b = col[worst];
+        }
+        s->bound_by_cycles[b] += (double)os->cycles;
+        if (f) {
+            const nm_fused_group *g = &r.best.group[r.best.group_of[i]];
+            nm_report_csv_field(f, c->op[i].name);
+            fprintf(f, ",%d,", r.best.group_of[i] + 1);
+            nm_report_csv_field(f, g->level < arch->nlevels - 1 ? arch->level[g->level].name : "");
+            fprintf(f, ",%.17g,%llu,%llu,%llu\n", os->energy, (unsigned long long)os->cycles,
+                    (unsigned long long)os->computes,
+                    (unsigned long long)os->last_level_accesses);
+        }
+    }
+    nm_fused_result_fini(&r);
+    if (!f || fclose(f) != 0)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    return NM_OK;
+}
+
 /* Adds workload w's results to the point's summary; its layers.csv in *csv
  * and its layers' best mappings in *best, its searches starting warm from
  * the best mappings of `warm` (the point before in the block; NULL: none). */
@@ -127,6 +221,12 @@ static nm_status map_workload(const nm_sweep_run *run, const char *design, int w
     nm_status st = load(run, design, w, ov, nov, &spec, &net, err);
     if (st == NM_OK)
         st = search_opts(run, &spec, &o, err);
+    if (st == NM_OK && spec.chain) {
+        st = map_chain(run, &spec, &o, w, s, csv, best, err);
+        nm_network_fini(&net);
+        nm_spec_fini(&spec);
+        return st;
+    }
     if (st == NM_OK && !(out = nm_calloc((size_t)net.nlayers, sizeof *out)))
         st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     int warms = st == NM_OK && run->sw.warm_block > 1 && warm_applies(&o);
@@ -379,7 +479,10 @@ static char *format_row(const nm_sweep_run *run, uint64_t p, const int *idx,
         double fig[NFIGURES];
         figures(s, fig);
         for (int k = 0; k < NFIGURES; k++)
-            if (figure_col[k].whole)
+            if (s->unbounded && (!strcmp(figure_col[k].name, "objective_bound") ||
+                                 !strcmp(figure_col[k].name, "gap")))
+                fputc(',', f); /* no proven bound */
+            else if (figure_col[k].whole)
                 fprintf(f, ",%.0f", fig[k]);
             else
                 fprintf(f, ",%.17g", fig[k]);
@@ -570,6 +673,34 @@ static nm_status add_levels(level_names *ln, const nm_arch *arch, const nm_ynode
     return NM_OK;
 }
 
+/* Builds the mapspace of one layer (or a chain's operation, `what`) of
+ * spec: an error, when value v of axis a (a >= 0) caused it, located at
+ * that value. */
+static nm_status check_space(const nm_sweep *sw, int a, int v, const nm_spec *spec,
+                             const nm_workload *wl, const char *what, const char *name,
+                             nm_error *err)
+{
+    nm_mapspace *ms = nm_calloc(1, sizeof *ms);
+    if (!ms)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    nm_status st = nm_mapspace_init(ms, &spec->arch, wl, spec->constraints, spec->constraints2,
+                                    err);
+    nm_free(ms);
+    if (st != NM_OK && a >= 0) {
+        /* Say which value did it, where the sweep gives it. */
+        const nm_sweep_axis *ax = &sw->axis[a];
+        char why[sizeof err->msg + 64];
+        nm_job_error_reason(why, sizeof why, err);
+        if (a == sw->design_axis)
+            nm_yerror(err, ax->at[v], "design %s cannot map %s %s: %s", ax->value[v], what,
+                      name, why);
+        else
+            nm_yerror(err, ax->at[v], "%s=%s breaks a constraint of %s %s: %s", ax->label,
+                      ax->value[v], what, name, why);
+    }
+    return st;
+}
+
 static int check_values(nm_sweep_run *run)
 {
     nm_error err;
@@ -613,30 +744,13 @@ static int check_values(nm_sweep_run *run)
                         !warm_applies(&o))
                         run->sw.warm_block = 1;
                 }
-                for (int i = 0; st == NM_OK && i < net.nlayers; i++) {
-                    if (net.layer[i].same_as != i)
-                        continue;
-                    nm_mapspace *ms = nm_calloc(1, sizeof *ms);
-                    if (!ms) {
-                        st = nm_error_set(&err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-                        break;
-                    }
-                    st = nm_mapspace_init(ms, &spec.arch, &net.layer[i].wl, spec.constraints,
-                                          spec.constraints2, &err);
-                    nm_free(ms);
-                    if (st != NM_OK && a >= 0) {
-                        /* Say which value did it, where the sweep gives it. */
-                        const nm_sweep_axis *ax = &sw->axis[a];
-                        char why[sizeof err.msg + 64];
-                        nm_job_error_reason(why, sizeof why, &err);
-                        if (a == sw->design_axis)
-                            nm_yerror(&err, ax->at[v], "design %s cannot map layer %s: %s",
-                                      ax->value[v], net.layer[i].name, why);
-                        else
-                            nm_yerror(&err, ax->at[v], "%s=%s breaks a constraint of layer "
-                                      "%s: %s", ax->label, ax->value[v], net.layer[i].name, why);
-                    }
-                }
+                for (int i = 0; st == NM_OK && i < net.nlayers; i++)
+                    if (net.layer[i].same_as == i)
+                        st = check_space(sw, a, v, &spec, &net.layer[i].wl, "layer",
+                                         net.layer[i].name, &err);
+                for (int i = 0; st == NM_OK && spec.chain && i < spec.chain->nops; i++)
+                    st = check_space(sw, a, v, &spec, &spec.chain->op[i].wl, "operation",
+                                     spec.chain->op[i].name, &err);
                 if (st == NM_OK && new_design && w == 0)
                     nm_job_bandwidth_warn(&spec.doc, &spec.arch);
                 if (st == NM_OK && new_design && !run->quiet)

@@ -350,6 +350,36 @@ grep -q '"design": \["[^"]*pe_array.yaml", "[^"]*eyeriss.yaml"\]' "$tmp/d/sweep.
 check_bad bad_design_twice "the sweep varies its design (set: design): leave out 'design'"
 check_bad bad_design_missing "no file 'eyeriss/eyerss.yaml' (a design)"
 
+# A chain of operations as a workload: each point is `map` on the chain
+# with the point's --set (fused, or with `fuse: false` each operation
+# alone: map --no-fuse); no proven bound (objective_bound and gap blank);
+# points/N/ holds each operation's row.
+for v in chain:"" chain_unfused:--no-fuse; do
+    f=${v%%:*}; flag=${v#*:}
+    "$bin" sweep -q $nr --threads 2 -o "$tmp/$f" "$data/$f.yaml" >/dev/null 2>"$tmp/err" || { bad "$f sweep"; cat "$tmp/err"; }
+    for p in 0 1; do
+        depth=$(awk -F, -v p=$p '$1 == p {print $2}' "$tmp/$f/points.csv")
+        "$bin" map -q $nr --threads 2 --json $flag --set "GLB.depth=$depth" "$data/chain_design.yaml" \
+            "$data/ffn_chain.yaml" >"$tmp/$f.map$p.json" 2>"$tmp/err"
+        if python3 - "$tmp/$f/points.csv" "$p" "$tmp/$f.map$p.json" "$tmp/$f/points/$p/ffn_chain.layers.csv" <<'PY'
+import csv, json, sys
+rows = {r["point"]: r for r in csv.DictReader(open(sys.argv[1]))}
+r = rows[sys.argv[2]]
+t = json.load(open(sys.argv[3]))["best"]["total"]
+assert r["status"] == "ok", r
+assert int(r["cycles"]) == t["cycles"], (r["cycles"], t["cycles"])
+assert abs(float(r["energy_uj"]) * 1e6 - t["energy"]) <= 1e-9 * t["energy"], (r["energy_uj"], t["energy"])
+assert r["objective_bound"] == "" and r["gap"] == "", r
+ops = list(csv.DictReader(open(sys.argv[4])))
+assert [o["operation"] for o in ops] == ["up", "down"], ops
+assert abs(sum(float(o["energy_pj"]) for o in ops) - t["energy"]) <= 1e-9 * t["energy"]
+PY
+        then ok "$f: point $p (GLB.depth=$depth) is map ${flag:-(fused)} on the chain"; else bad "$f: point $p differs from map ${flag:-(fused)}"; fi
+    done
+done
+grep -q '^1,2048,.*,ok,$' "$tmp/chain/points.csv" && [ "$(awk -F, '$1 == 1 {print $3}' "$tmp/chain/points.csv")" != "$(awk -F, '$1 == 1 {print $3}' "$tmp/chain_unfused/points.csv")" ] &&
+    ok "fuse: false gives the unfused figures, not the fused" || bad "fuse: false changed nothing"
+
 # MPI: 2 and 3 ranks write what one process writes.
 if [ -n "$NESTMAP_MPIRUN" ]; then
     for np in 2 3; do

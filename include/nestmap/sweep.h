@@ -86,6 +86,9 @@ typedef struct nm_sweep {
                                    * sweep_run.h) */
     double warm_first;            /* the budget of a block's first point (search.h's effort) */
     double warm_effort;           /* ... and of each later one, which also starts warm */
+    int fuse;                     /* `fuse:` (default true): a chain of operations among the
+                                   * workloads is searched fused as `map` searches it;
+                                   * false: each operation alone */
     int nbudgets;
     nm_sweep_budget budget[NM_SWEEP_MAX_BUDGETS];
     uint64_t npoints;
@@ -144,6 +147,8 @@ typedef struct nm_sweep_summary {
     double bound_by_cycles[NM_SWEEP_MAX_LEVEL_COLS + 1];
     double lla;                        /* last-level accesses (words) */
     nm_bound_sum bound;                /* the proven bound on the objective (its gap) */
+    int unbounded;                     /* a workload has no proven bound (a chain's fused
+                                        * mappings): objective_bound and gap blank */
 } nm_sweep_summary;
 
 const char *nm_sweep_status_name(nm_sweep_status s);
