@@ -292,15 +292,15 @@ nm_status nm_mapping_parse_dims(const nm_ynode *n, const nm_workload *wl, int8_t
     const char *s;
     if ((st = nm_yget_str(n, "permutation", &s, err)) != NM_OK)
         return st;
-    /* Timeloop's letters ("QM"), when every dimension has a one-letter
-     * name (its own or another: a chain operation's convolution names)
-     * and nothing separates them; else names between spaces or commas. */
-    int single = !strpbrk(s, " ,");
-    for (int d = 0; d < wl->ndims && single; d++) {
+    /* Names between spaces or commas; a word that names nothing is
+     * Timeloop's letters ("QM") when every dimension has a one-letter name
+     * (its own or another: a chain operation's convolution names). */
+    int letters = 1;
+    for (int d = 0; d < wl->ndims && letters; d++) {
         int one = strlen(wl->dim[d]) == 1;
         for (int a = 0; a < wl->nalias && !one; a++)
             one = wl->alias_of[a] == d && strlen(wl->alias[a]) == 1;
-        single = one;
+        letters = one;
     }
     const char *start = s;
     while (*s) {
@@ -308,9 +308,14 @@ nm_status nm_mapping_parse_dims(const nm_ynode *n, const nm_workload *wl, int8_t
             s++;
         if (!*s)
             break;
-        size_t len = single ? 1 : strcspn(s, " ,");
+        size_t len = strcspn(s, " ,");
         char name[NM_NAME_MAX];
         snprintf(name, sizeof name, "%.*s", (int)(len < NM_NAME_MAX ? len : NM_NAME_MAX - 1), s);
+        if (letters && len > 1 && nm_workload_dim(wl, name) < 0 &&
+            !nm_workload_unit_dim(wl, name)) {
+            len = 1;
+            name[1] = '\0';
+        }
         size_t off = (size_t)(s - start);
         s += len;
         if (!strcmp(name, "_")) /* Timeloop's "the rest goes here": the listed prefix ends */
