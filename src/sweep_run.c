@@ -113,6 +113,32 @@ static int level_column(const nm_sweep_run *run, const char *name, int arith)
     return -1;
 }
 
+/* Adds rep runs of a layer (or operation) whose stats are *st to the
+ * point's off-chip bytes (each tensor at its width there:
+ * tensor_datawidth) and to what bound its cycles: the arithmetic when
+ * nothing throttled, else the level whose transfers took the longest (its
+ * bandwidth), by the sweep's level columns col. */
+static void add_traffic(nm_sweep_summary *s, const nm_arch *arch, const nm_workload *wl,
+                        const nm_stats *st, double rep, const int *col)
+{
+    const nm_level *top = &arch->level[arch->nlevels - 1];
+    const nm_level_stats *ts = &st->level[arch->nlevels - 1];
+    for (int ds = 0; ds < wl->nds; ds++)
+        s->dram_bytes += rep * (double)ts->ds[ds].utilized_instances *
+                         (double)(ts->ds[ds].reads + ts->ds[ds].updates + ts->ds[ds].fills) *
+                         nm_level_ds_bits(top, wl, ds) / 8.0;
+    int b = NM_SWEEP_MAX_LEVEL_COLS;
+    if (st->cycles > st->compute_cycles) {
+        int worst = 0;
+        for (int l = 1; l < arch->nlevels; l++)
+            if (st->level[l].cycles > st->level[worst].cycles)
+                worst = l;
+        if (col[worst] >= 0)
+            b = col[worst];
+    }
+    s->bound_by_cycles[b] += rep * (double)st->cycles;
+}
+
 /* Workload w when it is a chain of operations: the fused search (each
  * operation alone when the sweep says `fuse: false`), its best cut's
  * figures added to the point's summary and each operation's row in *csv.
@@ -160,8 +186,8 @@ static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_sear
         if (col[l] >= 0)
             s->level_on[col[l]] = 1;
     }
-    const nm_level *top = &arch->level[arch->nlevels - 1];
-    FILE *f = open_memstream(csv, &(size_t){0});
+    size_t csv_len;
+    FILE *f = open_memstream(csv, &csv_len);
     if (f)
         fputs("operation,group,fuse_at,energy_pj,cycles,computes,backing_accesses\n", f);
     for (int i = 0; i < c->nops; i++) {
@@ -176,21 +202,7 @@ static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_sear
         nm_roofline rr;
         nm_roofline_of(&rr, arch, wl);
         s->bound_cycles += rr.compute_cycles;
-        const nm_level_stats *ts = &os->level[arch->nlevels - 1];
-        for (int ds = 0; ds < wl->nds; ds++)
-            s->dram_bytes += (double)ts->ds[ds].utilized_instances *
-                             (double)(ts->ds[ds].reads + ts->ds[ds].updates + ts->ds[ds].fills) *
-                             nm_level_ds_bits(top, wl, ds) / 8.0;
-        int b = NM_SWEEP_MAX_LEVEL_COLS;
-        if (os->cycles > os->compute_cycles) {
-            int worst = 0;
-            for (int l = 1; l < arch->nlevels; l++)
-                if (os->level[l].cycles > os->level[worst].cycles)
-                    worst = l;
-            if (col[worst] >= 0)
-                b = col[worst];
-        }
-        s->bound_by_cycles[b] += (double)os->cycles;
+        add_traffic(s, arch, wl, os, 1.0, col);
         if (f) {
             const nm_fused_group *g = &r.best.group[r.best.group_of[i]];
             nm_report_csv_field(f, c->op[i].name);
@@ -269,32 +281,13 @@ static nm_status map_workload(const nm_sweep_run *run, const char *design, int w
             nm_roofline_of(&r, arch, &net.layer[i].wl);
             s->bound_cycles += (double)net.layer[i].repeat * r.bound_cycles;
         }
-        /* Off-chip bytes, and what bound each layer's cycles: the arithmetic
-         * when nothing throttled, else the level whose transfers took the
-         * longest (its bandwidth). */
-        const nm_level *top = &arch->level[arch->nlevels - 1];
+        /* Off-chip bytes, and what bound each layer's cycles. */
         for (int i = 0; i < net.nlayers; i++) {
             const nm_layer_result *lr = &out[net.layer[i].same_as];
             if (lr->status != NM_OK || !lr->res.found)
                 continue;
-            const nm_stats *ls = &lr->res.best_stats;
-            double rep = (double)net.layer[i].repeat;
-            /* each tensor at its width there (tensor_datawidth) */
-            const nm_level_stats *ts = &ls->level[arch->nlevels - 1];
-            for (int ds = 0; ds < net.layer[i].wl.nds; ds++)
-                s->dram_bytes += rep * (double)ts->ds[ds].utilized_instances *
-                                 (double)(ts->ds[ds].reads + ts->ds[ds].updates + ts->ds[ds].fills) *
-                                 nm_level_ds_bits(top, &net.layer[i].wl, ds) / 8.0;
-            int b = NM_SWEEP_MAX_LEVEL_COLS;
-            if (ls->cycles > ls->compute_cycles) {
-                int worst = 0;
-                for (int l = 1; l < arch->nlevels; l++)
-                    if (ls->level[l].cycles > ls->level[worst].cycles)
-                        worst = l;
-                if (col[worst] >= 0)
-                    b = col[worst];
-            }
-            s->bound_by_cycles[b] += rep * (double)ls->cycles;
+            add_traffic(s, arch, &net.layer[i].wl, &lr->res.best_stats,
+                         (double)net.layer[i].repeat, col);
         }
         for (int i = 0; i < net.nlayers && s->status == NM_SWEEP_OK; i++) {
             const nm_layer_result *lr = &out[net.layer[i].same_as];

@@ -61,6 +61,18 @@ static int write_file(const char *dir, const char *name, const nm_arch *arch,
     return nm_cli_close_out(f, path);
 }
 
+/* DIR/NAME/map.yaml (NAME made a directory name), opened for writing;
+ * NULL (said) when it cannot be. */
+static FILE *open_map(const char *dir, const char *name, char *path, size_t size)
+{
+    char sub[NM_NAME_MAX], where[4096];
+    dir_name(sub, sizeof sub, name);
+    snprintf(where, sizeof where, "%s/%s", dir, sub);
+    if (!nm_cli_mkdir(where))
+        return NULL;
+    return nm_cli_open_out(where, "map.yaml", path, size);
+}
+
 /* A fused run's mapping, RUN/map.yaml (RUN: its first layer's name and its
  * last's), with its chain: with the design, nestmap model evaluates it. */
 static int write_run(const char *dir, const nm_arch *arch, const nm_network *net,
@@ -69,12 +81,8 @@ static int write_run(const char *dir, const nm_arch *arch, const nm_network *net
     const nm_network_run *r = &fu->run[k], *s = &fu->run[r->same_as];
     if (r->status != NM_OK || s->status != NM_OK || !s->fused)
         return 1;
-    char sub[NM_NAME_MAX], run_dir[4096], path[4200];
-    dir_name(sub, sizeof sub, r->chain.name);
-    snprintf(run_dir, sizeof run_dir, "%s/%s", dir, sub);
-    if (!nm_cli_mkdir(run_dir))
-        return 0;
-    FILE *f = nm_cli_open_out(run_dir, "map.yaml", path, sizeof path);
+    char path[4200];
+    FILE *f = open_map(dir, r->chain.name, path, sizeof path);
     if (!f)
         return 0;
     fprintf(f, "# Layers %s of %s, fused: the best mapping nestmap network --fuse found.\n",
@@ -98,12 +106,8 @@ static int write_outputs(const char *dir, const nm_arch *arch, const nm_network 
         const nm_layer_result *lr = &out[net->layer[i].same_as];
         if (lr->status != NM_OK || !lr->res.found)
             continue;
-        char sub[NM_NAME_MAX], layer_dir[4096], path[4200];
-        dir_name(sub, sizeof sub, net->layer[i].name);
-        snprintf(layer_dir, sizeof layer_dir, "%s/%s", dir, sub);
-        if (!nm_cli_mkdir(layer_dir))
-            return 0;
-        FILE *f = nm_cli_open_out(layer_dir, "map.yaml", path, sizeof path);
+        char path[4200];
+        FILE *f = open_map(dir, net->layer[i].name, path, sizeof path);
         if (!f)
             return 0;
         fprintf(f, "# Layer %s of %s: best mapping found by nestmap network (%s, %s, seed "
