@@ -54,29 +54,41 @@ static const char *const roles[] = {"Inputs", "Weights", "Outputs"};
 /* Gives every operation the others' indices as stand-ins and the others'
  * tensors as absent ones, and likewise the convolution dimensions and the
  * roles it lacks. */
-static void stand_ins(nm_chain *c)
+/* Appends name to a stand-in list of n names; 0 when it is full. */
+static int add_standin(char (*list)[NM_NAME_MAX], int *n, const char *name)
+{
+    if (*n >= NM_MAX_STANDINS)
+        return 0;
+    snprintf(list[(*n)++], NM_NAME_MAX, "%s", name);
+    return 1;
+}
+
+/* Returns the operation whose stand-in lists overflow, or -1. */
+static int stand_ins(nm_chain *c)
 {
     for (int i = 0; i < c->nops; i++) {
         nm_workload *wl = &c->op[i].wl;
+        int ok = 1;
         for (size_t k = 0; k < sizeof roles / sizeof *roles; k++)
-            if (nm_workload_ds(wl, roles[k]) < 0 && wl->nabsent < NM_MAX_STANDINS)
-                snprintf(wl->absent[wl->nabsent++], NM_NAME_MAX, "%s", roles[k]);
+            if (nm_workload_ds(wl, roles[k]) < 0)
+                ok &= add_standin(wl->absent, &wl->nabsent, roles[k]);
         for (int j = 0; j < c->nops; j++) {
             const nm_workload *o = &c->op[j].wl;
             for (int d = 0; d < o->ndims; d++)
-                if (nm_workload_dim(wl, o->dim[d]) < 0 && !nm_workload_unit_dim(wl, o->dim[d]) &&
-                    wl->nunit < NM_MAX_STANDINS)
-                    snprintf(wl->unit[wl->nunit++], NM_NAME_MAX, "%s", o->dim[d]);
+                if (nm_workload_dim(wl, o->dim[d]) < 0 && !nm_workload_unit_dim(wl, o->dim[d]))
+                    ok &= add_standin(wl->unit, &wl->nunit, o->dim[d]);
             for (int k = 0; k < o->nds; k++)
                 if (nm_workload_ds(wl, o->ds[k].name) < 0 &&
-                    !nm_workload_absent_ds(wl, o->ds[k].name) && wl->nabsent < NM_MAX_STANDINS)
-                    snprintf(wl->absent[wl->nabsent++], NM_NAME_MAX, "%s", o->ds[k].name);
+                    !nm_workload_absent_ds(wl, o->ds[k].name))
+                    ok &= add_standin(wl->absent, &wl->nabsent, o->ds[k].name);
         }
         for (size_t k = 0; k < sizeof conv_dims / sizeof *conv_dims; k++)
-            if (nm_workload_dim(wl, conv_dims[k]) < 0 && !nm_workload_unit_dim(wl, conv_dims[k]) &&
-                wl->nunit < NM_MAX_STANDINS)
-                snprintf(wl->unit[wl->nunit++], NM_NAME_MAX, "%s", conv_dims[k]);
+            if (nm_workload_dim(wl, conv_dims[k]) < 0 && !nm_workload_unit_dim(wl, conv_dims[k]))
+                ok &= add_standin(wl->unit, &wl->nunit, conv_dims[k]);
+        if (!ok)
+            return i;
     }
+    return -1;
 }
 
 /* Each data space's role: as `roles:` gives them, else the output is
@@ -333,7 +345,12 @@ nm_status nm_chain_link(nm_chain *c, nm_error *err)
             }
         }
     }
-    stand_ins(c);
+    int full = stand_ins(c);
+    if (full >= 0)
+        return nm_yerror(err, op_node(&c->op[full]), "operation '%s' lacks more than %d of the "
+                         "chain's other indices and tensors (and the convolution dimensions "
+                         "and roles a design may name): split the chain", c->op[full].name,
+                         NM_MAX_STANDINS);
     return NM_OK;
 }
 

@@ -6,7 +6,6 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "nestmap/alloc.h"
 #include "nestmap/job.h"

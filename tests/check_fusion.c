@@ -840,6 +840,23 @@ static void expect_error(const char *chain, const char *map, unsigned need, int 
 START_TEST(located_errors)
 {
     const unsigned all = NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN;
+    /* eight operations of nine indices each: the first lacks 63 of the
+     * others' indices and the convolution dimensions, more stand-ins than
+     * an operation holds */
+    char many[4096];
+    size_t n = (size_t)snprintf(many, sizeof many, "problem:\n  chain:\n");
+    for (int k = 0; k < 8; k++)
+        n += (size_t)snprintf(many + n, sizeof many - n, "  - {name: o%d, einsum: \"T%d[a%d,b%d,"
+                              "c%d,d%d,e%d] = X%d[a%d,b%d,c%d,d%d,e%d] * W%d[f%d,g%d,h%d,i%d]\"}\n",
+                              k, k, k, k, k, k, k, k, k, k, k, k, k, k, k, k, k, k);
+    n += (size_t)snprintf(many + n, sizeof many - n, "  bounds: {");
+    for (int k = 0; k < 8; k++)
+        n += (size_t)snprintf(many + n, sizeof many - n, "%sa%d: 2, b%d: 2, c%d: 2, d%d: 2, "
+                              "e%d: 2, f%d: 2, g%d: 2, h%d: 2, i%d: 2", k ? ", " : "", k, k, k,
+                              k, k, k, k, k, k);
+    snprintf(many + n, sizeof many - n, "}\n");
+    expect_error(many, "", NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN, 13,
+                 "operation 'o0' lacks more than 64 of the chain's other indices");
     /* the arch takes 10 lines: the chain starts at line 11 */
     expect_error("problem:\n  chain:\n"
                  "  - {name: a, einsum: \"Y[m] = T[m] * W[m]\"}\n"
