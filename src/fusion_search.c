@@ -519,6 +519,14 @@ nm_status nm_fused_search(const nm_arch *arch, const nm_chain *c, const nm_ynode
                           const nm_ynode *more, const nm_search_opts *o, int fuse,
                           nm_fused_result *res, nm_error *err)
 {
+    return nm_fused_search_given(arch, c, constraints, more, o, fuse, NULL, res, err);
+}
+
+nm_status nm_fused_search_given(const nm_arch *arch, const nm_chain *c,
+                                const nm_ynode *constraints, const nm_ynode *more,
+                                const nm_search_opts *o, int fuse, const nm_mapping *alone,
+                                nm_fused_result *res, nm_error *err)
+{
     memset(res, 0, sizeof *res);
     res->alone = -1;
     double t0 = nm_job_wall();
@@ -537,7 +545,12 @@ nm_status nm_fused_search(const nm_arch *arch, const nm_chain *c, const nm_ynode
         range_best *r = &rb[i][i];
         r->g = (nm_fused_group){.first = i, .nops = 1, .level = arch->nlevels - 1};
         int ok = 0;
-        st = search_op(&x, arch, i, constraints, more, 0, &r->map[0], &ok, err);
+        if (alone && alone[i].nlevels > 0) { /* given: the operation's own best */
+            r->map[0] = alone[i];
+            ok = 1;
+        } else {
+            st = search_op(&x, arch, i, constraints, more, 0, &r->map[0], &ok, err);
+        }
         /* (none found alone: a fused group may still hold it) */
         if (st == NM_OK && ok)
             r->ok = eval_group(&x, &r->g, r->map, r->onchip, &r->sum);

@@ -305,7 +305,12 @@ static void search_run(const nm_network *net, const nm_arch *arch, const nm_ynod
         return;
     if (r->same_as != r - fu->run)
         return; /* the earlier run's search serves */
-    r->status = nm_fused_search(arch, &r->chain, cons, more, o, 1, &r->res, &r->err);
+    /* each layer alone: its own best mapping, as the network has it */
+    nm_mapping alone[NM_MAX_OPS];
+    for (int k = 0; k < r->n; k++)
+        alone[k] = mapped(net, out, r->first + k)->best.map;
+    r->status = nm_fused_search_given(arch, &r->chain, cons, more, o, 1, alone, &r->res,
+                                      &r->err);
     if (r->status != NM_OK)
         return;
     const nm_fused_sum *b = &r->res.best_st->total;

@@ -278,6 +278,14 @@ typedef struct nm_fused_result {
 nm_status nm_fused_search(const nm_arch *arch, const nm_chain *c, const nm_ynode *constraints,
                           const nm_ynode *more, const struct nm_search_opts *o, int fuse,
                           nm_fused_result *res, nm_error *err);
+
+/* As nm_fused_search, with each operation's mapping alone given where
+ * alone[i] has levels (its best found elsewhere, as `network --fuse` has
+ * each layer's): that operation is not searched alone.  alone may be NULL. */
+nm_status nm_fused_search_given(const nm_arch *arch, const nm_chain *c,
+                                const nm_ynode *constraints, const nm_ynode *more,
+                                const struct nm_search_opts *o, int fuse,
+                                const nm_mapping *alone, nm_fused_result *res, nm_error *err);
 void nm_fused_result_fini(nm_fused_result *res);
 
 #endif
