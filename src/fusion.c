@@ -51,9 +51,6 @@ static const nm_ynode *dims_node(const nm_chain_op *op)
 static const char *const conv_dims[] = {"N", "C", "M", "K", "P", "Q", "R", "S", "G"};
 static const char *const roles[] = {"Inputs", "Weights", "Outputs"};
 
-/* Gives every operation the others' indices as stand-ins and the others'
- * tensors as absent ones, and likewise the convolution dimensions and the
- * roles it lacks. */
 /* Appends name to a stand-in list of n names; 0 when it is full. */
 static int add_standin(char (*list)[NM_NAME_MAX], int *n, const char *name)
 {
@@ -63,7 +60,10 @@ static int add_standin(char (*list)[NM_NAME_MAX], int *n, const char *name)
     return 1;
 }
 
-/* Returns the operation whose stand-in lists overflow, or -1. */
+/* Gives every operation the others' indices as stand-ins and the others'
+ * tensors as absent ones, and likewise the convolution dimensions and the
+ * roles it lacks.  Returns the operation whose lists would overflow, or
+ * -1. */
 static int stand_ins(nm_chain *c)
 {
     for (int i = 0; i < c->nops; i++) {
