@@ -230,25 +230,27 @@ nm_status nm_network_chain(const nm_network *net, int first, int n, nm_chain *c,
     return NM_OK;
 }
 
-/* Whether layer i's mapping evaluates, as operation k of chain c alone, to
- * the layer's own figures exactly. */
-static int same_as_layer(const nm_arch *arch, const nm_chain *c, int k, const nm_stats *own,
-                         const nm_mapping *map, nm_fused_stats *st, nm_error *err)
+/* Whether a layer's mapping evaluates, as operation k of chain c alone,
+ * to the layer's own figures (own) exactly.  one: room for that operation
+ * as a chain of its own (the chain itself when it has one operation). */
+static int same_as_layer(const nm_arch *arch, const nm_chain *c, int k, nm_chain *one,
+                         const nm_stats *own, const nm_mapping *map, nm_fused_stats *st,
+                         nm_error *err)
 {
     nm_fused_model fm;
-    nm_chain one = *c;
-    if (c->nops > 1) { /* the operation alone: a chain of one, linked again */
-        one.nops = 1;
-        one.op[0] = c->op[k];
-        for (int ds = 0; ds < one.op[0].wl.nds; ds++)
-            one.op[0].producer[ds] = -1;
+    if (c != one) { /* the operation alone, read from no other */
+        memcpy(one->name, c->name, NM_NAME_MAX);
+        one->nops = 1;
+        one->op[0] = c->op[k];
+        for (int ds = 0; ds < one->op[0].wl.nds; ds++)
+            one->op[0].producer[ds] = -1;
     }
-    if (nm_fused_model_init(&fm, arch, &one, err) != NM_OK)
+    if (nm_fused_model_init(&fm, arch, one, err) != NM_OK)
         return 0;
     nm_fused_map *m = nm_calloc(1, sizeof *m);
     int same = 0;
     if (m) {
-        nm_fused_map_unfused(m, &one, arch, map);
+        nm_fused_map_unfused(m, one, arch, map);
         same = nm_fused_model_eval(&fm, m, st) && st->op[0].energy == own->energy &&
                st->op[0].cycles == own->cycles &&
                st->op[0].last_level_accesses == own->last_level_accesses &&
@@ -290,15 +292,18 @@ static void sum_scaled(nm_fused_sum *t, const nm_fused_sum *s, int64_t k, int si
  * decides whether its fused mapping is used. */
 static void search_run(const nm_network *net, const nm_arch *arch, const nm_ynode *cons,
                        const nm_ynode *more, const nm_search_opts *o, const nm_layer_result *out,
-                       nm_network_fusion *fu, nm_network_run *r, nm_fused_stats *st)
+                       nm_network_fusion *fu, nm_network_run *r, nm_chain *one,
+                       nm_fused_stats *st)
 {
     nm_error_clear(&r->err);
     r->status = nm_network_chain(net, r->first, r->n, &r->chain, &r->err);
     for (int k = 0; k < r->n && r->status == NM_OK; k++) {
         const nm_search_result *lr = mapped(net, out, r->first + k);
+        nm_error e;
+        nm_error_clear(&e);
         fu->checked++;
-        fu->equal += same_as_layer(arch, &r->chain, k, &lr->best_stats, &lr->best.map, st,
-                                   &r->err);
+        fu->equal += same_as_layer(arch, &r->chain, k, one, &lr->best_stats, &lr->best.map, st,
+                                   &e);
         nm_fused_sum_add(&r->unfused, &lr->best_stats);
     }
     if (r->status != NM_OK)
@@ -368,14 +373,14 @@ nm_status nm_network_fuse(const nm_network *net, const nm_arch *arch, const nm_y
         nm_error_clear(&e);
         fu->checked++;
         fu->equal += nm_network_chain(net, i, 1, one, &e) == NM_OK &&
-                     same_as_layer(arch, one, 0, &lr->best_stats, &lr->best.map, st, &e);
+                     same_as_layer(arch, one, 0, one, &lr->best_stats, &lr->best.map, st, &e);
     }
     for (int k = 0; k < fu->nruns; k++) {
         nm_network_run *r = &fu->run[k];
         if (o->stop && *o->stop) /* interrupted: the rest are not searched */
             r->status = nm_error_set(&r->err, NM_ERR_INPUT, NULL, 0, 0, "interrupted");
         else
-            search_run(net, arch, constraints, more, o, out, fu, r, st);
+            search_run(net, arch, constraints, more, o, out, fu, r, one, st);
     }
     /* The totals: the network layer by layer, each run's fused result in
      * place of its layers where it is used. */

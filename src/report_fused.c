@@ -310,26 +310,23 @@ static void fusion_text(FILE *f, const nm_arch *arch, const nm_network *net,
                 r->unfused.energy * 1e-6, (unsigned long long)b->backing,
                 (unsigned long long)r->unfused.backing);
     }
-    int nw = 0, nr = 0;
     nm_link l;
-    for (int i = 0; i + 1 < net->nlayers; i++)
-        if (not_fused(net, out, i, &l)) {
-            nw += l.kind == NM_LINK_WINDOW;
-            nr += l.kind == NM_LINK_REPEAT;
-        }
     for (int kind = NM_LINK_WINDOW; kind <= NM_LINK_REPEAT; kind++) {
-        int n = kind == NM_LINK_WINDOW ? nw : nr, shown = 0;
-        if (!n)
-            continue;
-        fprintf(f, "Not fused, %s:",
-                kind == NM_LINK_WINDOW
-                    ? "reading windows or strided rows of the layer before (halos are not "
-                      "modelled)"
-                    : "reading the layer before whole but running a different number of times");
-        for (int i = 0; i + 1 < net->nlayers; i++)
-            if (not_fused(net, out, i, &l) && (int)l.kind == kind)
-                fprintf(f, "%s %s", shown++ ? "," : "", net->layer[i + 1].name);
-        fputc('\n', f);
+        int shown = 0;
+        for (int i = 0; i + 1 < net->nlayers; i++) {
+            if (!not_fused(net, out, i, &l) || (int)l.kind != kind)
+                continue;
+            if (!shown)
+                fprintf(f, "Not fused, %s:",
+                        kind == NM_LINK_WINDOW
+                            ? "reading windows or strided rows of the layer before (halos are "
+                              "not modelled)"
+                            : "reading the layer before whole but running a different number "
+                              "of times");
+            fprintf(f, "%s %s", shown++ ? "," : "", net->layer[i + 1].name);
+        }
+        if (shown)
+            fputc('\n', f);
     }
     const nm_fused_sum *a = &fu->fused, *u = &fu->unfused;
     double ea = a->energy * (double)a->cycles, eu = u->energy * (double)u->cycles;

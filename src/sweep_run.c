@@ -113,6 +113,19 @@ static int level_column(const nm_sweep_run *run, const char *name, int arith)
     return -1;
 }
 
+/* The sweep's level column of each level of arch (col[arch->nlevels]: the
+ * arithmetic's), -1 where none; marks them present in s. */
+static void level_columns(const nm_sweep_run *run, const nm_arch *arch, nm_sweep_summary *s,
+                          int *col)
+{
+    for (int l = 0; l <= arch->nlevels; l++) {
+        int arith = l == arch->nlevels;
+        col[l] = level_column(run, arith ? arch->arith.name : arch->level[l].name, arith);
+        if (col[l] >= 0)
+            s->level_on[col[l]] = 1;
+    }
+}
+
 /* Adds rep runs of a layer (or operation) whose stats are *st to the
  * point's off-chip bytes (each tensor at its width there:
  * tensor_datawidth) and to what bound its cycles: the arithmetic when
@@ -180,12 +193,7 @@ static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_sear
     s->workload_cycles[w] = (double)fs->total.cycles;
     s->seconds += (double)fs->total.cycles * arch->cycle_seconds;
     int col[NM_MAX_LEVELS + 1];
-    for (int l = 0; l <= arch->nlevels; l++) {
-        int arith = l == arch->nlevels;
-        col[l] = level_column(run, arith ? arch->arith.name : arch->level[l].name, arith);
-        if (col[l] >= 0)
-            s->level_on[col[l]] = 1;
-    }
+    level_columns(run, arch, s, col);
     size_t csv_len;
     FILE *f = open_memstream(csv, &csv_len);
     if (f)
@@ -268,14 +276,10 @@ static nm_status map_workload(const nm_sweep_run *run, const char *design, int w
         s->area_um2 = arch_area(arch);
         /* By the sweep's columns (the checks made one for every level). */
         int col[NM_MAX_LEVELS + 1];
-        for (int l = 0; l <= arch->nlevels; l++) {
-            int arith = l == arch->nlevels;
-            col[l] = level_column(run, arith ? arch->arith.name : arch->level[l].name, arith);
-            if (col[l] >= 0) {
+        level_columns(run, arch, s, col);
+        for (int l = 0; l <= arch->nlevels; l++)
+            if (col[l] >= 0)
                 s->level_pj[col[l]] += t.level[l];
-                s->level_on[col[l]] = 1;
-            }
-        }
         for (int i = 0; i < net.nlayers; i++) {
             nm_roofline r;
             nm_roofline_of(&r, arch, &net.layer[i].wl);
