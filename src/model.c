@@ -246,7 +246,7 @@ static inline uint64_t tile_words(const nm_model *mdl, int s, int ds, uint64_t t
     const nm_workload *wl = mdl->wl;
     /* a tile with metadata holds its nonzeros (sparse.h) */
     if (mdl->arch->sparse.repr[s][ds].nranks && t)
-        t = nm_density_max_occupancy(&wl->density[ds], t, nm_workload_ds_size(wl, ds));
+        t = nm_density_capacity(&wl->density[ds], t, nm_workload_ds_size(wl, ds));
     if ((mdl->wide >> s) & 1u) /* in the level's words */
         t = in_words(t, mdl->ds_bits[s][ds], mdl->arch->level[s].word_bits);
     return t;
@@ -1098,7 +1098,10 @@ void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_wo
                  lim, wl->ds[inv->index].name);
         return;
     case NM_INV_FORMAT:
-        if (inv->got == 4)
+        if (inv->got == 5)
+            snprintf(buf, size, "couldn't evaluate level %s: out of memory for the "
+                     "distribution of %s's banded tiles", lname, wl->ds[inv->index].name);
+        else if (inv->got == 4)
             snprintf(buf, size, "couldn't map level %s: %s is compressed here but not in the "
                      "level above (compressing on chip is not modelled: Timeloop's model "
                      "aborts there); compress it above too, or not here", lname,

@@ -24,20 +24,41 @@
 
 uint64_t nm_density_nnz(const nm_density *dm, uint64_t N)
 {
+    if (dm->kind == NM_DENSITY_BANDED)
+        return dm->nnz;
     return (uint64_t)ceil(dm->d * (double)N);
 }
 
-double nm_density_p_empty(const nm_density *dm, uint64_t n, uint64_t N)
+nm_dtile nm_dtile_box(const nm_dataspace *ds, const int64_t *ext)
 {
-    if (n == 0)
+    nm_dtile t = {1, 0, 0};
+    int64_t e[NM_MAX_RANKS];
+    for (int r = 0; r < ds->nranks; r++) {
+        e[r] = 1;
+        for (int k = 0; k < ds->rank[r].nterms; k++)
+            e[r] += ds->rank[r].term[k].coef * (ext[ds->rank[r].term[k].dim] - 1);
+        t.n *= (uint64_t)e[r];
+    }
+    if (ds->nranks == 2) {
+        t.rows = e[0];
+        t.cols = e[1];
+    }
+    return t;
+}
+
+double nm_density_p_empty(const nm_density *dm, const nm_dtile *t, uint64_t N)
+{
+    if (t->n == 0)
         return 1.0;
     if (dm->kind == NM_DENSITY_FIXED) {
         /* s*d nonzeros, floor with probability 1 - frac, ceil with frac:
          * empty only when the floor is 0 */
-        double exact = (double)n * dm->d;
+        double exact = (double)t->n * dm->d;
         return floor(exact) == 0.0 ? 1.0 - (exact - floor(exact)) : 0.0;
     }
-    return nm_hyper_p0(n, N, nm_density_nnz(dm, N));
+    if (dm->kind == NM_DENSITY_BANDED)
+        return nm_band_p_empty(dm, t->rows, t->cols);
+    return nm_hyper_p0(t->n, N, nm_density_nnz(dm, N));
 }
 
 double nm_density_expected(const nm_density *dm, uint64_t n, uint64_t N)
@@ -49,7 +70,8 @@ double nm_density_expected(const nm_density *dm, uint64_t n, uint64_t N)
 
 const char *nm_density_name(const nm_density *dm)
 {
-    return dm->kind == NM_DENSITY_FIXED ? "fixed_structured" : "hypergeometric";
+    static const char *const name[] = {"fixed_structured", "hypergeometric", "banded"};
+    return name[dm->kind];
 }
 
 /* ---- parsing ---- */
@@ -78,11 +100,55 @@ static nm_status tensor(const nm_ynode *n, const nm_workload *wl, const char *wh
     return *out < 0 ? unknown_tensor(err, n, wl, s, what) : NM_OK;
 }
 
+/* A banded density (Timeloop's: a square two-rank tensor; band_width, 0
+ * when absent, elements each side of the diagonal; its density follows). */
+static nm_status parse_band(nm_density *dm, const nm_ynode *v, const nm_ynode *dn,
+                            const nm_workload *wl, int ds, nm_error *err)
+{
+    const nm_dataspace *dsp = &wl->ds[ds];
+    nm_dtile whole = nm_dtile_box(dsp, wl->bound);
+    const int64_t side[2] = {whole.rows, whole.cols};
+    if (dsp->nranks != 2)
+        return nm_yerror(err, dn, "a banded density needs a two-rank (matrix) tensor; '%s' "
+                         "has %d ranks", dsp->name, dsp->nranks);
+    if (side[0] != side[1])
+        return nm_yerror(err, dn, "a banded density needs a square tensor (Timeloop's "
+                         "model); '%s' is %lld x %lld", dsp->name, (long long)side[0],
+                         (long long)side[1]);
+    int64_t band = 0;
+    const nm_ynode *bw = nm_ymap_get(v, "band_width");
+    nm_status st;
+    if (bw && !nm_yis_null(bw) && (st = nm_yget_int(bw, "band_width", &band, err)) != NM_OK)
+        return st;
+    if (band < 0)
+        return nm_yerror(err, bw, "band_width must be 0 (a diagonal) or more, not %lld",
+                         (long long)band);
+    dm->kind = NM_DENSITY_BANDED;
+    dm->band = band;
+    dm->side = side[0];
+    dm->nnz = nm_band_total(side[0], band);
+    dm->d = (double)dm->nnz / ((double)side[0] * (double)side[0]);
+    dm->given = 1;
+    const nm_ynode *dv = nm_ymap_get(v, "density");
+    double given;
+    if (dv && !nm_yis_null(dv)) {
+        if ((st = nm_yget_num(dv, "a density", &given, err)) != NM_OK)
+            return st;
+        if (fabs(given - dm->d) > 5e-7)
+            return nm_yerror(err, dv, "a banded density follows from band_width: %lld "
+                             "each side of the diagonal of '%s' (%lld x %lld) holds %llu "
+                             "nonzeros, density %.6g, not %g; drop 'density'",
+                             (long long)band, dsp->name, (long long)side[0],
+                             (long long)side[0], (unsigned long long)dm->nnz, dm->d, given);
+    }
+    return NM_OK;
+}
+
 nm_status nm_sparse_parse_densities(nm_density *dens, const nm_workload *wl,
                                     const nm_ynode *node, nm_error *err)
 {
     for (int i = 0; i < NM_MAX_DS; i++)
-        dens[i] = (nm_density){NM_DENSITY_FIXED, 1.0, 0};
+        dens[i] = (nm_density){NM_DENSITY_FIXED, 1.0, 0, 0, 0, 0};
     if (!node || nm_yis_null(node))
         return NM_OK;
     nm_status st = nm_yexpect(node, NM_Y_MAP, "densities", err);
@@ -117,7 +183,8 @@ nm_status nm_sparse_parse_densities(nm_density *dens, const nm_workload *wl,
                                  "'%s' (%llu); nestmap takes the tensor's", (long long)wts,
                                  wl->ds[ds].name,
                                  (unsigned long long)nm_workload_ds_size(wl, ds));
-            if (!dv)
+            if (!dv && !(dn && dn->kind == NM_Y_SCALAR &&
+                         (!strcmp(dn->str, "banded") || !strcmp(dn->str, "diagonal"))))
                 return nm_yerror(err, v, "density of '%s' has no 'density' value",
                                  wl->ds[ds].name);
             if (dn) {
@@ -128,9 +195,11 @@ nm_status nm_sparse_parse_densities(nm_density *dens, const nm_workload *wl,
                     dm->kind = NM_DENSITY_FIXED;
                 else if (!strcmp(s, "hypergeometric"))
                     dm->kind = NM_DENSITY_HYPERGEOMETRIC;
-                else if (!strcmp(s, "banded") || !strcmp(s, "diagonal"))
-                    return nm_yerror(err, dn, "the '%s' density model is not modelled yet "
-                                     "(fixed_structured and hypergeometric are)", s);
+                else if (!strcmp(s, "banded") || !strcmp(s, "diagonal")) {
+                    if ((st = parse_band(dm, v, dn, wl, ds, err)) != NM_OK)
+                        return st;
+                    continue;
+                }
                 else if (!strcmp(s, "uniform") || !strcmp(s, "random"))
                     return nm_yerror(err, dn, "unknown density distribution '%s'; nonzeros "
                                      "placed uniformly at random are 'hypergeometric'", s);
@@ -601,14 +670,7 @@ void nm_cnest_mold(const nm_cnest *c, int i, int ndims, int64_t *ext)
 
 uint64_t nm_ds_box(const nm_dataspace *ds, const int64_t *ext)
 {
-    uint64_t v = 1;
-    for (int r = 0; r < ds->nranks; r++) {
-        int64_t e = 1;
-        for (int t = 0; t < ds->rank[r].nterms; t++)
-            e += ds->rank[r].term[t].coef * (ext[ds->rank[r].term[t].dim] - 1);
-        v *= (uint64_t)e;
-    }
-    return v;
+    return nm_dtile_box(ds, ext).n;
 }
 
 int nm_ds_uses(const nm_dataspace *ds, int dim)
@@ -715,8 +777,8 @@ static int impact(const nm_arch *arch, const nm_workload *wl, const nm_cnest *c,
             ce[d] = (int64_t)((double)ce[d] * scaling);
             te[d] = (int64_t)((double)te[d] * scaling);
         }
-        uint64_t n = nm_ds_box(cds, ce);
-        effectual *= 1.0 - nm_density_p_empty(&wl->density[C], n, nm_workload_ds_size(wl, C));
+        nm_dtile n = nm_dtile_box(cds, ce);
+        effectual *= 1.0 - nm_density_p_empty(&wl->density[C], &n, nm_workload_ds_size(wl, C));
     }
     *p = 1.0 - effectual;
     *tl = t;
@@ -819,9 +881,12 @@ static void classify_computes(const nm_sparse *sp, const nm_workload *wl, const 
  * of the fiber (the tile with the fan-out's loop), its largest nonzero
  * count, at most its number of element tiles (Timeloop's
  * GetMaxNumElementByConfidence). */
-static uint64_t fiber_elements(const nm_density *dm, uint64_t fiber, uint64_t elem, uint64_t N)
+static uint64_t fiber_elements(const nm_density *dm, const nm_dtile *fiber,
+                               const nm_dtile *elem, uint64_t N)
 {
-    uint64_t n = elem ? fiber / elem : 0, occ = nm_density_max_occupancy(dm, fiber, N);
+    if (dm->kind == NM_DENSITY_BANDED)
+        return nm_band_elements(dm, fiber, elem);
+    uint64_t n = elem->n ? fiber->n / elem->n : 0, occ = nm_density_max_occupancy(dm, fiber, N);
     return occ < n ? occ : n;
 }
 
@@ -848,13 +913,14 @@ static double shrink_fanout(const nm_cnest *c, const nm_workload *wl, int U, int
         nm_cnest_mold(c, i - 1, wl->ndims, ext);
         if (grow)
             grow(c, wl, i, ext, arg);
-        uint64_t e = nm_ds_box(dsp, ext);
+        nm_dtile e = nm_dtile_box(dsp, ext);
         if (first) {
-            eff = 1.0 - nm_density_p_empty(dm, e, N);
+            eff = 1.0 - nm_density_p_empty(dm, &e, N);
             first = 0;
         }
         ext[c->dim[i]] *= c->f[i];
-        double r = (double)fiber_elements(dm, nm_ds_box(dsp, ext), e, N) / (double)c->f[i];
+        nm_dtile fiber = nm_dtile_box(dsp, ext);
+        double r = (double)fiber_elements(dm, &fiber, &e, N) / (double)c->f[i];
         if (c->spatial[i] == 1)
             *x = (uint64_t)((double)*x * r);
         else
@@ -1075,6 +1141,8 @@ struct nm_sparse_ws *nm_sparse_ws_new(void)
 
 void nm_sparse_ws_free(struct nm_sparse_ws *ws)
 {
+    if (ws)
+        nm_band_pdf_fini(&ws->band);
     nm_free(ws);
 }
 
@@ -1287,7 +1355,7 @@ int nm_sparse_apply(const nm_sparse *sp, const nm_arch *arch, const nm_workload 
             d->address_generations = d->actual[k] + d->gated[k] + d->actual[NM_ACC_FILL] +
                                      d->gated[NM_ACC_FILL];
         }
-    if (!nm_sparse_metadata_costs(sp, arch, wl, cn, out, ws))
+    if (!nm_sparse_metadata_costs(sp, arch, wl, out, ws))
         return 0;
     if (ws->spatial.on) { /* the instances spatial skipping leaves */
         const nm_sp_spatial *z = &ws->spatial;

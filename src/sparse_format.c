@@ -29,26 +29,35 @@ double nm_hyper_p0(uint64_t n, uint64_t N, uint64_t r)
         return 1.0;
     if (n + r > N)
         return 0.0;
-    if (n <= 4096) {
+    /* C(N - r, n) / C(N, n) = C(N - n, r) / C(N, r): the product over the
+     * fewer of n and r terms (a large tile given few nonzeros: r) */
+    uint64_t a = n < r ? n : r, b = n < r ? r : n;
+    if (a <= 4096) {
         long double p = 1.0L;
-        for (uint64_t i = 0; i < n && p > 1e-300L; i++)
-            p *= (long double)(N - r - i) / (long double)(N - i);
+        for (uint64_t i = 0; i < a && p > 1e-300L; i++)
+            p *= (long double)(N - b - i) / (long double)(N - i);
         return (double)p;
     }
     return exp(lchoose(N - r, n) - lchoose(N, n));
 }
 
-double nm_density_p_empty_given(const nm_density *dm, uint64_t n, uint64_t S, uint64_t o)
+double nm_density_p_empty_given(const nm_density *dm, const nm_dtile *sub, const nm_dtile *S,
+                                uint64_t o)
 {
     if (dm->kind == NM_DENSITY_FIXED) {
-        double exact = (double)n * ((double)o / (double)S);
+        double exact = (double)sub->n * ((double)o / (double)S->n);
         return floor(exact) == 0.0 ? 1.0 - (exact - floor(exact)) : 0.0;
     }
-    return nm_hyper_p0(n, S, o);
+    if (dm->kind == NM_DENSITY_BANDED)
+        return nm_band_p_empty_given(dm, sub, S, o);
+    return nm_hyper_p0(sub->n, S->n, o);
 }
 
-uint64_t nm_density_max_occupancy(const nm_density *dm, uint64_t n, uint64_t N)
+uint64_t nm_density_max_occupancy(const nm_density *dm, const nm_dtile *t, uint64_t N)
 {
+    uint64_t n = t->n;
+    if (dm->kind == NM_DENSITY_BANDED)
+        return n ? nm_band_max(dm, t->rows, t->cols) : 0;
     if (dm->kind == NM_DENSITY_FIXED) {
         /* the count at confidence 1: the floor only when s*d is whole */
         double exact = (double)n * dm->d;
@@ -58,12 +67,24 @@ uint64_t nm_density_max_occupancy(const nm_density *dm, uint64_t n, uint64_t N)
     return n >= r ? r : n;
 }
 
+uint64_t nm_density_capacity(const nm_density *dm, uint64_t n, uint64_t N)
+{
+    if (dm->kind == NM_DENSITY_BANDED) { /* one row of the band */
+        uint64_t row = 2u * (uint64_t)dm->band + 1u;
+        return n < row ? n : row;
+    }
+    nm_dtile t = nm_dtile_n(n);
+    return nm_density_max_occupancy(dm, &t, N);
+}
+
 /* The least nonzero count of a tile of n elements (shape: the dense tile),
  * with Timeloop's arithmetic (a hypergeometric tile's minimum is 0 unless
  * the tensor is full). */
 static uint64_t min_occupancy(const nm_density *dm, uint64_t n, uint64_t N, uint64_t shape)
 {
     double md;
+    if (dm->kind == NM_DENSITY_BANDED)
+        return 0; /* Timeloop's table always holds the empty count */
     if (dm->kind == NM_DENSITY_FIXED) {
         md = floor((double)n * dm->d) / (double)n;
     } else {
@@ -89,9 +110,14 @@ typedef struct occ_pdf {
     uint64_t n, N, r, k;
     long double p; /* P(k) */
     uint64_t mode; /* P falls past it (hypergeometric); UINT64_MAX: fixed */
+    const nm_band_pdf *band; /* banded: the table, walked at bi */
+    size_t bi;
 } occ_pdf;
 
-static void occ_pdf_init(occ_pdf *o, const nm_density *dm, uint64_t n, uint64_t N)
+/* band: for a banded density, the tile's table from nm_band_pdf_make
+ * (NULL otherwise). */
+static void occ_pdf_init(occ_pdf *o, const nm_density *dm, uint64_t n, uint64_t N,
+                         const nm_band_pdf *band)
 {
     o->dm = dm;
     o->n = n;
@@ -100,15 +126,22 @@ static void occ_pdf_init(occ_pdf *o, const nm_density *dm, uint64_t n, uint64_t 
     o->k = 0;
     o->p = 0.0L;
     o->mode = UINT64_MAX;
-    if (dm->kind == NM_DENSITY_FIXED)
+    o->band = band;
+    o->bi = 0;
+    if (dm->kind != NM_DENSITY_HYPERGEOMETRIC)
         return;
     o->mode = (uint64_t)floorl((long double)(n + 1) * (long double)(o->r + 1) /
                                (long double)(N + 2));
     uint64_t r = o->r, k0 = n + r > N ? n + r - N : 0;
     long double p = 1.0L;
-    if (k0 == 0) /* C(N-r, n) / C(N, n) */
-        for (uint64_t i = 0; i < n && p > 0.0L; i++)
-            p *= (long double)(N - r - i) / (long double)(N - i);
+    if (k0 == 0) { /* C(N-r, n) / C(N, n) = C(N-n, r) / C(N, r): the fewer terms */
+        uint64_t a = n < r ? n : r, b = n < r ? r : n;
+        for (uint64_t i = 0; i < a && p > 0.0L; i++)
+            p *= (long double)(N - b - i) / (long double)(N - i);
+    }
+    else if (N - n < N - r) /* C(r, k0) / C(N, n) = C(r, m) / C(N, m), m = N - n */
+        for (uint64_t i = 0; i < N - n && p > 0.0L; i++)
+            p *= (long double)(r - i) / (long double)(N - i);
     else /* C(r, k0) / C(N, n) with n - k0 = N - r */
         for (uint64_t i = 1; i <= N - r && p > 0.0L; i++)
             p *= (long double)(k0 + i) / (long double)(r + i);
@@ -126,6 +159,12 @@ static void occ_pdf_init(occ_pdf *o, const nm_density *dm, uint64_t n, uint64_t 
 static double occ_pdf_at(occ_pdf *o, uint64_t k)
 {
     const nm_density *dm = o->dm;
+    if (dm->kind == NM_DENSITY_BANDED) {
+        const nm_band_pdf *t = o->band;
+        while (o->bi < t->n && t->occ[o->bi] < k)
+            o->bi++;
+        return o->bi < t->n && t->occ[o->bi] == k ? t->p[o->bi] : 0.0;
+    }
     if (dm->kind == NM_DENSITY_FIXED) {
         double exact = (double)o->n * dm->d, pc = exact - floor(exact);
         if (floor(exact) == (double)k)
@@ -150,7 +189,10 @@ static double occ_pdf_at(occ_pdf *o, uint64_t k)
 static void occ_pdf_span(const occ_pdf *o, uint64_t *lo, uint64_t *hi)
 {
     uint64_t a, b;
-    if (o->dm->kind == NM_DENSITY_FIXED) {
+    if (o->dm->kind == NM_DENSITY_BANDED) {
+        a = o->band->n ? o->band->occ[0] : 0;
+        b = o->band->n ? o->band->occ[o->band->n - 1] : 0;
+    } else if (o->dm->kind == NM_DENSITY_FIXED) {
         double exact = (double)o->n * o->dm->d;
         a = (uint64_t)floor(exact);
         b = (uint64_t)ceil(exact);
@@ -169,6 +211,8 @@ static void occ_pdf_span(const occ_pdf *o, uint64_t *lo, uint64_t *hi)
  * count the rest are too (a fixed density's two terms: never said). */
 static int occ_pdf_falling(const occ_pdf *o, uint64_t k)
 {
+    if (o->dm->kind == NM_DENSITY_BANDED) /* past the table's last count */
+        return !o->band->n || k > o->band->occ[o->band->n - 1];
     return k > o->mode;
 }
 
@@ -386,23 +430,32 @@ static int define_ranks(const nm_sparse *sp, const nm_arch *arch, const nm_workl
         memcpy(t->ext[k], q->ext[i], sizeof t->ext[k]);
         t->ps[k + 1] = q->ps[i];
     }
-    for (int r = 0; r < t->nr; r++)
+    int64_t below[NM_MAX_DIMS]; /* the box of an entry of rank r */
+    for (int d = 0; d < nd; d++)
+        below[d] = 1;
+    for (int r = 0; r < t->nr; r++) {
         t->fiber[r] = nm_ds_box(dsp, t->ext[r]);
+        t->sub[r] = nm_dtile_box(dsp, below);
+        t->sub[r].n = t->ps[r];
+        for (int d = 0; d < nd; d++)
+            below[d] *= t->ext[r][d];
+    }
     (void)arch;
     return 1;
 }
 
-/* The metadata and payload units of each rank of a tile of S elements
- * holding o nonzeros (Timeloop's GetMetaDataTileOccupancyGivenDataTile and
- * the format models' GetOccupancy). */
+/* The metadata and payload units of each rank of tile S holding o
+ * nonzeros (Timeloop's GetMetaDataTileOccupancyGivenDataTile and the format
+ * models' GetOccupancy). */
 static void units_given(const nm_repr *rp, const nm_sp_tile *t, const nm_density *dm,
-                        uint64_t S, uint64_t o, double u[][2], int bits[][2])
+                        const nm_dtile *S, uint64_t o, double u[][2], int bits[][2])
 {
     double fibers = 1.0;
-    uint64_t cur = S;
+    const nm_dtile *cur = S;
     for (int r = t->nr - 1; r >= 0; r--) {
         const nm_rank_format *rf = &rp->rank[r];
-        uint64_t next = t->ps[r], fs = t->fiber[r];
+        const nm_dtile *next = &t->sub[r];
+        uint64_t fs = t->fiber[r];
         if (fs == 1 && r != t->nr - 1) {
             u[r][0] = u[r][1] = 0.0;
             bits[r][0] = bits[r][1] = 0;
@@ -441,34 +494,45 @@ static void units_given(const nm_repr *rp, const nm_sp_tile *t, const nm_density
         }
 }
 
-/* Expected density, occupancy and metadata of tensor ds at level s. */
-static void expect(const nm_sparse *sp, const nm_workload *wl, const nm_cnest *c, int s,
-                   int ds, struct nm_sparse_ws *ws)
+/* A banded tile's distribution into ws->band (0: out of memory). */
+static int band_table(const nm_density *dm, const nm_dtile *S, struct nm_sparse_ws *ws)
+{
+    return dm->kind != NM_DENSITY_BANDED || nm_band_pdf_make(dm, S->rows, S->cols, &ws->band);
+}
+
+/* Expected density, occupancy and metadata of tensor ds at level s; 0 when
+ * memory runs out (a banded tile's table). */
+static int expect(const nm_sparse *sp, const nm_workload *wl, const nm_cnest *c, int s,
+                  int ds, struct nm_sparse_ws *ws)
 {
     nm_sp_tile *t = &ws->t[s][ds];
     const nm_density *dm = &wl->density[ds];
     uint64_t N = nm_workload_ds_size(wl, ds);
     int64_t ext[NM_MAX_DIMS];
     nm_cnest_mold(c, c->last[s], wl->ndims, ext);
-    uint64_t S = nm_ds_box(&wl->ds[ds], ext);
-    t->maxocc = nm_density_max_occupancy(dm, S, N);
+    t->box = nm_dtile_box(&wl->ds[ds], ext);
+    uint64_t S = t->box.n;
+    t->maxocc = nm_density_max_occupancy(dm, &t->box, N);
     uint64_t lo = min_occupancy(dm, S, N, t->shape);
     int parent_md = t->parent >= 0 && ws->t[t->parent][ds].md;
     double scale = 1.0, first = -1.0;
     t->avg = 1.0;
     memset(t->occ, 0, sizeof t->occ);
     memset(t->bits, 0, sizeof t->bits);
-    if (!t->md && !(parent_md && lo == 0)) {
+    if (!t->md && !(parent_md && lo == 0) && dm->kind != NM_DENSITY_BANDED) {
         /* no metadata here, nothing truncated: the mean of the count
-         * (hypergeometric: S r / N; fixed: S d), which the sum gives */
+         * (hypergeometric: S r / N; fixed: S d), which the sum gives (a
+         * banded tile's sum over its positions is not its mean) */
         t->occupancy = fmin(nm_density_expected(dm, S, N), (double)t->shape);
         t->density = t->occupancy / (double)t->shape;
-        return;
+        return 1;
     }
+    if (!band_table(dm, &t->box, ws))
+        return 0;
     double total = 0.0;
     int bits_set = 0;
     occ_pdf pdf;
-    occ_pdf_init(&pdf, dm, S, N);
+    occ_pdf_init(&pdf, dm, S, N, &ws->band);
     uint64_t hi = t->maxocc;
     occ_pdf_span(&pdf, &lo, &hi);
     for (uint64_t k = lo; k <= hi; k++) {
@@ -502,7 +566,7 @@ static void expect(const nm_sparse *sp, const nm_workload *wl, const nm_cnest *c
         if (t->md) {
             double u[NM_MAX_FMT_RANKS][2];
             int b[NM_MAX_FMT_RANKS][2];
-            units_given(&sp->repr[s][ds], t, dm, S, k, u, b);
+            units_given(&sp->repr[s][ds], t, dm, &t->box, k, u, b);
             for (int r = 0; r < t->nr; r++) {
                 t->occ[r][0] += p * u[r][0];
                 t->occ[r][1] += p * u[r][1];
@@ -516,6 +580,7 @@ static void expect(const nm_sparse *sp, const nm_workload *wl, const nm_cnest *c
     /* (exactly, a density cannot pass 1; rounding must not make it) */
     t->occupancy = fmin(total, (double)t->shape);
     t->density = t->occupancy / (double)t->shape;
+    return 1;
 }
 
 int nm_sparse_formats(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
@@ -571,7 +636,10 @@ int nm_sparse_formats(const nm_sparse *sp, const nm_arch *arch, const nm_workloa
             nm_sp_tile *t = &ws->t[s][ds];
             if (!t->shape)
                 continue;
-            expect(sp, wl, c, s, ds, ws);
+            if (!expect(sp, wl, c, s, ds, ws)) {
+                out->invalid = (nm_invalid){NM_INV_FORMAT, s, ds, 0, 5, 0};
+                return 0;
+            }
             nm_fmt_stats *f = &ws->det.f[s][ds];
             memset(f, 0, sizeof *f);
             if (!t->md)
@@ -610,7 +678,7 @@ static const struct {
 };
 
 static double vector_ratio(const nm_workload *wl, int ds, const nm_sp_tile *t, int block,
-                           int s, const nm_cnest *c)
+                           struct nm_sparse_ws *ws)
 {
     if (block <= 1 || t->density >= 1.0)
         return 1.0;
@@ -625,12 +693,11 @@ static double vector_ratio(const nm_workload *wl, int ds, const nm_sp_tile *t, i
         return 1.0;
     const nm_density *dm = &wl->density[ds];
     uint64_t N = nm_workload_ds_size(wl, ds);
-    int64_t ext[NM_MAX_DIMS];
-    nm_cnest_mold(c, c->last[s], wl->ndims, ext);
-    uint64_t S = nm_ds_box(&wl->ds[ds], ext);
     double total = 0.0;
     occ_pdf pdf;
-    occ_pdf_init(&pdf, dm, S, N);
+    if (!band_table(dm, &t->box, ws))
+        return -1.0;
+    occ_pdf_init(&pdf, dm, t->box.n, N, &ws->band);
     uint64_t lo = 1, hi = t->shape;
     occ_pdf_span(&pdf, &lo, &hi);
     for (uint64_t k = lo; k <= hi; k++) {
@@ -643,7 +710,7 @@ static double vector_ratio(const nm_workload *wl, int ds, const nm_sp_tile *t, i
 }
 
 int nm_sparse_metadata_costs(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
-                             const nm_cnest *c, nm_stats *out, struct nm_sparse_ws *ws)
+                             nm_stats *out, struct nm_sparse_ws *ws)
 {
     for (int s = 0; s < arch->nlevels; s++) {
         const nm_level *L = &arch->level[s];
@@ -657,14 +724,19 @@ int nm_sparse_metadata_costs(const nm_sparse *sp, const nm_arch *arch, const nm_
             d->avg_instances = (double)d->utilized_instances * t->avg;
             d->meta_energy = (double)d->decompressions * L->e_decompress +
                              (double)d->compressions * L->e_compress;
-            if (sp->repr[s][ds].compressed)
-                d->vec_ratio = vector_ratio(wl, ds, t, L->block_size, s, c);
+            if (sp->repr[s][ds].compressed &&
+                (d->vec_ratio = vector_ratio(wl, ds, t, L->block_size, ws)) < 0.0) {
+                out->invalid = (nm_invalid){NM_INV_FORMAT, s, ds, 0, 5, 0};
+                return 0;
+            }
             if (!t->md)
                 continue;
             /* capacity: the metadata of the fullest tile, and its nonzeros */
             double u[NM_MAX_FMT_RANKS][2];
             int b[NM_MAX_FMT_RANKS][2];
-            units_given(&sp->repr[s][ds], t, &wl->density[ds], t->shape, t->maxocc, u, b);
+            nm_dtile full = t->box;
+            full.n = t->shape;
+            units_given(&sp->repr[s][ds], t, &wl->density[ds], &full, t->maxocc, u, b);
             double bits = 0.0;
             for (int r = 0; r < t->nr; r++) {
                 f->cap[r][0] = (uint64_t)ceil(u[r][0]);

@@ -12,6 +12,39 @@
 #include "nestmap/sparse.h"
 #include "nestmap/workload.h"
 
+/* ---- the banded density (sparse_banded.c) ---- */
+
+/* Nonzeros of a banded tensor of the given side. */
+uint64_t nm_band_total(int64_t side, int64_t band);
+
+/* Nonzeros of the box [r0, r1) x [c0, c1) of a band. */
+uint64_t nm_band_box_nnz(int64_t band, int64_t r0, int64_t r1, int64_t c0, int64_t c1);
+
+/* P(empty) and the largest count of a box of rows x cols over the grid. */
+double nm_band_p_empty(const nm_density *dm, int64_t rows, int64_t cols);
+uint64_t nm_band_max(const nm_density *dm, int64_t rows, int64_t cols);
+
+/* The distribution of a box's count: counts ascending, their weights (tile
+ * positions) and probabilities.  The caller owns the table: zeroed before
+ * the first nm_band_pdf_make, which reuses its arrays, and released with
+ * nm_band_pdf_fini. */
+typedef struct nm_band_pdf {
+    size_t n, cap;
+    uint64_t *occ, *w;
+    double *p;
+} nm_band_pdf;
+
+/* 0 when memory runs out (the table then holds what fitted). */
+int nm_band_pdf_make(const nm_density *dm, int64_t rows, int64_t cols, nm_band_pdf *t);
+void nm_band_pdf_fini(nm_band_pdf *t);
+
+/* P(box sub holds no nonzero) within a tile of box `tile` holding o. */
+double nm_band_p_empty_given(const nm_density *dm, const nm_dtile *sub, const nm_dtile *tile,
+                             uint64_t o);
+
+/* The nonempty element tiles (box elem) of the fullest fiber (box fiber). */
+uint64_t nm_band_elements(const nm_density *dm, const nm_dtile *fiber, const nm_dtile *elem);
+
 /* Timeloop's complete loop nest: per storage level, innermost first, a loop
  * for every dimension of its fan-out (when it has one) in the spatial
  * order, then a loop for every dimension in the temporal order, trivial
@@ -51,6 +84,8 @@ typedef struct nm_sp_tile {
     double density, occupancy;         /* expected density and nonzeros */
     double avg;                        /* share of the instances holding a nonempty tile */
     uint64_t maxocc;                   /* nonzeros at most */
+    nm_dtile box;                      /* the tile as the density model sees it */
+    nm_dtile sub[NM_MAX_FMT_RANKS];    /* an entry of each rank (sub[r]: rank r's) */
 } nm_sp_tile;
 
 /* The loops of one tensor's tile at a level, innermost first (its
@@ -100,6 +135,7 @@ struct nm_sparse_ws {
     nm_sp_loops loops;   /* scratch of the rank dealing */
     nm_sp_ranks ranks;
     nm_sp_spatial spatial;
+    nm_band_pdf band;    /* a banded tile's distribution (owned: nm_sparse_ws_free) */
 };
 
 /* The representations of one mapping: rank loops, fibers, expected
@@ -113,7 +149,7 @@ int nm_sparse_formats(const nm_sparse *sp, const nm_arch *arch, const nm_workloa
  * are split; fills ws->det.  0 with out->invalid set when the metadata does
  * not fit. */
 int nm_sparse_metadata_costs(const nm_sparse *sp, const nm_arch *arch, const nm_workload *wl,
-                             const nm_cnest *c, nm_stats *out, struct nm_sparse_ws *ws);
+                             nm_stats *out, struct nm_sparse_ws *ws);
 
 /* Nonzeros of a tensor of N elements: ceil(d N) (Timeloop's count). */
 uint64_t nm_density_nnz(const nm_density *dm, uint64_t N);
@@ -122,8 +158,9 @@ uint64_t nm_density_nnz(const nm_density *dm, uint64_t N);
  * marked (the hypergeometric probability of an empty tile). */
 double nm_hyper_p0(uint64_t n, uint64_t N, uint64_t r);
 
-/* P(no nonzero) in a sub-tile of n elements of a tile of S elements known
- * to hold o nonzeros, under density model dm. */
-double nm_density_p_empty_given(const nm_density *dm, uint64_t n, uint64_t S, uint64_t o);
+/* P(no nonzero) in sub-tile sub of tile S known to hold o nonzeros, under
+ * density model dm. */
+double nm_density_p_empty_given(const nm_density *dm, const nm_dtile *sub, const nm_dtile *S,
+                                uint64_t o);
 
 #endif

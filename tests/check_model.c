@@ -1056,6 +1056,138 @@ START_TEST(skipping_fanout_check)
 }
 END_TEST
 
+/* ---- the banded density, against element-by-element enumeration ---- */
+
+static uint64_t brute_box(int64_t band, int64_t r0, int64_t r1, int64_t c0, int64_t c1)
+{
+    uint64_t n = 0;
+    for (int64_t r = r0; r < r1; r++)
+        for (int64_t c = c0 < 0 ? 0 : c0; c < c1; c++)
+            n += (r - c <= band && c - r <= band);
+    return n;
+}
+
+static nm_density band_model(int64_t side, int64_t band)
+{
+    nm_density dm = {NM_DENSITY_BANDED, 0.0, 1, band, side, nm_band_total(side, band)};
+    dm.d = (double)dm.nnz / (double)(side * side);
+    return dm;
+}
+
+START_TEST(banded_density_by_enumeration)
+{
+    /* the band's total and any box's count, against counting elements;
+     * boxes both shorter and taller than the band (two ways of counting) */
+    for (int64_t side = 1; side <= 20; side += 3)
+        for (int64_t band = 0; band <= side + 2; band++)
+            ck_assert_uint_eq(nm_band_total(side, band), brute_box(band, 0, side, 0, side));
+    for (int64_t band = 0; band <= 6; band++)
+        for (int64_t r0 = 0; r0 < 12; r0 += 3)
+            for (int64_t h = 1; h <= 15; h += 2)
+                for (int64_t c0 = 0; c0 < 14; c0 += 2)
+                    for (int64_t w = 1; w <= 9; w += 4)
+                        ck_assert_uint_eq(nm_band_box_nnz(band, r0, r0 + h, c0, c0 + w),
+                                          brute_box(band, r0, r0 + h, c0, c0 + w));
+    /* square tiles that divide the tensor: the warm-up rows, their mirror
+     * images and one steady row standing for the rest give exactly the
+     * distribution over every tile position (and so does the scan of every
+     * row where there is no steady state) */
+    nm_band_pdf t;
+    memset(&t, 0, sizeof t);
+    static const int64_t sides[] = {12, 16, 24, 30};
+    for (size_t si = 0; si < sizeof sides / sizeof *sides; si++) {
+        int64_t W = sides[si];
+        for (int64_t band = 0; band <= 7; band++)
+            for (int64_t a = 1; a <= W; a++) {
+                if (W % a)
+                    continue;
+                nm_density dm = band_model(W, band);
+                ck_assert(nm_band_pdf_make(&dm, a, a, &t));
+                uint64_t count[1024] = {0}, most = 0;
+                for (int64_t r = 0; r < W; r += a)
+                    for (int64_t c = 0; c < W; c += a) {
+                        uint64_t k = brute_box(band, r, r + a, c, c + a);
+                        count[k]++;
+                        most = k > most ? k : most;
+                    }
+                uint64_t seen = 0, total = 0;
+                for (size_t i = 0; i < t.n; i++) {
+                    ck_assert_msg(t.w[i] == count[t.occ[i]],
+                                  "W=%lld band=%lld tile %lld: count %llu at %llu positions, "
+                                  "enumeration %llu", (long long)W, (long long)band,
+                                  (long long)a, (unsigned long long)t.occ[i],
+                                  (unsigned long long)t.w[i],
+                                  (unsigned long long)count[t.occ[i]]);
+                    seen += t.w[i];
+                    total += t.w[i] * t.occ[i];
+                }
+                ck_assert_uint_eq(seen, (uint64_t)((W / a) * (W / a)));
+                ck_assert_uint_eq(total, dm.nnz); /* the expected count is the band's */
+                ck_assert_uint_eq(nm_band_max(&dm, a, a), most);
+                ck_assert_double_eq_tol(nm_band_p_empty(&dm, a, a),
+                                        (double)count[0] / (double)seen, 1e-15);
+            }
+    }
+    /* a tile taller than wide: Timeloop's representative row stands for
+     * the steady rows though the band crosses their tiles elsewhere (W 12,
+     * band 0, tiles 2 x 3: row group 0 holds 2, then 0, 0, 0, taken for
+     * all six row groups) */
+    nm_density dm = band_model(12, 0);
+    ck_assert(nm_band_pdf_make(&dm, 2, 3, &t));
+    ck_assert_uint_eq(t.n, 2);
+    ck_assert_uint_eq(t.occ[0], 0);
+    ck_assert_uint_eq(t.w[0], 18);
+    ck_assert_uint_eq(t.occ[1], 2);
+    ck_assert_uint_eq(t.w[1], 6);
+    ck_assert_double_eq(t.p[1], 0.25);
+    nm_band_pdf_fini(&t);
+    /* given its tile's count: W 16, band 1, 4 x 4 tiles of 2 x 2 boxes.
+     * The tile at the origin holds 10 (2 + 3 + 3 + 2), every box in it
+     * nonempty; the first holding 1 is at columns 4-7 ((3, 4) only: three
+     * of its four boxes empty); one holding 0 is wholly empty */
+    dm = band_model(16, 1);
+    nm_dtile tile = {16, 4, 4}, box = {4, 2, 2};
+    ck_assert_double_eq(nm_band_p_empty_given(&dm, &box, &tile, 10), 0.0);
+    ck_assert_double_eq(nm_band_p_empty_given(&dm, &box, &tile, 1), 0.75);
+    ck_assert_double_eq(nm_band_p_empty_given(&dm, &box, &tile, 0), 1.0);
+    ck_assert_double_eq(nm_band_p_empty_given(&dm, &tile, &tile, 10), 0.0);
+    /* the tile at the origin is the first of the scan: the share of empty
+     * boxes in it, against counting elements, for boxes of every shape
+     * that divides tiles of several shapes */
+    for (int64_t band = 0; band <= 4; band++) {
+        nm_density bm = band_model(24, band);
+        for (int64_t th = 1; th <= 12; th++)
+            for (int64_t tw = 1; tw <= 12; tw++)
+                for (int64_t sh = 1; sh <= th; sh++)
+                    for (int64_t sw = 1; sw <= tw; sw++) {
+                        if (th % sh || tw % sw || 24 % th || 24 % tw)
+                            continue;
+                        uint64_t o = brute_box(band, 0, th, 0, tw), empty = 0;
+                        for (int64_t r = 0; r < th; r += sh)
+                            for (int64_t c = 0; c < tw; c += sw)
+                                empty += !brute_box(band, r, r + sh, c, c + sw);
+                        nm_dtile tt = {(uint64_t)(th * tw), th, tw};
+                        nm_dtile ss = {(uint64_t)(sh * sw), sh, sw};
+                        double want = (double)empty / (double)((th / sh) * (tw / sw));
+                        ck_assert_msg(nm_band_p_empty_given(&bm, &ss, &tt, o) == want,
+                                      "band %lld tile %lldx%lld box %lldx%lld: %g, not %g",
+                                      (long long)band, (long long)th, (long long)tw,
+                                      (long long)sh, (long long)sw,
+                                      nm_band_p_empty_given(&bm, &ss, &tt, o), want);
+                    }
+    }
+    /* the fullest 4 x 8 fiber holds 11 (rows 0-3, columns 0-7); both of
+     * its 4 x 4 element tiles hold a nonzero */
+    nm_dtile fiber = {32, 4, 8};
+    ck_assert_uint_eq(nm_band_max(&dm, 4, 8), 11);
+    ck_assert_uint_eq(nm_band_elements(&dm, &fiber, &tile), 2);
+    /* through the generic entry points */
+    ck_assert_uint_eq(nm_density_max_occupancy(&dm, &tile, 256), 10);
+    ck_assert_uint_eq(nm_density_capacity(&dm, 16, 256), 3); /* one row of the band */
+    ck_assert_double_eq_tol(nm_density_expected(&dm, 16, 256), 16.0 * 46.0 / 256.0, 1e-12);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("model");
@@ -1084,6 +1216,7 @@ static Suite *suite(void)
     tcase_add_test(tc, spatial_residual_idle_class);
     tcase_add_test(tc, v04_parallel_and_area);
     tcase_add_test(tc, skipping_fanout_check);
+    tcase_add_test(tc, banded_density_by_enumeration);
     suite_add_tcase(s, tc);
     return s;
 }

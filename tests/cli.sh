@@ -628,6 +628,50 @@ assert a["actual_reads"] == a["reads"] and a["utilized_instances_avg"] == 1, a
 else
     bad "full hypergeometric tile: $(head -3 "$tmp/err")"
 fi
+# Banded densities (Timeloop's: nonzeros within band_width of the diagonal
+# of a square tensor).  A band as wide as the tensor is the dense tensor:
+# every count and energy equal to density 1's.  A diagonal A (band 0) in
+# the example: every 16 x 64 tile of A holds 16 nonzeros, so the buffer
+# reads 1/64 of A's 262,144 reads and is filled with 16,384 / 64, and
+# skipping leaves 1/64 of the computes.
+for b in "banded, band_width: 70" "fixed_structured, density: 1.0"; do
+    sed -e "s/A: {distribution: fixed_structured, density: 0.5}/A: {distribution: $b}/" \
+        -e 's/depth: 2048, width: 8/depth: 8192, width: 8/' -e 's/metadata_storage_depth: 512/metadata_storage_depth: 4096/' \
+        "$src/examples/sparse/gemm_compressed.yaml" >"$tmp/band_${b%%,*}.yaml"
+    "$bin" model -q --json "$tmp/band_${b%%,*}.yaml" 2>"$tmp/err" | sed '/density_distribution\|wall_seconds/d' >"$tmp/band_${b%%,*}.json"
+done
+if [ -s "$tmp/band_banded.json" ] && cmp -s "$tmp/band_banded.json" "$tmp/band_fixed_structured.json"; then
+    ok "a band as wide as the tensor: the dense tensor's counts and energies, exactly"
+else
+    bad "full band vs dense: $(diff "$tmp/band_banded.json" "$tmp/band_fixed_structured.json" | head -5)"
+fi
+sed -e 's/A: {distribution: fixed_structured, density: 0.5}/A: {distribution: banded, band_width: 0}/' \
+    "$src/examples/sparse/gemm_compressed.yaml" >"$tmp/diag.yaml"
+if "$bin" model -q --json "$tmp/diag.yaml" 2>"$tmp/err" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+a = j["levels"][1]["dataspaces"]["A"]
+assert (a["reads"], a["actual_reads"], a["fills"], a["actual_fills"]) == (262144, 4096, 16384, 256), a
+assert a["density_distribution"] == "banded", a
+assert j["summary"]["actual_computes"] == 4096, j["summary"]
+'; then
+    ok "a diagonal A: the buffer reads 4,096 of 262,144, fills 256 of 16,384, 4,096 computes"
+else
+    bad "diagonal A: $(head -3 "$tmp/err")"
+fi
+if "$bin" model -q --json "$src/examples/sparse/spmm_banded.yaml" 2>"$tmp/err" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert j["summary"]["actual_computes"] == 766 * 64, j["summary"]
+a = j["levels"][1]["dataspaces"]["A"]
+assert a["utilized_capacity"] == 48, a
+'; then
+    ok "examples/sparse/spmm_banded.yaml: 766 nonzeros x 64 columns computes, 48 in the buffer's 16 x 256 tile"
+else
+    bad "spmm_banded: $(head -3 "$tmp/err")"
+fi
+expect 2 "--set a density on a banded tensor" -- "$bin" model -q --set problem.densities.A=0.5 "$tmp/diag.yaml"
+has "$tmp/err" "a banded density follows from band_width: 0 each side of the diagonal of 'A' (64 x 64) holds 64 nonzeros, density 0.015625, not 0.5" "... says what the band gives"
 python3 - "$src/examples/sparse/gemm_compressed.yaml" >"$tmp/onchip.yaml" <<'PY'
 import sys
 t = open(sys.argv[1]).read()

@@ -52,6 +52,7 @@ run fused_model "model --json on a fused chain" -- "$bin" model -q --json "$src/
 run fused_model "model --json on a fused chain that does not fit" -- "$bin" model -q --json --set GlobalBuffer.depth=1024 "$src/examples/fused/accelerator.yaml" "$src/examples/fused/attention.yaml" "$src/examples/fused/attention_fused.yaml"
 run fused_map "map --json on a chain" -- "$bin" map -q --json --max-evals 2000 "$src/tests/data/good/fused_ffn.yaml"
 run model "model --json with sparse tensors" -- "$bin" model -q --json "$src/examples/sparse/gemm_gating.yaml"
+run model "model --json with a banded density" -- "$bin" model -q --json "$src/examples/sparse/spmm_banded.yaml"
 run map "map --json with sparse tensors" -- "$bin" map -q --json --max-evals 500 "$src/examples/sparse/gemm_gating.yaml"
 run map "map --json" -- "$bin" map -q --json --max-evals 500 "$one"
 run map "map --json --algorithm optimal" -- "$bin" map -q --json --algorithm optimal --time-limit 5 "$one"

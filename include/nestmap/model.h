@@ -157,7 +157,8 @@ void nm_model_fini(nm_model *mdl);
 
 /* Evaluates mapping m: fills *out and returns 1 when valid, 0 when invalid
  * (out->invalid says why).  The nest built for m is written to *nest when not
- * NULL (for printing).  Allocates nothing.  A mapping that differs from the
+ * NULL (for printing).  Allocates nothing (but the sparse pass's table of a
+ * banded tensor's tile counts, grown in the workspace).  A mapping that differs from the
  * last valid one only in its temporal loop orders skips the checks and tile
  * sizes that do not depend on them, and the analysis carries over what the
  * inner loops left (nm_nest_ws_forget): runs of such mappings (the census,

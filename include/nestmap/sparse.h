@@ -34,22 +34,48 @@
 
 /* How a tensor's nonzeros are spread (problem.instance.densities). */
 typedef enum nm_density_kind {
-    NM_DENSITY_FIXED = 0,     /* fixed_structured (Timeloop's default, density 1):
-                               * every tile of s elements holds s*d nonzeros,
-                               * rounded down or up; 2:4 is 0.5 */
-    NM_DENSITY_HYPERGEOMETRIC /* ceil(d*N) nonzeros placed uniformly at random
-                               * among the tensor's N elements */
+    NM_DENSITY_FIXED = 0,      /* fixed_structured (Timeloop's default, density 1):
+                                * every tile of s elements holds s*d nonzeros,
+                                * rounded down or up; 2:4 is 0.5 */
+    NM_DENSITY_HYPERGEOMETRIC, /* ceil(d*N) nonzeros placed uniformly at random
+                                * among the tensor's N elements */
+    NM_DENSITY_BANDED          /* a square two-rank tensor whose nonzeros are
+                                * the elements within `band` of its diagonal
+                                * (band 0: a diagonal matrix); a tile's count
+                                * depends on where the band crosses it */
 } nm_density_kind;
 
 typedef struct nm_density {
     nm_density_kind kind;
-    double d;      /* in [0, 1] */
+    double d;      /* in [0, 1] (banded: the band's share of the tensor) */
     int given;     /* written in the input (else dense: fixed, 1) */
+    int64_t band;  /* banded: elements each side of the diagonal */
+    int64_t side;  /* banded: the tensor's side */
+    uint64_t nnz;  /* banded: the band's elements */
 } nm_density;
 
-/* Probability that a tile of n elements of a tensor of N elements holds no
- * nonzero. */
-double nm_density_p_empty(const nm_density *dm, uint64_t n, uint64_t N);
+/* A tile as the density models see it: its elements, and the extents of
+ * its box along a two-rank tensor's ranks (rows, cols; 0 for other
+ * tensors), anchored at the origin, as Timeloop's tile molds are.  Only a
+ * banded density reads the box. */
+typedef struct nm_dtile {
+    uint64_t n;
+    int64_t rows, cols;
+} nm_dtile;
+
+/* The tile of data space ds over a box of the operation space with the
+ * given extents per dimension. */
+struct nm_dataspace;
+nm_dtile nm_dtile_box(const struct nm_dataspace *ds, const int64_t *ext);
+
+/* A tile of n elements with no box (the models other than banded). */
+static inline nm_dtile nm_dtile_n(uint64_t n)
+{
+    return (nm_dtile){n, 0, 0};
+}
+
+/* Probability that tile t of a tensor of N elements holds no nonzero. */
+double nm_density_p_empty(const nm_density *dm, const nm_dtile *t, uint64_t N);
 
 /* Expected nonzeros in a tile of n elements of a tensor of N elements. */
 double nm_density_expected(const nm_density *dm, uint64_t n, uint64_t N);
@@ -155,9 +181,13 @@ nm_status nm_sparse_parse(nm_sparse *sp, const struct nm_arch *arch,
 nm_status nm_sparse_parse_densities(nm_density *dens, const struct nm_workload *wl,
                                     const nm_ynode *node, nm_error *err);
 
-/* Largest nonzero count of a tile of n elements (of a tensor of N): what a
- * compressed tile, or one with metadata, occupies. */
-uint64_t nm_density_max_occupancy(const nm_density *dm, uint64_t n, uint64_t N);
+/* Largest nonzero count of tile t (of a tensor of N elements). */
+uint64_t nm_density_max_occupancy(const nm_density *dm, const nm_dtile *t, uint64_t N);
+
+/* What a compressed tile of n elements, or one with metadata, occupies in
+ * a buffer's capacity check: its largest nonzero count (a banded tensor's
+ * tile: at most one row of the band, 2 band + 1, as Timeloop counts it). */
+uint64_t nm_density_capacity(const nm_density *dm, uint64_t n, uint64_t N);
 
 struct nm_mapping;
 struct nm_stats;
@@ -167,7 +197,8 @@ struct nm_stats;
  * adds the metadata's traffic and energy, and sets out->sparse; ws (from
  * nm_sparse_ws_new, NULL only when no optimization is active) is the
  * scratch, and keeps the metadata per rank.  Returns 0 when the representation makes the
- * mapping invalid (out->invalid says why), else 1.  Allocates nothing. */
+ * mapping invalid (out->invalid says why), else 1.  Allocates nothing but a
+ * banded tensor's table of tile counts, kept in ws and grown as needed. */
 int nm_sparse_apply(const nm_sparse *sp, const struct nm_arch *arch,
                     const struct nm_workload *wl, const struct nm_mapping *m,
                     struct nm_stats *out, struct nm_sparse_ws *ws);
