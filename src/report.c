@@ -999,9 +999,28 @@ void nm_report_ert(FILE *f, const nm_arch *arch)
         fprintf(f, "    - {name: write, energy: %.17g}\n", L->e_fill);
         fprintf(f, "    - {name: update, energy: %.17g}\n", L->e_update);
         fprintf(f, "    - {name: leak, energy: %.17g}\n", L->e_leak);
+        if (!arch->sparse.given)
+            continue;
+        /* the sparse actions, their fall-backs resolved (energy.c) */
+        static const char *const acc[3] = {"read", "fill", "update"};
+        static const char *const how[3] = {"random_", "gated_", "skipped_"};
+        for (int k = 0; k < 3; k++)
+            fprintf(f, "    - {name: gated_%s, energy: %.17g}\n"
+                    "    - {name: skipped_%s, energy: %.17g}\n",
+                    acc[k], L->e_gated[k], acc[k], L->e_skipped[k]);
+        for (int h = 0; h < 3; h++)
+            for (int k = 0; k < 3; k++)
+                fprintf(f, "    - {name: %smetadata_%s, energy: %.17g}\n", how[h], acc[k],
+                        L->e_meta[h][k]);
+        fprintf(f, "    - {name: decompression_count, energy: %.17g}\n"
+                "    - {name: compression_count, energy: %.17g}\n", L->e_decompress,
+                L->e_compress);
     }
     fprintf(f, "  - name: %s[1..%lld]\n    actions:\n    - {name: compute, energy: %.17g}\n",
             A->name, (long long)A->instances, A->e_compute);
+    if (arch->sparse.given)
+        fprintf(f, "    - {name: mac_gated, energy: %.17g}\n"
+                "    - {name: mac_skipped, energy: %.17g}\n", A->e_gated, A->e_skipped);
 }
 
 void nm_report_art(FILE *f, const nm_arch *arch)

@@ -87,7 +87,10 @@ static void sparse_ds(FILE *f, const nm_workload *wl, const nm_stats *st, int s,
     dsline(f, "Partition size");
     fprintf(f, "%llu\n", (unsigned long long)d->partition_size);
     dsline(f, "Tile density distribution");
-    fprintf(f, "%s\n", nm_density_name(&wl->density[ds]));
+    if (wl->density[ds].kind == NM_DENSITY_BANDED) /* Timeloop's type: "banded-<width>" */
+        fprintf(f, "banded-%lld\n", (long long)wl->density[ds].band);
+    else
+        fprintf(f, "%s\n", nm_density_name(&wl->density[ds]));
     dsline(f, "Data tile shape");
     fprintf(f, "%llu\n", (unsigned long long)d->tile_shape);
     dsline(f, "Max utilized data storage capacity");
@@ -391,6 +394,101 @@ static void child_names(FILE *f, const nm_level *P, int arith)
     }
 }
 
+/* The tensors' densities (those given), inside the instance's braces. */
+static void densities_yaml(FILE *f, const nm_workload *wl)
+{
+    int first = 1;
+    for (int ds = 0; ds < wl->nds; ds++) {
+        const nm_density *dm = &wl->density[ds];
+        if (!dm->given)
+            continue;
+        fprintf(f, "%s%s: {distribution: %s", first ? ", densities: {" : ", ", wl->ds[ds].name,
+                nm_density_name(dm));
+        char num[32];
+        if (dm->kind == NM_DENSITY_BANDED)
+            fprintf(f, ", band_width: %lld}", (long long)dm->band);
+        else
+            fprintf(f, ", density: %s}", shortest(num, sizeof num, dm->d));
+        first = 0;
+    }
+    if (!first)
+        fputc('}', f);
+}
+
+/* The design's sparse_optimizations in Timeloop's top-level form: per
+ * level its formats and action optimizations, and the arithmetic's
+ * compute optimization.  Word bits are written as resolved (Timeloop's
+ * defaults and adjustments give them back unchanged), but for UB, whose
+ * bits Timeloop takes from the level. */
+static void sparse_yaml(FILE *f, const nm_arch *arch, const nm_workload *wl)
+{
+    const nm_sparse *sp = &arch->sparse;
+    if (!sp->given)
+        return;
+    static const char *const fmt[] = {"UOP", "UB", "CP", "B", "RLE"};
+    static const char *const type[] = {"gating", "skipping", "skipping_spatial"};
+    fputs(sp->active ? "sparse_optimizations:\n  targets:\n" : "sparse_optimizations:\n  targets:", f);
+    for (int s = arch->nlevels - 1; s >= 0; s--) {
+        int nfmt = 0, ngroups = 0;
+        for (int ds = 0; ds < wl->nds; ds++)
+            nfmt += sp->repr[s][ds].nranks > 0;
+        for (int g = 0; g < sp->ngroups; g++)
+            ngroups += sp->group[g].level == s;
+        if (!nfmt && !ngroups)
+            continue;
+        fprintf(f, "  - name: %s\n", arch->level[s].name);
+        if (nfmt)
+            fputs("    representation_format:\n      data_spaces:\n", f);
+        for (int ds = 0; ds < wl->nds; ds++) {
+            const nm_repr *rp = &sp->repr[s][ds];
+            if (!rp->nranks)
+                continue;
+            fprintf(f, "      - name: %s\n", wl->ds[ds].name);
+            if (rp->inner_to_outer)
+                fputs("        rank_application_order: inner_to_outer\n", f);
+            fputs("        ranks:\n", f);
+            for (int r = rp->nranks - 1; r >= 0; r--) { /* outermost first */
+                const nm_rank_format *rf = &rp->rank[r];
+                fprintf(f, "        - {format: %s", fmt[rf->fmt]);
+                if (rf->fmt != NM_FMT_UB)
+                    fprintf(f, ", metadata_word_bits: %d, payload_word_bits: %d", rf->md_bits,
+                            rf->pl_bits);
+                for (int k = 0; k < rf->ngroups; k++) {
+                    fputs(k ? ", [" : ", flattened_rankIDs: [[", f);
+                    int first = 1;
+                    for (int d = 0; d < wl->ndims; d++)
+                        if ((rf->group[k] >> d) & 1u) {
+                            fprintf(f, "%s%s", first ? "" : ", ", wl->dim[d]);
+                            first = 0;
+                        }
+                    fputc(']', f);
+                }
+                fputs(rf->ngroups ? "]}\n" : "}\n", f);
+            }
+        }
+        if (ngroups)
+            fputs("    action_optimization:\n", f);
+        for (int g = 0; g < sp->ngroups; g++) {
+            const nm_saf_group *G = &sp->group[g];
+            if (G->level != s)
+                continue;
+            fprintf(f, "    - type: %s\n      options:\n", type[G->type]);
+            for (int o = 0; o < G->nopt; o++) {
+                fprintf(f, "      - {target: %s, condition_on: [", wl->ds[G->opt[o].target].name);
+                for (int c = 0; c < G->opt[o].ncond; c++)
+                    fprintf(f, "%s%s", c ? ", " : "", wl->ds[G->opt[o].cond[c]].name);
+                fputs("]}\n", f);
+            }
+        }
+    }
+    if (sp->compute_gate || sp->compute_skip)
+        fprintf(f, "  - name: %s\n    compute_optimization:\n%s%s", arch->arith.name,
+                sp->compute_gate ? "    - type: gating\n" : "",
+                sp->compute_skip ? "    - type: skipping\n" : "");
+    if (!sp->active)
+        fputs(" []\n", f); /* given, with nothing in it */
+}
+
 void nm_report_timeloop_input(FILE *f, const nm_arch *arch, const nm_workload *wl,
                               const nm_mapping *m)
 {
@@ -428,6 +526,17 @@ void nm_report_timeloop_input(FILE *f, const nm_arch *arch, const nm_workload *w
             fprintf(f, ", shared_bandwidth: %.17g", L->shared_bw);
         if (L->reduces == L->is_dram) /* not Timeloop's default */
             fprintf(f, ", reduction_supported: %s", L->reduces ? "true" : "false");
+        /* the metadata store and (de)compression (sparse.h; 0 / false by default) */
+        if (L->md_word_bits)
+            fprintf(f, ", metadata_datawidth: %d", L->md_word_bits);
+        if (L->md_width)
+            fprintf(f, ", metadata_storage_width: %d", L->md_width);
+        if (L->md_depth)
+            fprintf(f, ", metadata_storage_depth: %lld", (long long)L->md_depth);
+        if (L->decompression_supported)
+            fputs(", decompression_supported: true", f);
+        if (L->compression_supported)
+            fputs(", compression_supported: true", f);
         /* its networks: the inferred one's attributes, or the names of
          * explicit ones (written below); the child names them too */
         if (L->nnet >= 1 && !L->net[0].explicit_net)
@@ -506,7 +615,9 @@ void nm_report_timeloop_input(FILE *f, const nm_arch *arch, const nm_workload *w
     fputs("  instance: {", f);
     for (int d = 0; d < wl->ndims; d++)
         fprintf(f, "%s%s: %lld", d ? ", " : "", wl->dim[d], (long long)wl->bound[d]);
+    densities_yaml(f, wl);
     fputs("}\n", f);
+    sparse_yaml(f, arch, wl);
     nm_report_mapping_yaml(f, arch, wl, m);
     nm_report_ert(f, arch);
     nm_report_art(f, arch);

@@ -479,6 +479,31 @@ for c in json.load(open(sys.argv[1]))["components"]:
     fi
 done
 
+# A sparse design's timeloop-input.yaml carries its densities, formats,
+# gating and skipping, metadata stores and the sparse actions' energies, so
+# it reads back to the same counts (it was once written dense).
+for f in gemm_gating gemm_compressed spmm_banded; do
+    rm -rf "$tmp/sprt"
+    if "$bin" model -q --json -o "$tmp/sprt" --timeloop-names "$src/examples/sparse/$f.yaml" \
+        >"$tmp/sprt1" 2>"$tmp/err" &&
+        "$bin" model -q --json "$tmp/sprt/timeloop-input.yaml" >"$tmp/sprt2" 2>>"$tmp/err" &&
+        python3 - "$tmp/sprt1" "$tmp/sprt2" <<'PY' 2>>"$tmp/err"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["summary"] == b["summary"], (a["summary"], b["summary"])
+for la, lb in zip(a["levels"], b["levels"]):
+    for t, d in la.get("dataspaces", {}).items():
+        e = lb["dataspaces"][t]
+        for k, v in d.items():
+            assert e.get(k) == v, (la["name"], t, k, v, e.get(k))
+PY
+    then
+        ok "examples/sparse/$f.yaml: timeloop-input.yaml reads back to every sparse count"
+    else
+        bad "examples/sparse/$f.yaml: timeloop-input.yaml round trip"; head -3 "$tmp/err"
+    fi
+done
+
 # SIGTERM (timeout, a batch scheduler) ends a search as Ctrl-C does: the best
 # mapping is reported and its files written, exit 0.
 "$bin" map -q --threads 2 --victory 1000000 -o "$tmp/term" "$src/arch/eyeriss/eyeriss.yaml" \
