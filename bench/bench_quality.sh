@@ -23,6 +23,14 @@
 #     git commit of SRCDIR); the best is over every seed FILE holds for the
 #     cell at FACTOR, and the seeds column says how many.
 #     bench/results/quality_20x.csv holds ours.
+#   OPTIMAL=S  instead: `--algorithm optimal --time-limit S` on each cell
+#     (THREADS threads) and its outcome: proved optimal or not, the proven
+#     gap (best EDP over the lower bound, 1 when proved), its EDP and wall
+#     time.  With OPTIMAL_RESULTS=FILE the rows
+#     design,layer,limit,threads,proven,gap,edp,seconds,build are kept
+#     across runs (a cell at the same limit and threads is not run again),
+#     so that the matrix can be run in parts; bench/results/optimal_60s.csv
+#     holds ours.
 set -u
 nestmap=${1:-./nestmap}
 src=${2:-.}
@@ -94,6 +102,37 @@ recorded() { # design layer seed
     awk -F, -v d="$1" -v l="$2" -v s="$3" -v f="$factor" \
         '$1 == d && $2 == l && $3 == s && $4 == f { print $5; exit }' "$long"
 }
+
+if [ -n "${OPTIMAL:-}" ]; then
+    ores=${OPTIMAL_RESULTS:-$tmp/optimal}
+    [ -s "$ores" ] || echo "design,layer,limit,threads,proven,gap,edp,seconds,build" >"$ores"
+    echo "optimal, ${OPTIMAL} s limit, $threads threads${OPTIMAL_RESULTS:+ (rows kept in $ores)}"
+    printf '%-26s %-14s %7s %9s %11s %7s\n' design layer proven "gap" "EDP (J*cyc)" "time s"
+    for d in $designs; do
+        for l in $layers; do
+            row=$(awk -F, -v d="$d" -v l="$l" -v t="$OPTIMAL" -v n="$threads" \
+                '$1 == d && $2 == l && $3 == t && $4 == n { print; exit }' "$ores")
+            if [ -z "$row" ]; then
+                row=$("$nestmap" map -q --json --threads "$threads" --metric edp --algorithm optimal \
+                    --time-limit "$OPTIMAL" "$src/arch/$d.yaml" "$tmp/$l.yaml" 2>/dev/null |
+                    python3 -c '
+import json, sys
+try:
+    d = json.load(sys.stdin)
+    s, m = d["search"], d["summary"]
+    gap = 1.0 if s["proven_optimal"] else s.get("gap", float("nan"))
+    print("%s,%.6g,%.6g,%.2f" % ("yes" if s["proven_optimal"] else "no", gap,
+                                 m["edp_j_cycles"], s["wall_seconds"]))
+except (ValueError, KeyError):
+    print("-,-,-,-")')
+                row="$d,$l,$OPTIMAL,$threads,$row,$build"
+                echo "$row" >>"$ores"
+            fi
+            echo "$row" | awk -F, '{ printf "%-26s %-14s %7s %9s %11s %7s\n", $1, $2, $5, $6, $7, $8 }'
+        done
+    done
+    exit 0
+fi
 
 echo "default search vs $seeds seeds (from $first) of a ${factor}x budget${results:+, and the seeds $results holds}, $threads threads"
 printf '%-26s %-14s %11s %8s %6s %7s %11s %5s %8s\n' design layer "EDP (J*cyc)" cyc/bnd \

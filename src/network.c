@@ -315,32 +315,36 @@ void nm_network_bound(const nm_arch *arch, const nm_network *net, const nm_layer
     }
 }
 
+void nm_network_total_add(nm_network_total *t, const nm_arch *arch, const nm_workload *wl,
+                          const nm_stats *st, double k)
+{
+    t->mapped++;
+    t->macs += k * (double)nm_workload_ops(wl);
+    t->energy += k * st->energy;
+    t->cycles += k * (double)st->cycles;
+    t->lla += k * (double)st->last_level_accesses;
+    t->busy += k * st->utilization * (double)st->cycles;
+    for (int l = 0; l < arch->nlevels; l++) {
+        t->level[l] += k * st->level[l].energy;
+        t->noc += k * st->level[l].noc_energy;
+    }
+    t->level[arch->nlevels] += k * st->compute_energy;
+    nm_roofline r;
+    nm_roofline_of(&r, arch, wl);
+    t->bound_cycles += k * r.bound_cycles;
+    t->bound_energy += k * r.energy_pj;
+}
+
 void nm_network_totals(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
                        nm_network_total *t)
 {
     memset(t, 0, sizeof *t);
     for (int i = 0; i < net->nlayers; i++) {
         const nm_layer_result *lr = &out[net->layer[i].same_as];
-        if (lr->status != NM_OK || !lr->res.found) {
+        if (lr->status != NM_OK || !lr->res.found)
             t->failed++;
-            continue;
-        }
-        double k = (double)net->layer[i].repeat;
-        const nm_stats *st = &lr->res.best_stats;
-        t->mapped++;
-        t->macs += k * (double)nm_workload_ops(&net->layer[i].wl);
-        t->energy += k * st->energy;
-        t->cycles += k * (double)st->cycles;
-        t->lla += k * (double)st->last_level_accesses;
-        t->busy += k * st->utilization * (double)st->cycles;
-        for (int l = 0; l < arch->nlevels; l++) {
-            t->level[l] += k * st->level[l].energy;
-            t->noc += k * st->level[l].noc_energy;
-        }
-        t->level[arch->nlevels] += k * st->compute_energy;
-        nm_roofline r;
-        nm_roofline_of(&r, arch, &net->layer[i].wl);
-        t->bound_cycles += k * r.bound_cycles;
-        t->bound_energy += k * r.energy_pj;
+        else
+            nm_network_total_add(t, arch, &net->layer[i].wl, &lr->res.best_stats,
+                                 (double)net->layer[i].repeat);
     }
 }

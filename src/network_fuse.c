@@ -407,6 +407,35 @@ nm_status nm_network_fuse(const nm_network *net, const nm_arch *arch, const nm_y
     return NM_OK;
 }
 
+/* The run holding layer i whose fused mapping is used, or NULL. */
+static const nm_network_run *used_run(const nm_network_fusion *fu, int i)
+{
+    for (int k = 0; k < fu->nruns; k++) {
+        const nm_network_run *r = &fu->run[k], *s = &fu->run[r->same_as];
+        if (i >= r->first && i < r->first + r->n)
+            return r->status == NM_OK && s->status == NM_OK && s->fused ? r : NULL;
+    }
+    return NULL;
+}
+
+void nm_network_fused_each(const nm_network *net, const nm_layer_result *out,
+                           const nm_network_fusion *fu, nm_network_visit_fn fn, void *arg)
+{
+    for (int i = 0; i < net->nlayers; i++) {
+        const nm_network_run *r = used_run(fu, i);
+        int64_t rep = net->layer[i].repeat;
+        if (r) {
+            const nm_fused_stats *st = fu->run[r->same_as].res.best_st;
+            for (int k = 0; i == r->first && k < r->n; k++)
+                fn(arg, &r->chain.op[k].wl, &st->op[k], rep);
+            continue;
+        }
+        const nm_search_result *lr = mapped(net, out, i);
+        if (lr)
+            fn(arg, &net->layer[i].wl, &lr->best_stats, rep);
+    }
+}
+
 void nm_network_fusion_fini(nm_network_fusion *fu)
 {
     if (!fu)

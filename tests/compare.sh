@@ -163,4 +163,42 @@ printf 'mapping:\n- {target: Buffer, type: temporal, factors: R=1 P=8}\n' >"$tmp
 "$bin" compare -q --as-given "$c1/design.yaml" "$c1/output_stationary.yaml" "$tmp/ag_bad.yaml" >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "ag_bad.yaml: invalid mapping" "$tmp/err" && ok "--as-given: an invalid given mapping says why (exit 1)" || { bad "--as-given invalid"; cat "$tmp/err" "$tmp/out"; }
 
+# --fuse: each design's network as `network --fuse` fuses it (the same
+# totals, fused and unfused, and DRAM words), its energy by level adding up
+# to the fused total, its tensors by their layers' names; not for one
+# layer, nor with --as-given.
+nf="$src/tests/data/network/fuse_net.yaml"
+fopts="--threads 2 --no-refine --max-evals 2000"
+# shellcheck disable=SC2086
+"$bin" compare -q --json --fuse $fopts "$nf" "$src/tests/data/network/design.yaml" \
+    "$teach/weight_stationary.yaml" >"$tmp/cf.json" 2>"$tmp/err" &&
+    ok "compare --fuse on a network: exit 0" || { bad "compare --fuse"; cat "$tmp/err"; }
+for d in "$src/tests/data/network/design.yaml" "$teach/weight_stationary.yaml"; do
+    # shellcheck disable=SC2086
+    "$bin" network -q --json --fuse $fopts "$d" "$nf" >"$tmp/nf.json" 2>/dev/null
+    if python3 - "$tmp/nf.json" "$tmp/cf.json" "$(basename "$d" .yaml)" <<'EOF'
+import json, sys
+n = json.load(open(sys.argv[1]))["fusion"]
+c = [d for d in json.load(open(sys.argv[2]))["designs"] if d["design"] == sys.argv[3]][0]
+f, u = c["fusion"], c["fusion"]["unfused"]
+assert c["energy_pj"] == n["fused"]["energy"] and c["cycles"] == n["fused"]["cycles"], (c, n["fused"])
+assert f["dram_words"] == n["fused"]["backing_accesses"], (f, n["fused"])
+assert u["energy_pj"] == n["unfused"]["energy"] and u["cycles"] == n["unfused"]["cycles"], (u, n["unfused"])
+assert u["dram_words"] == n["unfused"]["backing_accesses"], (u, n["unfused"])
+assert f["runs"] == len(n["runs"]) and f["runs_fused"] == sum(bool(r.get("fused")) for r in n["runs"]), (f, n["runs"])
+assert f["runs_fused"] > 0 and f["dram_words"] < u["dram_words"], f
+parts = sum(p["pj"] for p in c["energy_by_level"])
+assert abs(parts - c["energy_pj"]) <= 1e-9 * c["energy_pj"], (parts, c["energy_pj"])
+assert {t["name"] for t in c["energy_by_tensor"]} == {"Weights", "Inputs", "Outputs"}, c["energy_by_tensor"]
+assert c["bound_cycles"] is None
+EOF
+    then ok "compare --fuse: $(basename "$d" .yaml) as network --fuse finds it, parts adding up"
+    else bad "compare --fuse: $(basename "$d" .yaml) differs from network --fuse"; fi
+done
+# shellcheck disable=SC2086
+"$bin" compare -q --fuse $fopts "$tmp/layer.yaml" "$teach/weight_stationary.yaml" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "fuses a network's layers" "$tmp/err" && ok "compare --fuse on one layer: exit 2, says why" || { bad "compare --fuse on a layer"; cat "$tmp/err"; }
+"$bin" compare -q --fuse --as-given "$c1/design.yaml" "$c1/output_stationary.yaml" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && ok "compare --fuse --as-given: exit 2" || bad "compare --fuse --as-given"
+
 finish

@@ -68,6 +68,7 @@ run network "network --json" -- "$bin" network -q --json --no-refine --max-evals
 run network "network --fuse --json" -- "$bin" network -q --json --fuse --no-refine --max-evals 2000 "$data/network/design.yaml" "$data/network/fuse_net.yaml"
 run compare "compare --json (a layer, two designs)" -- "$bin" compare -q --json --no-refine --max-evals 2000 "$src/workloads/layers/mobilenet_v1_dw4.yaml" "$src/arch/teaching/row_stationary.yaml" "$src/arch/teaching/weight_stationary.yaml"
 run compare "compare --json (a network)" -- "$bin" compare -q --json --no-refine --max-evals 2000 "$data/network/small_net.yaml" "$data/network/design.yaml"
+run compare "compare --fuse --json (a network fused)" -- "$bin" compare -q --json --fuse --no-refine --max-evals 2000 "$data/network/fuse_net.yaml" "$data/network/design.yaml"
 "$bin" compare -q -o "$tmp/cmp" --no-refine --max-evals 2000 "$src/workloads/layers/mobilenet_v1_dw4.yaml" "$src/arch/teaching/no_local_reuse.yaml" >/dev/null 2>&1
 valid compare "$tmp/cmp/compare.json" "compare -o: compare.json"
 run census "census --json (enumerated)" -- "$bin" census -q --json --threads 2 "$src/examples/conv1d_map.yaml"

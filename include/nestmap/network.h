@@ -109,6 +109,10 @@ typedef struct nm_network_total {
 void nm_network_totals(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
                        nm_network_total *t);
 
+/* Adds one mapped layer (or operation) wl with stats st, run k times, to *t. */
+void nm_network_total_add(nm_network_total *t, const nm_arch *arch, const nm_workload *wl,
+                          const nm_stats *st, double k);
+
 /* Adds the mapped layers' proven bounds on o's first metric to *s (see
  * nm_bound_sum): no mapping of the network's layers scores below
  * nm_bound_sum_value(s) on the metric of their totals, and the network's
@@ -184,5 +188,15 @@ nm_status nm_network_fuse(const nm_network *net, const nm_arch *arch, const nm_y
                           const nm_ynode *more, const nm_search_opts *o,
                           const nm_layer_result *out, nm_network_fusion *fu, nm_error *err);
 void nm_network_fusion_fini(nm_network_fusion *fu);
+
+/* Calls fn(arg, wl, st, repeat) for what stands for each mapped layer in
+ * the network as fused: the layer's own best mapping's stats, or, for the
+ * layers of a run whose fused mapping is used, each operation's stats in
+ * it (once, at the run's first layer; wl the operation's, its data spaces'
+ * roles the layer's tensor names). */
+typedef void (*nm_network_visit_fn)(void *arg, const nm_workload *wl, const nm_stats *st,
+                                    int64_t repeat);
+void nm_network_fused_each(const nm_network *net, const nm_layer_result *out,
+                           const nm_network_fusion *fu, nm_network_visit_fn fn, void *arg);
 
 #endif

@@ -36,6 +36,10 @@ static const char usage[] =
     "compares dataflows like for like.\n\n"
     "options (each overrides every design's `mapper:`):\n"
     "  --rank R          order the designs by energy (default), cycles or edp\n"
+    "  --fuse            (a network) also search fused mappings of runs of\n"
+    "                    consecutive layers, as nestmap network --fuse does, and\n"
+    "                    compare the networks as fused: energy, cycles and DRAM\n"
+    "                    words beside each design's unfused figures\n"
     "  --as-given        search nothing: evaluate the mapping each DESIGN file gives\n"
     "                    (with WORKLOAD: a mapping file, or a design with one), so\n"
     "                    that given mappings sit side by side, e.g.\n"
@@ -69,6 +73,10 @@ typedef struct cmp_design {
     char tensor[NM_MAX_DS][NM_NAME_MAX];
     double tensor_e[NM_MAX_DS], compute_e;
     double leak_e; /* the levels' leakage: no tensor's (by tensor, beside compute) */
+    /* --fuse: the runs of layers that may fuse and those whose fused
+     * mapping is used; backing-store words, and the unfused figures */
+    int runs, runs_fused;
+    double words, unfused_energy, unfused_cycles, unfused_words;
 } cmp_design;
 
 typedef enum { RANK_ENERGY, RANK_CYCLES, RANK_EDP } cmp_rank;
@@ -93,6 +101,7 @@ typedef struct cmp_run {
     const char *workload_arg;
     int network;                             /* the workload is a network */
     int as_given;                            /* --as-given: evaluate, do not search */
+    int fuse;                                /* --fuse: the networks as fused */
     int nwarn;
     cmp_warning warn[CMP_MAX_WARNINGS];
 } cmp_run;
@@ -137,19 +146,32 @@ static void label_of(char *out, size_t size, const char *arg)
 }
 
 
-/* Adds the energies of one mapped layer, run `repeat` times. */
-static void add_layer(cmp_design *d, const nm_arch *arch, const nm_workload *wl,
-                      const nm_stats *st, double repeat)
+/* What the layers add up to on one design (nm_network_fused_each's visits). */
+typedef struct cmp_sum {
+    cmp_design *d;
+    const nm_arch *arch;
+    nm_network_total t;
+} cmp_sum;
+
+/* Adds one mapped layer (or a fused operation standing for part of one),
+ * run `repeat` times: its energy and cycles, by level and by tensor (an
+ * operation's tensors by their layer's names, its roles). */
+static void add_layer(void *arg, const nm_workload *wl, const nm_stats *st, int64_t repeat)
 {
+    cmp_sum *sum = arg;
+    cmp_design *d = sum->d;
+    const nm_arch *arch = sum->arch;
+    double k = (double)repeat;
+    nm_network_total_add(&sum->t, arch, wl, st, k);
     for (int ds = 0; ds < wl->nds; ds++) {
-        int t = nm_text_add_name(d->tensor, &d->ntensors, NM_MAX_DS, wl->ds[ds].name);
+        const char *name = wl->ds[ds].role[0] ? wl->ds[ds].role : wl->ds[ds].name;
+        int t = nm_text_add_name(d->tensor, &d->ntensors, NM_MAX_DS, name);
         for (int s = 0; s < arch->nlevels && t >= 0; s++)
-            d->tensor_e[t] += (st->level[s].ds[ds].energy + st->level[s].ds[ds].noc_energy) *
-                              repeat;
+            d->tensor_e[t] += (st->level[s].ds[ds].energy + st->level[s].ds[ds].noc_energy) * k;
     }
-    d->compute_e += st->compute_energy * repeat;
+    d->compute_e += st->compute_energy * k;
     for (int s = 0; s < arch->nlevels; s++)
-        d->leak_e += st->level[s].leakage * repeat;
+        d->leak_e += st->level[s].leakage * k;
 }
 
 /* A layer file as a network of one layer, so that both take one path. */
@@ -214,6 +236,8 @@ static nm_status given_mapping(const nm_spec *spec, const cmp_design *d, nm_laye
 static int run_design(cmp_run *run, int i)
 {
     cmp_design *d = &run->d[i];
+    nm_network_fusion fu; /* --fuse */
+    memset(&fu, 0, sizeof fu);
     nm_cli_opts co = run->co;
     char *files[2] = {(char *)d->arg, (char *)run->workload_arg};
     co.files = files;
@@ -289,36 +313,64 @@ static int run_design(cmp_run *run, int i)
         rc = nm_status_exit_code(status);
         goto out;
     }
+    if (run->fuse) {
+        if (!node) {
+            fprintf(stderr, "nestmap compare: --fuse fuses a network's layers; %s is one "
+                    "layer\n", run->workload_arg);
+            goto out;
+        }
+        o.stop = nm_cli_catch_sigint();
+        status = nm_network_fuse(&net, &spec.arch, spec.constraints, spec.constraints2, &o, out,
+                                 &fu, &err);
+        nm_cli_release_sigint();
+        if (status != NM_OK) {
+            nm_cli_error(&err);
+            rc = nm_status_exit_code(status);
+            goto out;
+        }
+    }
     nm_network_total t;
     nm_network_totals(&spec.arch, &net, out, &t);
     d->searched = 1;
     d->mapped = t.mapped;
     d->failed = t.failed;
     d->macs = nm_network_macs(&net);
-    d->energy = t.energy;
-    d->cycles = t.cycles;
-    d->busy = t.busy;
     const nm_arch *arch = &spec.arch;
+    cmp_sum sum = {.d = d, .arch = arch};
+    nm_network_fused_each(&net, out, &fu, add_layer, &sum);
+    d->energy = sum.t.energy;
+    d->cycles = sum.t.cycles;
+    d->busy = sum.t.busy;
+    if (run->fuse) { /* the totals as network --fuse prints them */
+        d->runs = fu.nruns;
+        for (int k = 0; k < fu.nruns; k++)
+            d->runs_fused += fu.run[k].status == NM_OK &&
+                             fu.run[fu.run[k].same_as].status == NM_OK &&
+                             fu.run[fu.run[k].same_as].fused;
+        d->energy = fu.fused.energy;
+        d->cycles = (double)fu.fused.cycles;
+        d->words = (double)fu.fused.backing;
+        d->unfused_energy = fu.unfused.energy;
+        d->unfused_cycles = (double)fu.unfused.cycles;
+        d->unfused_words = (double)fu.unfused.backing;
+    }
     d->nlevels = 0;
     for (int s = arch->nlevels - 1; s >= 0; s--) {
         snprintf(d->level[d->nlevels], NM_NAME_MAX, "%s", arch->level[s].name);
-        d->level_e[d->nlevels++] = t.level[s];
+        d->level_e[d->nlevels++] = sum.t.level[s];
     }
     snprintf(d->level[d->nlevels], NM_NAME_MAX, "%s", arch->arith.name);
-    d->level_e[d->nlevels++] = t.level[arch->nlevels];
+    d->level_e[d->nlevels++] = sum.t.level[arch->nlevels];
     if (arch->noc) { /* the networks between levels, as one column */
         snprintf(d->level[d->nlevels], NM_NAME_MAX, "NoC");
-        d->level_e[d->nlevels++] = t.noc;
+        d->level_e[d->nlevels++] = sum.t.noc;
     }
     for (int l = 0; l < net.nlayers; l++) {
         const nm_layer_result *lr = &out[net.layer[l].same_as];
         nm_roofline r;
         nm_roofline_of(&r, arch, &net.layer[l].wl);
         d->bound += r.bound_cycles * (double)net.layer[l].repeat;
-        if (lr->status == NM_OK && lr->res.found)
-            add_layer(d, arch, &net.layer[l].wl, &lr->res.best_stats,
-                      (double)net.layer[l].repeat);
-        else if (!run->co.quiet)
+        if (!(lr->status == NM_OK && lr->res.found) && !run->co.quiet)
             fprintf(stderr, "nestmap compare: %s: no valid mapping of %s\n", d->arg,
                     net.layer[l].name);
     }
@@ -328,6 +380,7 @@ static int run_design(cmp_run *run, int i)
          !write_map(run->co.outdir, d, &spec, &out[0].res.best.map)))
         rc = 2;
 out:
+    nm_network_fusion_fini(&fu);
     keep_warnings(run, &spec.doc);
     if (out)
         nm_network_results_fini(&net, out);
@@ -383,9 +436,28 @@ static void print_text(FILE *f, const cmp_run *run)
                     d->mapped + d->failed);
             continue;
         }
-        fprintf(f, "%4d  %-22s %12.4f %9.4f %12.0f %7.2f %8.2f %12.6g\n", k + 1, d->label,
+        /* (the layers' rooflines bound them one by one, not fused: a fused
+         * run moves less than their compulsory traffic) */
+        char over[32] = "-";
+        if (!run->fuse)
+            snprintf(over, sizeof over, "%.2f", d->cycles / d->bound);
+        fprintf(f, "%4d  %-22s %12.4f %9.4f %12.0f %7.2f %8s %12.6g\n", k + 1, d->label,
                 d->energy * 1e-6, d->energy / d->macs, d->cycles,
-                d->cycles > 0 ? 100.0 * d->busy / d->cycles : 0.0, d->cycles / d->bound, edp(d));
+                d->cycles > 0 ? 100.0 * d->busy / d->cycles : 0.0, over, edp(d));
+    }
+    if (run->fuse) {
+        fprintf(f, "\nfused (runs of layers that may fuse, and those fused for the better %s)\n"
+                "%-22s %5s %6s %14s %14s %7s %12s %12s %7s\n", "EDP", "design", "runs", "fused",
+                "DRAM words", "unfused", "ratio", "energy uJ", "unfused uJ", "ratio");
+        for (int k = 0; k < run->n; k++) {
+            const cmp_design *d = &run->d[run->order[k]];
+            if (ok(d))
+                fprintf(f, "%-22s %5d %6d %14.0f %14.0f %6.3fx %12.4f %12.4f %6.3fx\n",
+                        d->label, d->runs, d->runs_fused, d->words, d->unfused_words,
+                        d->unfused_words > 0 ? d->words / d->unfused_words : 1.0,
+                        d->energy * 1e-6, d->unfused_energy * 1e-6,
+                        d->unfused_energy > 0 ? d->energy / d->unfused_energy : 1.0);
+        }
     }
     int leaks = 0; /* a leakage column where some design leaks */
     for (int k = 0; k < run->n; k++)
@@ -434,7 +506,9 @@ static void print_csv(FILE *f, const cmp_run *run)
         fputc(',', f);
         nm_report_csv_field(f, h);
     }
-    fputs(",compute_pj,leakage_pj\n", f);
+    fputs(run->fuse ? ",compute_pj,leakage_pj,runs,runs_fused,dram_words,unfused_energy_pj,"
+                      "unfused_cycles,unfused_dram_words\n"
+                    : ",compute_pj,leakage_pj\n", f);
     for (int k = 0; k < run->n; k++) {
         const cmp_design *d = &run->d[run->order[k]];
         if (ok(d))
@@ -446,19 +520,27 @@ static void print_csv(FILE *f, const cmp_run *run)
         nm_report_csv_field(f, d->arg);
         if (!ok(d)) {
             fputs(",false,,,,,,,", f);
-            for (int j = 0; j < nl + nt + 2; j++)
+            for (int j = 0; j < nl + nt + 2 + (run->fuse ? 6 : 0); j++)
                 fputc(',', f);
             fputc('\n', f);
             continue;
         }
-        fprintf(f, ",true,%.17g,%.17g,%.0f,%.17g,%.0f,%.17g,%.17g", d->energy,
-                d->energy / d->macs, d->cycles, d->busy / d->cycles, d->bound,
-                d->cycles / d->bound, edp(d));
+        if (run->fuse) /* (no bound: see print_text) */
+            fprintf(f, ",true,%.17g,%.17g,%.0f,%.17g,,,%.17g", d->energy, d->energy / d->macs,
+                    d->cycles, d->busy / d->cycles, edp(d));
+        else
+            fprintf(f, ",true,%.17g,%.17g,%.0f,%.17g,%.0f,%.17g,%.17g", d->energy,
+                    d->energy / d->macs, d->cycles, d->busy / d->cycles, d->bound,
+                    d->cycles / d->bound, edp(d));
         for (int j = 0; j < nl; j++)
             fprintf(f, ",%.17g", part(d, 0, lv[j]));
         for (int j = 0; j < nt; j++)
             fprintf(f, ",%.17g", part(d, 1, tn[j]));
-        fprintf(f, ",%.17g,%.17g\n", d->compute_e, d->leak_e);
+        fprintf(f, ",%.17g,%.17g", d->compute_e, d->leak_e);
+        if (run->fuse)
+            fprintf(f, ",%d,%d,%.0f,%.17g,%.0f,%.0f", d->runs, d->runs_fused, d->words,
+                    d->unfused_energy, d->unfused_cycles, d->unfused_words);
+        fputc('\n', f);
     }
 }
 
@@ -497,10 +579,14 @@ static void print_json(FILE *f, const cmp_run *run)
                 ok(d) ? "true" : "false", d->mapped, d->failed);
         if (ok(d)) {
             fprintf(f, ",\n   \"energy_pj\": %.17g, \"pj_per_mac\": %.17g, \"cycles\": %.0f, "
-                       "\"utilization\": %.17g, \"bound_cycles\": %.0f, "
-                       "\"cycles_over_bound\": %.17g, \"edp_j_cycles\": %.17g,\n   ",
-                    d->energy, d->energy / d->macs, d->cycles, d->busy / d->cycles, d->bound,
-                    d->cycles / d->bound, edp(d));
+                       "\"utilization\": %.17g, ", d->energy, d->energy / d->macs, d->cycles,
+                    d->busy / d->cycles);
+            if (run->fuse) /* (no bound: see print_text) */
+                fputs("\"bound_cycles\": null, \"cycles_over_bound\": null, ", f);
+            else
+                fprintf(f, "\"bound_cycles\": %.0f, \"cycles_over_bound\": %.17g, ", d->bound,
+                        d->cycles / d->bound);
+            fprintf(f, "\"edp_j_cycles\": %.17g,\n   ", edp(d));
             fprintf(f, "\"compute_pj\": %.17g, \"leakage_pj\": %.17g", d->compute_e, d->leak_e);
             char names[CMP_LEVELS][NM_NAME_MAX];
             memcpy(names, d->level, sizeof names);
@@ -508,6 +594,12 @@ static void print_json(FILE *f, const cmp_run *run)
             char tn[NM_MAX_DS][NM_NAME_MAX];
             memcpy(tn, d->tensor, sizeof tn);
             json_parts(f, "energy_by_tensor", tn, d->tensor_e, d->ntensors);
+            if (run->fuse)
+                fprintf(f, ",\n   \"fusion\": {\"runs\": %d, \"runs_fused\": %d, "
+                           "\"dram_words\": %.0f, \"unfused\": {\"energy_pj\": %.17g, "
+                           "\"cycles\": %.0f, \"dram_words\": %.0f}}",
+                        d->runs, d->runs_fused, d->words, d->unfused_energy, d->unfused_cycles,
+                        d->unfused_words);
         }
         fputc('}', f);
     }
@@ -628,6 +720,12 @@ int nm_cmd_compare(int argc, char **argv)
         return 2;
     }
     run.as_given = nm_cli_take_flag(&argc, argv, "--as-given");
+    run.fuse = nm_cli_take_flag(&argc, argv, "--fuse");
+    if (run.fuse && run.as_given) {
+        fprintf(stderr, "nestmap compare: --fuse searches; --as-given evaluates given "
+                "mappings: use one\n");
+        return 2;
+    }
     int missing = 0;
     const char *rank = nm_cli_take(&argc, argv, "--rank", &missing);
     if (missing) {
