@@ -407,8 +407,7 @@ nm_status nm_network_fuse(const nm_network *net, const nm_arch *arch, const nm_y
     return NM_OK;
 }
 
-/* The run holding layer i whose fused mapping is used, or NULL. */
-static const nm_network_run *used_run(const nm_network_fusion *fu, int i)
+const nm_network_run *nm_network_fused_run(const nm_network_fusion *fu, int i)
 {
     for (int k = 0; k < fu->nruns; k++) {
         const nm_network_run *r = &fu->run[k], *s = &fu->run[r->same_as];
@@ -422,7 +421,7 @@ void nm_network_fused_each(const nm_network *net, const nm_layer_result *out,
                            const nm_network_fusion *fu, nm_network_visit_fn fn, void *arg)
 {
     for (int i = 0; i < net->nlayers; i++) {
-        const nm_network_run *r = used_run(fu, i);
+        const nm_network_run *r = nm_network_fused_run(fu, i);
         int64_t rep = net->layer[i].repeat;
         if (r) {
             const nm_fused_stats *st = fu->run[r->same_as].res.best_st;

@@ -435,6 +435,7 @@ nm_status nm_sweep_parse(nm_sweep *sw, const nm_ynode *node, nm_error *err)
     const nm_ynode *fu = nm_ymap_get(node, "fuse");
     if (fu && (st = nm_yget_bool(fu, "fuse", &sw->fuse, err)) != NM_OK)
         return st;
+    sw->fuse_networks = fu && sw->fuse;
     if (sw->random)
         return draw(sw, grid, err);
     sw->npoints = grid;

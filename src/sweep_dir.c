@@ -430,6 +430,9 @@ static void write_json(FILE *f, const nm_sweep_run *run, const table *t, const u
     /* how the points were searched: block 1, every point cold */
     fprintf(f, "  \"warm\": {\"block\": %d, \"first\": %.17g, \"effort\": %.17g},\n",
             sw->warm_block, sw->warm_first, sw->warm_effort);
+    /* what fuses: chains (unless fuse: false), networks (fuse: true written) */
+    fprintf(f, "  \"fuse\": {\"chains\": %s, \"networks\": %s},\n", sw->fuse ? "true" : "false",
+            sw->fuse_networks ? "true" : "false");
     fputs("  \"vary\": [", f);
     for (int a = 0; a < sw->naxes; a++) {
         fputs(a ? ",\n    {\"set\": " : "\n    {\"set\": ", f);

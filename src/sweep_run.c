@@ -227,6 +227,58 @@ static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_sear
     return NM_OK;
 }
 
+/* A network's figures, layer by layer or as fused (nm_network_fused_each's
+ * visits): its totals, and the off-chip bytes and what bound the cycles of
+ * each layer or fused operation. */
+typedef struct sweep_visit {
+    nm_sweep_summary *s;
+    const nm_arch *arch;
+    const int *col;
+    nm_network_total t;
+} sweep_visit;
+
+static void visit_layer(void *arg, const nm_workload *wl, const nm_stats *st, int64_t repeat)
+{
+    sweep_visit *v = arg;
+    nm_network_total_add(&v->t, v->arch, wl, st, (double)repeat);
+    add_traffic(v->s, v->arch, wl, st, (double)repeat, v->col);
+}
+
+/* A fused network's layers.csv: a row per layer, or per operation of a run
+ * whose fused mapping is used (its run named FIRST..LAST), then the
+ * network's totals fused and unfused. */
+static void fused_csv(FILE *f, const nm_network *net, const nm_layer_result *out,
+                      const nm_network_fusion *fu)
+{
+    fputs("layer,run,fused,repeat,energy_pj,cycles,computes,backing_accesses\n", f);
+    for (int i = 0; i < net->nlayers; i++) {
+        const nm_network_run *r = nm_network_fused_run(fu, i);
+        const nm_layer_result *lr = &out[net->layer[i].same_as];
+        const nm_stats *st = r ? &fu->run[r->same_as].res.best_st->op[i - r->first]
+                         : lr->status == NM_OK && lr->res.found ? &lr->res.best_stats : NULL;
+        nm_report_csv_field(f, net->layer[i].name);
+        fputc(',', f);
+        if (r) {
+            char run[2 * NM_NAME_MAX + 4];
+            snprintf(run, sizeof run, "%s..%s", net->layer[r->first].name,
+                     net->layer[r->first + r->n - 1].name);
+            nm_report_csv_field(f, run);
+        }
+        fprintf(f, ",%s,%lld", r ? "true" : "false", (long long)net->layer[i].repeat);
+        if (st)
+            fprintf(f, ",%.17g,%llu,%llu,%llu\n", st->energy, (unsigned long long)st->cycles,
+                    (unsigned long long)st->computes,
+                    (unsigned long long)st->last_level_accesses);
+        else
+            fputs(",,,,\n", f);
+    }
+    const nm_fused_sum *tot[2] = {&fu->fused, &fu->unfused};
+    for (int k = 0; k < 2; k++)
+        fprintf(f, "(network %s),,%s,1,%.17g,%llu,%llu,%llu\n", k ? "unfused" : "fused",
+                k ? "false" : "true", tot[k]->energy, (unsigned long long)tot[k]->cycles,
+                (unsigned long long)tot[k]->computes, (unsigned long long)tot[k]->backing);
+}
+
 /* Adds workload w's results to the point's summary; its layers.csv in *csv
  * and its layers' best mappings in *best, its searches starting warm from
  * the best mappings of `warm` (the point before in the block; NULL: none). */
@@ -260,38 +312,45 @@ static nm_status map_workload(const nm_sweep_run *run, const char *design, int w
                                  out, NULL, NULL, err);
     if (st == NM_OK && !(*best = nm_network_best_mappings(&net, out)))
         st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    /* `fuse: true`: the network's runs of layers fused where they score
+     * better, as network --fuse fuses them */
+    nm_network_fusion fu;
+    memset(&fu, 0, sizeof fu);
+    int fused = st == NM_OK && run->sw.fuse_networks && net.nlayers > 1;
+    if (fused)
+        st = nm_network_fuse(&net, &spec.arch, spec.constraints, spec.constraints2, &o, out, &fu,
+                             err);
     if (st == NM_OK) {
         const nm_arch *arch = &spec.arch;
-        nm_network_total t;
-        nm_network_totals(arch, &net, out, &t);
-        nm_network_bound(arch, &net, out, &o, &s->bound);
-        s->lla += t.lla;
-        s->energy_pj += t.energy;
-        s->cycles += t.cycles;
-        s->workload_pj[w] = t.energy;
-        s->workload_cycles[w] = t.cycles;
-        s->seconds += t.cycles * arch->cycle_seconds;
-        s->busy += t.busy;
-        s->macs += t.macs;
-        s->area_um2 = arch_area(arch);
         /* By the sweep's columns (the checks made one for every level). */
         int col[NM_MAX_LEVELS + 1];
         level_columns(run, arch, s, col);
+        sweep_visit v = {.s = s, .arch = arch, .col = col};
+        nm_network_fused_each(&net, out, &fu, visit_layer, &v);
+        const nm_network_total *t = &v.t;
+        if (fused) /* the layers' bounds are not a fused run's */
+            s->unbounded = 1;
+        else
+            nm_network_bound(arch, &net, out, &o, &s->bound);
+        s->lla += t->lla;
+        s->energy_pj += t->energy;
+        s->cycles += t->cycles;
+        s->workload_pj[w] = t->energy;
+        s->workload_cycles[w] = t->cycles;
+        s->seconds += t->cycles * arch->cycle_seconds;
+        s->busy += t->busy;
+        s->macs += t->macs;
+        s->area_um2 = arch_area(arch);
         for (int l = 0; l <= arch->nlevels; l++)
             if (col[l] >= 0)
-                s->level_pj[col[l]] += t.level[l];
+                s->level_pj[col[l]] += t->level[l];
+        /* the layers' rooflines (fused: their arithmetic alone, which a
+         * fused run cannot beat) */
         for (int i = 0; i < net.nlayers; i++) {
             nm_roofline r;
             nm_roofline_of(&r, arch, &net.layer[i].wl);
-            s->bound_cycles += (double)net.layer[i].repeat * r.bound_cycles;
-        }
-        /* Off-chip bytes, and what bound each layer's cycles. */
-        for (int i = 0; i < net.nlayers; i++) {
-            const nm_layer_result *lr = &out[net.layer[i].same_as];
-            if (lr->status != NM_OK || !lr->res.found)
-                continue;
-            add_traffic(s, arch, &net.layer[i].wl, &lr->res.best_stats,
-                         (double)net.layer[i].repeat, col);
+            s->bound_cycles += (double)net.layer[i].repeat *
+                               (fused ? r.compute_cycles : r.bound_cycles);
         }
         for (int i = 0; i < net.nlayers && s->status == NM_SWEEP_OK; i++) {
             const nm_layer_result *lr = &out[net.layer[i].same_as];
@@ -312,11 +371,15 @@ static nm_status map_workload(const nm_sweep_run *run, const char *design, int w
         if (!f) {
             st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         } else {
-            nm_report_network(f, arch, &net, out, &o, 2);
+            if (fused)
+                fused_csv(f, &net, out, &fu);
+            else
+                nm_report_network(f, arch, &net, out, &o, 2);
             if (fclose(f) != 0)
                 st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         }
     }
+    nm_network_fusion_fini(&fu);
     if (out)
         nm_network_results_fini(&net, out);
     nm_free(out);

@@ -380,6 +380,37 @@ done
 grep -q '^1,2048,.*,ok,$' "$tmp/chain/points.csv" && [ "$(awk -F, '$1 == 1 {print $3}' "$tmp/chain/points.csv")" != "$(awk -F, '$1 == 1 {print $3}' "$tmp/chain_unfused/points.csv")" ] &&
     ok "fuse: false gives the unfused figures, not the fused" || bad "fuse: false changed nothing"
 
+# A network with `fuse: true`: each point is `network --fuse` with the
+# point's --set (the totals fused, no proven bound); its layers.csv gives
+# each layer or fused operation with its run, then the network's totals
+# fused and unfused.
+"$bin" sweep -q $nr --threads 2 -o "$tmp/nfu" "$data/network_fused.yaml" >/dev/null 2>"$tmp/err" || { bad "network_fused sweep"; cat "$tmp/err"; }
+for p in 0 1; do
+    depth=$(awk -F, -v p=$p '$1 == p {print $2}' "$tmp/nfu/points.csv")
+    "$bin" network -q $nr --threads 2 --json --fuse --set "GlobalBuffer.depth=$depth" \
+        "$src/tests/data/network/design.yaml" "$src/tests/data/network/fuse_net.yaml" >"$tmp/nfu$p.json" 2>"$tmp/err"
+    if python3 - "$tmp/nfu/points.csv" "$p" "$tmp/nfu$p.json" "$tmp/nfu/points/$p/fuse_net.layers.csv" <<'PY'
+import csv, json, sys
+rows = {r["point"]: r for r in csv.DictReader(open(sys.argv[1]))}
+r = rows[sys.argv[2]]
+n = json.load(open(sys.argv[3]))["fusion"]
+f, u = n["fused"], n["unfused"]
+assert r["status"] == "ok" and r["objective_bound"] == "" and r["gap"] == "", r
+assert int(r["cycles"]) == f["cycles"], (r["cycles"], f)
+assert abs(float(r["energy_uj"]) * 1e6 - f["energy"]) <= 1e-9 * f["energy"], (r["energy_uj"], f)
+assert float(r["dram_bytes"]) == f["backing_accesses"], (r["dram_bytes"], f)  # 8-bit words
+lay = list(csv.DictReader(open(sys.argv[4])))
+tot = {x["layer"]: x for x in lay if x["layer"].startswith("(network")}
+assert float(tot["(network fused)"]["energy_pj"]) == f["energy"] and float(tot["(network unfused)"]["energy_pj"]) == u["energy"], tot
+assert int(tot["(network unfused)"]["backing_accesses"]) == u["backing_accesses"], tot
+body = [x for x in lay if not x["layer"].startswith("(network")]
+e = sum(float(x["energy_pj"]) * int(x["repeat"]) for x in body)
+assert abs(e - f["energy"]) <= 1e-9 * f["energy"], (e, f["energy"])
+assert {x["run"] for x in body if x["fused"] == "true"} == {"dw..pw2", "dw_again..pw2_again"}, body
+PY
+    then ok "network_fused: point $p (GlobalBuffer.depth=$depth) is network --fuse"; else bad "network_fused: point $p differs from network --fuse"; fi
+done
+
 # MPI: 2 and 3 ranks write what one process writes.
 if [ -n "$NESTMAP_MPIRUN" ]; then
     for np in 2 3; do

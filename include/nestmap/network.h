@@ -189,6 +189,9 @@ nm_status nm_network_fuse(const nm_network *net, const nm_arch *arch, const nm_y
                           const nm_layer_result *out, nm_network_fusion *fu, nm_error *err);
 void nm_network_fusion_fini(nm_network_fusion *fu);
 
+/* The run holding layer i whose fused mapping is used, or NULL. */
+const nm_network_run *nm_network_fused_run(const nm_network_fusion *fu, int i);
+
 /* Calls fn(arg, wl, st, repeat) for what stands for each mapped layer in
  * the network as fused: the layer's own best mapping's stats, or, for the
  * layers of a run whose fused mapping is used, each operation's stats in

@@ -89,6 +89,8 @@ typedef struct nm_sweep {
     int fuse;                     /* `fuse:` (default true): a chain of operations among the
                                    * workloads is searched fused as `map` searches it;
                                    * false: each operation alone */
+    int fuse_networks;            /* `fuse: true` written: a network's runs of layers too,
+                                   * as `network --fuse` fuses them */
     int nbudgets;
     nm_sweep_budget budget[NM_SWEEP_MAX_BUDGETS];
     uint64_t npoints;
