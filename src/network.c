@@ -302,13 +302,22 @@ void nm_network_results_fini(const nm_network *net, nm_layer_result *out)
 }
 
 void nm_network_bound(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
-                      const nm_search_opts *o, nm_bound_sum *s)
+                      const struct nm_network_fusion *fu, const nm_search_opts *o,
+                      nm_bound_sum *s)
 {
     for (int i = 0; i < net->nlayers; i++) {
         const nm_layer_result *lr = &out[net->layer[i].same_as];
+        const nm_network_run *fr = fu ? nm_network_fused_run(fu, i) : NULL;
+        nm_roofline r;
+        if (fr) { /* its operation in the fused run: intermediates on chip */
+            nm_roofline_op(&r, arch, &fr->chain, i - fr->first);
+            nm_bound_sum_add(s, (double)net->layer[i].repeat, &r,
+                             nm_metric_value(s->metric, r.energy_pj, r.bound_cycles,
+                                             r.words_in + r.words_out));
+            continue;
+        }
         if (lr->status != NM_OK || !lr->res.found)
             continue;
-        nm_roofline r;
         nm_search_roofline(&lr->res, arch, &net->layer[i].wl, &r);
         nm_bound_sum_add(s, (double)net->layer[i].repeat, &r,
                          nm_search_lower_bound(o, &lr->res, arch, &net->layer[i].wl));

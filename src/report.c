@@ -1308,7 +1308,7 @@ static void network_text(FILE *f, const nm_arch *arch, const nm_network *net,
             t.bound_energy > 0 ? t.energy / t.bound_energy : 0.0);
     nm_bound_sum bs;
     nm_bound_sum_init(&bs, o->metric[0]);
-    nm_network_bound(arch, net, out, o, &bs);
+    nm_network_bound(arch, net, out, NULL, o, &bs);
     double lb = nm_bound_sum_value(&bs);
     if (t.mapped && lb > 0)
         fprintf(f, "gap: %.4gx at most: the total's %s over its proven lower bound %.6g %s "
@@ -1419,7 +1419,7 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
     knum(f, 4, "energy_over_bound", t.bound_energy > 0 ? t.energy / t.bound_energy : 0.0, 0);
     nm_bound_sum bs;
     nm_bound_sum_init(&bs, o->metric[0]);
-    nm_network_bound(arch, net, out, o, &bs);
+    nm_network_bound(arch, net, out, NULL, o, &bs);
     double lb = nm_bound_sum_value(&bs);
     knum(f, 4, "lower_bound", lb, 0);
     knum(f, 4, "gap", lb > 0 ? network_score(o, &t) / lb : 0.0, 0);
@@ -1431,7 +1431,7 @@ static void network_json(FILE *f, const nm_arch *arch, const nm_network *net,
     level_object(f, 4, arch, t.level, t.macs);
     fputs("\n  }", f);
     if (fu)
-        nm_report_network_fusion(f, arch, net, out, fu, 1);
+        nm_report_network_fusion(f, arch, net, out, fu, o, 1);
     fputs("\n}\n", f);
 }
 
@@ -1497,7 +1497,7 @@ void nm_report_network_fused(FILE *f, const nm_arch *arch, const nm_network *net
     } else {
         network_text(f, arch, net, out, o);
         if (fu)
-            nm_report_network_fusion(f, arch, net, out, fu, 0);
+            nm_report_network_fusion(f, arch, net, out, fu, o, 0);
     }
 }
 

@@ -10,6 +10,7 @@
 #include "nestmap/estimate.h"
 #include "nestmap/network.h"
 #include "nestmap/report.h"
+#include "nestmap/roofline.h"
 #include "nestmap/search.h"
 
 /* Backing-store words of data space ds of operation i (all instances). */
@@ -237,11 +238,13 @@ void nm_report_fused_search_json(FILE *f, const nm_arch *arch, const nm_chain *c
         fputs("null", f);
     else
         nm_report_fused_json(f, arch, c, &r->unfused, r->unfused_st);
+    double lb, gap = nm_roofline_chain_gap(arch, c, o->metric[0], &r->best_st->total, &lb);
     fprintf(f, ",\n\"search\": {\"metric\": \"%s\", \"seed\": %llu, \"candidates\": %llu, "
-            "\"searches\": %d, \"evaluated\": %llu, \"seconds\": %.3f}\n}\n",
+            "\"searches\": %d, \"evaluated\": %llu, \"seconds\": %.3f, "
+            "\"lower_bound\": %.17g, \"gap\": %.17g}\n}\n",
             nm_metric_name(o->metric[0]), (unsigned long long)o->seed,
             (unsigned long long)r->candidates, r->searches, (unsigned long long)r->evaluated,
-            r->seconds);
+            r->seconds, lb, gap);
 }
 
 /* ---- a network's fused runs (network --fuse) ---- */
@@ -342,8 +345,23 @@ static void fusion_text(FILE *f, const nm_arch *arch, const nm_network *net,
                 fu->checked - fu->equal, fu->checked);
 }
 
+/* The fused network's proven lower bound on o's first metric (its layers',
+ * a fused run's operations with their intermediates on chip) and its gap. */
+static double fused_gap(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
+                        const nm_network_fusion *fu, const nm_search_opts *o, double *lb)
+{
+    nm_bound_sum bs;
+    nm_bound_sum_init(&bs, o->metric[0]);
+    nm_network_bound(arch, net, out, fu, o, &bs);
+    *lb = nm_bound_sum_value(&bs);
+    double score = nm_metric_value(o->metric[0], fu->fused.energy, (double)fu->fused.cycles,
+                                   (double)fu->fused.backing);
+    return *lb > 0 ? score / *lb : 0.0;
+}
+
 static void fusion_json(FILE *f, const nm_arch *arch, const nm_network *net,
-                        const nm_layer_result *out, const nm_network_fusion *fu)
+                        const nm_layer_result *out, const nm_network_fusion *fu,
+                        const nm_search_opts *o)
 {
     fputs(",\n  \"fusion\": {\n    \"runs\": [", f);
     for (int k = 0; k < fu->nruns; k++) {
@@ -397,17 +415,27 @@ static void fusion_json(FILE *f, const nm_arch *arch, const nm_network *net,
     json_sum(f, &fu->fused);
     fputs(",\n    \"unfused\": ", f);
     json_sum(f, &fu->unfused);
+    double lb, gap = fused_gap(arch, net, out, fu, o, &lb);
+    fprintf(f, ",\n    \"lower_bound\": %.17g, \"gap\": %.17g", lb, gap);
     fprintf(f, ",\n    \"checked\": %d, \"equal\": %d, \"seconds\": %.3f\n  }", fu->checked,
             fu->equal, fu->seconds);
 }
 
 void nm_report_network_fusion(FILE *f, const nm_arch *arch, const nm_network *net,
-                              const nm_layer_result *out, const nm_network_fusion *fu, int json)
+                              const nm_layer_result *out, const nm_network_fusion *fu,
+                              const nm_search_opts *o, int json)
 {
-    if (json)
-        fusion_json(f, arch, net, out, fu);
-    else
-        fusion_text(f, arch, net, out, fu);
+    if (json) {
+        fusion_json(f, arch, net, out, fu, o);
+        return;
+    }
+    fusion_text(f, arch, net, out, fu);
+    double lb, gap = fused_gap(arch, net, out, fu, o, &lb);
+    if (lb > 0)
+        fprintf(f, "Fused gap: %.4gx at most: the fused network's %s over its proven lower "
+                   "bound %.6g %s (its layers' bounds, a fused run's operations with their "
+                   "intermediates on chip)\n", gap, nm_metric_name(o->metric[0]), lb,
+                nm_metric_unit(o->metric[0]));
 }
 
 /* ---- a chain as `problem:` ---- */

@@ -11,6 +11,8 @@
 #include "nestmap/mapping.h"
 #include "nestmap/model.h"
 #include "nestmap/roofline.h"
+#include "nestmap/search.h"
+#include "nestmap/estimate.h"
 #include "nestmap/yaml.h"
 
 double nm_roofline_memory_cycles(const nm_level *top, double in_words, double out_words,
@@ -32,7 +34,63 @@ double nm_roofline_memory_cycles(const nm_level *top, double in_words, double ou
     return NAN;
 }
 
+/* nm_roofline_of with the data spaces in `skip` left out of the traffic. */
+static void roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl,
+                        uint32_t skip);
+
 void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
+{
+    roofline_of(r, arch, wl, 0);
+}
+
+void nm_roofline_op(nm_roofline *r, const nm_arch *arch, const nm_chain *c, int i)
+{
+    const nm_chain_op *op = &c->op[i];
+    uint32_t skip = 0;
+    for (int ds = 0; ds < op->wl.nds; ds++) {
+        const char *name = op->wl.ds[ds].name;
+        int inner = op->producer[ds] >= 0; /* another operation writes it */
+        /* ... or reads what this one writes, or read it before */
+        for (int j = 0; j < c->nops && !inner; j++) {
+            if (j == i)
+                continue;
+            int k = nm_workload_ds(&c->op[j].wl, name);
+            inner = k >= 0 && (ds == op->out ? c->op[j].producer[k] == i : j < i);
+        }
+        if (inner)
+            skip |= 1u << ds;
+    }
+    roofline_of(r, arch, &op->wl, skip);
+    /* the operation's own energy per point (nm_arith_op_energy) */
+    const char *how;
+    r->energy_pj += r->effectual_macs *
+                    (nm_arith_op_energy(&arch->arith, op->kind, &how) - arch->arith.e_compute);
+}
+
+void nm_roofline_chain_bound(const nm_arch *arch, const nm_chain *c, nm_bound_sum *s)
+{
+    for (int i = 0; i < c->nops; i++) {
+        nm_roofline r;
+        nm_roofline_op(&r, arch, c, i);
+        nm_bound_sum_add(s, 1.0, &r, nm_metric_value(s->metric, r.energy_pj, r.bound_cycles,
+                                                      r.words_in + r.words_out));
+    }
+}
+
+double nm_roofline_chain_gap(const nm_arch *arch, const nm_chain *c, int metric,
+                             const nm_fused_sum *total, double *lb)
+{
+    nm_bound_sum bs;
+    nm_bound_sum_init(&bs, (nm_metric)metric);
+    nm_roofline_chain_bound(arch, c, &bs);
+    *lb = nm_bound_sum_value(&bs);
+    double score = nm_metric_value((nm_metric)metric, total->energy, (double)total->cycles,
+                                   (double)total->backing);
+    return *lb > 0 ? score / *lb : 0.0;
+}
+
+static void roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl,
+                        uint32_t skip)
 {
     const nm_level *top = &arch->level[arch->nlevels - 1];
     r->macs = r->effectual_macs = (double)nm_workload_macs(wl);
@@ -41,6 +99,8 @@ void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
      * bandwidth and rows in the outermost level's words. */
     double bits = 0.0, lw_in = 0.0, lw_out = 0.0;
     for (int ds = 0; ds < wl->nds; ds++) {
+        if ((skip >> ds) & 1u)
+            continue;
         double n = (double)nm_workload_held_words(wl, ds);
         int b = nm_level_ds_bits(top, wl, ds);
         double lw = b == top->word_bits ? n : n * b / top->word_bits;
@@ -78,6 +138,8 @@ void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
             double d = nm_density_expected(&wl->density[ds], 1, N);
             if (!wl->ds[ds].read_write)
                 eff *= d;
+            if ((skip >> ds) & 1u)
+                continue;
             int repr = 0;
             for (int s = 0; s < arch->nlevels; s++)
                 repr |= sp->repr[s][ds].nranks > 0;

@@ -155,8 +155,8 @@ static void add_traffic(nm_sweep_summary *s, const nm_arch *arch, const nm_workl
 /* Workload w when it is a chain of operations: the fused search (each
  * operation alone when the sweep says `fuse: false`), its best cut's
  * figures added to the point's summary and each operation's row in *csv.
- * No warm start (*best holds none); no proven bound on the objective
- * (s->unbounded), the cycle bound the operations' arithmetic alone. */
+ * No warm start (*best holds none); the proven bound its operations'
+ * rooflines (nm_roofline_chain_bound: no intermediate off chip). */
 static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_search_opts *o,
                            int w, nm_sweep_summary *s, char **csv, nm_mapping **best,
                            nm_error *err)
@@ -170,7 +170,6 @@ static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_sear
     nm_fused_result r;
     nm_status st = nm_fused_search(arch, c, spec->constraints, spec->constraints2, o,
                                    run->sw.fuse, &r, err);
-    s->unbounded = 1;
     s->area_um2 = arch_area(arch);
     if (st == NM_ERR_NOMEM) {
         nm_fused_result_fini(&r);
@@ -186,6 +185,7 @@ static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_sear
         return NM_OK;
     }
     const nm_fused_stats *fs = r.best_st;
+    nm_roofline_chain_bound(arch, c, &s->bound);
     s->lla += (double)fs->total.backing;
     s->energy_pj += fs->total.energy;
     s->cycles += (double)fs->total.cycles;
@@ -208,8 +208,8 @@ static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_sear
                 s->level_pj[col[l]] += l == arch->nlevels ? os->compute_energy
                                                           : os->level[l].energy;
         nm_roofline rr;
-        nm_roofline_of(&rr, arch, wl);
-        s->bound_cycles += rr.compute_cycles;
+        nm_roofline_op(&rr, arch, c, i);
+        s->bound_cycles += rr.bound_cycles;
         add_traffic(s, arch, wl, os, 1.0, col);
         if (f) {
             const nm_fused_group *g = &r.best.group[r.best.group_of[i]];
@@ -328,10 +328,7 @@ static nm_status map_workload(const nm_sweep_run *run, const char *design, int w
         sweep_visit v = {.s = s, .arch = arch, .col = col};
         nm_network_fused_each(&net, out, &fu, visit_layer, &v);
         const nm_network_total *t = &v.t;
-        if (fused) /* the layers' bounds are not a fused run's */
-            s->unbounded = 1;
-        else
-            nm_network_bound(arch, &net, out, &o, &s->bound);
+        nm_network_bound(arch, &net, out, fused ? &fu : NULL, &o, &s->bound);
         s->lla += t->lla;
         s->energy_pj += t->energy;
         s->cycles += t->cycles;
@@ -344,13 +341,15 @@ static nm_status map_workload(const nm_sweep_run *run, const char *design, int w
         for (int l = 0; l <= arch->nlevels; l++)
             if (col[l] >= 0)
                 s->level_pj[col[l]] += t->level[l];
-        /* the layers' rooflines (fused: their arithmetic alone, which a
-         * fused run cannot beat) */
+        /* the layers' rooflines (in a fused run, its operations') */
         for (int i = 0; i < net.nlayers; i++) {
+            const nm_network_run *fr = nm_network_fused_run(&fu, i);
             nm_roofline r;
-            nm_roofline_of(&r, arch, &net.layer[i].wl);
-            s->bound_cycles += (double)net.layer[i].repeat *
-                               (fused ? r.compute_cycles : r.bound_cycles);
+            if (fr)
+                nm_roofline_op(&r, arch, &fr->chain, i - fr->first);
+            else
+                nm_roofline_of(&r, arch, &net.layer[i].wl);
+            s->bound_cycles += (double)net.layer[i].repeat * r.bound_cycles;
         }
         for (int i = 0; i < net.nlayers && s->status == NM_SWEEP_OK; i++) {
             const nm_layer_result *lr = &out[net.layer[i].same_as];
@@ -539,10 +538,7 @@ static char *format_row(const nm_sweep_run *run, uint64_t p, const int *idx,
         double fig[NFIGURES];
         figures(s, fig);
         for (int k = 0; k < NFIGURES; k++)
-            if (s->unbounded && (!strcmp(figure_col[k].name, "objective_bound") ||
-                                 !strcmp(figure_col[k].name, "gap")))
-                fputc(',', f); /* no proven bound */
-            else if (figure_col[k].whole)
+            if (figure_col[k].whole)
                 fprintf(f, ",%.0f", fig[k]);
             else
                 fprintf(f, ",%.17g", fig[k]);

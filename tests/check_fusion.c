@@ -36,6 +36,7 @@
 #include "nestmap/mapspace.h"
 #include "nestmap/model.h"
 #include "nestmap/pcg32.h"
+#include "nestmap/roofline.h"
 #include "nestmap/spec.h"
 #include "testutil.h"
 
@@ -699,6 +700,7 @@ START_TEST(simulator_agrees)
     nm_pcg32 r;
     nm_pcg32_seed(&r, 20261127u, 35u);
     int fused_groups = 0, plain_ops = 0, fanned = 0, bypassing = 0, softmax_fused = 0;
+    int bounded = 0;
     static text base, full;
     for (int n = 0; n < CASES; n++) {
         gcase g;
@@ -776,6 +778,21 @@ START_TEST(simulator_agrees)
             }
         }
         ck_assert(fabs(st->total.energy - energy) <= 1e-9 * energy);
+        /* the chain's roofline bounds every operation, fused or not */
+        for (int i = 0; i < c->nops; i++) {
+            nm_roofline rr;
+            nm_roofline_op(&rr, &spec.arch, c, i);
+            ck_assert_msg(rr.energy_pj <= st->op[i].energy * (1 + 1e-12) &&
+                              rr.bound_cycles <= (double)st->op[i].cycles &&
+                              rr.words_in + rr.words_out <=
+                                  (double)st->op[i].last_level_accesses,
+                          "case %d, %s: bound %g pJ %g cycles %g words over %g pJ %llu cycles "
+                          "%llu words\n%s", n, c->op[i].name, rr.energy_pj, rr.bound_cycles,
+                          rr.words_in + rr.words_out, st->op[i].energy,
+                          (unsigned long long)st->op[i].cycles,
+                          (unsigned long long)st->op[i].last_level_accesses, full.s);
+            bounded++;
+        }
         for (int gi = 0; gi < fm->ngroups; gi++)
             if (fm->group[gi].nops > 1) {
                 check_steps(&spec.arch, c, fm, gi);
@@ -795,6 +812,7 @@ START_TEST(simulator_agrees)
     ck_assert_int_ge(fanned, CASES / 4);
     ck_assert_int_ge(bypassing, CASES / 4);
     ck_assert_int_ge(softmax_fused, CASES / 20);
+    ck_assert_int_ge(bounded, CASES);
     printf("simulator: %d cases, %d fused groups (%d with a row max and its consumer), %d "
            "plain operations, %d with a fan-out, %d bypasses\n", CASES, fused_groups,
            softmax_fused, plain_ops, fanned, bypassing);

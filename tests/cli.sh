@@ -227,6 +227,7 @@ has "$tmp/out" "^  dw_again\.\.pw2_again  " "network --fuse: the run dw_again..p
 has "$tmp/out" "halos are not modelled): dw, down, dw_again$" "network --fuse: the layers reading windows"
 has "$tmp/out" "running a different number of times: mix$" "network --fuse: the layer run twice"
 has "$tmp/out" "^Network fused: energy " "network --fuse: the network's totals both ways"
+has "$tmp/out" "^Fused gap: [0-9.]*x at most: the fused network's edp over its proven lower bound" "network --fuse: the fused network's gap"
 "$bin" network -q --fuse --json --threads 2 --no-refine --max-evals 3000 "$nd" "$nf" > "$tmp/fuse.json" 2>"$tmp/err"
 if python3 - "$tmp/fuse.json" <<'PY'
 import json, sys
@@ -245,6 +246,11 @@ edp = lambda s: s["energy"] * s["cycles"]
 assert run["fused"] == (edp(run["best"]) < edp(run["unfused"]) and len(run["groups"]) > 0)
 layer = {l["name"]: l for l in d["layers"]}
 assert run["unfused"]["energy"] == sum(layer[n]["energy_pj"] for n in run["layers"])
+# the fused network's gap: its EDP over a proven bound no higher than the
+# unfused network's (a fused run's intermediates need not leave the chip)
+fe = f["fused"]["energy"] * f["fused"]["cycles"]
+assert f["lower_bound"] > 0 and abs(f["gap"] - fe / f["lower_bound"]) <= 1e-9 * f["gap"], f
+assert f["gap"] >= 1 and f["lower_bound"] <= d["summary"]["lower_bound"] * (1 + 1e-12), (f["lower_bound"], d["summary"])
 PY
 then ok "network --fuse --json: runs, checks, unfused totals, the choice"; else bad "network --fuse --json"; fi
 # -o: each fused run's map.yaml (its chain and fused mapping) re-evaluates
@@ -735,6 +741,7 @@ expect 0 "map on a chain" -- "$bin" map -q -o "$tmp/fmap" "$data/good/fused_ffn.
 has "$tmp/fmap/stats.txt" "^Group 1: up, down, fused at GLB" "map on a chain fuses the two GEMMs"
 has "$tmp/fmap/stats.txt" "^Unfused (each operation alone): energy 0.275 uJ, cycles 8192, DRAM words 1792," "map on a chain gives the unfused run beside it"
 has "$tmp/fmap/stats.txt" "^Fused / unfused: energy 0.536x" "map on a chain: the fused run's energy over the unfused one's"
+has "$tmp/fmap/stats.txt" "^Gap: [0-9.]*x at most: the edp over its proven lower bound .* (each operation's roofline, the intermediates on chip)" "map on a chain: the proven gap"
 expect 0 "model on map's fused map.yaml" -- "$bin" model -q "$data/good/fused_ffn.yaml" "$tmp/fmap/map.yaml"
 grep "^Total:" "$tmp/fmap/stats.txt" >"$tmp/fmap/want"
 grep "^Total:" "$tmp/out" >"$tmp/fmap/got"

@@ -352,8 +352,8 @@ check_bad bad_design_missing "no file 'eyeriss/eyerss.yaml' (a design)"
 
 # A chain of operations as a workload: each point is `map` on the chain
 # with the point's --set (fused, or with `fuse: false` each operation
-# alone: map --no-fuse); no proven bound (objective_bound and gap blank);
-# points/N/ holds each operation's row.
+# alone: map --no-fuse), with map's proven bound and gap (each operation's
+# roofline, the intermediates on chip); points/N/ holds each operation's row.
 for v in chain:"" chain_unfused:--no-fuse; do
     f=${v%%:*}; flag=${v#*:}
     "$bin" sweep -q $nr --threads 2 -o "$tmp/$f" "$data/$f.yaml" >/dev/null 2>"$tmp/err" || { bad "$f sweep"; cat "$tmp/err"; }
@@ -369,7 +369,10 @@ t = json.load(open(sys.argv[3]))["best"]["total"]
 assert r["status"] == "ok", r
 assert int(r["cycles"]) == t["cycles"], (r["cycles"], t["cycles"])
 assert abs(float(r["energy_uj"]) * 1e6 - t["energy"]) <= 1e-9 * t["energy"], (r["energy_uj"], t["energy"])
-assert r["objective_bound"] == "" and r["gap"] == "", r
+# the proven bound: each operation's roofline with the intermediates on chip
+m = json.load(open(sys.argv[3]))["search"]
+assert float(r["objective_bound"]) > 0 and float(r["gap"]) >= 1 - 1e-12, r
+assert abs(float(r["gap"]) - m["gap"]) <= 1e-9 * m["gap"], (r["gap"], m["gap"])
 ops = list(csv.DictReader(open(sys.argv[4])))
 assert [o["operation"] for o in ops] == ["up", "down"], ops
 assert abs(sum(float(o["energy_pj"]) for o in ops) - t["energy"]) <= 1e-9 * t["energy"]
@@ -381,7 +384,7 @@ grep -q '^1,2048,.*,ok,$' "$tmp/chain/points.csv" && [ "$(awk -F, '$1 == 1 {prin
     ok "fuse: false gives the unfused figures, not the fused" || bad "fuse: false changed nothing"
 
 # A network with `fuse: true`: each point is `network --fuse` with the
-# point's --set (the totals fused, no proven bound); its layers.csv gives
+# point's --set (the totals fused, its fused gap); its layers.csv gives
 # each layer or fused operation with its run, then the network's totals
 # fused and unfused.
 "$bin" sweep -q $nr --threads 2 -o "$tmp/nfu" "$data/network_fused.yaml" >/dev/null 2>"$tmp/err" || { bad "network_fused sweep"; cat "$tmp/err"; }
@@ -395,7 +398,8 @@ rows = {r["point"]: r for r in csv.DictReader(open(sys.argv[1]))}
 r = rows[sys.argv[2]]
 n = json.load(open(sys.argv[3]))["fusion"]
 f, u = n["fused"], n["unfused"]
-assert r["status"] == "ok" and r["objective_bound"] == "" and r["gap"] == "", r
+assert r["status"] == "ok" and float(r["gap"]) >= 1 - 1e-12, r
+assert abs(float(r["gap"]) - n["gap"]) <= 1e-9 * n["gap"], (r["gap"], n["gap"])
 assert int(r["cycles"]) == f["cycles"], (r["cycles"], f)
 assert abs(float(r["energy_uj"]) * 1e6 - f["energy"]) <= 1e-9 * f["energy"], (r["energy_uj"], f)
 assert float(r["dram_bytes"]) == f["backing_accesses"], (r["dram_bytes"], f)  # 8-bit words

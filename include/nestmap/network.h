@@ -116,9 +116,13 @@ void nm_network_total_add(nm_network_total *t, const nm_arch *arch, const nm_wor
 /* Adds the mapped layers' proven bounds on o's first metric to *s (see
  * nm_bound_sum): no mapping of the network's layers scores below
  * nm_bound_sum_value(s) on the metric of their totals, and the network's
- * gap is its score over that. */
+ * gap is its score over that.  With fu (the network fused, or NULL), a
+ * layer of a run whose fused mapping is used adds its operation's roofline
+ * instead (nm_roofline_op: its intermediates on chip). */
+struct nm_network_fusion;
 void nm_network_bound(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
-                      const nm_search_opts *o, nm_bound_sum *s);
+                      const struct nm_network_fusion *fu, const nm_search_opts *o,
+                      nm_bound_sum *s);
 
 /* ---- fusing consecutive layers (network_fuse.c) ----
  *

@@ -156,10 +156,12 @@ void nm_report_network_fused(FILE *f, const nm_arch *arch, const struct nm_netwo
                              const struct nm_network_fusion *fu,
                              const struct nm_search_opts *o, int format);
 /* The fusion part alone (report_fused.c), as text or JSON (a member
- * "fusion" of the network object, with its leading comma). */
+ * "fusion" of the network object, with its leading comma); the fused
+ * network's gap on o's first metric. */
 void nm_report_network_fusion(FILE *f, const nm_arch *arch, const struct nm_network *net,
                               const struct nm_layer_result *out,
-                              const struct nm_network_fusion *fu, int json);
+                              const struct nm_network_fusion *fu,
+                              const struct nm_search_opts *o, int json);
 
 /* Why a layer of nm_network_map has no mapping, in a few words: its error,
  * or the candidates tried and the commonest reason they failed (and where). */

@@ -41,6 +41,26 @@ typedef struct nm_roofline {
 /* Fills *r for wl on arch. */
 void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl);
 
+/* The roofline of operation i of chain c, as a bound on what the operation
+ * costs in any mapping of the chain, fused or not: its own kind of
+ * arithmetic (nm_arith_op_energy), and at the outermost level only the
+ * tensors no fused group could keep on chip (neither written nor read by
+ * another operation), an input several operations read counted at the
+ * first.  Its cycles bound the operation's, as the model counts a group's
+ * operations one after the other. */
+void nm_roofline_op(nm_roofline *r, const nm_arch *arch, const nm_chain *c, int i);
+
+/* Adds every operation of c (nm_roofline_op) to the bound sum *s (search.h):
+ * a proven lower bound on its metric over every mapping of the chain. */
+struct nm_bound_sum;
+void nm_roofline_chain_bound(const nm_arch *arch, const nm_chain *c, struct nm_bound_sum *s);
+
+/* A chain's result `total` on metric (an nm_metric) over its proven lower
+ * bound (nm_roofline_chain_bound, into *lb): at most that far from the
+ * optimum.  0 when there is no bound. */
+double nm_roofline_chain_gap(const nm_arch *arch, const nm_chain *c, int metric,
+                             const nm_fused_sum *total, double *lb);
+
 /* Cycles the outermost level `top` needs to read in_words and write
  * out_words of its words (its shared bandwidth, or the slower of its read
  * and write bandwidths); NaN when it gives none.  *note says which. */

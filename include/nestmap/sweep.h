@@ -149,8 +149,6 @@ typedef struct nm_sweep_summary {
     double bound_by_cycles[NM_SWEEP_MAX_LEVEL_COLS + 1];
     double lla;                        /* last-level accesses (words) */
     nm_bound_sum bound;                /* the proven bound on the objective (its gap) */
-    int unbounded;                     /* a workload has no proven bound (a chain's fused
-                                        * mappings): objective_bound and gap blank */
 } nm_sweep_summary;
 
 const char *nm_sweep_status_name(nm_sweep_status s);

@@ -14,6 +14,7 @@
 #include "nestmap/job.h"
 #include "nestmap/model.h"
 #include "nestmap/report.h"
+#include "nestmap/roofline.h"
 #include "nestmap/search.h"
 #include "nestmap/spec.h"
 
@@ -152,9 +153,16 @@ static void ratio_line(FILE *f, const nm_fused_sum *a, const nm_fused_sum *b)
             b->backing ? (double)a->backing / (double)b->backing : 1.0, eb > 0 ? ea / eb : 1.0);
 }
 
-static void fused_text(FILE *f, const nm_spec *spec, const nm_fused_result *r)
+static void fused_text(FILE *f, const nm_spec *spec, const nm_fused_result *r,
+                       const nm_search_opts *o)
 {
     nm_report_fused_text(f, &spec->arch, spec->chain, &r->best, r->best_st);
+    double lb, gap = nm_roofline_chain_gap(&spec->arch, spec->chain, o->metric[0],
+                                           &r->best_st->total, &lb);
+    if (lb > 0)
+        fprintf(f, "Gap: %.4gx at most: the %s over its proven lower bound %.6g %s (each "
+                   "operation's roofline, the intermediates on chip)\n", gap,
+                nm_metric_name(o->metric[0]), lb, nm_metric_unit(o->metric[0]));
     if (r->alone >= 0) {
         fprintf(f, "\nUnfused: no run (the search found no valid mapping of operation '%s' "
                 "alone)\n", spec->chain->op[r->alone].name);
@@ -194,7 +202,7 @@ static int map_fused(nm_spec *spec, const nm_cli_opts *co, nm_search_opts *o, in
         if (!nm_cli_json_end(&js, &spec->doc))
             rc = 2;
     } else {
-        fused_text(stdout, spec, &r);
+        fused_text(stdout, spec, &r, o);
     }
     if (co->outdir) {
         static const char *const names[] = {"map.yaml", "stats.txt", "stats.json"};
@@ -212,7 +220,7 @@ static int map_fused(nm_spec *spec, const nm_cli_opts *co, nm_search_opts *o, in
                         nm_metric_name(o->metric[0]), (unsigned long long)o->seed);
                 nm_report_fused_yaml(f, &spec->arch, spec->chain, &r.best);
             } else if (k == 1) {
-                fused_text(f, spec, &r);
+                fused_text(f, spec, &r, o);
             } else {
                 nm_report_fused_search_json(f, &spec->arch, spec->chain, &r, o);
             }
