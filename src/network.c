@@ -324,6 +324,22 @@ void nm_network_bound(const nm_arch *arch, const nm_network *net, const nm_layer
     }
 }
 
+double nm_network_roofline_cycles(const nm_arch *arch, const nm_network *net,
+                                  const struct nm_network_fusion *fu)
+{
+    double c = 0.0;
+    for (int i = 0; i < net->nlayers; i++) {
+        const nm_network_run *fr = fu ? nm_network_fused_run(fu, i) : NULL;
+        nm_roofline r;
+        if (fr)
+            nm_roofline_op(&r, arch, &fr->chain, i - fr->first);
+        else
+            nm_roofline_of(&r, arch, &net->layer[i].wl);
+        c += (double)net->layer[i].repeat * r.bound_cycles;
+    }
+    return c;
+}
+
 void nm_network_total_add(nm_network_total *t, const nm_arch *arch, const nm_workload *wl,
                           const nm_stats *st, double k)
 {

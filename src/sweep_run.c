@@ -341,16 +341,7 @@ static nm_status map_workload(const nm_sweep_run *run, const char *design, int w
         for (int l = 0; l <= arch->nlevels; l++)
             if (col[l] >= 0)
                 s->level_pj[col[l]] += t->level[l];
-        /* the layers' rooflines (in a fused run, its operations') */
-        for (int i = 0; i < net.nlayers; i++) {
-            const nm_network_run *fr = nm_network_fused_run(&fu, i);
-            nm_roofline r;
-            if (fr)
-                nm_roofline_op(&r, arch, &fr->chain, i - fr->first);
-            else
-                nm_roofline_of(&r, arch, &net.layer[i].wl);
-            s->bound_cycles += (double)net.layer[i].repeat * r.bound_cycles;
-        }
+        s->bound_cycles += nm_network_roofline_cycles(arch, &net, fused ? &fu : NULL);
         for (int i = 0; i < net.nlayers && s->status == NM_SWEEP_OK; i++) {
             const nm_layer_result *lr = &out[net.layer[i].same_as];
             if (lr->status != NM_OK || !lr->res.found) {

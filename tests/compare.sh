@@ -190,7 +190,7 @@ assert f["runs_fused"] > 0 and f["dram_words"] < u["dram_words"], f
 parts = sum(p["pj"] for p in c["energy_by_level"])
 assert abs(parts - c["energy_pj"]) <= 1e-9 * c["energy_pj"], (parts, c["energy_pj"])
 assert {t["name"] for t in c["energy_by_tensor"]} == {"Weights", "Inputs", "Outputs"}, c["energy_by_tensor"]
-assert c["bound_cycles"] is None
+assert 0 < c["bound_cycles"] <= c["cycles"], c
 EOF
     then ok "compare --fuse: $(basename "$d" .yaml) as network --fuse finds it, parts adding up"
     else bad "compare --fuse: $(basename "$d" .yaml) differs from network --fuse"; fi

@@ -120,6 +120,13 @@ void nm_network_total_add(nm_network_total *t, const nm_arch *arch, const nm_wor
  * layer of a run whose fused mapping is used adds its operation's roofline
  * instead (nm_roofline_op: its intermediates on chip). */
 struct nm_network_fusion;
+
+/* The layers' roofline cycles (nm_roofline_of), repeats counted, over
+ * every layer; with fu, a layer of a run whose fused mapping is used
+ * counts its operation's (nm_roofline_op). */
+double nm_network_roofline_cycles(const nm_arch *arch, const nm_network *net,
+                                  const struct nm_network_fusion *fu);
+
 void nm_network_bound(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
                       const struct nm_network_fusion *fu, const nm_search_opts *o,
                       nm_bound_sum *s);

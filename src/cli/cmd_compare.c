@@ -365,11 +365,9 @@ static int run_design(cmp_run *run, int i)
         snprintf(d->level[d->nlevels], NM_NAME_MAX, "NoC");
         d->level_e[d->nlevels++] = sum.t.noc;
     }
+    d->bound = nm_network_roofline_cycles(arch, &net, run->fuse ? &fu : NULL);
     for (int l = 0; l < net.nlayers; l++) {
         const nm_layer_result *lr = &out[net.layer[l].same_as];
-        nm_roofline r;
-        nm_roofline_of(&r, arch, &net.layer[l].wl);
-        d->bound += r.bound_cycles * (double)net.layer[l].repeat;
         if (!(lr->status == NM_OK && lr->res.found) && !run->co.quiet)
             fprintf(stderr, "nestmap compare: %s: no valid mapping of %s\n", d->arg,
                     net.layer[l].name);
@@ -436,14 +434,9 @@ static void print_text(FILE *f, const cmp_run *run)
                     d->mapped + d->failed);
             continue;
         }
-        /* (the layers' rooflines bound them one by one, not fused: a fused
-         * run moves less than their compulsory traffic) */
-        char over[32] = "-";
-        if (!run->fuse)
-            snprintf(over, sizeof over, "%.2f", d->cycles / d->bound);
-        fprintf(f, "%4d  %-22s %12.4f %9.4f %12.0f %7.2f %8s %12.6g\n", k + 1, d->label,
+        fprintf(f, "%4d  %-22s %12.4f %9.4f %12.0f %7.2f %8.2f %12.6g\n", k + 1, d->label,
                 d->energy * 1e-6, d->energy / d->macs, d->cycles,
-                d->cycles > 0 ? 100.0 * d->busy / d->cycles : 0.0, over, edp(d));
+                d->cycles > 0 ? 100.0 * d->busy / d->cycles : 0.0, d->cycles / d->bound, edp(d));
     }
     if (run->fuse) {
         fprintf(f, "\nfused (runs of layers that may fuse, and those fused for the better %s)\n"
@@ -525,13 +518,9 @@ static void print_csv(FILE *f, const cmp_run *run)
             fputc('\n', f);
             continue;
         }
-        if (run->fuse) /* (no bound: see print_text) */
-            fprintf(f, ",true,%.17g,%.17g,%.0f,%.17g,,,%.17g", d->energy, d->energy / d->macs,
-                    d->cycles, d->busy / d->cycles, edp(d));
-        else
-            fprintf(f, ",true,%.17g,%.17g,%.0f,%.17g,%.0f,%.17g,%.17g", d->energy,
-                    d->energy / d->macs, d->cycles, d->busy / d->cycles, d->bound,
-                    d->cycles / d->bound, edp(d));
+        fprintf(f, ",true,%.17g,%.17g,%.0f,%.17g,%.0f,%.17g,%.17g", d->energy,
+                d->energy / d->macs, d->cycles, d->busy / d->cycles, d->bound,
+                d->cycles / d->bound, edp(d));
         for (int j = 0; j < nl; j++)
             fprintf(f, ",%.17g", part(d, 0, lv[j]));
         for (int j = 0; j < nt; j++)
@@ -579,14 +568,10 @@ static void print_json(FILE *f, const cmp_run *run)
                 ok(d) ? "true" : "false", d->mapped, d->failed);
         if (ok(d)) {
             fprintf(f, ",\n   \"energy_pj\": %.17g, \"pj_per_mac\": %.17g, \"cycles\": %.0f, "
-                       "\"utilization\": %.17g, ", d->energy, d->energy / d->macs, d->cycles,
-                    d->busy / d->cycles);
-            if (run->fuse) /* (no bound: see print_text) */
-                fputs("\"bound_cycles\": null, \"cycles_over_bound\": null, ", f);
-            else
-                fprintf(f, "\"bound_cycles\": %.0f, \"cycles_over_bound\": %.17g, ", d->bound,
-                        d->cycles / d->bound);
-            fprintf(f, "\"edp_j_cycles\": %.17g,\n   ", edp(d));
+                       "\"utilization\": %.17g, \"bound_cycles\": %.0f, "
+                       "\"cycles_over_bound\": %.17g, \"edp_j_cycles\": %.17g,\n   ",
+                    d->energy, d->energy / d->macs, d->cycles, d->busy / d->cycles, d->bound,
+                    d->cycles / d->bound, edp(d));
             fprintf(f, "\"compute_pj\": %.17g, \"leakage_pj\": %.17g", d->compute_e, d->leak_e);
             char names[CMP_LEVELS][NM_NAME_MAX];
             memcpy(names, d->level, sizeof names);
