@@ -638,8 +638,8 @@ static int write_plot(const char *dir, const cmp_run *run)
           "set yrange [0:*]\n", f);
     nm_plot_terminals(f, 1300, 520);
     char title[512];
-    snprintf(title, sizeof title, "%s: energy per MAC, ranked by %s", run->workload,
-             rank_name(run->rank));
+    snprintf(title, sizeof title, "%s%s: energy per MAC, ranked by %s", run->workload,
+             run->fuse ? " (fused runs of layers, network --fuse)" : "", rank_name(run->rank));
     fputs("  set multiplot layout 1,2 title ", f);
     nm_plot_string(f, title);
     fputc('\n', f);
