@@ -113,12 +113,6 @@ void nm_network_totals(const nm_arch *arch, const nm_network *net, const nm_laye
 void nm_network_total_add(nm_network_total *t, const nm_arch *arch, const nm_workload *wl,
                           const nm_stats *st, double k);
 
-/* Adds the mapped layers' proven bounds on o's first metric to *s (see
- * nm_bound_sum): no mapping of the network's layers scores below
- * nm_bound_sum_value(s) on the metric of their totals, and the network's
- * gap is its score over that.  With fu (the network fused, or NULL), a
- * layer of a run whose fused mapping is used adds its operation's roofline
- * instead (nm_roofline_op: its intermediates on chip). */
 struct nm_network_fusion;
 
 /* The layers' roofline cycles (nm_roofline_of), repeats counted, over
@@ -127,6 +121,12 @@ struct nm_network_fusion;
 double nm_network_roofline_cycles(const nm_arch *arch, const nm_network *net,
                                   const struct nm_network_fusion *fu);
 
+/* Adds the mapped layers' proven bounds on o's first metric to *s (see
+ * nm_bound_sum): no mapping of the network's layers scores below
+ * nm_bound_sum_value(s) on the metric of their totals, and the network's
+ * gap is its score over that.  With fu (the network fused, or NULL), a
+ * layer of a run whose fused mapping is used adds its operation's roofline
+ * instead (nm_roofline_op: its intermediates on chip). */
 void nm_network_bound(const nm_arch *arch, const nm_network *net, const nm_layer_result *out,
                       const struct nm_network_fusion *fu, const nm_search_opts *o,
                       nm_bound_sum *s);
