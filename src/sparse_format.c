@@ -512,7 +512,14 @@ static int expect(const nm_sparse *sp, const nm_workload *wl, const nm_cnest *c,
     nm_cnest_mold(c, c->last[s], wl->ndims, ext);
     t->box = nm_dtile_box(&wl->ds[ds], ext);
     uint64_t S = t->box.n;
-    t->maxocc = nm_density_max_occupancy(dm, &t->box, N);
+    if (!band_table(dm, &t->box, ws))
+        return 0;
+    /* (a banded tile's largest count is its table's last: the grid scanned
+     * once) */
+    const nm_band_pdf *bt = &ws->band;
+    t->maxocc = dm->kind != NM_DENSITY_BANDED ? nm_density_max_occupancy(dm, &t->box, N)
+                : bt->n                       ? bt->occ[bt->n - 1]
+                                              : 0;
     uint64_t lo = min_occupancy(dm, S, N, t->shape);
     int parent_md = t->parent >= 0 && ws->t[t->parent][ds].md;
     double scale = 1.0, first = -1.0;
@@ -527,8 +534,6 @@ static int expect(const nm_sparse *sp, const nm_workload *wl, const nm_cnest *c,
         t->density = t->occupancy / (double)t->shape;
         return 1;
     }
-    if (!band_table(dm, &t->box, ws))
-        return 0;
     double total = 0.0;
     int bits_set = 0;
     occ_pdf pdf;
