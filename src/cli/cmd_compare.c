@@ -344,9 +344,7 @@ static int run_design(cmp_run *run, int i)
     if (run->fuse) { /* the totals as network --fuse prints them */
         d->runs = fu.nruns;
         for (int k = 0; k < fu.nruns; k++)
-            d->runs_fused += fu.run[k].status == NM_OK &&
-                             fu.run[fu.run[k].same_as].status == NM_OK &&
-                             fu.run[fu.run[k].same_as].fused;
+            d->runs_fused += nm_network_fused_run(&fu, fu.run[k].first) != NULL;
         d->energy = fu.fused.energy;
         d->cycles = (double)fu.fused.cycles;
         d->words = (double)fu.fused.backing;
@@ -439,8 +437,8 @@ static void print_text(FILE *f, const cmp_run *run)
                 d->cycles > 0 ? 100.0 * d->busy / d->cycles : 0.0, d->cycles / d->bound, edp(d));
     }
     if (run->fuse) {
-        fprintf(f, "\nfused (runs of layers that may fuse, and those fused for the better %s)\n"
-                "%-22s %5s %6s %14s %14s %7s %12s %12s %7s\n", "EDP", "design", "runs", "fused",
+        fprintf(f, "\nfused (runs of layers that may fuse, and those fused where they score "
+                "better)\n%-22s %5s %6s %14s %14s %7s %12s %12s %7s\n", "design", "runs", "fused",
                 "DRAM words", "unfused", "ratio", "energy uJ", "unfused uJ", "ratio");
         for (int k = 0; k < run->n; k++) {
             const cmp_design *d = &run->d[run->order[k]];
