@@ -260,6 +260,7 @@ nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
             return nm_yerror(err, ex, "operation '%s' is too large for the model's 64-bit "
                              "counts", op->name);
         op->out = 0; /* the einsum's left-hand side */
+        op->recompute = 1.0;
         const nm_dataspace *o = &op->wl.ds[op->out];
         for (int r = 0; r < o->nranks; r++)
             if (o->rank[r].nterms != 1 || o->rank[r].term[0].coef != 1)
@@ -518,6 +519,21 @@ void nm_fused_canonical(const nm_arch *arch, const nm_chain *c, int i, const nm_
         m->level[s].keep = 0;
 }
 
+/* Whether the group's rows along the last operation's index could be
+ * stepped through with recomputed halos (nm_chain_recompute accepts it). */
+static int recomputable(const nm_chain *c, const nm_fused_group *g, const char *index)
+{
+    nm_chain *copy = nm_calloc(1, sizeof *copy);
+    if (!copy)
+        return 0;
+    *copy = *c;
+    char step[NM_NAME_MAX], why[NM_ERROR_MSG_MAX];
+    int ok = g->nsplit == 0 &&
+             nm_chain_recompute(copy, g->first, g->nops, index, 1, step, why, sizeof why) == NM_OK;
+    nm_free(copy);
+    return ok;
+}
+
 /* Checks one shared entry: above the fusion level, loops over indices
  * every operation has and no producer reduces, keeping no intermediate. */
 static nm_status check_shared(const nm_ynode *e, const nm_arch *arch, const nm_chain *c,
@@ -558,8 +574,17 @@ static nm_status check_shared(const nm_ynode *e, const nm_arch *arch, const nm_c
             case 1:
                 return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': "
                                     "operation '%s' has no index '%s' (shared loops run over "
-                                    "indices every operation of the group has)", dn,
-                                    c->op[i].name, dn);
+                                    "indices every operation of the group has%s%s%s)", dn,
+                                    c->op[i].name, dn,
+                                    recomputable(c, g, dn) ? "; to step through the rows of '"
+                                                           : "",
+                                    recomputable(c, g, dn) ? c->op[g->first + g->nops - 1].name
+                                                           : "",
+                                    recomputable(c, g, dn)
+                                        ? "', each operation computing the rows the next one's "
+                                          "windows read, write 'recompute: {INDEX: STEPS}' on "
+                                          "the group"
+                                        : "");
             case 2:
                 return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': '%s' "
                                     "reduces over '%s', so each step would hand on a partial "
@@ -569,8 +594,10 @@ static nm_status check_shared(const nm_ynode *e, const nm_arch *arch, const nm_c
                 return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s', which "
                                     "indexes the intermediate '%s' through a window wider than "
                                     "its stride in '%s': its tiles would overlap from step to "
-                                    "step, and fused halos are not modelled yet", dn,
-                                    c->op[i].wl.ds[ds].name, c->op[i].name);
+                                    "step (step through the last operation's rows with "
+                                    "'recompute: {INDEX: STEPS}' on the group instead, which "
+                                    "recomputes the overlap)", dn, c->op[i].wl.ds[ds].name,
+                                    c->op[i].name);
             case 4:
                 return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': '%s' "
                                     "reads the intermediate '%s' along '%s' on another axis "
@@ -681,11 +708,40 @@ static nm_status parse_group(nm_fused_map *fm, int gi, const nm_ynode *shared, c
     return NM_OK;
 }
 
+/* A group's `recompute: {rank: steps, ...}`: its splits, applied to c. */
+static nm_status parse_recompute(nm_fused_group *g, const nm_ynode *n, nm_chain *c,
+                                 nm_error *err)
+{
+    nm_status st = nm_yexpect(n, NM_Y_MAP, "recompute (the last operation's index: its steps)",
+                              err);
+    if (st != NM_OK)
+        return st;
+    if (n->n > NM_MAX_SPLITS)
+        return nm_yerror(err, n, "recompute splits at most %d indices (rows and columns)",
+                         NM_MAX_SPLITS);
+    for (size_t k = 0; k < n->n; k++) {
+        const nm_ynode *key = nm_ymap_key(n, k), *v = nm_ymap_val(n, k);
+        int64_t steps;
+        if ((st = nm_yget_int(v, "steps", &steps, err)) != NM_OK)
+            return st;
+        nm_fused_split *sp = &g->split[g->nsplit];
+        char why[NM_ERROR_MSG_MAX];
+        if (nm_chain_recompute(c, g->first, g->nops, key->str, steps, sp->step, why,
+                               sizeof why) != NM_OK)
+            return nm_yerror(err, key, "cannot recompute halos along '%s' in %lld steps: %s",
+                             key->str, (long long)steps, why);
+        snprintf(sp->rank, NM_NAME_MAX, "%s", key->str);
+        sp->steps = steps;
+        g->nsplit++;
+    }
+    return NM_OK;
+}
+
 nm_status nm_fused_map_parse(nm_fused_map *fm, const nm_ynode *node, const nm_arch *arch,
-                             const nm_chain *c, nm_ydoc *doc, nm_error *err)
+                             nm_chain *c, nm_ydoc *doc, nm_error *err)
 {
     static const char *const top_keys[] = {"fused", NULL};
-    static const char *const group_keys[] = {"fuse_at", "shared", "ops", NULL};
+    static const char *const group_keys[] = {"fuse_at", "recompute", "shared", "ops", NULL};
     memset(fm, 0, sizeof *fm);
     if (node->kind != NM_Y_MAP || !nm_ymap_get(node, "fused"))
         return nm_yerror(err, node, "the problem is a chain of operations: its mapping is "
@@ -759,6 +815,9 @@ nm_status nm_fused_map_parse(nm_fused_map *fm, const nm_ynode *node, const nm_ar
             g->level = l;
         }
         fm->ngroups++;
+        const nm_ynode *rc = nm_ymap_get(e, "recompute");
+        if (rc && (st = parse_recompute(g, rc, c, err)) != NM_OK)
+            return st;
         for (int i = g->first; i < g->first + g->nops; i++)
             for (int ds = 0; ds < c->op[i].wl.nds; ds++)
                 if (inside(c, g, i, ds) && g->level == arch->nlevels - 1)

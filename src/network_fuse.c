@@ -175,6 +175,7 @@ nm_status nm_network_chain(const nm_network *net, int first, int n, nm_chain *c,
         snprintf(op->kind_name, NM_NAME_MAX, "mac");
         op->node = ly->node;
         op->out = output_of(wl);
+        op->recompute = 1.0;
         if (op->out < 0)
             return nm_yerror(err, ly->node, "layer '%s' has no single output to pass on",
                              ly->name);

@@ -49,9 +49,13 @@ void nm_report_fused_text(FILE *f, const nm_arch *arch, const nm_chain *c,
         for (int i = g->first; i < g->first + g->nops; i++)
             fprintf(f, "%s%s", i > g->first ? ", " : "", c->op[i].name);
         if (g->level < arch->nlevels - 1)
-            fprintf(f, ", fused at %s\n", arch->level[g->level].name);
+            fprintf(f, ", fused at %s", arch->level[g->level].name);
         else
-            fprintf(f, " (not fused: through %s)\n", top);
+            fprintf(f, " (not fused: through %s)", top);
+        for (int k = 0; k < g->nsplit; k++)
+            fprintf(f, "%s %s in %lld steps", k ? " and" : ", halos recomputed: through",
+                    g->split[k].rank, (long long)g->split[k].steps);
+        fputc('\n', f);
         fprintf(f, "  %-14s %16s %14s %16s %14s\n", "operation", "computes", "cycles",
                 "energy (uJ)", "backing words");
         for (int i = g->first; i < g->first + g->nops; i++) {
@@ -59,6 +63,10 @@ void nm_report_fused_text(FILE *f, const nm_arch *arch, const nm_chain *c,
                               st->op[i].last_level_accesses};
             sum_line(f, c->op[i].name, &s);
         }
+        for (int i = g->first; g->nsplit && i < g->first + g->nops; i++)
+            if (c->op[i].recompute > 1.0)
+                fprintf(f, "  (%s computes %.4gx its operation's points: rows two steps read "
+                        "computed at both)\n", c->op[i].name, c->op[i].recompute);
         if (g->nops > 1)
             sum_line(f, "(group)", &st->group[gi]);
     }
@@ -149,7 +157,13 @@ void nm_report_fused_json(FILE *f, const nm_arch *arch, const nm_chain *c,
             nm_report_json_string(f, arch->level[g->level].name);
         else
             fputs("null", f);
-        fputs(", \"stats\": ", f);
+        fputs(", \"recompute\": {", f);
+        for (int k = 0; k < g->nsplit; k++) {
+            fputs(k ? ", " : "", f);
+            nm_report_json_string(f, g->split[k].rank);
+            fprintf(f, ": %lld", (long long)g->split[k].steps);
+        }
+        fputs("}, \"stats\": ", f);
         json_sum(f, &st->group[gi]);
         fputs(gi + 1 < fm->ngroups ? "},\n" : "}\n", f);
     }
@@ -168,7 +182,8 @@ void nm_report_fused_json(FILE *f, const nm_arch *arch, const nm_chain *c,
             }
         const char *how;
         double pj = nm_arith_op_energy(&arch->arith, c->op[i].kind, &how);
-        fputs("], \"op\": ", f);
+        fprintf(f, "], \"recompute\": %.17g, \"op\": ",
+                c->op[i].recompute > 0 ? c->op[i].recompute : 1.0);
         nm_report_json_string(f, c->op[i].kind_name);
         fprintf(f, ", \"op_pj\": %.17g, \"op_energy_from\": ", pj);
         nm_report_json_string(f, how);
@@ -191,7 +206,11 @@ void nm_report_fused_yaml(FILE *f, const nm_arch *arch, const nm_chain *c,
         const nm_fused_group *g = &fm->group[gi];
         int F = g->level, lead = g->first;
         if (F < S - 1) {
-            fprintf(f, "  - fuse_at: %s\n    shared:\n", arch->level[F].name);
+            fprintf(f, "  - fuse_at: %s\n", arch->level[F].name);
+            for (int k = 0; k < g->nsplit; k++)
+                fprintf(f, "%s%s: %lld%s", k ? ", " : "    recompute: {", g->split[k].rank,
+                        (long long)g->split[k].steps, k + 1 == g->nsplit ? "}\n" : "");
+            fputs("    shared:\n", f);
             /* the shared loops as the first operation has them (the others'
              * indices it lacks stay 1), and at each level what any operation
              * keeps and bypasses (names another lacks are not its own) */

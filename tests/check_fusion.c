@@ -19,10 +19,23 @@
  * producer in that very step (so it sits at the fusion level).  Then: a
  * chain of single-operation groups gives exactly what each operation gives
  * as a plain problem and mapping; and malformed chains and fused mappings
- * get located errors.  The chains read no tensor through a sliding window:
- * how far Timeloop credits a window's overlap from one tile to the next
- * (and its neighbour links) is the conformance corpus's to check, and
- * fused halos are not modelled.
+ * get located errors.  Those chains read no tensor through a sliding
+ * window.
+ *
+ * A second test runs chains of convolutions whose windows overlap (with
+ * strides, two or three of them, fused in part or whole, the halo
+ * recomputed in random steps), on the chain nm_chain_recompute writes,
+ * with the same simulator and three more checks: every step reads what
+ * its producers computed in it, the rewritten chain computes on numbers
+ * what the written one does, and the computes are the points times the
+ * recompute factor.  Its mappings keep a window's tiles where Timeloop's
+ * count of their overlap and the simulator's step-by-step gains are the
+ * same: a tensor read through windows lives at the fusion level and above
+ * only, the steps run in one loop, and the other shared loops run over
+ * indices such a tensor follows.  Elsewhere Timeloop counts a loop's first
+ * step and one steady step for the rest, keeping a tile's overlap only
+ * while its stride repeats (the nest analysis, nest.c); how that counts
+ * windows is the conformance corpus's to check against Timeloop itself.
  */
 #include <config.h>
 
@@ -40,7 +53,7 @@
 #include "nestmap/spec.h"
 #include "testutil.h"
 
-enum { CASES = 600, MAXW = 16, MAXL = 64 }; /* MAXW: 64-bit words of a tile's bit set */
+enum { CASES = 600, HALO_CASES = 300, MAXW = 16, MAXL = 64 }; /* MAXW: 64-bit words of a tile's bit set */
 
 /* ---- the simulator ---- */
 
@@ -379,12 +392,12 @@ static void put(text *t, const char *fmt, ...)
 
 static int64_t pick_divisor(nm_pcg32 *r, int64_t n)
 {
-    int64_t d[16];
+    int64_t d[64] = {1};
     int k = 0;
-    for (int64_t i = 1; i <= n; i++)
+    for (int64_t i = 1; i <= n && k < 64; i++)
         if (n % i == 0)
             d[k++] = i;
-    return d[nm_pcg32_bounded(r, (uint32_t)k)];
+    return d[nm_pcg32_bounded(r, (uint32_t)(k ? k : 1))];
 }
 
 typedef struct gop {
@@ -514,7 +527,7 @@ static void gen_arch(nm_pcg32 *r, gcase *g, text *t)
 }
 
 /* One factor per slot whose product is n, at random. */
-static void split(nm_pcg32 *r, int64_t n, int nslots, int64_t *out)
+static void split_n(nm_pcg32 *r, int64_t n, int nslots, int64_t *out)
 {
     for (int k = 0; k < nslots - 1; k++) {
         out[k] = pick_divisor(r, n);
@@ -526,7 +539,7 @@ static void split(nm_pcg32 *r, int64_t n, int nslots, int64_t *out)
 /* Writes the temporal entry of one level: factors of every index of the op
  * (or of names[]), in a random order. */
 static void put_entry(nm_pcg32 *r, text *t, const char *indent, const char *target,
-                      const char *type, char names[][4], const int64_t *f, int n)
+                      const char *type, char names[][NM_NAME_MAX], const int64_t *f, int n)
 {
     int perm[NM_MAX_DIMS];
     for (int k = 0; k < n; k++)
@@ -555,6 +568,159 @@ static int fm_inside_hint(const nm_chain *c, int j, int ds, int first, int len)
     return j < first + len - 1; /* the next operation reads it */
 }
 
+/* Whether data space ds of wl has an axis summing two indices or more (a
+ * window, or the last operation's rows: steps and rows in a step), whose
+ * tiles may overlap from one step to the next. */
+static int windowed(const nm_workload *wl, int ds)
+{
+    for (int r = 0; r < wl->ds[ds].nranks; r++)
+        if (wl->ds[ds].rank[r].nterms > 1)
+            return 1;
+    return 0;
+}
+
+/* Writes group ops i .. i + len - 1 of c fused at F (2: DRAM, a plain
+ * group; 1: GLB; 0: RF) with random shared and own loops on a design of
+ * `fan` PEs, recomputing halos along split (steps) when split is not
+ * NULL (c then being the chain nm_chain_recompute made); own[j] gets the
+ * offsets of operation j's own entries in t when the group is plain, else
+ * -1. */
+static void gen_group(nm_pcg32 *r, int fan, const nm_chain *c, text *t, int i, int len, int F,
+                      const char *split, int64_t steps, size_t own[][2])
+{
+    static const char *const lname[] = {"RF", "GLB", "DRAM"};
+    put(t, "  - fuse_at: %s\n", lname[F]);
+    if (split)
+        put(t, "    recompute: {%s: %lld}\n", split, (long long)steps);
+    /* shareable: in every op, and in every op's output that stays inside
+     * (the library's rule; check_steps checks what it allows) */
+    char sh[8][NM_NAME_MAX];
+    int64_t bound[8], shf[8][3]; /* per shareable index: DRAM, GLB temporal, GLB spatial */
+    int nsh = F == 2 ? 0 : nm_fused_shareable(c, i, len, sh, bound, 8);
+    /* with halos, only indices every tensor read through windows follows (a
+     * shared loop such a tensor does not follow, around the steps, would
+     * sweep its windows again: see recompute_agrees) */
+    for (int k = 0; split && k < nsh; k++) {
+        int keep = 1;
+        for (int j = i; j < i + len && keep; j++) {
+            const nm_workload *wl = &c->op[j].wl;
+            int d = nm_workload_dim(wl, sh[k]);
+            for (int ds = 0; ds < wl->nds && keep; ds++)
+                if (windowed(wl, ds)) {
+                    int64_t cf = 0;
+                    for (int q = 0; q < wl->ds[ds].nranks; q++)
+                        for (int m = 0; m < wl->ds[ds].rank[q].nterms; m++)
+                            cf += wl->ds[ds].rank[q].term[m].dim == d;
+                    keep = cf > 0;
+                }
+        }
+        if (!keep) {
+            memmove(sh[k], sh[k + 1], (size_t)(nsh - k - 1) * sizeof sh[0]);
+            memmove(&bound[k], &bound[k + 1], (size_t)(nsh - k - 1) * sizeof bound[0]);
+            nsh--;
+            k--;
+        }
+    }
+    for (int k = 0; k < nsh; k++) {
+        int64_t rest = bound[k];
+        if (split && !strncmp(sh[k], split, strlen(split)) && strstr(sh[k], "_step")) {
+            /* the steps in one loop (two, at two levels, would sweep the
+             * windows in a way only Timeloop's extrapolation counts) */
+            int slot = F == 0 ? (int)nm_pcg32_bounded(r, fan > 1 ? 3 : 2) : 0;
+            shf[k][0] = shf[k][1] = shf[k][2] = 1;
+            int64_t f = pick_divisor(r, rest);
+            while (slot == 2 && (f > fan || fan % f))
+                f = pick_divisor(r, rest);
+            shf[k][slot] = f;
+            continue;
+        }
+        shf[k][0] = pick_divisor(r, rest);
+        rest /= shf[k][0];
+        shf[k][1] = F == 0 ? pick_divisor(r, rest) : 1;
+        rest /= shf[k][1];
+        shf[k][2] = 1;
+        if (F == 0 && fan > 1) {
+            int64_t sp = pick_divisor(r, rest);
+            while (sp > fan || (fan % sp))
+                sp = pick_divisor(r, rest);
+            shf[k][2] = sp;
+        }
+    }
+    /* at most one spatial factor above 1 across the shared indices */
+    int spatial_used = 0;
+    for (int k = 0; k < nsh; k++) {
+        if (spatial_used)
+            shf[k][2] = 1;
+        spatial_used |= shf[k][2] > 1;
+    }
+    if (nsh) {
+        put(t, "    shared:\n");
+        int64_t f[8];
+        for (int lv = 0; lv < (F == 0 ? 3 : 1); lv++) {
+            for (int k = 0; k < nsh; k++)
+                f[k] = shf[k][lv];
+            put_entry(r, t, "    ", lv == 0 ? "DRAM" : "GLB", lv == 2 ? "spatial" : "temporal",
+                      sh, f, nsh);
+        }
+    }
+    put(t, "    ops:\n");
+    for (int j = i; j < i + len; j++) {
+        const nm_workload *wl = &c->op[j].wl;
+        put(t, "      %s:\n", c->op[j].name);
+        own[j][0] = F == 2 && nsh == 0 ? t->n : (size_t)-1;
+        char nm[NM_MAX_DIMS][NM_NAME_MAX];
+        int64_t rest[NM_MAX_DIMS];
+        int fanleft = spatial_used ? 1 : fan;
+        for (int d = 0; d < wl->ndims; d++) {
+            snprintf(nm[d], NM_NAME_MAX, "%s", wl->dim[d]);
+            rest[d] = wl->bound[d];
+            for (int k = 0; k < nsh; k++)
+                if (!strcmp(sh[k], wl->dim[d]))
+                    rest[d] /= shf[k][0] * shf[k][1] * shf[k][2];
+        }
+        /* own slots: levels F..0 temporal, GLB spatial when F >= 1 */
+        int64_t f[3][NM_MAX_DIMS], sp[NM_MAX_DIMS];
+        for (int d = 0; d < wl->ndims; d++) {
+            sp[d] = 1;
+            if (F >= 1 && fanleft > 1) {
+                int64_t s = pick_divisor(r, rest[d]);
+                if (s <= fanleft && fanleft % s == 0) {
+                    sp[d] = s;
+                    fanleft /= s;
+                    rest[d] /= s;
+                }
+            }
+            int64_t parts[3];
+            split_n(r, rest[d], F + 1, parts);
+            for (int lv = 0; lv <= F; lv++)
+                f[lv][d] = parts[lv];
+        }
+        for (int lv = F; lv >= 0; lv--) {
+            put_entry(r, t, "      ", lname[lv], "temporal", nm, f[lv], wl->ndims);
+            if (lv == 1)
+                put_entry(r, t, "      ", "GLB", "spatial", nm, sp, wl->ndims);
+        }
+        /* bypass below the backing store, without a fan-out only; with
+         * halos, a tensor read through windows is not kept below the fusion
+         * level (see recompute_agrees) */
+        for (int lv = (F == 2 ? 1 : F); fan == 1 && lv >= 0; lv--) {
+            char keep[64] = "", byp[64] = "";
+            for (int ds = 0; ds < wl->nds; ds++) {
+                int inter = (fm_inside_hint(c, j, ds, i, len));
+                int k = lv == F && inter ? 1 : (int)nm_pcg32_bounded(r, 2);
+                if (split && lv < F && windowed(wl, ds))
+                    k = 0;
+                char *dst = k ? keep : byp;
+                snprintf(dst + strlen(dst), 64 - strlen(dst), "%s%s", *dst ? ", " : "",
+                         wl->ds[ds].name);
+            }
+            put(t, "      - {target: %s, type: bypass, keep: [%s], bypass: [%s]}\n", lname[lv],
+                keep, byp);
+        }
+        own[j][1] = t->n;
+    }
+}
+
 /* A random fused mapping of the chain parsed as c; own[i] gets the offsets
  * of operation i's own entries in t when its group is plain (a single
  * operation through the backing store), else -1. */
@@ -566,105 +732,9 @@ static void gen_mapping(nm_pcg32 *r, const gcase *g, const nm_chain *c, text *t,
         int len = 1 + (int)nm_pcg32_bounded(r, (uint32_t)(g->nops - i));
         while (len > 1 && nm_fused_leaks(c, i, len) >= 0)
             len--; /* (a row read after the group must reach the backing store) */
-        /* fusion level: 2 (DRAM, none), 1 (GLB) or 0 (RF) */
         int F = len == 1 ? (nm_pcg32_bounded(r, 3) ? 2 : (int)nm_pcg32_bounded(r, 2))
                          : (int)nm_pcg32_bounded(r, 2);
-        static const char *const lname[] = {"RF", "GLB", "DRAM"};
-        put(t, "  - fuse_at: %s\n", lname[F]);
-        /* shareable: in every op, and in every op's output that stays inside */
-        char sh[8][4];
-        int64_t shf[8][3]; /* per shareable index: DRAM, GLB temporal, GLB spatial */
-        int nsh = 0;
-        for (int k = 0; k < g->nidx; k++) {
-            /* the library's rule; check_steps checks what it allows */
-            int ok = nm_fused_can_share(c, i, len, g->names[k]);
-            if (!ok || F == 2)
-                continue;
-            strcpy(sh[nsh], g->names[k]);
-            int64_t rest = g->bound[k];
-            shf[nsh][0] = pick_divisor(r, rest);
-            rest /= shf[nsh][0];
-            shf[nsh][1] = F == 0 ? pick_divisor(r, rest) : 1;
-            rest /= shf[nsh][1];
-            shf[nsh][2] = 1;
-            if (F == 0 && g->fan > 1) {
-                int64_t s = pick_divisor(r, rest);
-                while (s > g->fan || (g->fan % s))
-                    s = pick_divisor(r, rest);
-                shf[nsh][2] = s;
-            }
-            nsh++;
-        }
-        /* at most one spatial factor above 1 across the shared indices */
-        int spatial_used = 0;
-        for (int k = 0; k < nsh; k++) {
-            if (spatial_used)
-                shf[k][2] = 1;
-            spatial_used |= shf[k][2] > 1;
-        }
-        if (nsh) {
-            put(t, "    shared:\n");
-            int64_t f[8];
-            for (int lv = 0; lv < (F == 0 ? 3 : 1); lv++) {
-                for (int k = 0; k < nsh; k++)
-                    f[k] = shf[k][lv];
-                put_entry(r, t, "    ", lv == 0 ? "DRAM" : "GLB",
-                          lv == 2 ? "spatial" : "temporal", sh, f, nsh);
-            }
-        }
-        put(t, "    ops:\n");
-        for (int j = i; j < i + len; j++) {
-            const nm_workload *wl = &c->op[j].wl;
-            put(t, "      op%d:\n", j + 1);
-            own[j][0] = F == 2 && nsh == 0 ? t->n : (size_t)-1;
-            char nm[8][4];
-            int64_t rest[8];
-            int fanleft = spatial_used ? 1 : g->fan;
-            for (int d = 0; d < wl->ndims; d++) {
-                snprintf(nm[d], 4, "%s", wl->dim[d]);
-                rest[d] = wl->bound[d];
-                for (int k = 0; k < nsh; k++)
-                    if (!strcmp(sh[k], wl->dim[d]))
-                        rest[d] /= shf[k][0] * shf[k][1] * shf[k][2];
-            }
-            /* own slots: levels F..0 temporal, GLB spatial when F >= 1 */
-            int64_t f[3][8], sp[8];
-            for (int d = 0; d < wl->ndims; d++) {
-                sp[d] = 1;
-                if (F >= 1 && fanleft > 1) {
-                    int64_t s = pick_divisor(r, rest[d]);
-                    if (s <= fanleft && fanleft % s == 0) {
-                        sp[d] = s;
-                        fanleft /= s;
-                        rest[d] /= s;
-                    }
-                }
-                int64_t parts[3];
-                split(r, rest[d], F + 1, parts);
-                for (int lv = 0; lv <= F; lv++)
-                    f[lv][d] = parts[lv];
-            }
-            static const char *const ln[] = {"RF", "GLB", "DRAM"};
-            for (int lv = F; lv >= 0; lv--) {
-                put_entry(r, t, "      ", ln[lv], "temporal", nm, f[lv], wl->ndims);
-                if (lv == 1)
-                    put_entry(r, t, "      ", "GLB", "spatial", nm, sp, wl->ndims);
-            }
-            /* bypass below the backing store, without a fan-out only */
-            for (int lv = (F == 2 ? 1 : F); g->fan == 1 && lv >= 0; lv--) {
-                char keep[64] = "", byp[64] = "";
-                for (int ds = 0; ds < wl->nds; ds++) {
-                    int inter = (fm_inside_hint(c, j, ds, i, len));
-                    int k = lv == F && inter ? 1 : (int)nm_pcg32_bounded(r, 2);
-                    char *dst = k ? keep : byp;
-                    snprintf(dst + strlen(dst), 64 - strlen(dst), "%s%s", *dst ? ", " : "",
-                             wl->ds[ds].name);
-                }
-                put(t, "      - {target: %s, type: bypass, keep: [%s], bypass: [%s]}\n", ln[lv],
-                    keep, byp);
-            }
-            own[j][1] = t->n;
-        }
+        gen_group(r, g->fan, c, t, i, len, F, NULL, 0, own);
         i += len;
     }
 }
@@ -693,6 +763,40 @@ static void same_counts(const nm_arch *arch, const nm_workload *wl, const nm_sta
             ck_assert_uint_eq(x->utilized_capacity, y->utilized_capacity);
             ck_assert(x->energy == y->energy);
         }
+}
+
+/* Checks operation i of fm (evaluated into st) against the simulator,
+ * count by count, and that no intermediate reaches the backing store;
+ * returns the tensors it bypasses below the backing store. */
+static int simulated_op(const nm_arch *arch, const nm_chain *c, const nm_fused_map *fm,
+                        const nm_fused_stats *st, int i, int n, const char *yaml)
+{
+    const nm_workload *wl = &c->op[i].wl;
+    scount cnt[NM_MAX_LEVELS][NM_MAX_DS];
+    simulate(arch, wl, &fm->map[i], cnt);
+    ck_assert_uint_eq(st->op[i].computes, (uint64_t)nm_workload_ops(wl));
+    int bypassing = 0;
+    for (int s = 0; s < arch->nlevels; s++)
+        for (int ds = 0; ds < wl->nds; ds++) {
+            const nm_ds_stats *d = &st->op[i].level[s].ds[ds];
+            uint64_t inst = d->utilized_instances;
+            ck_assert_msg(d->reads * inst == cnt[s][ds].reads &&
+                          d->fills * inst == cnt[s][ds].fills &&
+                          d->updates * inst == cnt[s][ds].updates,
+                          "case %d, %s, level %s, %s: model reads %llu fills %llu "
+                          "updates %llu (x%llu instances), simulator %llu %llu %llu\n%s",
+                          n, c->op[i].name, arch->level[s].name, wl->ds[ds].name,
+                          (unsigned long long)d->reads, (unsigned long long)d->fills,
+                          (unsigned long long)d->updates, (unsigned long long)inst,
+                          (unsigned long long)cnt[s][ds].reads,
+                          (unsigned long long)cnt[s][ds].fills,
+                          (unsigned long long)cnt[s][ds].updates, yaml);
+            if (s == arch->nlevels - 1 && ((fm->onchip[i] >> ds) & 1u))
+                ck_assert_uint_eq(cnt[s][ds].reads + cnt[s][ds].fills + cnt[s][ds].updates, 0);
+            if (s < arch->nlevels - 1 && !((fm->map[i].level[s].keep >> ds) & 1u))
+                bypassing++;
+        }
+    return bypassing;
 }
 
 START_TEST(simulator_agrees)
@@ -728,30 +832,7 @@ START_TEST(simulator_agrees)
         double energy = 0.0;
         for (int i = 0; i < c->nops; i++) {
             const nm_workload *wl = &c->op[i].wl;
-            scount cnt[NM_MAX_LEVELS][NM_MAX_DS];
-            simulate(&spec.arch, wl, &fm->map[i], cnt);
-            ck_assert_uint_eq(st->op[i].computes, (uint64_t)nm_workload_ops(wl));
-            for (int s = 0; s < spec.arch.nlevels; s++)
-                for (int ds = 0; ds < wl->nds; ds++) {
-                    const nm_ds_stats *d = &st->op[i].level[s].ds[ds];
-                    uint64_t inst = d->utilized_instances;
-                    ck_assert_msg(d->reads * inst == cnt[s][ds].reads &&
-                                  d->fills * inst == cnt[s][ds].fills &&
-                                  d->updates * inst == cnt[s][ds].updates,
-                                  "case %d, %s, level %s, %s: model reads %llu fills %llu "
-                                  "updates %llu (x%llu instances), simulator %llu %llu %llu\n%s",
-                                  n, c->op[i].name, spec.arch.level[s].name, wl->ds[ds].name,
-                                  (unsigned long long)d->reads, (unsigned long long)d->fills,
-                                  (unsigned long long)d->updates, (unsigned long long)inst,
-                                  (unsigned long long)cnt[s][ds].reads,
-                                  (unsigned long long)cnt[s][ds].fills,
-                                  (unsigned long long)cnt[s][ds].updates, full.s);
-                    if (s == spec.arch.nlevels - 1 && ((fm->onchip[i] >> ds) & 1u))
-                        ck_assert_uint_eq(cnt[s][ds].reads + cnt[s][ds].fills +
-                                          cnt[s][ds].updates, 0);
-                    if (s < spec.arch.nlevels - 1 && !((fm->map[i].level[s].keep >> ds) & 1u))
-                        bypassing++;
-                }
+            bypassing += simulated_op(&spec.arch, c, fm, st, i, n, full.s);
             energy += st->op[i].energy;
             /* a plain group: the same as the operation alone */
             if (own[i][0] != (size_t)-1) {
@@ -816,6 +897,227 @@ START_TEST(simulator_agrees)
     printf("simulator: %d cases, %d fused groups (%d with a row max and its consumer), %d "
            "plain operations, %d with a fan-out, %d bypasses\n", CASES, fused_groups,
            softmax_fused, plain_ops, fanned, bypassing);
+}
+END_TEST
+
+/* ---- recomputed halos ---- */
+
+/* A random chain of one-dimensional convolutions (with strides, and a
+ * column index every tensor carries, or not), each reading the one
+ * before through windows: T1 = X * W1, T2 = T1 * W2, ... */
+static int gen_conv_chain(nm_pcg32 *r, text *t)
+{
+    int n = 2 + (int)nm_pcg32_bounded(r, 2), cols = (int)nm_pcg32_bounded(r, 2);
+    static const int64_t last[] = {2, 3, 4, 6};
+    int64_t P[4], R[4], S[4], C[4];
+    P[n] = last[nm_pcg32_bounded(r, 4)];
+    for (int k = n; k >= 1; k--) {
+        R[k] = 1 + (int64_t)nm_pcg32_bounded(r, 3);
+        S[k] = P[k] > 3 ? 1 : 1 + (int64_t)nm_pcg32_bounded(r, 2);
+        P[k - 1] = S[k] * (P[k] - 1) + R[k];
+    }
+    for (int k = 0; k <= n; k++)
+        C[k] = 1 + (int64_t)nm_pcg32_bounded(r, 2);
+    const char *q = cols ? ",q" : "";
+    put(t, "problem:\n  chain:\n");
+    for (int k = 1; k <= n; k++) {
+        char in[16];
+        snprintf(in, sizeof in, k == 1 ? "X" : "T%d", k - 1);
+        put(t, "  - {name: conv%d, einsum: \"T%d[c%d,y%d%s] = %s[c%d,%s%sy%d+r%d%s] * "
+               "W%d[c%d,c%d,r%d]\"}\n", k, k, k, k, q, in, k - 1, S[k] > 1 ? "2" : "",
+            S[k] > 1 ? "*" : "", k, k, q, k, k, k - 1, k);
+    }
+    put(t, "  bounds: {");
+    for (int k = 0; k <= n; k++)
+        put(t, "%sc%d: %lld", k ? ", " : "", k, (long long)C[k]);
+    for (int k = 1; k <= n; k++)
+        put(t, ", y%d: %lld, r%d: %lld", k, (long long)P[k], k, (long long)R[k]);
+    if (cols)
+        put(t, ", q: %lld", 1 + (long long)nm_pcg32_bounded(r, 2));
+    put(t, "}\n");
+    return n;
+}
+
+/* A chain run on numbers: each operation's output (heap, its extents in
+ * ext[i]), from inputs that depend on their coordinates only. */
+typedef struct run {
+    uint64_t *out[NM_MAX_OPS];
+    int64_t ext[NM_MAX_OPS][NM_MAX_RANKS];
+} run;
+
+static uint64_t input_at(const char *name, const int64_t *co, int nr)
+{
+    uint64_t h = 1469598103934665603u;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (uint8_t)*p) * 1099511628211u;
+    for (int k = 0; k < nr; k++)
+        h = (h ^ (uint64_t)co[k]) * 1099511628211u;
+    return h >> 40;
+}
+
+static void run_chain(const nm_chain *c, run *x)
+{
+    for (int i = 0; i < c->nops; i++) {
+        const nm_workload *wl = &c->op[i].wl;
+        const nm_dataspace *o = &wl->ds[c->op[i].out];
+        int64_t size = 1;
+        for (int k = 0; k < o->nranks; k++)
+            size *= x->ext[i][k] = nm_axis_extent(wl, &o->rank[k]);
+        x->out[i] = nm_calloc((size_t)size, sizeof *x->out[i]);
+        ck_assert_ptr_nonnull(x->out[i]);
+        int64_t idx[NM_MAX_DIMS] = {0}, points = 1;
+        for (int d = 0; d < wl->ndims; d++)
+            points *= wl->bound[d];
+        for (int64_t p = 0; p < points; p++) {
+            int64_t rest = p;
+            for (int d = wl->ndims - 1; d >= 0; d--) {
+                idx[d] = rest % wl->bound[d];
+                rest /= wl->bound[d];
+            }
+            uint64_t prod = 1;
+            int64_t at = 0;
+            for (int ds = 0; ds < wl->nds; ds++) {
+                const nm_dataspace *s = &wl->ds[ds];
+                int64_t co[NM_MAX_RANKS], f = 0;
+                for (int k = 0; k < s->nranks; k++) {
+                    co[k] = 0;
+                    for (int m = 0; m < s->rank[k].nterms; m++)
+                        co[k] += s->rank[k].term[m].coef * idx[s->rank[k].term[m].dim];
+                }
+                int pr = c->op[i].producer[ds];
+                const int64_t *ext = ds == c->op[i].out ? x->ext[i] : pr >= 0 ? x->ext[pr] : NULL;
+                for (int k = 0; ext && k < s->nranks; k++) {
+                    ck_assert(co[k] < ext[k]);
+                    f = f * ext[k] + co[k];
+                }
+                if (ds == c->op[i].out)
+                    at = f;
+                else
+                    prod *= pr >= 0 ? x->out[pr][f] : input_at(s->name, co, s->nranks);
+            }
+            x->out[i][at] += prod;
+        }
+    }
+}
+
+static void run_fini(const nm_chain *c, run *x)
+{
+    for (int i = 0; i < c->nops; i++)
+        nm_free(x->out[i]);
+}
+
+/* Random chains of convolutions whose windows overlap, a range of them
+ * fused with the halo recomputed along the last one's rows (random steps,
+ * fusion level, shared and own loops, fan-out, bypass): the model agrees
+ * with the simulator count by count on the chain as nm_chain_recompute
+ * writes it; every step's consumers read what their producers computed in
+ * that step; that chain computes, on numbers, what the chain as written
+ * computes (every output element equal); and each operation's computes are
+ * its points times its recompute factor. */
+START_TEST(recompute_agrees)
+{
+    nm_pcg32 r;
+    nm_pcg32_seed(&r, 20261128u, 36u);
+    int recomputing = 0, one_step = 0, fanned = 0, bypassing = 0, strided = 0, three = 0, shared_cols = 0;
+    static text base, full;
+    for (int n = 0; n < HALO_CASES; n++) {
+        gcase g;
+        base.n = 0;
+        int nops = gen_conv_chain(&r, &base);
+        memset(&g, 0, sizeof g);
+        gen_arch(&r, &g, &base);
+        nm_spec plain;
+        load(&plain, base.s, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN);
+        const nm_chain *c = plain.chain;
+        int a = 0, b = nops - 1; /* the whole chain, or a part of it */
+        if (nm_pcg32_bounded(&r, 2)) {
+            a = (int)nm_pcg32_bounded(&r, (uint32_t)nops - 1);
+            b = a + 1 + (int)nm_pcg32_bounded(&r, (uint32_t)(nops - a - 1));
+        }
+        char rank[16];
+        snprintf(rank, sizeof rank, "y%d", b + 1);
+        int64_t rows = c->op[b].wl.bound[nm_workload_dim(&c->op[b].wl, rank)];
+        int64_t steps = pick_divisor(&r, rows);
+        if (steps == 1) /* (one step: the group as without halos, now and then) */
+            steps = nm_pcg32_bounded(&r, 4) ? rows : 1;
+        nm_chain *tc = nm_calloc(1, sizeof *tc);
+        ck_assert_ptr_nonnull(tc);
+        *tc = *c;
+        char step[NM_NAME_MAX], why[512];
+        ck_assert_msg(nm_chain_recompute(tc, a, b - a + 1, rank, steps, step, why,
+                                         sizeof why) == NM_OK, "%s\n%s", why, base.s);
+        full = base;
+        size_t own[NM_MAX_OPS][2];
+        put(&full, "mapping:\n  fused:\n");
+        for (int i = 0; i < nops;) {
+            int len = i == a ? b - a + 1 : 1;
+            int F = len > 1 ? (g.fan > 1 ? 0 : (int)nm_pcg32_bounded(&r, 2)) : 2;
+            gen_group(&r, g.fan, tc, &full, i, len, F, len > 1 ? rank : NULL, steps, own);
+            i += len;
+        }
+        nm_spec spec;
+        load(&spec, full.s, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN);
+        const nm_chain *sc = spec.chain;
+        const nm_fused_map *fm = spec.fmap;
+        for (int i = 0; i < nops; i++) /* the parser split it as nm_chain_recompute did */
+            ck_assert(!memcmp(sc->op[i].wl.bound, tc->op[i].wl.bound, sizeof tc->op[i].wl.bound));
+        nm_fused_model fmdl;
+        nm_error err;
+        ck_assert(nm_fused_model_init(&fmdl, &spec.arch, sc, &err) == NM_OK);
+        nm_fused_stats *st = nm_calloc(1, sizeof *st);
+        if (!nm_fused_model_eval(&fmdl, fm, st)) {
+            char msg[1024];
+            nm_fused_describe_invalid(st, &spec.arch, sc, fm, msg, sizeof msg);
+            ck_abort_msg("case %d invalid: %s\n%s", n, msg, full.s);
+        }
+        for (int i = 0; i < nops; i++) {
+            if (i >= a && i <= b)
+                bypassing += simulated_op(&spec.arch, sc, fm, st, i, n, full.s);
+            double alone = (double)nm_workload_ops(&c->op[i].wl);
+            ck_assert(fabs((double)st->op[i].computes - sc->op[i].recompute * alone) <=
+                      1e-9 * alone);
+            recomputing += sc->op[i].recompute > 1.0;
+        }
+        check_steps(&spec.arch, sc, fm, fm->group_of[a]);
+        /* the same numbers out */
+        run x, y;
+        run_chain(c, &x);
+        run_chain(sc, &y);
+        for (int i = 0; i < nops; i++) {
+            if (i >= a && i < b)
+                continue; /* (an intermediate of the group: held by steps) */
+            int64_t size = 1;
+            for (int k = 0; k < c->op[i].wl.ds[c->op[i].out].nranks; k++) {
+                ck_assert_int_eq(x.ext[i][k], y.ext[i][k]);
+                size *= x.ext[i][k];
+            }
+            for (int64_t e = 0; e < size; e++)
+                ck_assert_msg(x.out[i][e] == y.out[i][e], "case %d: %s element %lld differs\n%s",
+                              n, c->op[i].name, (long long)e, full.s);
+        }
+        run_fini(c, &x);
+        run_fini(sc, &y);
+        fanned += g.fan > 1;
+        three += b - a == 2;
+        one_step += steps == 1;
+        strided += strstr(base.s, "2*y") != NULL;
+        shared_cols += strstr(base.s, ",q]") != NULL;
+        nm_free(st);
+        nm_free(tc);
+        nm_fused_model_fini(&fmdl);
+        nm_spec_fini(&spec);
+        nm_spec_fini(&plain);
+    }
+    ck_assert_int_ge(recomputing, HALO_CASES / 2);
+    ck_assert_int_ge(one_step, HALO_CASES / 50);
+    ck_assert_int_ge(fanned, HALO_CASES / 4);
+    ck_assert_int_ge(bypassing, HALO_CASES / 4);
+    ck_assert_int_ge(strided, HALO_CASES / 10);
+    ck_assert_int_ge(three, HALO_CASES / 10);
+    ck_assert_int_ge(shared_cols, HALO_CASES / 4);
+    printf("recompute: %d cases, %d operations recomputing rows, %d with a fan-out, %d "
+           "bypasses, %d strided, %d groups of three, %d with columns\n", HALO_CASES,
+           recomputing, fanned, bypassing, strided, three, shared_cols);
 }
 END_TEST
 
@@ -905,6 +1207,36 @@ START_TEST(located_errors)
                  "      a: [{target: GLB, type: temporal, factors: m=2 n=4}]\n"
                  "      b: [{target: GLB, type: temporal, factors: m=2 n=4}]\n", all, 20,
                  "on another axis than its producer writes it");
+    /* a shared loop over rows whose windows overlap, and recomputing them */
+#define CONV_CHAIN "problem:\n  chain:\n" \
+    "  - {name: a, einsum: \"T[k,y] = X[c,y+r] * W[k,c,r]\"}\n" \
+    "  - {name: b, einsum: \"Z[m,p] = T[k,p+s] * V[m,k,s]\"}\n" \
+    "  bounds: {c: 2, k: 4, m: 4, y: 10, r: 3, p: 8, s: 3}\n"
+#define CONV_OWN "    ops:\n" \
+    "      a: [{target: GLB, type: temporal, factors: c=2 k=4 y=4 r=3}]\n" \
+    "      b: [{target: GLB, type: temporal, factors: m=4 k=4 p=2 s=3}]\n"
+    expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    shared:\n"
+                 "    - {target: DRAM, type: temporal, factors: p=4}\n" CONV_OWN, all, 20,
+                 "write 'recompute: {INDEX: STEPS}' on the group");
+    expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    recompute: {p: 3}\n"
+                 CONV_OWN, all, 19, "3 steps do not divide 'p' (8)");
+    expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    recompute: {y: 2}\n"
+                 CONV_OWN, all, 19, "'y' is not an index of 'b'");
+    expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    recompute: {s: 1}\n"
+                 CONV_OWN, all, 19, "'s' indexes no axis of 'Z' alone");
+    expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    recompute: [p, 4]\n"
+                 CONV_OWN, all, 19, "recompute (the last operation's index: its steps)");
+    expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - recompute: {p: 4}\n"
+                 "    ops:\n      a: [{target: DRAM, type: temporal, factors: c=2 k=4 y=10 r=3}]\n"
+                 "  - ops:\n      b: [{target: DRAM, type: temporal, factors: m=4 k=4 p=8 s=3}]\n",
+                 all, 18, "a group of one operation has no halo to recompute");
+    /* the steps' bands are the rows the windows read: p=2 s=3 need y=4 */
+    expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    recompute: {p: 4}\n"
+                 "    shared:\n    - {target: DRAM, type: temporal, factors: p_step=4}\n"
+                 "    ops:\n"
+                 "      a: [{target: GLB, type: temporal, factors: c=2 k=4 y=10 r=3}]\n"
+                 "      b: [{target: GLB, type: temporal, factors: m=4 k=4 p=2 s=3}]\n", all, 23,
+                 "y=10");
     /* an intermediate also read after the group */
     expect_error("problem:\n  chain:\n"
                  "  - {name: a, einsum: \"T[m] = X[m]\"}\n"
@@ -1137,6 +1469,7 @@ static Suite *fusion_suite(void)
     TCase *tc = tcase_create("fusion");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, simulator_agrees);
+    tcase_add_test(tc, recompute_agrees);
     tcase_add_test(tc, located_errors);
     tcase_add_test(tc, group_capacity);
     tcase_add_test(tc, roles);

@@ -51,6 +51,13 @@
  * Computes, accesses, energies and cycles add up: the operations of a
  * group run one after the other at each step, and groups one after the
  * other.
+ *
+ * Convolutions reading their producer through windows (a halo) fuse by
+ * recomputing it: a group may say `recompute: {p: 4}`, and its operations
+ * become those nm_chain_recompute makes of them, stepping through the last
+ * operation's rows p in 4 steps with a new shared index (p_step), each
+ * producer computing the band of rows its consumers' windows read at a
+ * step (the rows two steps share computed twice).
  */
 #ifndef NESTMAP_FUSION_H
 #define NESTMAP_FUSION_H
@@ -76,6 +83,9 @@ typedef struct nm_chain_op {
     char kind_name[NM_NAME_MAX]; /* as written ("mac" when not) */
     int out;                  /* its output data space */
     int producer[NM_MAX_DS];  /* for each input: the operation writing it, or -1 */
+    /* Its computes over those of the operation as written: above 1 when a
+     * recomputed halo (nm_chain_recompute) has it compute rows again. */
+    double recompute;
     const nm_ynode *node;     /* its entry, for errors */
 } nm_chain_op;
 
@@ -85,9 +95,21 @@ typedef struct nm_chain {
     nm_chain_op op[NM_MAX_OPS];
 } nm_chain;
 
+/* A group's rows split into steps whose halos are recomputed
+ * (nm_chain_recompute). */
+typedef struct nm_fused_split {
+    char rank[NM_NAME_MAX];  /* the last operation's index, as written */
+    char step[NM_NAME_MAX];  /* the steps' index every operation of the group gains */
+    int64_t steps;
+} nm_fused_split;
+
+#define NM_MAX_SPLITS 2 /* rows and columns */
+
 typedef struct nm_fused_group {
     int first, nops;  /* operations first .. first + nops - 1 */
     int level;        /* fusion level: the backing store when nothing is fused */
+    int nsplit;       /* recomputed halos: the chain's operations of the group are */
+    nm_fused_split split[NM_MAX_SPLITS]; /* those nm_chain_recompute made of them */
     const nm_ynode *node;
 } nm_fused_group;
 
@@ -169,9 +191,26 @@ int64_t nm_axis_extent(const nm_workload *wl, const nm_axis *ax);
 int nm_chain_op_index(const nm_chain *c, const char *name);
 
 /* Parses the fused mapping node (the value of `mapping:`, holding `fused:`)
- * of chain c on arch into *fm; doc holds the composite lists it builds. */
+ * of chain c on arch into *fm; doc holds the composite lists it builds.  A
+ * group that recomputes halos (`recompute:`) rewrites its operations in c
+ * (nm_chain_recompute) before its mappings are read. */
 nm_status nm_fused_map_parse(nm_fused_map *fm, const nm_ynode *node, const nm_arch *arch,
-                             const nm_chain *c, nm_ydoc *doc, nm_error *err);
+                             nm_chain *c, nm_ydoc *doc, nm_error *err);
+
+/* Rewrites ops first .. first + nops - 1 of c to step through the last
+ * one's index rank in `steps` steps, each operation computing per step the
+ * band of rows the next ones read (fusion_halo.c): the index split gets
+ * its band's size, a new index (its name into step, NM_NAME_MAX) the
+ * steps, every term of the split index a term in the steps, and each
+ * intermediate an axis of the steps (each step's band its own slice).
+ * Refuses (NM_ERR_INPUT, the reason in why) what cannot step so: an
+ * operation whose output no later one of the group reads, a consumer
+ * reading an intermediate whole, steps not dividing the rows, densities. */
+nm_status nm_chain_recompute(nm_chain *c, int first, int nops, const char *rank, int64_t steps,
+                             char *step, char *why, size_t size);
+
+/* Applies group g's splits (g->split) to c, as the parser did. */
+nm_status nm_fused_group_apply(nm_chain *c, const nm_fused_group *g, char *why, size_t size);
 
 /* Sets *fm to the unfused mapping of c whose operation i maps as maps[i]
  * (a group of one per operation). */
