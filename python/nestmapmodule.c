@@ -327,7 +327,7 @@ static void write_model(FILE *f, const job_json *j)
 
 static void write_fused_model(FILE *f, const job_json *j)
 {
-    nm_report_fused_json(f, &j->spec->arch, j->spec->chain, j->spec->fmap, j->a);
+    nm_report_fused_json(f, &j->spec->arch, j->spec->fchain, j->spec->fmap, j->a);
 }
 
 /* model() on a chain of operations: its fused mapping evaluated. */
@@ -340,7 +340,7 @@ static PyObject *model_fused(nm_spec *spec)
     PyObject *out = NULL;
     if (!st) {
         PyErr_NoMemory();
-    } else if (nm_fused_model_init(&fmdl, &spec->arch, spec->chain, &err) != NM_OK) {
+    } else if (nm_fused_model_init(&fmdl, &spec->arch, spec->fchain, &err) != NM_OK) {
         fail_with(&err);
     } else {
         Py_BEGIN_ALLOW_THREADS

@@ -38,7 +38,7 @@
  * scored at most, in enumeration order (so the result stays
  * deterministic), however many factor splits and orders a group has. */
 enum { SHORTLIST = 3, MAX_SHARED = 6, MAX_DIV = 64, MAX_TRIED = 1000000,
-       EXHAUSTIVE_MAX = 1 << 22 };
+       EXHAUSTIVE_MAX = 1 << 22, MAX_STEPS = 6, MAX_VARIANTS = 1 + 2 * MAX_STEPS + MAX_STEPS };
 
 /* The best mapping found for a range of operations as one group. */
 typedef struct range_best {
@@ -52,6 +52,7 @@ typedef struct range_best {
 /* A shared tiling: a factor per shareable index, and the order of the
  * loops (innermost first). */
 typedef struct tiling {
+    int variant;    /* of the range (see variant) */
     int64_t f[MAX_SHARED];
     int8_t order[MAX_SHARED];
     double score;   /* the group's backing-store energy (pJ) */
@@ -72,10 +73,10 @@ typedef struct memo {
 
 typedef struct ctx {
     const nm_arch *arch;
-    const nm_chain *c;
+    const nm_chain *c;          /* the chain, or the variant of it being searched */
     const nm_ynode *cons, *more; /* the user's constraints */
     const nm_search_opts *o;
-    nm_fused_model fmdl;
+    nm_fused_model *fmdl;       /* c's model */
     nm_fused_stats *st;     /* scratch stats */
     nm_fused_map *scratch;  /* scratch map of one group */
     nm_fused_result *res;
@@ -99,13 +100,13 @@ static int eval_group(ctx *x, const nm_fused_group *g, const nm_mapping *maps,
     fm->ngroups = 1;
     fm->group[0] = *g;
     for (int i = g->first; i < g->first + g->nops; i++) {
-        if (!nm_model_eval(&x->fmdl.op[i], &maps[i - g->first], &x->st->op[i], NULL))
+        if (!nm_model_eval(&x->fmdl->op[i], &maps[i - g->first], &x->st->op[i], NULL))
             return 0;
         fm->map[i] = maps[i - g->first];
         fm->onchip[i] = onchip[i - g->first];
         fm->group_of[i] = 0;
     }
-    if (!nm_fused_group_fits(&x->fmdl, fm, 0, x->st))
+    if (!nm_fused_group_fits(x->fmdl, fm, 0, x->st))
         return 0;
     for (int i = g->first; i < g->first + g->nops; i++)
         nm_fused_sum_add(sum, &x->st->op[i]);
@@ -201,6 +202,8 @@ static int by_score(const void *p, const void *q)
         return a->score < b->score ? -1 : 1;
     if (a->steps != b->steps) /* larger tiles leave the own mappings more room */
         return a->steps < b->steps ? -1 : 1;
+    if (a->variant != b->variant)
+        return a->variant < b->variant ? -1 : 1;
     return memcmp(a->f, b->f, sizeof a->f) ? (memcmp(a->f, b->f, sizeof a->f) < 0 ? -1 : 1)
                                            : memcmp(a->order, b->order, sizeof a->order);
 }
@@ -370,41 +373,176 @@ static nm_status own_mappings(ctx *x, const nm_arch *arch, int share, const nm_f
     return st;
 }
 
-/* The best mapping of ops a..b as one group fused at the level below the
- * backing store, into *rb (rb->ok 0 when there is none). */
-static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
+/* A way a range of operations may fuse: as the chain has them, or
+ * rewritten to recompute halos along the last one's rows (and columns) in
+ * some number of steps (nm_chain_recompute).  Each has its own chain and
+ * model, and the indices its group may share (the steps' index at its
+ * whole count: fewer steps are another variant). */
+typedef struct variant {
+    nm_fused_group g;
+    nm_chain *c;           /* the chain rewritten (heap), or the ctx's own */
+    nm_fused_model *m;     /* its model (heap), or the ctx's own */
+    int nsh;
+    char names[MAX_SHARED][NM_NAME_MAX];
+    int64_t bound[MAX_SHARED], fixed[MAX_SHARED]; /* fixed: the only factor, or 0 */
+} variant;
+
+static void variant_fini(variant *v, const ctx *x)
 {
-    const nm_arch *arch = x->arch;
+    if (v->m && v->m != x->fmdl) {
+        nm_fused_model_fini(v->m);
+        nm_free(v->m);
+    }
+    if (v->c != x->c)
+        nm_free(v->c);
+}
+
+/* The shareable indices of v's group, the steps' among them. */
+static void variant_shared(variant *v)
+{
+    const nm_fused_group *g = &v->g;
+    v->nsh = nm_fused_shareable(v->c, g->first, g->nops, v->names, v->bound, MAX_SHARED);
+    for (int k = 0; k < g->nsplit; k++) {
+        int at = -1;
+        for (int j = 0; j < v->nsh; j++)
+            if (!strcmp(v->names[j], g->split[k].step))
+                at = j;
+        if (at < 0) { /* (crowded out by earlier indices: take the last place) */
+            at = v->nsh < MAX_SHARED ? v->nsh++ : MAX_SHARED - 1 - k;
+            snprintf(v->names[at], NM_NAME_MAX, "%s", g->split[k].step);
+            v->bound[at] = g->split[k].steps;
+        }
+        v->fixed[at] = g->split[k].steps;
+    }
+}
+
+/* Adds the variant of group g splitting the ranks[0..n) in steps[] each;
+ * 0 when the chain cannot step so (or memory runs out: *st says). */
+static int add_variant(ctx *x, const nm_fused_group *g, const int *dims, const int64_t *steps,
+                       int n, variant *v, int *nv, nm_status *st, nm_error *err)
+{
+    variant *w = &v[*nv];
+    memset(w, 0, sizeof *w);
+    w->g = *g;
+    w->c = nm_calloc(1, sizeof *w->c);
+    if (!w->c) {
+        *st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        return 0;
+    }
+    *w->c = *x->c;
+    const nm_workload *lw = &x->c->op[g->first + g->nops - 1].wl;
+    char why[NM_ERROR_MSG_MAX];
+    for (int k = 0; k < n; k++) {
+        nm_fused_split *sp = &w->g.split[w->g.nsplit++];
+        snprintf(sp->rank, NM_NAME_MAX, "%s", lw->dim[dims[k]]);
+        sp->steps = steps[k];
+        if (nm_chain_recompute(w->c, g->first, g->nops, sp->rank, sp->steps, sp->step, why,
+                               sizeof why) != NM_OK) {
+            nm_free(w->c);
+            return 0;
+        }
+    }
+    if (!(w->m = nm_calloc(1, sizeof *w->m))) {
+        nm_free(w->c);
+        *st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        return 0;
+    }
+    if ((*st = nm_fused_model_init(w->m, x->arch, w->c, err)) != NM_OK) {
+        nm_free(w->m);
+        nm_free(w->c);
+        return 0;
+    }
+    variant_shared(w);
+    (*nv)++;
+    return 1;
+}
+
+/* Up to MAX_STEPS of the divisors of n above 1, spread over them. */
+static int step_counts(int64_t n, int64_t *out)
+{
+    int64_t d[MAX_DIV];
+    int k = 0, m = 0;
+    for (int64_t i = 2; i <= n && k < MAX_DIV; i++)
+        if (n % i == 0)
+            d[k++] = i;
+    for (int j = 0; j < MAX_STEPS && j < k; j++)
+        out[m++] = d[k <= MAX_STEPS ? j : (int)((int64_t)j * (k - 1) / (MAX_STEPS - 1))];
+    return m;
+}
+
+/* The range's variants: as written first, then every number of steps
+ * along each index of the last operation's output whose windows overlap
+ * (one the group cannot share as written), and along two of them with
+ * the same number of steps. */
+static nm_status variants(ctx *x, const nm_fused_group *g, variant *v, int *nv, nm_error *err)
+{
+    nm_status st = NM_OK;
+    v[0] = (variant){.g = *g, .c = (nm_chain *)x->c, .m = x->fmdl};
+    variant_shared(&v[0]);
+    *nv = 1;
+    const nm_chain_op *last = &x->c->op[g->first + g->nops - 1];
+    const nm_dataspace *out = &last->wl.ds[last->out];
+    int halo[NM_MAX_RANKS], nh = 0;
+    nm_chain *probe = nm_calloc(1, sizeof *probe);
+    if (!probe)
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    for (int r = 0; r < out->nranks && nh < 2; r++) {
+        int d = out->rank[r].term[0].dim;
+        char step[NM_NAME_MAX], why[NM_ERROR_MSG_MAX];
+        *probe = *x->c;
+        if (out->rank[r].nterms == 1 &&
+            !nm_fused_can_share(x->c, g->first, g->nops, last->wl.dim[d]) &&
+            nm_chain_recompute(probe, g->first, g->nops, last->wl.dim[d], 1, step, why,
+                               sizeof why) == NM_OK)
+            halo[nh++] = d;
+    }
+    nm_free(probe);
+    int64_t steps[2][MAX_STEPS];
+    int ns[2] = {0, 0};
+    for (int h = 0; h < nh && st == NM_OK; h++) {
+        ns[h] = step_counts(last->wl.bound[halo[h]], steps[h]);
+        for (int k = 0; k < ns[h] && st == NM_OK && *nv < MAX_VARIANTS; k++)
+            if (!add_variant(x, g, &halo[h], &steps[h][k], 1, v, nv, &st, err))
+                break; /* (a chain that cannot step along it at one count cannot at any) */
+    }
+    for (int k = 0; nh == 2 && k < ns[0] && st == NM_OK && *nv < MAX_VARIANTS; k++)
+        for (int j = 0; j < ns[1] && st == NM_OK && *nv < MAX_VARIANTS; j++)
+            if (steps[1][j] == steps[0][k]) {
+                int64_t both[2] = {steps[0][k], steps[1][j]};
+                add_variant(x, g, halo, both, 2, v, nv, &st, err);
+            }
+    return st;
+}
+
+/* Phase 1 for variant vi of the range (x->c and x->fmdl its own): every
+ * shared tiling, scored by its backing-store energy, appended to *cand. */
+static nm_status score_tilings(ctx *x, const variant *v, int vi, tiling **cand, size_t *ncand,
+                               size_t *room, uint64_t *tried, nm_error *err)
+{
     const nm_chain *c = x->c;
-    int S = arch->nlevels;
-    memset(rb, 0, sizeof *rb);
-    if (S < 2 || arch->level[S - 2].container[0] || nm_fused_leaks(c, a, b - a + 1) >= 0)
-        return NM_OK; /* (no on-chip level; an intermediate also read after the range) */
-    nm_fused_group g = {.first = a, .nops = b - a + 1, .level = S - 2};
+    const nm_fused_group *g = &v->g;
+    int S = x->arch->nlevels, a = g->first, b = g->first + g->nops - 1, nsh = v->nsh;
     uint32_t onchip[NM_MAX_OPS] = {0};
     for (int i = a; i <= b; i++)
-        onchip[i - a] = nm_fused_onchip(c, a, b - a + 1, i);
-    char names[MAX_SHARED][NM_NAME_MAX];
-    int64_t bound[MAX_SHARED], div[MAX_SHARED][MAX_DIV];
-    int nsh = nm_fused_shareable(c, a, b - a + 1, names, bound, MAX_SHARED), ndiv[MAX_SHARED];
-    if (nsh == 0)
-        return NM_OK; /* nothing to step through together */
+        onchip[i - a] = nm_fused_onchip(c, a, g->nops, i);
+    int64_t div[MAX_SHARED][MAX_DIV];
+    int ndiv[MAX_SHARED];
     uint64_t splits = 1;
     for (int s = 0; s < nsh; s++) {
-        ndiv[s] = divisors(bound[s], div[s]);
+        if (v->fixed[s]) {
+            div[s][0] = v->fixed[s];
+            ndiv[s] = 1;
+        } else {
+            ndiv[s] = divisors(v->bound[s], div[s]);
+        }
         splits *= (uint64_t)ndiv[s];
     }
-    /* phase 1: every shared tiling, scored by its backing-store energy */
-    size_t room = 1024, ncand = 0;
-    tiling *cand = nm_calloc(room, sizeof *cand);
-    if (!cand)
-        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     int idx[MAX_SHARED] = {0};
     nm_mapping maps[NM_MAX_OPS];
-    uint64_t tried = 0;
-    for (uint64_t sp = 0; sp < splits && tried < MAX_TRIED; sp++) {
+    for (uint64_t sp = 0; sp < splits && *tried < MAX_TRIED; sp++) {
         tiling t;
         memset(&t, 0, sizeof t);
+        t.variant = vi;
         int8_t moving[MAX_SHARED];
         int nm = 0;
         t.steps = 1;
@@ -424,27 +562,28 @@ static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
                 if (t.f[s] == 1)
                     t.order[k++] = (int8_t)s;
             for (int i = a; i <= b; i++)
-                nm_fused_canonical(x->arch, c, i, &g, names, nsh, t.f, t.order, onchip[i - a],
-                                   &maps[i - a]);
-            tried++;
+                nm_fused_canonical(x->arch, c, i, g, (char(*)[NM_NAME_MAX])v->names, nsh, t.f,
+                                   t.order, onchip[i - a], &maps[i - a]);
+            (*tried)++;
             nm_fused_sum sum;
-            if (!eval_group(x, &g, maps, onchip, &sum))
+            if (!eval_group(x, g, maps, onchip, &sum))
                 continue;
             x->res->candidates++;
+            /* (with the computes: a recomputed halo costs them) */
             t.score = 0.0;
-            for (int i = a; i <= b; i++)
+            for (int i = a; i <= b; i++) {
+                t.score += x->st->op[i].compute_energy;
                 for (int ds = 0; ds < c->op[i].wl.nds; ds++)
                     t.score += x->st->op[i].level[S - 1].ds[ds].energy;
-            if (ncand == room) {
-                tiling *more = nm_realloc_array(cand, 2 * room, sizeof *cand);
-                if (!more) {
-                    nm_free(cand);
-                    return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-                }
-                cand = more;
-                room *= 2;
             }
-            cand[ncand++] = t;
+            if (*ncand == *room) {
+                tiling *more = nm_realloc_array(*cand, 2 * *room, sizeof **cand);
+                if (!more)
+                    return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+                *cand = more;
+                *room *= 2;
+            }
+            (*cand)[(*ncand)++] = t;
         } while (nm_mapping_next_order(perm, nm));
         for (int s = nsh - 1; s >= 0; s--) {
             if (++idx[s] < ndiv[s])
@@ -452,48 +591,111 @@ static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
             idx[s] = 0;
         }
     }
-    qsort(cand, ncand, sizeof *cand, by_score);
-    /* phase 2: the best few, with each operation's own mapping searched */
+    return NM_OK;
+}
+
+/* Phase 2 for tiling t of variant v (x->c and x->fmdl its own): each
+ * operation's own mapping searched, the group evaluated, *rb kept when it
+ * beats *best. */
+static nm_status own_and_eval(ctx *x, const variant *v, const tiling *t, range_best *rb,
+                              double *best, nm_error *err)
+{
+    const nm_fused_group *g = &v->g;
+    uint32_t onchip[NM_MAX_OPS] = {0};
+    for (int i = g->first; i < g->first + g->nops; i++)
+        onchip[i - g->first] = nm_fused_onchip(x->c, g->first, g->nops, i);
     nm_status st = NM_OK;
-    double best = INFINITY;
-    for (size_t k = 0; k < ncand && k < SHORTLIST && st == NM_OK; k++) {
-        nm_mapping found[NM_MAX_OPS];
-        int all = 0;
-        /* each operation's own mapping with the level's whole capacity;
-         * when the group's tiles then do not fit below the fusion level,
-         * again with each level there shared out among the operations */
-        for (int share = 1; share <= g.nops && st == NM_OK; share += g.nops - 1) {
-            const nm_arch *sarch = share == 1 ? x->arch : shared_out(x, g.level, share);
-            if (!sarch) {
-                st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-                break;
+    nm_mapping found[NM_MAX_OPS];
+    int all = 0;
+    /* each operation's own mapping with the level's whole capacity; when
+     * the group's tiles then do not fit below the fusion level, again with
+     * each level there shared out among the operations */
+    for (int share = 1; share <= g->nops && st == NM_OK; share += g->nops - 1) {
+        const nm_arch *sarch = share == 1 ? x->arch : shared_out(x, g->level, share);
+        if (!sarch)
+            return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        st = own_mappings(x, sarch, share, g, (char(*)[NM_NAME_MAX])v->names, v->nsh, t, onchip,
+                          found, &all, err);
+        if (sarch != x->arch)
+            nm_free((void *)sarch);
+        nm_fused_sum sum;
+        if (st != NM_OK || !all)
+            break;
+        if (eval_group(x, g, found, onchip, &sum)) {
+            double m = metric_of(x->o, &sum);
+            if (m < *best) {
+                *best = m;
+                rb->ok = 1;
+                rb->g = *g;
+                memcpy(rb->map, found, sizeof found);
+                memcpy(rb->onchip, onchip, sizeof onchip);
+                rb->sum = sum;
             }
-            st = own_mappings(x, sarch, share, &g, names, nsh, &cand[k], onchip, found, &all,
-                              err);
-            if (sarch != x->arch)
-                nm_free((void *)sarch);
-            nm_fused_sum sum;
-            if (st != NM_OK || !all)
-                break;
-            if (eval_group(x, &g, found, onchip, &sum)) {
-                double v = metric_of(x->o, &sum);
-                if (v < best) {
-                    best = v;
-                    rb->ok = 1;
-                    rb->g = g;
-                    memcpy(rb->map, found, sizeof found);
-                    memcpy(rb->onchip, onchip, sizeof onchip);
-                    rb->sum = sum;
-                }
-                break;
-            }
-            if (x->st->bad_level < 0 || x->st->bad_level >= g.level || g.nops < 2)
-                break; /* (not a matter of the levels below) */
+            break;
         }
+        if (x->st->bad_level < 0 || x->st->bad_level >= g->level || g->nops < 2)
+            break; /* (not a matter of the levels below) */
     }
+    return st;
+}
+
+/* The best mapping of ops a..b as one group fused at the level below the
+ * backing store, into *rb (rb->ok 0 when there is none): over the
+ * range's variants (recomputed halos), every shared tiling scored by its
+ * backing-store energy; the best few, and the best of the range as
+ * written, searched for their own mappings. */
+static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
+{
+    const nm_arch *arch = x->arch;
+    int S = arch->nlevels;
+    memset(rb, 0, sizeof *rb);
+    if (S < 2 || arch->level[S - 2].container[0] || nm_fused_leaks(x->c, a, b - a + 1) >= 0)
+        return NM_OK; /* (no on-chip level; an intermediate also read after the range) */
+    nm_fused_group g = {.first = a, .nops = b - a + 1, .level = S - 2};
+    variant *v = nm_calloc(MAX_VARIANTS, sizeof *v);
+    size_t room = 1024, ncand = 0;
+    tiling *cand = nm_calloc(room, sizeof *cand);
+    int nv = 0;
+    nm_status st = v && cand ? variants(x, &g, v, &nv, err)
+                             : nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    const nm_chain *c0 = x->c;
+    nm_fused_model *m0 = x->fmdl;
+    /* phase 1: every variant's shared tilings */
+    uint64_t tried = 0;
+    for (int k = 0; k < nv && st == NM_OK; k++) {
+        if (v[k].nsh == 0)
+            continue; /* nothing to step through together */
+        x->c = v[k].c;
+        x->fmdl = v[k].m;
+        st = score_tilings(x, &v[k], k, &cand, &ncand, &room, &tried, err);
+    }
+    x->c = c0;
+    x->fmdl = m0;
+    if (st == NM_OK)
+        qsort(cand, ncand, sizeof *cand, by_score);
+    /* phase 2: the best few, and the best as written */
+    double best = INFINITY;
+    int plain_done = 0;
+    for (size_t k = 0; k < ncand && st == NM_OK; k++) {
+        int vi = cand[k].variant;
+        if (k >= SHORTLIST && (vi != 0 || plain_done))
+            continue;
+        plain_done |= vi == 0;
+        x->c = v[vi].c;
+        x->fmdl = v[vi].m;
+        st = own_and_eval(x, &v[vi], &cand[k], rb, &best, err);
+        x->c = c0;
+        x->fmdl = m0;
+        if (k >= SHORTLIST)
+            break;
+    }
+    for (int k = 0; k < nv; k++)
+        variant_fini(&v[k], x);
+    nm_free(v);
     nm_free(cand);
     return st;
 }
+
 /* The fused map of a cut of the chain into ranges (bit j of cuts: a cut
  * after operation j), from the ranges' best. */
 static void assemble(const ctx *x, range_best (*rb)[NM_MAX_OPS], unsigned cuts, nm_fused_map *fm)
@@ -530,14 +732,17 @@ nm_status nm_fused_search_given(const nm_arch *arch, const nm_chain *c,
     memset(res, 0, sizeof *res);
     res->alone = -1;
     double t0 = nm_job_wall();
-    ctx x = {arch, c, constraints, more, o, {0}, NULL, NULL, res, NULL, 0, 0};
+    nm_fused_model base;
+    memset(&base, 0, sizeof base);
+    ctx x = {arch, c, constraints, more, o, &base, NULL, NULL, res, NULL, 0, 0};
     range_best (*rb)[NM_MAX_OPS] = nm_calloc(NM_MAX_OPS, sizeof *rb);
     res->best_st = nm_calloc(1, sizeof *res->best_st);
     res->unfused_st = nm_calloc(1, sizeof *res->unfused_st);
     x.st = nm_calloc(1, sizeof *x.st);
     x.scratch = nm_calloc(1, sizeof *x.scratch);
-    nm_status st = rb && res->best_st && res->unfused_st && x.st && x.scratch
-                       ? nm_fused_model_init(&x.fmdl, arch, c, err)
+    res->chain = nm_calloc(1, sizeof *res->chain);
+    nm_status st = rb && res->best_st && res->unfused_st && x.st && x.scratch && res->chain
+                       ? nm_fused_model_init(&base, arch, c, err)
                        : nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     int K = c->nops;
     /* 1: every operation alone */
@@ -591,19 +796,32 @@ nm_status nm_fused_search_given(const nm_arch *arch, const nm_chain *c,
                               c->op[res->alone].name);
         } else {
             assemble(&x, rb, best_cuts, &res->best);
-            if (!nm_fused_model_eval(&x.fmdl, &res->best, res->best_st))
-                st = nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "the fused search's result "
-                                  "is invalid (a bug: please report it)");
-            if (res->alone < 0) {
+            /* the chain the best maps: its groups' halos recomputed */
+            *res->chain = *c;
+            char why[NM_ERROR_MSG_MAX];
+            for (int gi = 0; gi < res->best.ngroups && st == NM_OK; gi++)
+                if (nm_fused_group_apply(res->chain, &res->best.group[gi], why,
+                                         sizeof why) != NM_OK)
+                    st = nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "the fused search's result "
+                                      "does not step as it says (%s; a bug: please report it)",
+                                      why);
+            nm_fused_model fin;
+            if (st == NM_OK && (st = nm_fused_model_init(&fin, arch, res->chain, err)) == NM_OK) {
+                if (!nm_fused_model_eval(&fin, &res->best, res->best_st))
+                    st = nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "the fused search's result "
+                                      "is invalid (a bug: please report it)");
+                nm_fused_model_fini(&fin);
+            }
+            if (st == NM_OK && res->alone < 0) {
                 assemble(&x, rb, all, &res->unfused);
-                if (!nm_fused_model_eval(&x.fmdl, &res->unfused, res->unfused_st))
+                if (!nm_fused_model_eval(&base, &res->unfused, res->unfused_st))
                     st = nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "the fused search's "
                                       "unfused result is invalid (a bug: please report it)");
             }
         }
     }
-    if (x.fmdl.nready)
-        nm_fused_model_fini(&x.fmdl);
+    if (base.nready)
+        nm_fused_model_fini(&base);
     for (int m = 0; m < x.nmemo; m++)
         nm_free(x.memo[m].pins);
     nm_free(x.memo);
@@ -616,6 +834,7 @@ nm_status nm_fused_search_given(const nm_arch *arch, const nm_chain *c,
 
 void nm_fused_result_fini(nm_fused_result *res)
 {
+    nm_free(res->chain);
     nm_free(res->best_st);
     nm_free(res->unfused_st);
     memset(res, 0, sizeof *res);

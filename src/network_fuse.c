@@ -425,9 +425,9 @@ void nm_network_fused_each(const nm_network *net, const nm_layer_result *out,
         const nm_network_run *r = nm_network_fused_run(fu, i);
         int64_t rep = net->layer[i].repeat;
         if (r) {
-            const nm_fused_stats *st = fu->run[r->same_as].res.best_st;
-            for (int k = 0; i == r->first && k < r->n; k++)
-                fn(arg, &r->chain.op[k].wl, &st->op[k], rep);
+            const nm_fused_result *res = &fu->run[r->same_as].res;
+            for (int k = 0; i == r->first && k < r->n; k++) /* (as mapped: halos) */
+                fn(arg, &res->chain->op[k].wl, &res->best_st->op[k], rep);
             continue;
         }
         const nm_search_result *lr = mapped(net, out, i);

@@ -251,7 +251,7 @@ void nm_report_fused_search_json(FILE *f, const nm_arch *arch, const nm_chain *c
                                  const nm_fused_result *r, const nm_search_opts *o)
 {
     fputs("{\n\"best\": ", f);
-    nm_report_fused_json(f, arch, c, &r->best, r->best_st);
+    nm_report_fused_json(f, arch, r->chain ? r->chain : c, &r->best, r->best_st);
     fputs(",\n\"unfused\": ", f);
     if (r->alone >= 0)
         fputs("null", f);

@@ -144,9 +144,11 @@ static nm_status parse(nm_spec *spec, unsigned need, nm_error *err)
             if ((st = nm_arch_check_widths(&spec->arch, &spec->chain->op[i].wl, err)) != NM_OK)
                 return st;
         if (map && spec->has_arch) {
-            if (!(spec->fmap = nm_calloc(1, sizeof *spec->fmap)))
+            if (!(spec->fmap = nm_calloc(1, sizeof *spec->fmap)) ||
+                !(spec->fchain = nm_calloc(1, sizeof *spec->fchain)))
                 return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-            if ((st = nm_fused_map_parse(spec->fmap, map, &spec->arch, spec->chain, &spec->doc,
+            *spec->fchain = *spec->chain;
+            if ((st = nm_fused_map_parse(spec->fmap, map, &spec->arch, spec->fchain, &spec->doc,
                                          err)) != NM_OK)
                 return st;
         }
@@ -273,5 +275,6 @@ void nm_spec_fini(nm_spec *spec)
     nm_ydoc_fini(&spec->doc);
     nm_free(spec->chain);
     nm_free(spec->fmap);
+    nm_free(spec->fchain);
     memset(spec, 0, sizeof *spec);
 }

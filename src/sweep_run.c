@@ -210,7 +210,7 @@ static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_sear
         nm_roofline rr;
         nm_roofline_op(&rr, arch, c, i);
         s->bound_cycles += rr.bound_cycles;
-        add_traffic(s, arch, wl, os, 1.0, col);
+        add_traffic(s, arch, &r.chain->op[i].wl, os, 1.0, col); /* (as mapped: halos) */
         if (f) {
             const nm_fused_group *g = &r.best.group[r.best.group_of[i]];
             nm_report_csv_field(f, c->op[i].name);

@@ -818,7 +818,7 @@ START_TEST(simulator_agrees)
         gen_mapping(&r, &g, spec.chain, &full, own);
         nm_spec_fini(&spec);
         load(&spec, full.s, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN);
-        const nm_chain *c = spec.chain;
+        const nm_chain *c = spec.fchain;
         const nm_fused_map *fm = spec.fmap;
         nm_fused_model fmdl;
         nm_error err;
@@ -1057,7 +1057,7 @@ START_TEST(recompute_agrees)
         }
         nm_spec spec;
         load(&spec, full.s, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN);
-        const nm_chain *sc = spec.chain;
+        const nm_chain *sc = spec.fchain;
         const nm_fused_map *fm = spec.fmap;
         for (int i = 0; i < nops; i++) /* the parser split it as nm_chain_recompute did */
             ck_assert(!memcmp(sc->op[i].wl.bound, tc->op[i].wl.bound, sizeof tc->op[i].wl.bound));
@@ -1287,9 +1287,9 @@ static int eval_text(const char *arch, const char *b, const char *map, nm_fused_
     load(&spec, yaml, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN);
     nm_fused_model fmdl;
     nm_error err;
-    ck_assert(nm_fused_model_init(&fmdl, &spec.arch, spec.chain, &err) == NM_OK);
+    ck_assert(nm_fused_model_init(&fmdl, &spec.arch, spec.fchain, &err) == NM_OK);
     int ok = nm_fused_model_eval(&fmdl, spec.fmap, st);
-    nm_fused_describe_invalid(st, &spec.arch, spec.chain, spec.fmap, why, size);
+    nm_fused_describe_invalid(st, &spec.arch, spec.fchain, spec.fmap, why, size);
     nm_fused_model_fini(&fmdl);
     nm_spec_fini(&spec);
     return ok;

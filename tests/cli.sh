@@ -751,6 +751,29 @@ has "$tmp/out" "^Group 2: down (not fused" "--no-fuse maps each operation alone"
 has "$tmp/out" "^Fused / unfused: energy 1.000x, cycles 1.000x, backing-store words 1.000x" "--no-fuse: the best is the unfused run"
 expect 2 "map --no-fuse on one operation" -- "$bin" map -q --no-fuse "$data/good/conv1d_1level.yaml"
 
+# Recomputed halos: a depthwise convolution reading a pointwise one's
+# output through overlapping windows, fused by stepping through its rows
+# (counted by hand in the file's comment); map finds such splits and its
+# map.yaml, which says what it recomputes, reads back to the same totals.
+expect 0 "model on a fused pair with a recomputed halo" -- "$bin" model -q "$data/good/fused_halo.yaml"
+has "$tmp/out" "^Group 1: pw, dw, fused at GLB, halos recomputed: through p in 2 steps" "recompute: the group says how it steps"
+has "$tmp/out" "^  pw  *96  *96 " "recompute: the pointwise layer computes 2 steps x 6 rows x 4 x 2 = 96 (80 alone)"
+has "$tmp/out" "(pw computes 1.2x its operation's points" "recompute: the factor said"
+has "$tmp/out" "^  X  *read by pw; kept at RF, GLB, DRAM; 20 DRAM words" "recompute: X read once (the steps' overlap kept at GLB)"
+has "$tmp/out" "DRAM words 72," "recompute: X, W, Z, D once each (20 + 8 + 32 + 12), Y never"
+# (a 32-word buffer: the pair fused by channels, which 48 words hold, no
+# longer fits)
+expect 0 "map on a pair with overlapping windows" -- "$bin" map -q --set GLB.depth=32 -o "$tmp/hmap" "$data/good/fused_halo.yaml"
+has "$tmp/hmap/map.yaml" "^    recompute: {p: 2}" "map fuses the pair by recomputing the halo"
+expect 0 "model on map's map.yaml with a recomputed halo" -- "$bin" model -q --set GLB.depth=32 "$data/good/fused_halo.yaml" "$tmp/hmap/map.yaml"
+grep "^Total:" "$tmp/hmap/stats.txt" >"$tmp/hmap/want"
+grep "^Total:" "$tmp/out" >"$tmp/hmap/got"
+if cmp -s "$tmp/hmap/want" "$tmp/hmap/got" && [ -s "$tmp/hmap/got" ]; then ok "a recomputing map.yaml round-trips through model"; else bad "a recomputing map.yaml gives other totals"; cat "$tmp/hmap/want" "$tmp/hmap/got"; fi
+expect 0 "model on the MobileNet pair's fused mapping" -- "$bin" model -q "$fx/accelerator.yaml" "$fx/pw_dw.yaml" "$fx/pw_dw_fused.yaml"
+has "$tmp/out" "^  Y  *pw1 -> dw2; kept at GlobalBuffer (never in DRAM)" "pw_dw example: Y stays on chip"
+has "$tmp/out" "^  X  *read by pw1; kept at RF, GlobalBuffer, DRAM; 408608 DRAM words" "pw_dw example: X read once (32 x 113 x 113)"
+has "$tmp/out" "(pw1 computes 1.027x" "pw_dw example: 4 bands of 29 rows for 113"
+
 # An operation's `dims:` gives its indices the convolution dimensions'
 # names a design's constraints bind (Simba's spatial and register-file
 # constraints): the same search as the operation written with those names.

@@ -295,6 +295,10 @@ struct nm_search_opts;
 
 typedef struct nm_fused_result {
     nm_fused_map best, unfused;            /* the best found, and each operation alone */
+    /* The chain best maps: the searched one with the halos of best's
+     * groups recomputed (nm_fused_group_apply); unfused maps the searched
+     * chain itself.  Owned. */
+    nm_chain *chain;
     nm_fused_stats *best_st, *unfused_st;  /* their stats; owned */
     int alone;            /* an operation the search found no mapping of alone (then
                            * there is no unfused run), or -1 */

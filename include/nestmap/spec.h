@@ -37,6 +37,9 @@ typedef struct nm_spec {
      * owned by the spec.  With a chain, wl and map are unset. */
     struct nm_chain *chain;
     struct nm_fused_map *fmap;
+    /* The chain fmap maps: chain with the halos fmap's groups recompute
+     * rewritten (nm_fused_map_parse); evaluate fmap on it.  Owned. */
+    struct nm_chain *fchain;
     const nm_ynode *mapper;        /* `mapper:` or NULL */
     const nm_ynode *constraints;   /* architecture_constraints (or constraints) or NULL */
     const nm_ynode *constraints2;  /* mapspace_constraints or NULL */

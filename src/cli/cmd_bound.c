@@ -407,7 +407,7 @@ static int mapping_traffic(const nm_spec *spec, double *traffic)
     int ok;
     if (spec->chain) {
         nm_fused_model fmdl;
-        if (nm_fused_model_init(&fmdl, &spec->arch, spec->chain, &err) != NM_OK) {
+        if (nm_fused_model_init(&fmdl, &spec->arch, spec->fchain, &err) != NM_OK) {
             nm_cli_error(&err);
             return 0;
         }
@@ -421,7 +421,7 @@ static int mapping_traffic(const nm_spec *spec, double *traffic)
         if (ok)
             *traffic = (double)st->total.backing;
         else
-            nm_fused_describe_invalid(st, &spec->arch, spec->chain, spec->fmap, why, sizeof why);
+            nm_fused_describe_invalid(st, &spec->arch, spec->fchain, spec->fmap, why, sizeof why);
         nm_free(st);
         nm_fused_model_fini(&fmdl);
     } else {

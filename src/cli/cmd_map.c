@@ -156,7 +156,7 @@ static void ratio_line(FILE *f, const nm_fused_sum *a, const nm_fused_sum *b)
 static void fused_text(FILE *f, const nm_spec *spec, const nm_fused_result *r,
                        const nm_search_opts *o)
 {
-    nm_report_fused_text(f, &spec->arch, spec->chain, &r->best, r->best_st);
+    nm_report_fused_text(f, &spec->arch, r->chain, &r->best, r->best_st);
     double lb, gap = nm_roofline_chain_gap(&spec->arch, spec->chain, o->metric[0],
                                            &r->best_st->total, &lb);
     if (lb > 0)
@@ -218,7 +218,7 @@ static int map_fused(nm_spec *spec, const nm_cli_opts *co, nm_search_opts *o, in
             if (k == 0) {
                 fprintf(f, "# Best fused mapping found by nestmap map (%s, seed %llu).\n",
                         nm_metric_name(o->metric[0]), (unsigned long long)o->seed);
-                nm_report_fused_yaml(f, &spec->arch, spec->chain, &r.best);
+                nm_report_fused_yaml(f, &spec->arch, r.chain, &r.best);
             } else if (k == 1) {
                 fused_text(f, spec, &r, o);
             } else {

@@ -64,7 +64,7 @@ static int model_fused(nm_spec *spec, const nm_cli_opts *o)
     nm_error_clear(&err);
     nm_fused_model fmdl;
     nm_fused_stats *st = nm_calloc(1, sizeof *st);
-    if (!st || nm_fused_model_init(&fmdl, &spec->arch, spec->chain, &err) != NM_OK) {
+    if (!st || nm_fused_model_init(&fmdl, &spec->arch, spec->fchain, &err) != NM_OK) {
         if (!st)
             nm_error_set(&err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         nm_cli_error(&err);
@@ -75,15 +75,15 @@ static int model_fused(nm_spec *spec, const nm_cli_opts *o)
     int rc = valid ? 0 : 1;
     if (o->json) {
         nm_cli_json js;
-        nm_report_fused_json(nm_cli_json_begin(&js), &spec->arch, spec->chain, spec->fmap, st);
+        nm_report_fused_json(nm_cli_json_begin(&js), &spec->arch, spec->fchain, spec->fmap, st);
         if (!nm_cli_json_end(&js, &spec->doc))
             rc = 2;
     } else if (valid) {
-        nm_report_fused_text(stdout, &spec->arch, spec->chain, spec->fmap, st);
+        nm_report_fused_text(stdout, &spec->arch, spec->fchain, spec->fmap, st);
     }
     if (!valid) {
         char why[1024];
-        nm_fused_describe_invalid(st, &spec->arch, spec->chain, spec->fmap, why, sizeof why);
+        nm_fused_describe_invalid(st, &spec->arch, spec->fchain, spec->fmap, why, sizeof why);
         fprintf(stderr, "nestmap: invalid mapping: %s\n", why);
     }
     if (o->outdir) {
@@ -92,7 +92,7 @@ static int model_fused(nm_spec *spec, const nm_cli_opts *o)
         if (!nm_cli_mkdir(o->outdir))
             rc = 2;
         if (rc != 2 && (f = nm_cli_open_out(o->outdir, "stats.json", path, sizeof path))) {
-            nm_report_fused_json(f, &spec->arch, spec->chain, spec->fmap, st);
+            nm_report_fused_json(f, &spec->arch, spec->fchain, spec->fmap, st);
             if (!nm_cli_close_out(f, path))
                 rc = 2;
         } else {
@@ -100,10 +100,10 @@ static int model_fused(nm_spec *spec, const nm_cli_opts *o)
         }
         if (rc != 2 && valid &&
             (f = nm_cli_open_out(o->outdir, "stats.txt", path, sizeof path))) {
-            nm_report_fused_text(f, &spec->arch, spec->chain, spec->fmap, st);
-            for (int i = 0; i < spec->chain->nops; i++) {
-                fprintf(f, "\n==== operation %s ====\n\n", spec->chain->op[i].name);
-                nm_report_text(f, &spec->arch, &spec->chain->op[i].wl, &st->op[i]);
+            nm_report_fused_text(f, &spec->arch, spec->fchain, spec->fmap, st);
+            for (int i = 0; i < spec->fchain->nops; i++) {
+                fprintf(f, "\n==== operation %s ====\n\n", spec->fchain->op[i].name);
+                nm_report_text(f, &spec->arch, &spec->fchain->op[i].wl, &st->op[i]);
             }
             if (!nm_cli_close_out(f, path))
                 rc = 2;

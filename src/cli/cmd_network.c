@@ -88,8 +88,19 @@ static int write_run(const char *dir, const nm_arch *arch, const nm_network *net
     fprintf(f, "# Layers %s of %s, fused: the best mapping nestmap network --fuse found.\n",
             r->chain.name, net->name);
     nm_report_chain_yaml(f, &r->chain);
-    nm_report_fused_yaml(f, arch, &r->chain, &s->res.best);
-    return nm_cli_close_out(f, path);
+    /* the mapping under this run's names, its halos recomputed as in the
+     * run it shares its shapes with */
+    nm_chain *mapped = nm_calloc(1, sizeof *mapped);
+    char why[NM_ERROR_MSG_MAX];
+    int ok = mapped != NULL;
+    if (ok)
+        *mapped = r->chain;
+    for (int gi = 0; ok && gi < s->res.best.ngroups; gi++)
+        ok = nm_fused_group_apply(mapped, &s->res.best.group[gi], why, sizeof why) == NM_OK;
+    if (ok)
+        nm_report_fused_yaml(f, arch, mapped, &s->res.best);
+    nm_free(mapped);
+    return nm_cli_close_out(f, path) && ok;
 }
 
 static int write_outputs(const char *dir, const nm_arch *arch, const nm_network *net,
