@@ -237,8 +237,11 @@ static nm_status dw_pw(build *b, const nm_ynode *m)
     return NM_OK;
 }
 
-/* A convolution and the max-pooling of its output (window and stride
- * `pool`).  With `rows` (the default) the convolution writes its output as
+/* A convolution and the max-pooling of its output (window `pool`, stride
+ * `stride`, by default the window: windows that overlap, stride < pool, as
+ * ResNet's 3x3 windows at stride 2, need `rows: false`, and fuse by
+ * recomputing the rows two steps share).  With `rows` (the default) the
+ * convolution writes its output as
  * pooling windows, I[m,p,i,q,j] for row k*p + i and column k*q + j (a
  * reshape: the same elements, one each), so the two share the loops over
  * pooled rows and columns as well as output channels: LoopTree's rank
@@ -248,9 +251,10 @@ static nm_status dw_pw(build *b, const nm_ynode *m)
  * channels, so a fused step holds whole planes. */
 static nm_status conv_pool(build *b, const nm_ynode *m)
 {
-    static const char *const keys[] = {"C", "M", "P", "Q", "R", "S", "pool", "rows", NULL};
+    static const char *const keys[] = {"C", "M", "P", "Q", "R", "S", "pool", "stride", "rows",
+                                       NULL};
     nm_status st = nm_ycheck_keys(m, keys, "conv_pool", b->err);
-    int64_t C, M, P, Q, R, S, k;
+    int64_t C, M, P, Q, R, S, k, sd;
     int rows = 1;
     const nm_ynode *rn = nm_ymap_get(m, "rows");
     if (st != NM_OK || (st = size_of(m, "C", 0, "conv_pool", &C, b->err)) != NM_OK ||
@@ -260,27 +264,37 @@ static nm_status conv_pool(build *b, const nm_ynode *m)
         (st = size_of(m, "R", 3, "conv_pool", &R, b->err)) != NM_OK ||
         (st = size_of(m, "S", R, "conv_pool", &S, b->err)) != NM_OK ||
         (st = size_of(m, "pool", 2, "conv_pool", &k, b->err)) != NM_OK ||
+        (st = size_of(m, "stride", k, "conv_pool", &sd, b->err)) != NM_OK ||
         (rn && (st = nm_yget_bool(rn, "rows", &rows, b->err)) != NM_OK))
         return st;
-    if (P % k || Q % k)
+    if (sd != k && rows)
+        return nm_yerror(b->err, rn ? rn : m, "conv_pool: pooling windows of %lld at stride "
+                         "%lld %s, so the convolution cannot write its output by window: write "
+                         "'rows: false'", (long long)k, (long long)sd,
+                         sd < k ? "overlap" : "leave rows out");
+    if (P < k || Q < k || (P - k) % sd || (Q - k) % sd)
         return nm_yerror(b->err, m, "conv_pool: the convolution's output (%lld x %lld) is not "
-                         "a whole number of %lld x %lld pooling windows", (long long)P,
-                         (long long)Q, (long long)k, (long long)k);
+                         "a whole number of %lld x %lld pooling windows at stride %lld (the "
+                         "last window ends at the last row: %lld rows, or %lld)", (long long)P,
+                         (long long)Q, (long long)k, (long long)k, (long long)sd,
+                         (long long)(k + (P > k ? (P - k) / sd : 0) * sd),
+                         (long long)(k + ((P > k ? (P - k) / sd : 0) + 1) * sd));
     char conv[128], pool[96];
-    long long kk = (long long)k;
+    long long kk = (long long)k, ss = (long long)sd;
     if (rows) {
         snprintf(conv, sizeof conv, "I[m,p,i,q,j] = X[c,%lld*p+i+r,%lld*q+j+s] * W[m,c,r,s]", kk,
                  kk);
         snprintf(pool, sizeof pool, "O[m,p,q] = I[m,p,i,q,j]");
     } else {
         snprintf(conv, sizeof conv, "I[m,y,x] = X[c,y+r,x+s] * W[m,c,r,s]");
-        snprintf(pool, sizeof pool, "O[m,p,q] = I[m,%lld*p+i,%lld*q+j]", kk, kk);
+        snprintf(pool, sizeof pool, "O[m,p,q] = I[m,%lld*p+i,%lld*q+j]", ss, ss);
     }
     if ((st = op(b, "conv", NULL, conv)) != NM_OK || (st = op(b, "pool", "max", pool)) != NM_OK ||
         (st = bound(b, "c", C)) != NM_OK || (st = bound(b, "m", M)) != NM_OK ||
         (!rows && ((st = bound(b, "y", P)) != NM_OK || (st = bound(b, "x", Q)) != NM_OK)) ||
         (st = bound(b, "r", R)) != NM_OK || (st = bound(b, "s", S)) != NM_OK ||
-        (st = bound(b, "p", P / k)) != NM_OK || (st = bound(b, "q", Q / k)) != NM_OK ||
+        (st = bound(b, "p", (P - k) / sd + 1)) != NM_OK ||
+        (st = bound(b, "q", (Q - k) / sd + 1)) != NM_OK ||
         (st = bound(b, "i", k)) != NM_OK || (st = bound(b, "j", k)) != NM_OK)
         return st;
     return NM_OK;

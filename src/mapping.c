@@ -293,9 +293,17 @@ nm_status nm_mapping_parse_dims(const nm_ynode *n, const nm_workload *wl, int8_t
     if ((st = nm_yget_str(n, "permutation", &s, err)) != NM_OK)
         return st;
     /* Names between spaces or commas; a word that names nothing is
-     * Timeloop's letters ("QM") when each of its letters names a dimension
-     * (its own name or another: a chain operation's convolution names) or a
-     * stand-in. */
+     * Timeloop's letters ("QM") when every dimension has a one-letter name
+     * (its own or another: a chain operation's convolution names), or when
+     * each of its letters names a dimension or a stand-in (a chain's steps,
+     * p_step, have no letter). */
+    int letters = 1;
+    for (int d = 0; d < wl->ndims && letters; d++) {
+        int one = strlen(wl->dim[d]) == 1;
+        for (int a = 0; a < wl->nalias && !one; a++)
+            one = wl->alias_of[a] == d && strlen(wl->alias[a]) == 1;
+        letters = one;
+    }
     const char *start = s;
     while (*s) {
         while (*s == ' ' || *s == ',')
@@ -306,12 +314,12 @@ nm_status nm_mapping_parse_dims(const nm_ynode *n, const nm_workload *wl, int8_t
         char name[NM_NAME_MAX];
         snprintf(name, sizeof name, "%.*s", (int)(len < NM_NAME_MAX ? len : NM_NAME_MAX - 1), s);
         if (len > 1 && nm_workload_dim(wl, name) < 0 && !nm_workload_unit_dim(wl, name)) {
-            int letters = 1;
-            for (size_t k = 0; k < len && letters; k++) {
+            int each = 1;
+            for (size_t k = 0; k < len && each; k++) {
                 char one[2] = {s[k], '\0'};
-                letters = nm_workload_dim(wl, one) >= 0 || nm_workload_unit_dim(wl, one);
+                each = nm_workload_dim(wl, one) >= 0 || nm_workload_unit_dim(wl, one);
             }
-            if (letters) {
+            if (letters || each) {
                 len = 1;
                 name[1] = '\0';
             }

@@ -53,7 +53,7 @@ void nm_report_fused_text(FILE *f, const nm_arch *arch, const nm_chain *c,
         else
             fprintf(f, " (not fused: through %s)", top);
         for (int k = 0; k < g->nsplit; k++)
-            fprintf(f, "%s %s in %lld steps", k ? " and" : ", halos recomputed: through",
+            fprintf(f, "%s %s in %lld steps", k ? " and" : ", stepping through",
                     g->split[k].rank, (long long)g->split[k].steps);
         fputc('\n', f);
         fprintf(f, "  %-14s %16s %14s %16s %14s\n", "operation", "computes", "cycles",
@@ -65,8 +65,8 @@ void nm_report_fused_text(FILE *f, const nm_arch *arch, const nm_chain *c,
         }
         for (int i = g->first; g->nsplit && i < g->first + g->nops; i++)
             if (c->op[i].recompute > 1.0)
-                fprintf(f, "  (%s computes %.4gx its operation's points: rows two steps read "
-                        "computed at both)\n", c->op[i].name, c->op[i].recompute);
+                fprintf(f, "  (%s computes %.4gx its operation's points: the halo, rows two "
+                        "steps read, computed at both)\n", c->op[i].name, c->op[i].recompute);
         if (g->nops > 1)
             sum_line(f, "(group)", &st->group[gi]);
     }

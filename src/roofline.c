@@ -451,12 +451,17 @@ nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c,
 
 /* ---- a chain's curve ---- */
 
-/* The curve of ops a..b as one group fused at the buffer: every split of
- * the loops they may share (nm_fused_shareable) in every order, each
- * (split, order) its own point, as the words the group needs depend on the
- * order; the outer loops recorded over operation a's dimensions. */
-static nm_status range_curve(const nm_chain *c, int a, int b, nm_fused_model *fmdl,
-                             nm_fused_map *fm, nm_fused_stats *st, nm_curve *out, nm_error *err)
+/* The points of ops a..b of c (a chain rewritten to recompute halos
+ * along the last operation's split_dim[] in split_steps[] steps, or as
+ * written when nsplit is 0) as one group fused at the buffer, into col:
+ * every split of the loops they may share (nm_fused_shareable; the steps'
+ * whole) in every order, each (split, order) its own point, as the words
+ * the group needs depend on the order; the outer loops recorded over
+ * operation a's dimensions as written (w0dims of them). */
+static nm_status group_points(const nm_chain *c, int a, int b, int nsplit, const int8_t *split_dim,
+                              const int64_t *split_steps, int w0dims, nm_fused_model *fmdl,
+                              nm_fused_map *fm, nm_fused_stats *st, collector *col,
+                              uint64_t *evaluated, nm_error *err)
 {
     const nm_arch *arch = fmdl->arch;
     const nm_workload *w0 = &c->op[a].wl;
@@ -469,9 +474,11 @@ static nm_status range_curve(const nm_chain *c, int a, int b, nm_fused_model *fm
     if (!div)
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     nm_status s = curve_divisors(c->name, names, bound, nsh, div, ndiv, err);
-    collector col = {0};
-    if (s == NM_OK)
-        s = collector_init(&col, 1024, err);
+    for (int j = 0; j < nsh && s == NM_OK; j++)
+        if (nm_workload_dim(w0, names[j]) >= w0dims) { /* the steps: all of them outside */
+            div[j][0] = bound[j];
+            ndiv[j] = 1;
+        }
     memset(fm, 0, sizeof *fm);
     fm->ngroups = 1;
     fm->group[0].first = a;
@@ -505,31 +512,128 @@ static nm_status range_curve(const nm_chain *c, int a, int b, nm_fused_model *fm
                 ok = nm_model_eval(&fmdl->op[i], &fm->map[i], &st->op[i], NULL);
                 traffic += (double)st->op[i].last_level_accesses;
             }
-            out->evaluated++;
+            (*evaluated)++;
             if (!ok)
                 continue; /* (never: nothing is bounded) */
-            nm_curve_point *pt = collector_slot(&col, err);
+            nm_curve_point *pt = collector_slot(col, err);
             if (!pt) {
                 s = NM_ERR_NOMEM;
                 break;
             }
+            memset(pt, 0, sizeof *pt);
             pt->capacity = (double)nm_fused_group_need(fmdl, fm, 0, st, 0);
             pt->traffic = traffic;
-            for (int d = 0; d < w0->ndims; d++)
+            for (int d = 0; d < w0dims; d++)
                 pt->outer[d] = 1;
-            for (int j = 0; j < nsh; j++)
-                pt->outer[nm_workload_dim(w0, names[j])] = f[j];
-            for (int j = 0; j < nout; j++)
-                pt->order[pt->nouter++] = (int8_t)nm_workload_dim(w0, names[order[j]]);
-            col.n++;
+            for (int j = 0; j < nsh; j++) {
+                int d = nm_workload_dim(w0, names[j]);
+                if (d < w0dims)
+                    pt->outer[d] = f[j];
+            }
+            for (int j = 0; j < nout; j++) {
+                int d = nm_workload_dim(w0, names[order[j]]);
+                if (d < w0dims)
+                    pt->order[pt->nouter++] = (int8_t)d;
+            }
+            pt->nsplit = nsplit;
+            for (int k2 = 0; k2 < nsplit; k2++) {
+                pt->split_dim[k2] = split_dim[k2];
+                pt->split_steps[k2] = split_steps[k2];
+            }
+            col->n++;
         } while (nm_mapping_next_order(perm, nout));
     }
     nm_free(div);
+    return s;
+}
+
+/* The last operation's dimensions of ops a..b along which the group may
+ * recompute halos (at most two: nm_chain_recompute accepts them, and the
+ * group cannot share them as written), into dims; returns how many. */
+static int halo_dims(const nm_chain *c, int a, int b, int8_t *dims, nm_error *err, int *nomem)
+{
+    const nm_chain_op *last = &c->op[b];
+    const nm_dataspace *out = &last->wl.ds[last->out];
+    nm_chain *probe = nm_calloc(1, sizeof *probe);
+    int n = 0;
+    *nomem = !probe;
+    if (!probe) {
+        nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        return 0;
+    }
+    for (int r = 0; r < out->nranks && n < NM_MAX_SPLITS; r++) {
+        int d = out->rank[r].term[0].dim;
+        char step[NM_NAME_MAX], why[NM_ERROR_MSG_MAX];
+        *probe = *c;
+        if (out->rank[r].nterms == 1 && !nm_fused_can_share(c, a, b - a + 1, last->wl.dim[d]) &&
+            nm_chain_recompute(probe, a, b - a + 1, last->wl.dim[d], 1, step, why,
+                               sizeof why) == NM_OK)
+            dims[n++] = (int8_t)d;
+    }
+    nm_free(probe);
+    return n;
+}
+
+/* The curve of ops a..b as one group fused at the buffer: its points as
+ * written (group_points), and with every recomputing split of its halos
+ * (each number of steps dividing the rows, columns, or both). */
+static nm_status range_curve(const nm_chain *c, int a, int b, nm_fused_model *fmdl,
+                             nm_fused_map *fm, nm_fused_stats *st, nm_curve *out, nm_error *err)
+{
+    collector col = {0};
+    nm_status s = collector_init(&col, 1024, err);
+    uint64_t evaluated = 0;
+    int w0dims = c->op[a].wl.ndims;
+    if (s == NM_OK)
+        s = group_points(c, a, b, 0, NULL, NULL, w0dims, fmdl, fm, st, &col, &evaluated, err);
+    int8_t dims[NM_MAX_SPLITS];
+    int nomem = 0, nh = s == NM_OK ? halo_dims(c, a, b, dims, err, &nomem) : 0;
+    if (nomem)
+        s = NM_ERR_NOMEM;
+    int64_t div[NM_MAX_SPLITS][CURVE_DIVISORS];
+    int ndiv[NM_MAX_SPLITS] = {1, 1};
+    div[0][0] = div[1][0] = 1;
+    for (int h = 0; h < nh; h++)
+        if ((ndiv[h] = divisors_of(c->op[b].wl.bound[dims[h]], div[h], CURVE_DIVISORS)) < 0)
+            ndiv[h] = 1; /* (too many to try: as written only) */
+    nm_chain *v = nh ? nm_calloc(1, sizeof *v) : NULL;
+    nm_fused_model *vm = nh ? nm_calloc(1, sizeof *vm) : NULL;
+    if (nh && (!v || !vm))
+        s = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    for (int i0 = 0; s == NM_OK && i0 < ndiv[0]; i0++)
+        for (int i1 = 0; s == NM_OK && i1 < (nh > 1 ? ndiv[1] : 1); i1++) {
+            int8_t sd[NM_MAX_SPLITS];
+            int64_t ss[NM_MAX_SPLITS];
+            int ns = 0;
+            if (nh > 0 && div[0][i0] > 1) {
+                sd[ns] = dims[0];
+                ss[ns++] = div[0][i0];
+            }
+            if (nh > 1 && div[1][i1] > 1) {
+                sd[ns] = dims[1];
+                ss[ns++] = div[1][i1];
+            }
+            if (ns == 0)
+                continue; /* (as written: above) */
+            *v = *c;
+            char step[NM_NAME_MAX], why[NM_ERROR_MSG_MAX];
+            int ok = 1;
+            for (int k = 0; k < ns && ok; k++)
+                ok = nm_chain_recompute(v, a, b - a + 1, c->op[b].wl.dim[sd[k]], ss[k], step,
+                                        why, sizeof why) == NM_OK;
+            if (!ok)
+                continue;
+            if ((s = nm_fused_model_init(vm, fmdl->arch, v, err)) != NM_OK)
+                break;
+            s = group_points(v, a, b, ns, sd, ss, w0dims, vm, fm, st, &col, &evaluated, err);
+            nm_fused_model_fini(vm);
+        }
+    nm_free(v);
+    nm_free(vm);
     if (s != NM_OK) {
         nm_free(col.pts);
         return s;
     }
-    uint64_t evaluated = out->evaluated;
     collector_done(&col, out);
     out->evaluated = evaluated;
     return NM_OK;

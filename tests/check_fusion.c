@@ -1121,6 +1121,108 @@ START_TEST(recompute_agrees)
 }
 END_TEST
 
+/* On a design of one buffer, random fused mappings of random convolution
+ * chains recomputing their halos (random splits of the last operation's
+ * rows, shared loops and orders) move at least what `bound --curve` gives
+ * at the words they need: the chain's curve bounds them (and a curve
+ * without its recomputing splits would not: some case beats it). */
+START_TEST(recompute_under_curve)
+{
+    nm_pcg32 r;
+    nm_pcg32_seed(&r, 20261128u, 37u);
+    static const char onebuf[] =
+        "architecture:\n  version: 0.3\n  subtree:\n  - name: sys\n"
+        "    attributes: {technology: 45nm}\n    local:\n"
+        "    - {name: DRAM, class: DRAM, attributes: {type: LPDDR4, width: 64, datawidth: 16}}\n"
+        "    - {name: GLB, class: SRAM, attributes: {depth: 1048576, width: 16, datawidth: 16}}\n"
+        "    - {name: MAC, class: intmac, attributes: {datawidth: 16}}\n";
+    static text base, full;
+    int checked = 0, below_plain = 0;
+    for (int n = 0; n < 120; n++) {
+        base.n = 0;
+        int nops = gen_conv_chain(&r, &base);
+        put(&base, "%s", onebuf);
+        nm_spec plain;
+        load(&plain, base.s, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN);
+        const nm_chain *c = plain.chain;
+        char rank[16];
+        snprintf(rank, sizeof rank, "y%d", nops);
+        int64_t rows = c->op[nops - 1].wl.bound[nm_workload_dim(&c->op[nops - 1].wl, rank)];
+        int64_t steps = pick_divisor(&r, rows);
+        nm_chain *tc = nm_calloc(1, sizeof *tc);
+        ck_assert_ptr_nonnull(tc);
+        *tc = *c;
+        char step[NM_NAME_MAX], why[512];
+        ck_assert(nm_chain_recompute(tc, 0, nops, rank, steps, step, why, sizeof why) == NM_OK);
+        /* shared: every shareable index at DRAM, a random factor (the
+         * steps whole), in a random order; the rest at the buffer */
+        char sh[8][NM_NAME_MAX];
+        int64_t bound[8], f[8];
+        int nsh = nm_fused_shareable(tc, 0, nops, sh, bound, 8);
+        for (int k = 0; k < nsh; k++)
+            f[k] = strcmp(sh[k], step) ? pick_divisor(&r, bound[k]) : bound[k];
+        full = base;
+        put(&full, "mapping:\n  fused:\n  - fuse_at: GLB\n    recompute: {%s: %lld}\n", rank,
+            (long long)steps);
+        if (nsh) {
+            put(&full, "    shared:\n");
+            put_entry(&r, &full, "    ", "DRAM", "temporal", sh, f, nsh);
+        }
+        put(&full, "    ops:\n");
+        for (int i = 0; i < nops; i++) {
+            const nm_workload *wl = &tc->op[i].wl;
+            char nm[NM_MAX_DIMS][NM_NAME_MAX];
+            int64_t own[NM_MAX_DIMS];
+            for (int d = 0; d < wl->ndims; d++) {
+                snprintf(nm[d], NM_NAME_MAX, "%s", wl->dim[d]);
+                own[d] = wl->bound[d];
+                for (int k = 0; k < nsh; k++)
+                    if (!strcmp(sh[k], wl->dim[d]))
+                        own[d] /= f[k];
+            }
+            put(&full, "      %s:\n", tc->op[i].name);
+            put_entry(&r, &full, "      ", "GLB", "temporal", nm, own, wl->ndims);
+        }
+        nm_spec spec;
+        load(&spec, full.s, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN);
+        nm_fused_model fmdl;
+        nm_error err;
+        ck_assert(nm_fused_model_init(&fmdl, &spec.arch, spec.fchain, &err) == NM_OK);
+        nm_fused_stats *st = nm_calloc(1, sizeof *st);
+        ck_assert_msg(nm_fused_model_eval(&fmdl, spec.fmap, st), "case %d invalid\n%s", n,
+                      full.s);
+        double need = (double)nm_fused_group_need(&fmdl, spec.fmap, 0, st, 0);
+        double traffic = (double)st->total.backing;
+        nm_chain_curve cc;
+        ck_assert(nm_roofline_chain_curve(c, 20000000, &cc, &err) == NM_OK);
+        double least = INFINITY;
+        for (int k = 0; k < cc.n && cc.pt[k].capacity <= need; k++)
+            least = cc.pt[k].traffic;
+        ck_assert_msg(traffic >= least, "case %d: %g words at %g words of buffer, under the "
+                      "curve's %g\n%s", n, traffic, need, least, full.s);
+        /* the curve of the groups as written only (no halo split) */
+        double plain_least = INFINITY;
+        const nm_curve *g = &cc.range[0][nops - 1];
+        for (int k = 0; k < g->n; k++)
+            if (g->pt[k].nsplit == 0 && g->pt[k].capacity <= need &&
+                g->pt[k].traffic < plain_least)
+                plain_least = g->pt[k].traffic;
+        below_plain += steps > 1 && traffic < plain_least;
+        checked++;
+        nm_chain_curve_fini(&cc);
+        nm_free(st);
+        nm_free(tc);
+        nm_fused_model_fini(&fmdl);
+        nm_spec_fini(&spec);
+        nm_spec_fini(&plain);
+    }
+    ck_assert_int_eq(checked, 120);
+    ck_assert_int_ge(below_plain, 1);
+    printf("recompute under the curve: %d cases, %d below the fused group's points as written\n",
+           checked, below_plain);
+}
+END_TEST
+
 static const char arch_yaml[] =
     "architecture:\n  version: 0.3\n  subtree:\n  - name: sys\n"
     "    attributes: {technology: 45nm}\n    local:\n"
@@ -1470,6 +1572,7 @@ static Suite *fusion_suite(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, simulator_agrees);
     tcase_add_test(tc, recompute_agrees);
+    tcase_add_test(tc, recompute_under_curve);
     tcase_add_test(tc, located_errors);
     tcase_add_test(tc, group_capacity);
     tcase_add_test(tc, roles);

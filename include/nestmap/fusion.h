@@ -162,8 +162,9 @@ int nm_chain_given(const nm_ynode *problem);
  *               batch (1), softmax: parts | online | single}
  *   ffn: {tokens, d_model, d_ff, gated (false), activation: relu | gelu | silu}
  *   dw_pw: {C, M, P, Q (P), R (3), S (R), stride (1)}
- *   conv_pool: {C, M, P, Q (P), R (3), S (R), pool (2), rows (true: the
- *               convolution writes pooling windows, so rows are shared too)} */
+ *   conv_pool: {C, M, P, Q (P), R (3), S (R), pool (2), stride (pool), rows
+ *               (true: the convolution writes pooling windows, so rows are
+ *               shared too; windows that overlap need false)} */
 int nm_chain_block_given(const nm_ynode *problem);
 
 /* The chain problem node ({name, chain, bounds}, in doc's arena, located

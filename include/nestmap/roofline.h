@@ -86,6 +86,13 @@ typedef struct nm_curve_point {
     int64_t outer[NM_MAX_DIMS];   /* each dimension's outer factor (above the buffer) */
     int8_t order[NM_MAX_DIMS];    /* the outer loops, innermost first (dims) */
     int nouter;
+    /* A chain's fused group recomputing halos (fusion.h): the last
+     * operation's dimensions split_dim[] stepped through in split_steps[]
+     * steps (outer and order then over the group's first operation's
+     * dimensions as written, the steps' own loops outermost). */
+    int nsplit;
+    int8_t split_dim[NM_MAX_SPLITS];
+    int64_t split_steps[NM_MAX_SPLITS];
 } nm_curve_point;
 
 typedef struct nm_curve {
@@ -110,9 +117,13 @@ double nm_curve_at(const nm_curve *c, double capacity);
  * at the buffer, which keeps their intermediates (the loops the group may
  * share split in two, the outer ones in every order above the buffer, each
  * operation's other loops below it: nestmap's fused mappings on a design
- * of one buffer); a group needs the words nm_fused_group_need gives, and
- * the groups run one after the other, each with the whole buffer.  At
- * every capacity the least total over the cuts; the staircase of these. */
+ * of one buffer), and, where its last operation reads the others through
+ * windows that overlap, the same over every split of the last operation's
+ * rows, columns or both into steps recomputing the halos
+ * (nm_chain_recompute: every number of steps dividing them); a group needs
+ * the words nm_fused_group_need gives, and the groups run one after the
+ * other, each with the whole buffer.  At every capacity the least total
+ * over the cuts; the staircase of these. */
 typedef struct nm_chain_curve_point {
     double capacity, traffic;
     uint32_t cut;           /* bit i: operation i begins a group */

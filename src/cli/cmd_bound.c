@@ -476,11 +476,18 @@ static void chain_text(const nm_chain *c, const nm_chain_curve *cc, const nm_cha
             k += (size_t)snprintf(prefix + k, sizeof prefix - k, "%s%s", i > a ? "+" : "",
                                   c->op[i].name);
         if (k < sizeof prefix)
-            snprintf(prefix + k, sizeof prefix - k, ": ");
+            k += (size_t)snprintf(prefix + k, sizeof prefix - k, ": ");
+        /* a group recomputing halos: its steps (outermost), then its loops */
+        const nm_curve_point *pt = &cc->range[a][b].pt[q->pt[a]];
+        for (int j = 0; j < pt->nsplit && k < sizeof prefix; j++)
+            k += (size_t)snprintf(prefix + k, sizeof prefix - k, "%s%s in %lld steps%s",
+                                  j ? " and " : "", c->op[b].wl.dim[pt->split_dim[j]],
+                                  (long long)pt->split_steps[j],
+                                  j + 1 == pt->nsplit ? " (halos recomputed), " : "");
         n += (size_t)snprintf(buf + n, size - n, "%s", n ? "; " : "");
         if (n < size)
-            tiling_text(&c->op[a].wl, &cc->range[a][b].pt[q->pt[a]], prefix, "(none)", buf + n,
-                        size - n);
+            tiling_text(&c->op[a].wl, pt, prefix, pt->nsplit ? "no other loop" : "(none)",
+                        buf + n, size - n);
         n = strlen(buf);
     }
 }
