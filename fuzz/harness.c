@@ -71,15 +71,15 @@ static void exercise(nm_spec *spec)
     nm_search_opts_init(&so);
     if (nm_search_opts_parse(&so, spec->mapper, &err) != NM_OK)
         return;
-    if (spec->has_arch && spec->chain && spec->fmap) { /* a fused mapping of a chain */
+    if (spec->has_arch && spec->fchain && spec->fmap) { /* a fused mapping of a chain */
         nm_fused_model fmdl;
         static nm_fused_stats fst;
-        if (nm_fused_model_init(&fmdl, &spec->arch, spec->chain, &err) != NM_OK)
+        if (nm_fused_model_init(&fmdl, &spec->arch, spec->fchain, &err) != NM_OK)
             return;
         int valid = nm_fused_model_eval(&fmdl, spec->fmap, &fst);
-        nm_report_fused_json(sink, &spec->arch, spec->chain, spec->fmap, &fst);
+        nm_report_fused_json(sink, &spec->arch, spec->fchain, spec->fmap, &fst);
         if (valid)
-            nm_report_fused_text(sink, &spec->arch, spec->chain, spec->fmap, &fst);
+            nm_report_fused_text(sink, &spec->arch, spec->fchain, spec->fmap, &fst);
         nm_fused_model_fini(&fmdl);
         return;
     }

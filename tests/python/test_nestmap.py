@@ -102,6 +102,25 @@ def test_fused_model_and_map_equal_cli():
     assert py["best"]["total"]["backing_accesses"] < py["unfused"]["total"]["backing_accesses"]
 
 
+def test_recomputed_halo_equals_cli():
+    """A fused pair whose consumer reads through overlapping windows:
+    model() on its recomputing mapping and map() (which fuses it so on a
+    32-word buffer) give what the command line does."""
+    halo = os.path.join(SRC, "tests", "data", "good", "fused_halo.yaml")
+    py = quiet(nestmap.model, halo)
+    assert py == cli("model", "--json", halo)
+    assert py["groups"][0]["recompute"] == {"p": 2}
+    assert py["ops"][0]["recompute"] == 1.2
+    assert py["total"]["backing_accesses"] == 72
+    sets = {"GLB.depth": 32}
+    py = quiet(nestmap.map, halo, sets=sets, seed=3)
+    cmd = cli("map", "--json", "--seed", "3", "--set", "GLB.depth=32", halo)
+    for r in (py, cmd):
+        r["search"].pop("seconds")
+    assert py == cmd
+    assert py["best"]["groups"][0]["recompute"] == {"p": 2}
+
+
 def test_map_equals_cli():
     py = quiet(nestmap.map, CONV1D, **SEARCH)
     assert results(py) == results(cli("map", "--json", *SEARCH_ARGS, CONV1D))
