@@ -799,6 +799,24 @@ static int simulated_op(const nm_arch *arch, const nm_chain *c, const nm_fused_m
     return bypassing;
 }
 
+/* The fused mapping of spec evaluated (*fmdl initialized on the chain it
+ * maps: release it with nm_fused_model_fini), its stats on the heap; case
+ * n aborts, with its text, when it is invalid. */
+static nm_fused_stats *evaluated(const nm_spec *spec, nm_fused_model *fmdl, int n,
+                                 const char *yaml)
+{
+    nm_error err;
+    ck_assert(nm_fused_model_init(fmdl, &spec->arch, spec->fchain, &err) == NM_OK);
+    nm_fused_stats *st = nm_calloc(1, sizeof *st);
+    ck_assert_ptr_nonnull(st);
+    if (!nm_fused_model_eval(fmdl, spec->fmap, st)) {
+        char why[1024];
+        nm_fused_describe_invalid(st, &spec->arch, spec->fchain, spec->fmap, why, sizeof why);
+        ck_abort_msg("case %d invalid: %s\n%s", n, why, yaml);
+    }
+    return st;
+}
+
 START_TEST(simulator_agrees)
 {
     nm_pcg32 r;
@@ -822,13 +840,7 @@ START_TEST(simulator_agrees)
         const nm_fused_map *fm = spec.fmap;
         nm_fused_model fmdl;
         nm_error err;
-        ck_assert(nm_fused_model_init(&fmdl, &spec.arch, c, &err) == NM_OK);
-        nm_fused_stats *st = nm_calloc(1, sizeof *st);
-        if (!nm_fused_model_eval(&fmdl, fm, st)) {
-            char why[1024];
-            nm_fused_describe_invalid(st, &spec.arch, c, fm, why, sizeof why);
-            ck_abort_msg("case %d invalid: %s\n%s", n, why, full.s);
-        }
+        nm_fused_stats *st = evaluated(&spec, &fmdl, n, full.s);
         double energy = 0.0;
         for (int i = 0; i < c->nops; i++) {
             const nm_workload *wl = &c->op[i].wl;
@@ -1062,14 +1074,7 @@ START_TEST(recompute_agrees)
         for (int i = 0; i < nops; i++) /* the parser split it as nm_chain_recompute did */
             ck_assert(!memcmp(sc->op[i].wl.bound, tc->op[i].wl.bound, sizeof tc->op[i].wl.bound));
         nm_fused_model fmdl;
-        nm_error err;
-        ck_assert(nm_fused_model_init(&fmdl, &spec.arch, sc, &err) == NM_OK);
-        nm_fused_stats *st = nm_calloc(1, sizeof *st);
-        if (!nm_fused_model_eval(&fmdl, fm, st)) {
-            char msg[1024];
-            nm_fused_describe_invalid(st, &spec.arch, sc, fm, msg, sizeof msg);
-            ck_abort_msg("case %d invalid: %s\n%s", n, msg, full.s);
-        }
+        nm_fused_stats *st = evaluated(&spec, &fmdl, n, full.s);
         for (int i = 0; i < nops; i++) {
             if (i >= a && i <= b)
                 bypassing += simulated_op(&spec.arch, sc, fm, st, i, n, full.s);
@@ -1187,10 +1192,7 @@ START_TEST(recompute_under_curve)
         load(&spec, full.s, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN);
         nm_fused_model fmdl;
         nm_error err;
-        ck_assert(nm_fused_model_init(&fmdl, &spec.arch, spec.fchain, &err) == NM_OK);
-        nm_fused_stats *st = nm_calloc(1, sizeof *st);
-        ck_assert_msg(nm_fused_model_eval(&fmdl, spec.fmap, st), "case %d invalid\n%s", n,
-                      full.s);
+        nm_fused_stats *st = evaluated(&spec, &fmdl, n, full.s);
         double need = (double)nm_fused_group_need(&fmdl, spec.fmap, 0, st, 0);
         double traffic = (double)st->total.backing;
         nm_chain_curve cc;
