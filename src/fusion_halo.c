@@ -85,6 +85,10 @@ nm_status nm_chain_recompute(nm_chain *c, int first, int nops, const char *rank,
     if (d_last < 0)
         return REFUSE("'%s' is not an index of '%s', the group's last operation", rank,
                       c->op[last].name);
+    int leaker = nm_fused_leaks(c, first, nops);
+    if (leaker >= 0)
+        return REFUSE("'%s' is read inside the group and after it, so its steps' bands cannot "
+                      "stay the group's own", c->op[leaker].wl.ds[c->op[leaker].out].name);
     int64_t coef;
     axis[last - first] = axis_of(lw, c->op[last].out, d_last, &coef);
     if (axis[last - first] < 0 || coef != 1 ||

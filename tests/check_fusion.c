@@ -1334,6 +1334,15 @@ START_TEST(located_errors)
                  "    ops:\n      a: [{target: DRAM, type: temporal, factors: c=2 k=4 y=10 r=3}]\n"
                  "  - ops:\n      b: [{target: DRAM, type: temporal, factors: m=4 k=4 p=8 s=3}]\n",
                  all, 18, "a group of one operation has no halo to recompute");
+    /* an intermediate also read after the group */
+    expect_error("problem:\n  chain:\n"
+                 "  - {name: a, einsum: \"T[k,y] = X[c,y+r] * W[k,c,r]\"}\n"
+                 "  - {name: b, einsum: \"Z[k,p] = T[k,p+s] * V[k,s]\"}\n"
+                 "  - {name: c, einsum: \"U[k,y] = T[k,y] * Q[k]\"}\n"
+                 "  bounds: {c: 2, k: 4, y: 10, r: 3, p: 8, s: 3}\n",
+                 "mapping:\n  fused:\n  - fuse_at: GLB\n    recompute: {p: 2}\n"
+                 "    ops:\n      a: []\n      b: []\n  - ops:\n      c: []\n", all, 20,
+                 "'T' is read inside the group and after it");
     /* the steps' bands are the rows the windows read: p=2 s=3 need y=4 */
     expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    recompute: {p: 4}\n"
                  "    shared:\n    - {target: DRAM, type: temporal, factors: p_step=4}\n"
