@@ -380,6 +380,7 @@ static nm_status own_mappings(ctx *x, const nm_arch *arch, int share, const nm_f
  * whole count: fewer steps are another variant). */
 typedef struct variant {
     nm_fused_group g;
+    int shape;             /* 0 as written; 1 rows, 2 columns, 3 both split */
     nm_chain *c;           /* the chain rewritten (heap), or the ctx's own */
     nm_fused_model *m;     /* its model (heap), or the ctx's own */
     int nsh;
@@ -501,15 +502,18 @@ static nm_status variants(ctx *x, const nm_fused_group *g, variant *v, int *nv, 
     int ns[2] = {0, 0};
     for (int h = 0; h < nh && st == NM_OK; h++) {
         ns[h] = step_counts(last->wl.bound[halo[h]], steps[h]);
-        for (int k = 0; k < ns[h] && st == NM_OK && *nv < MAX_VARIANTS; k++)
+        for (int k = 0; k < ns[h] && st == NM_OK && *nv < MAX_VARIANTS; k++) {
             if (!add_variant(x, g, &halo[h], &steps[h][k], 1, v, nv, &st, err))
                 break; /* (a chain that cannot step along it at one count cannot at any) */
+            v[*nv - 1].shape = 1 + h;
+        }
     }
     for (int k = 0; nh == 2 && k < ns[0] && st == NM_OK && *nv < MAX_VARIANTS; k++)
         for (int j = 0; j < ns[1] && st == NM_OK && *nv < MAX_VARIANTS; j++)
             if (steps[1][j] == steps[0][k]) {
                 int64_t both[2] = {steps[0][k], steps[1][j]};
-                add_variant(x, g, halo, both, 2, v, nv, &st, err);
+                if (add_variant(x, g, halo, both, 2, v, nv, &st, err))
+                    v[*nv - 1].shape = 3;
             }
     return st;
 }
@@ -673,21 +677,22 @@ static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
     x->fmdl = m0;
     if (st == NM_OK)
         qsort(cand, ncand, sizeof *cand, by_score);
-    /* phase 2: the best few, and the best as written */
+    /* phase 2: the best few, and the best of each shape of split not among
+     * them (as written; rows, columns, both: the score, which leaves the
+     * cycles out, ranks a shape's cost in recomputation only roughly) */
     double best = INFINITY;
-    int plain_done = 0;
+    unsigned shapes_done = 0;
     for (size_t k = 0; k < ncand && st == NM_OK; k++) {
         int vi = cand[k].variant;
-        if (k >= SHORTLIST && (vi != 0 || plain_done))
+        unsigned shape = 1u << v[vi].shape;
+        if (k >= SHORTLIST && (shapes_done & shape))
             continue;
-        plain_done |= vi == 0;
+        shapes_done |= shape;
         x->c = v[vi].c;
         x->fmdl = v[vi].m;
         st = own_and_eval(x, &v[vi], &cand[k], rb, &best, err);
         x->c = c0;
         x->fmdl = m0;
-        if (k >= SHORTLIST)
-            break;
     }
     for (int k = 0; k < nv; k++)
         variant_fini(&v[k], x);
