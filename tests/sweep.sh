@@ -383,6 +383,33 @@ done
 grep -q '^1,2048,.*,ok,$' "$tmp/chain/points.csv" && [ "$(awk -F, '$1 == 1 {print $3}' "$tmp/chain/points.csv")" != "$(awk -F, '$1 == 1 {print $3}' "$tmp/chain_unfused/points.csv")" ] &&
     ok "fuse: false gives the unfused figures, not the fused" || bad "fuse: false changed nothing"
 
+# A chain that fuses by recomputing a halo on the smaller buffer: each
+# point is `map` on it with the point's --set (its energy by operation from
+# the chain as rewritten).
+"$bin" sweep -q $nr --threads 2 -o "$tmp/halo" "$data/halo.yaml" >/dev/null 2>"$tmp/err" || { bad "halo sweep"; cat "$tmp/err"; }
+for p in 0 1; do
+    depth=$(awk -F, -v p=$p '$1 == p {print $2}' "$tmp/halo/points.csv")
+    "$bin" map -q $nr --threads 2 --json --set "GLB.depth=$depth" "$data/chain_design.yaml" \
+        "$data/halo_chain.yaml" >"$tmp/halo.map$p.json" 2>"$tmp/err"
+    if python3 - "$tmp/halo/points.csv" "$p" "$tmp/halo.map$p.json" "$tmp/halo/points/$p/halo_chain.layers.csv" <<'PY'
+import csv, json, sys
+r = {x["point"]: x for x in csv.DictReader(open(sys.argv[1]))}[sys.argv[2]]
+m = json.load(open(sys.argv[3]))["best"]
+t = m["total"]
+assert r["status"] == "ok" and int(r["cycles"]) == t["cycles"], (r, t)
+assert abs(float(r["energy_uj"]) * 1e6 - t["energy"]) <= 1e-9 * t["energy"]
+ops = list(csv.DictReader(open(sys.argv[4])))
+assert sum(int(o["computes"]) for o in ops) == t["computes"], (ops, t)
+assert abs(sum(float(o["energy_pj"]) for o in ops) - t["energy"]) <= 1e-9 * t["energy"]
+# the smaller buffer recomputes the halo: the pointwise layer computes 96
+# points for its 80 (2 steps of 6 rows of 10, 4 x 2 channels)
+if sys.argv[2] == "0":
+    assert m["groups"][0]["recompute"] == {"p": 2}, m["groups"]
+    assert int(ops[0]["computes"]) == 96, ops[0]
+PY
+    then ok "halo: point $p (GLB.depth=$depth) is map on the chain"; else bad "halo: point $p differs from map"; fi
+done
+
 # A network with `fuse: true`: each point is `network --fuse` with the
 # point's --set (the totals fused, its fused gap); its layers.csv gives
 # each layer or fused operation with its run, then the network's totals
