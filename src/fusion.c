@@ -570,21 +570,20 @@ static nm_status check_shared(const nm_ynode *e, const nm_arch *arch, const nm_c
                 continue;
             const char *dn = u.dim[t[k].dim];
             int i, ds;
-            switch (share_problem(c, g, dn, &i, &ds)) {
+            int why = share_problem(c, g, dn, &i, &ds);
+            int split = why == 1 && recomputable(c, g, dn);
+            switch (why) {
             case 1:
                 return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': "
                                     "operation '%s' has no index '%s' (shared loops run over "
                                     "indices every operation of the group has%s%s%s)", dn,
-                                    c->op[i].name, dn,
-                                    recomputable(c, g, dn) ? "; to step through the rows of '"
-                                                           : "",
-                                    recomputable(c, g, dn) ? c->op[g->first + g->nops - 1].name
-                                                           : "",
-                                    recomputable(c, g, dn)
-                                        ? "', each operation computing the rows the next one's "
-                                          "windows read, write 'recompute: {INDEX: STEPS}' on "
-                                          "the group"
-                                        : "");
+                                    c->op[i].name, dn, split ? "; to step through the rows of '"
+                                                             : "",
+                                    split ? c->op[g->first + g->nops - 1].name : "",
+                                    split ? "', each operation computing the rows the next one's "
+                                            "windows read, write 'recompute: {INDEX: STEPS}' on "
+                                            "the group"
+                                          : "");
             case 2:
                 return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': '%s' "
                                     "reduces over '%s', so each step would hand on a partial "

@@ -64,9 +64,11 @@ void nm_report_fused_text(FILE *f, const nm_arch *arch, const nm_chain *c,
             sum_line(f, c->op[i].name, &s);
         }
         for (int i = g->first; g->nsplit && i < g->first + g->nops; i++)
-            if (c->op[i].recompute > 1.0)
-                fprintf(f, "  (%s computes %.4gx its operation's points: the halo, rows two "
-                        "steps read, computed at both)\n", c->op[i].name, c->op[i].recompute);
+            if (c->op[i].recompute != 1.0)
+                fprintf(f, "  (%s computes %.4gx its operation's points: %s)\n", c->op[i].name,
+                        c->op[i].recompute, c->op[i].recompute > 1.0
+                                                ? "the halo, rows two steps read, computed at both"
+                                                : "rows no later operation reads left out");
         if (g->nops > 1)
             sum_line(f, "(group)", &st->group[gi]);
     }

@@ -769,6 +769,9 @@ expect 0 "model on map's map.yaml with a recomputed halo" -- "$bin" model -q --s
 grep "^Total:" "$tmp/hmap/stats.txt" >"$tmp/hmap/want"
 grep "^Total:" "$tmp/out" >"$tmp/hmap/got"
 if cmp -s "$tmp/hmap/want" "$tmp/hmap/got" && [ -s "$tmp/hmap/got" ]; then ok "a recomputing map.yaml round-trips through model"; else bad "a recomputing map.yaml gives other totals"; cat "$tmp/hmap/want" "$tmp/hmap/got"; fi
+expect 0 "model on steps that leave rows out" -- "$bin" model -q "$data/good/fused_strided.yaml"
+has "$tmp/out" "^  a  *16  *16 " "strided steps: the pointwise layer computes the 4 rows read (16 of 28 points)"
+has "$tmp/out" "(a computes 0.5714x its operation's points: rows no later operation reads left out)" "strided steps: said"
 expect 0 "model on the MobileNet pair's fused mapping" -- "$bin" model -q "$fx/accelerator.yaml" "$fx/pw_dw.yaml" "$fx/pw_dw_fused.yaml"
 has "$tmp/out" "^  Y  *pw1 -> dw2; kept at GlobalBuffer (never in DRAM)" "pw_dw example: Y stays on chip"
 has "$tmp/out" "^  X  *read by pw1; kept at RF, GlobalBuffer, DRAM; 412224 DRAM words" "pw_dw example: X read once (32 x 113 x 113) but the seam's row, read by two steps (32 x 113)"
