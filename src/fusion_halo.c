@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nestmap/alloc.h"
 #include "nestmap/fusion.h"
 
 /* The one axis of data space ds of wl holding index d, with its
@@ -205,6 +206,27 @@ nm_status nm_chain_recompute(nm_chain *c, int first, int nops, const char *rank,
     if (st != NM_OK)
         snprintf(why, size, "%s", err.msg);
     return st;
+}
+
+int nm_chain_halo_dims(const nm_chain *c, int first, int nops, int *dims)
+{
+    const nm_chain_op *last = &c->op[first + nops - 1];
+    const nm_dataspace *out = &last->wl.ds[last->out];
+    nm_chain *probe = nm_calloc(1, sizeof *probe);
+    if (!probe)
+        return -1;
+    int n = 0;
+    for (int r = 0; r < out->nranks && n < NM_MAX_SPLITS; r++) {
+        int d = out->rank[r].term[0].dim;
+        char step[NM_NAME_MAX], why[NM_ERROR_MSG_MAX];
+        *probe = *c;
+        if (out->rank[r].nterms == 1 && !nm_fused_can_share(c, first, nops, last->wl.dim[d]) &&
+            nm_chain_recompute(probe, first, nops, last->wl.dim[d], 1, step, why,
+                               sizeof why) == NM_OK)
+            dims[n++] = d;
+    }
+    nm_free(probe);
+    return n;
 }
 
 nm_status nm_fused_group_apply(nm_chain *c, const nm_fused_group *g, char *why, size_t size)

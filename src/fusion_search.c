@@ -482,22 +482,9 @@ static nm_status variants(ctx *x, const nm_fused_group *g, variant *v, int *nv, 
     variant_shared(&v[0]);
     *nv = 1;
     const nm_chain_op *last = &x->c->op[g->first + g->nops - 1];
-    const nm_dataspace *out = &last->wl.ds[last->out];
-    int halo[NM_MAX_RANKS], nh = 0;
-    nm_chain *probe = nm_calloc(1, sizeof *probe);
-    if (!probe)
+    int halo[NM_MAX_SPLITS], nh = nm_chain_halo_dims(x->c, g->first, g->nops, halo);
+    if (nh < 0)
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-    for (int r = 0; r < out->nranks && nh < 2; r++) {
-        int d = out->rank[r].term[0].dim;
-        char step[NM_NAME_MAX], why[NM_ERROR_MSG_MAX];
-        *probe = *x->c;
-        if (out->rank[r].nterms == 1 &&
-            !nm_fused_can_share(x->c, g->first, g->nops, last->wl.dim[d]) &&
-            nm_chain_recompute(probe, g->first, g->nops, last->wl.dim[d], 1, step, why,
-                               sizeof why) == NM_OK)
-            halo[nh++] = d;
-    }
-    nm_free(probe);
     int64_t steps[2][MAX_STEPS];
     int ns[2] = {0, 0};
     for (int h = 0; h < nh && st == NM_OK; h++) {

@@ -547,33 +547,6 @@ static nm_status group_points(const nm_chain *c, int a, int b, int nsplit, const
     return s;
 }
 
-/* The last operation's dimensions of ops a..b along which the group may
- * recompute halos (at most two: nm_chain_recompute accepts them, and the
- * group cannot share them as written), into dims; returns how many. */
-static int halo_dims(const nm_chain *c, int a, int b, int8_t *dims, nm_error *err, int *nomem)
-{
-    const nm_chain_op *last = &c->op[b];
-    const nm_dataspace *out = &last->wl.ds[last->out];
-    nm_chain *probe = nm_calloc(1, sizeof *probe);
-    int n = 0;
-    *nomem = !probe;
-    if (!probe) {
-        nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-        return 0;
-    }
-    for (int r = 0; r < out->nranks && n < NM_MAX_SPLITS; r++) {
-        int d = out->rank[r].term[0].dim;
-        char step[NM_NAME_MAX], why[NM_ERROR_MSG_MAX];
-        *probe = *c;
-        if (out->rank[r].nterms == 1 && !nm_fused_can_share(c, a, b - a + 1, last->wl.dim[d]) &&
-            nm_chain_recompute(probe, a, b - a + 1, last->wl.dim[d], 1, step, why,
-                               sizeof why) == NM_OK)
-            dims[n++] = (int8_t)d;
-    }
-    nm_free(probe);
-    return n;
-}
-
 /* The curve of ops a..b as one group fused at the buffer: its points as
  * written (group_points), and with every recomputing split of its halos
  * (each number of steps dividing the rows, columns, or both). */
@@ -586,10 +559,12 @@ static nm_status range_curve(const nm_chain *c, int a, int b, nm_fused_model *fm
     int w0dims = c->op[a].wl.ndims;
     if (s == NM_OK)
         s = group_points(c, a, b, 0, NULL, NULL, w0dims, fmdl, fm, st, &col, &evaluated, err);
-    int8_t dims[NM_MAX_SPLITS];
-    int nomem = 0, nh = s == NM_OK ? halo_dims(c, a, b, dims, err, &nomem) : 0;
-    if (nomem)
-        s = NM_ERR_NOMEM;
+    int dims[NM_MAX_SPLITS];
+    int nh = s == NM_OK ? nm_chain_halo_dims(c, a, b - a + 1, dims) : 0;
+    if (nh < 0) {
+        s = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+        nh = 0;
+    }
     int64_t div[NM_MAX_SPLITS][CURVE_DIVISORS];
     int ndiv[NM_MAX_SPLITS] = {1, 1};
     div[0][0] = div[1][0] = 1;
@@ -606,11 +581,11 @@ static nm_status range_curve(const nm_chain *c, int a, int b, nm_fused_model *fm
             int64_t ss[NM_MAX_SPLITS];
             int ns = 0;
             if (nh > 0 && div[0][i0] > 1) {
-                sd[ns] = dims[0];
+                sd[ns] = (int8_t)dims[0];
                 ss[ns++] = div[0][i0];
             }
             if (nh > 1 && div[1][i1] > 1) {
-                sd[ns] = dims[1];
+                sd[ns] = (int8_t)dims[1];
                 ss[ns++] = div[1][i1];
             }
             if (ns == 0)

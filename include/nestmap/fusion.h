@@ -210,6 +210,13 @@ nm_status nm_fused_map_parse(nm_fused_map *fm, const nm_ynode *node, const nm_ar
 nm_status nm_chain_recompute(nm_chain *c, int first, int nops, const char *rank, int64_t steps,
                              char *step, char *why, size_t size);
 
+/* The last operation's dimensions of ops first .. first + nops - 1 along
+ * which the group may recompute halos: an axis of its output alone that
+ * the group cannot share as written and nm_chain_recompute accepts; up to
+ * NM_MAX_SPLITS of them into dims.  Returns how many, or -1 when memory
+ * runs out. */
+int nm_chain_halo_dims(const nm_chain *c, int first, int nops, int *dims);
+
 /* Applies group g's splits (g->split) to c, as the parser did. */
 nm_status nm_fused_group_apply(nm_chain *c, const nm_fused_group *g, char *why, size_t size);
 
