@@ -959,6 +959,9 @@ struct fill {
     int64_t most[NM_MAX_DIMS];            /* the most dimension d can spread at all */
     int absorb[NM_MAX_DIMS];              /* d has a free temporal slot for the rest */
     uint64_t best, tried, budget;
+    /* nm_mapspace_spatial_each: every choice goes to each(), unpruned */
+    void (*each)(void *ctx, const int64_t f[NM_MAX_LEVELS][NM_MAX_DIMS]);
+    void *ctx;
 };
 
 /* Whether fan-out k's factors fit its X and Y sides (under its spatial
@@ -1003,6 +1006,16 @@ static void fill_search(struct fill *F, int d, int k, int64_t rem)
             }
             if (p > F->best)
                 F->best = p;
+            if (F->each) {
+                int64_t by_level[NM_MAX_LEVELS][NM_MAX_DIMS];
+                for (int l = 0; l < ms->arch->nlevels; l++)
+                    for (int e = 0; e < nd; e++)
+                        by_level[l][e] = 1;
+                for (int j = 0; j < F->nk; j++)
+                    for (int e = 0; e < nd; e++)
+                        by_level[F->level[j]][e] = F->f[j][e];
+                F->each(F->ctx, (const int64_t(*)[NM_MAX_DIMS])by_level);
+            }
             return;
         }
         rem = F->rest[d];
@@ -1018,7 +1031,7 @@ static void fill_search(struct fill *F, int d, int k, int64_t rem)
     double cap = 1;
     for (int j = 0; j < F->nk; j++)
         cap *= (double)ms->level[F->level[j]].fanout;
-    if ((ub < cap ? ub : cap) <= (double)F->best)
+    if (!F->each && (ub < cap ? ub : cap) <= (double)F->best)
         return;
     const nm_dim_space *ds = &ms->dim[d];
     int s = F->slot[k];
@@ -1044,8 +1057,15 @@ static void fill_search(struct fill *F, int d, int k, int64_t rem)
     }
 }
 
-uint64_t nm_mapspace_fill(const nm_mapspace *ms, uint64_t budget)
+/* Runs fill_search over every spatial choice of ms: each() sees them all
+ * when given, else only the fills that may beat the best so far.  Returns
+ * the best fill (0: residual factors, no memory, or more than budget
+ * choices), and the choices tried in *tried. */
+static uint64_t fill_run(const nm_mapspace *ms, uint64_t budget,
+                         void (*each)(void *, const int64_t (*)[NM_MAX_DIMS]), void *ctx,
+                         uint64_t *tried)
 {
+    *tried = 0;
     if (ms->imperfect)
         return 0;
     struct fill *F = calloc(1, sizeof *F);
@@ -1053,6 +1073,8 @@ uint64_t nm_mapspace_fill(const nm_mapspace *ms, uint64_t budget)
         return 0;
     F->ms = ms;
     F->budget = budget;
+    F->each = each;
+    F->ctx = ctx;
     F->best = 1; /* every mapping uses one instance */
     int nd = ms->wl->ndims;
     for (int s = 0; s < ms->nslots; s++)
@@ -1079,14 +1101,38 @@ uint64_t nm_mapspace_fill(const nm_mapspace *ms, uint64_t budget)
             F->absorb[d] |= !ms->slot[ds->free[i]].spatial;
     }
     uint64_t best = 0;
-    if (F->nk == 0) {
+    if (F->nk == 0 || nd == 0) {
+        /* one choice: no fan-out */
         best = 1;
-    } else if (nd > 0) {
+        if (each) {
+            int64_t ones[NM_MAX_LEVELS][NM_MAX_DIMS];
+            for (int l = 0; l < NM_MAX_LEVELS; l++)
+                for (int d = 0; d < NM_MAX_DIMS; d++)
+                    ones[l][d] = 1;
+            each(ctx, (const int64_t(*)[NM_MAX_DIMS])ones);
+        }
+        *tried = 1;
+    } else {
         fill_search(F, 0, 0, F->rest[0]);
         best = F->tried > F->budget ? 0 : F->best;
+        *tried = F->tried;
     }
     free(F);
     return best;
+}
+
+uint64_t nm_mapspace_fill(const nm_mapspace *ms, uint64_t budget)
+{
+    uint64_t tried;
+    return fill_run(ms, budget, NULL, NULL, &tried);
+}
+
+uint64_t nm_mapspace_spatial_each(const nm_mapspace *ms, uint64_t budget,
+                                  void (*each)(void *ctx, const int64_t f[][NM_MAX_DIMS]),
+                                  void *ctx)
+{
+    uint64_t tried;
+    return fill_run(ms, budget, each, ctx, &tried) ? tried : 0;
 }
 
 int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, size_t size)

@@ -825,6 +825,157 @@ static int distributes(const nm_arch *arch)
     return 0;
 }
 
+/* Distinct elements of data space ds that a box of iterations e[] (e[d]
+ * along dimension d) reads at least, wherever the box's points lie along
+ * each dimension: an axis of one term takes e[d] values, one of several
+ * at least the sum of theirs less one each (|A + B| >= |A| + |B| - 1 for
+ * sets of integers); axes over distinct dimensions multiply, others give
+ * the largest. */
+static double distinct_at_least(const nm_workload *wl, int ds, const int64_t *e)
+{
+    const nm_dataspace *D = &wl->ds[ds];
+    double product = 1.0, largest = 1.0;
+    uint32_t seen = 0;
+    int disjoint = 1;
+    for (int r = 0; r < D->nranks; r++) {
+        const nm_axis *a = &D->rank[r];
+        double v = 0.0;
+        int k = 0;
+        for (int i = 0; i < a->nterms; i++) {
+            int d = a->term[i].dim;
+            if (a->term[i].coef == 0 || e[d] <= 1)
+                continue;
+            disjoint &= !((seen >> d) & 1u);
+            seen |= 1u << d;
+            v += (double)e[d];
+            k++;
+        }
+        v = k ? v - (k - 1) : 1.0;
+        product *= v;
+        largest = fmax(largest, v);
+    }
+    return disjoint ? product : largest;
+}
+
+static int distributes(const nm_arch *arch);
+
+int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
+                      const uint32_t keep_at[], nm_operand_cost *c)
+{
+    const nm_arch *arch = mdl->arch;
+    if (mdl->sparse || distributes(arch))
+        return 0;
+    const nm_workload *wl = mdl->wl;
+    int S = arch->nlevels, nd = wl->ndims;
+    double macs = 1.0, fan[NM_MAX_LEVELS];
+    for (int d = 0; d < nd; d++)
+        macs *= (double)wl->bound[d];
+    for (int s = 0; s < S; s++) {
+        fan[s] = 1.0;
+        for (int d = 0; d < nd; d++)
+            fan[s] *= (double)sf[s][d];
+    }
+    /* Below a fan-out of level 0, Timeloop's deltas leave a unit's operand
+     * in place from one step to the next where they can (the loops of
+     * level 0 over dimensions the tensor ignores, windows sliding): no
+     * floor is sure there.  Without one, level 0 serves every step, and
+     * the levels above scale that (the bypass). */
+    int sure = fan[0] == 1.0;
+    for (int ds = 0; ds < wl->nds; ds++) {
+        uint32_t relevant = 0;
+        int single = 1; /* every axis one term: a fan-out splits it evenly */
+        for (int r = 0; r < wl->ds[ds].nranks; r++) {
+            const nm_axis *a = &wl->ds[ds].rank[r];
+            single &= a->nterms == 0 || (a->nterms == 1 && a->term[0].coef == 1);
+            for (int i = 0; i < a->nterms; i++)
+                if (a->term[i].coef)
+                    relevant |= 1u << a->term[i].dim;
+        }
+        for (int s = 0; s < S; s++) {
+            c->energy[ds][s] = c->rd[ds][s] = c->wr[ds][s] = 0.0;
+            if (!sure || !((keep_at[ds] >> s) & 1u))
+                continue;
+            /* below s: the fan-outs the operands cross (their iterations
+             * ext[]); above: the instances of s in use, and how many of
+             * them hold the same part of an output (irrelevant dimensions) */
+            int64_t ext[NM_MAX_DIMS];
+            double below = 1.0, inst = 1.0, same = 1.0;
+            for (int d = 0; d < nd; d++) {
+                ext[d] = 1;
+                for (int t = 0; t <= s; t++)
+                    ext[d] *= sf[t][d];
+                for (int t = s + 1; t < S; t++)
+                    if (!((relevant >> d) & 1u))
+                        same *= (double)sf[t][d];
+            }
+            for (int t = 0; t < S; t++)
+                *(t <= s ? &below : &inst) *= fan[t];
+            /* each step of the temporal loops, the instance sends every
+             * distinct element its fan-out's units use (one read for all
+             * that share it): nothing below keeps one for the next step */
+            double words = macs * distinct_at_least(wl, ds, ext) / below, reads = words;
+            double upd = 0.0;
+            if (wl->ds[ds].read_write) {
+                /* every step updates; all but an instance's first writes of
+                 * its part read first */
+                double n = (double)nm_workload_ds_size(wl, ds);
+                double parts = single ? n * same : n * inst;
+                upd = words;
+                reads = fmax(0.0, words - parts);
+            }
+            const nm_level *L = &arch->level[s];
+            double w = (double)mdl->ds_bits[s][ds] / L->word_bits; /* level words per word */
+            double clusters = floor((double)L->instances / L->cluster_size);
+            double share = fmin(inst, clusters) / inst; /* instances sharing a vector access */
+            c->energy[ds][s] = w * share / (double)L->block_size *
+                               (reads * L->e_read + upd * L->e_update);
+            c->rd[ds][s] = w * reads / inst;
+            c->wr[ds][s] = w * upd / inst;
+        }
+    }
+    return 1;
+}
+
+double nm_model_operand_cycles(const nm_model *mdl, const nm_operand_cost *c, const int8_t *at)
+{
+    const nm_arch *arch = mdl->arch;
+    double rd[NM_MAX_LEVELS] = {0}, wr[NM_MAX_LEVELS] = {0}, cycles = 0.0;
+    for (int ds = 0; ds < mdl->wl->nds; ds++)
+        if (at[ds] >= 0) {
+            rd[at[ds]] += c->rd[ds][at[ds]];
+            wr[at[ds]] += c->wr[ds][at[ds]];
+        }
+    for (int s = 0; s < arch->nlevels; s++) {
+        const nm_level *L = &arch->level[s];
+        if (L->has_read_bw)
+            cycles = fmax(cycles, rd[s] / L->read_bw);
+        if (L->has_write_bw)
+            cycles = fmax(cycles, wr[s] / L->write_bw);
+        if (L->has_shared_bw)
+            cycles = fmax(cycles, (rd[s] + wr[s]) / L->shared_bw);
+    }
+    /* the model's cycles are whole; this is at most a rounding below them */
+    return ceil(cycles * (1 - 1e-12));
+}
+
+/* Whether m's factors are perfect: no residual, each dimension's factors
+ * multiplying to its bound. */
+static int perfect(const nm_mapping *m, int nlevels, const nm_workload *wl)
+{
+    for (int d = 0; d < wl->ndims; d++) {
+        int64_t p = 1;
+        for (int s = 0; s < nlevels; s++) {
+            const nm_level_map *lm = &m->level[s];
+            if (lm->tresidual[d] || lm->sresidual[d])
+                return 0;
+            p *= lm->tfactor[d] * lm->sfactor[d];
+        }
+        if (p != wl->bound[d])
+            return 0;
+    }
+    return 1;
+}
+
 /* nm_model_bound on the nest of m and its shape. */
 static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_result *shape,
                      double *energy, double *cycles, double *lla)
@@ -845,6 +996,7 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
     int spread = distributes(arch); /* a spatial loop at or below the level (or M:N:
                                      * no level's reads are sure) */
     uint32_t top_counted = 0;    /* tensors already bounded at the outermost level */
+    uint32_t counted = 0;        /* tensors whose innermost level is bounded below */
     for (int s = 0; s < arch->nlevels; s++) {
         for (int d = 0; d < wl->ndims; d++)
             spread |= m->level[s].sfactor[d] > 1;
@@ -886,8 +1038,40 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
                      L->e_read;
             }
             e += ce * per_instance_to_total;
+            counted |= 1u << ds;
             if (s == arch->nlevels - 1)
                 top_counted |= 1u << ds;
+        }
+    }
+    /* Past a fan-out, the operand floor (nm_model_operands) for the
+     * tensors left, and every level's bandwidth for them all: with perfect
+     * factors, on a design whose networks all multicast from one source. */
+    nm_operand_cost op;
+    double bw_cycles = 0.0;
+    uint32_t top_op = 0; /* tensors whose innermost level is the outermost, past a fan-out */
+    if (perfect(m, arch->nlevels, wl)) {
+        uint32_t keep_at[NM_MAX_DS];
+        int64_t sf[NM_MAX_LEVELS][NM_MAX_DIMS];
+        int8_t at[NM_MAX_DS];
+        for (int s = 0; s < arch->nlevels; s++)
+            memcpy(sf[s], m->level[s].sfactor, sizeof sf[s]);
+        for (int ds = 0; ds < wl->nds; ds++) {
+            int s = 0;
+            while (s < arch->nlevels - 1 && !((m->level[s].keep >> ds) & 1u))
+                s++;
+            keep_at[ds] = 1u << s;
+            at[ds] = (int8_t)s;
+        }
+        int ok = nm_model_operands(mdl, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, &op);
+        if (ok) /* (not on M:N networks) */
+            bw_cycles = nm_model_operand_cycles(mdl, &op, at);
+        for (int ds = 0; ok && ds < wl->nds; ds++) {
+            if ((counted >> ds) & 1u)
+                continue;
+            if (at[ds] == arch->nlevels - 1)
+                top_op |= 1u << ds;
+            else
+                e += op.energy[ds][at[ds]];
         }
     }
     /* The outermost level (one instance) sends every read-only element and
@@ -903,10 +1087,11 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
         double vec = (double)(top_wide ? vectors(mdl, arch->nlevels - 1, ds, n,
                                                  (uint64_t)top->block_size)
                                        : ceil_div(n, (uint64_t)top->block_size));
-        e += vec * (wl->ds[ds].read_write ? top->e_update : top->e_read);
+        double once = vec * (wl->ds[ds].read_write ? top->e_update : top->e_read);
+        e += (top_op >> ds) & 1u ? fmax(once, op.energy[ds][arch->nlevels - 1]) : once;
     }
     *energy = e;
-    *cycles = (double)shape->temporal_steps;
+    *cycles = fmax((double)shape->temporal_steps, bw_cycles);
     *lla = moved;
 }
 

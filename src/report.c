@@ -910,16 +910,27 @@ void nm_report_gap_text(FILE *f, const nm_arch *arch, const nm_workload *wl,
                    "busy at once: at least %.0f cycles; this mapping takes %.2fx\n",
                 (double)res->fill, (long long)arch->arith.instances,
                 rf.bound_cycles, (double)res->best_stats.cycles / rf.bound_cycles);
+    if (res->operands.metric < INFINITY &&
+        (res->operands.energy > r.energy_pj * (1 + 1e-9) ||
+         res->operands.cycles > rf.bound_cycles))
+        fprintf(f, "Operand floor : %.2f pJ and %.0f cycles at least (every operand read from "
+                   "the innermost level keeping it, over the fan-outs the constraints allow); "
+                   "this mapping spends %.2fx and takes %.2fx\n", res->operands.energy,
+                res->operands.cycles, res->best_stats.energy / res->operands.energy,
+                (double)res->best_stats.cycles / res->operands.cycles);
     double with_fill = nm_metric_roofline(o->metric[0], &rf);
-    int optimal = lb > with_fill;
+    double operands = res->operands.metric < INFINITY ? res->operands.metric : 0.0;
+    int optimal = lb > fmax(with_fill, operands);
     int fill = with_fill > nm_metric_roofline(o->metric[0], &r);
     fprintf(f, "Gap           : %.4gx at most: the %s %.6g %s over its proven lower bound "
                "%.6g (%s)\n", res->best.score[0] / lb, nm_metric_name(o->metric[0]),
             res->best.score[0], nm_metric_unit(o->metric[0]), lb,
-            res->proven_optimal ? "optimal proved it"
-            : optimal           ? "optimal's bound on what it did not search"
-            : fill              ? "the roofline's energy and the fill bound's cycles"
-                                : "the roofline's energy and cycles");
+            res->proven_optimal  ? "optimal proved it"
+            : optimal            ? "optimal's bound on what it did not search"
+            : operands > with_fill ? "the operand floor: every operand read from the innermost "
+                                   "level keeping it, over the fan-outs the constraints allow"
+            : fill                 ? "the roofline's energy and the fill bound's cycles"
+                                   : "the roofline's energy and cycles");
 }
 
 void nm_report_search_text(FILE *f, const nm_arch *arch, const nm_workload *wl,
@@ -960,7 +971,9 @@ void nm_report_search_text(FILE *f, const nm_arch *arch, const nm_workload *wl,
             fprintf(f, "; not proven: the best %s is at most %.2f%% above the optimum "
                     "(bound %.6g %s%s)", nm_metric_name(o->metric[0]),
                     100.0 * (res->best.score[0] / lb - 1.0), lb, nm_metric_unit(o->metric[0]),
-                    lb > res->lower_bound ? ", the roofline's" : "");
+                    lb <= res->lower_bound                    ? ""
+                    : res->operands.metric >= lb ? ", the operand floor's"
+                                                 : ", the roofline's");
         }
         else
             fprintf(f, "; not proven optimal (bound unknown)");

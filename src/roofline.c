@@ -89,6 +89,131 @@ double nm_roofline_chain_gap(const nm_arch *arch, const nm_chain *c, int metric,
     return *lb > 0 ? score / *lb : 0.0;
 }
 
+struct operand_walk {
+    nm_model mdl;
+    nm_roofline r;
+    int metric;
+    uint32_t keep_at[NM_MAX_DS];
+    double once[NM_MAX_DS];       /* the roofline's energy for each tensor at the top */
+    nm_operand_bound *b;
+    int refused;                  /* the design has no operand floor (M:N network) */
+};
+
+/* One spatial choice f (nm_mapspace_spatial_each): its bound, the least
+ * over the levels each tensor may have innermost. */
+static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
+{
+    struct operand_walk *w = ctx;
+    const nm_arch *arch = w->mdl.arch;
+    const nm_workload *wl = w->mdl.wl;
+    int S = arch->nlevels, top = S - 1, nds = wl->nds;
+    nm_operand_cost c;
+    if (!nm_model_operands(&w->mdl, f, w->keep_at, &c)) {
+        w->refused = 1;
+        return;
+    }
+    double units = 1.0;
+    for (int s = 0; s < S; s++)
+        for (int d = 0; d < wl->ndims; d++)
+            units *= (double)f[s][d];
+    double steps = w->r.macs / units; /* temporal iterations */
+    double base = w->r.energy_pj, inst = 1.0;
+    for (int s = top; s >= 0; s--) {
+        base += arch->level[s].e_leak * steps * inst;
+        for (int d = 0; d < wl->ndims; d++)
+            inst *= (double)f[s][d];
+    }
+    double floor_cycles = fmax(w->r.bound_cycles, ceil(steps));
+    /* every assignment of innermost levels (the product of each tensor's choices) */
+    int8_t at[NM_MAX_DS];
+    for (int ds = 0; ds < nds; ds++)
+        at[ds] = w->keep_at[ds] ? (int8_t)__builtin_ctz(w->keep_at[ds]) : -1;
+    nm_operand_bound *b = w->b;
+    for (;;) {
+        double energy = base;
+        for (int ds = 0; ds < nds; ds++)
+            if (at[ds] >= 0)
+                energy += at[ds] == top ? fmax(0.0, c.energy[ds][top] - w->once[ds])
+                                        : c.energy[ds][at[ds]];
+        double cycles = fmax(floor_cycles, nm_model_operand_cycles(&w->mdl, &c, at));
+        double v = nm_metric_value((nm_metric)w->metric, energy, cycles,
+                                   w->r.words_in + w->r.words_out);
+        b->metric = fmin(b->metric, v);
+        b->energy = fmin(b->energy, energy);
+        b->cycles = fmin(b->cycles, cycles);
+        /* the next assignment: each tensor's next level that may be innermost */
+        int ds = 0;
+        for (; ds < nds; ds++) {
+            if (at[ds] < 0)
+                continue;
+            uint32_t higher = w->keep_at[ds] & ~((2u << at[ds]) - 1);
+            if (higher) {
+                at[ds] = (int8_t)__builtin_ctz(higher);
+                break;
+            }
+            at[ds] = (int8_t)__builtin_ctz(w->keep_at[ds]);
+        }
+        if (ds == nds)
+            break;
+    }
+}
+
+int nm_roofline_operand_bound(const nm_mapspace *ms, int metric, uint64_t budget,
+                              nm_operand_bound *b)
+{
+    const nm_arch *arch = ms->arch;
+    const nm_workload *wl = ms->wl;
+    b->metric = b->energy = b->cycles = INFINITY;
+    b->choices = 0;
+    if (arch->sparse.active || ms->imperfect)
+        return 0;
+    /* A fan-out right below level 0 leaves the floor nothing sure
+     * (nm_model_operands): not worth weighing the choices (a GPU's
+     * tensor cores: 10^5 of them) when the constraints allow one. */
+    for (int i = 0; i < ms->nslots; i++)
+        if (ms->slot[i].spatial && ms->slot[i].level == 0 && ms->level[0].fanout > 1)
+            for (int d = 0; d < wl->ndims; d++)
+                if (ms->dim[d].fixed[i] != 1 && wl->bound[d] > 1)
+                    return 0;
+    struct operand_walk *w = nm_calloc(1, sizeof *w);
+    nm_error err;
+    if (!w)
+        return 0;
+    if (nm_model_init(&w->mdl, arch, wl, &err) != NM_OK) {
+        nm_free(w);
+        return 0;
+    }
+    w->metric = metric;
+    w->b = b;
+    nm_roofline_of(&w->r, arch, wl);
+    const nm_level *top = &arch->level[arch->nlevels - 1];
+    for (int ds = 0; ds < wl->nds; ds++) {
+        /* the levels that may be its innermost: up from the arithmetic,
+         * past those that may bypass it, to the first that must keep it */
+        for (int s = 0; s < arch->nlevels; s++) {
+            const nm_level_space *ls = &ms->level[s];
+            if ((ls->bypass >> ds) & 1u)
+                continue;
+            w->keep_at[ds] |= 1u << s;
+            if ((ls->keep >> ds) & 1u)
+                break;
+        }
+        /* as roofline_of counts it: the words it holds, at the top's width */
+        double n = (double)nm_workload_held_words(wl, ds);
+        int bits = nm_level_ds_bits(top, wl, ds);
+        double lw = bits == top->word_bits ? n : n * bits / top->word_bits;
+        double blk = top->block_size > 0 ? (double)top->block_size : 1.0;
+        w->once[ds] = lw * (wl->ds[ds].read_write ? top->e_update : top->e_read) / blk;
+    }
+    b->choices = nm_mapspace_spatial_each(ms, budget, operand_choice, w);
+    int ok = b->choices > 0 && !w->refused;
+    nm_model_fini(&w->mdl);
+    nm_free(w);
+    if (!ok || !(b->metric < INFINITY))
+        b->metric = b->energy = b->cycles = INFINITY;
+    return ok && b->metric < INFINITY;
+}
+
 static void roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl,
                         uint32_t skip)
 {

@@ -245,6 +245,8 @@ double nm_search_lower_bound(const nm_search_opts *o, const nm_search_result *re
     nm_roofline r;
     nm_search_roofline(res, arch, wl, &r);
     double lb = nm_metric_roofline(o->metric[0], &r);
+    if (res->operands.metric < INFINITY && res->operands.metric > lb)
+        lb = res->operands.metric;
     if (!strcmp(o->algorithm, "optimal") && res->lower_bound < INFINITY && res->lower_bound > lb)
         lb = res->lower_bound;
     return lb;
@@ -1962,6 +1964,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
         res->fill = fill;
         res->fill_cycles = fill ? iters / (double)fill : 0.0;
     }
+    nm_roofline_operand_bound(ms, o->metric[0], FILL_BUDGET, &res->operands);
     mc->ms = ms;
     mc->o = o;
     mc->made_o = UINT64_MAX;
@@ -2122,7 +2125,8 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
                 if ((p & 255) == 0 && wall_now() - t1 > STOP_BOUND_S) {
                     nm_roofline rf;
                     nm_roofline_of(&rf, ms->arch, ms->wl);
-                    lb = nm_metric_roofline(o->metric[0], &rf);
+                    lb = fmax(nm_metric_roofline(o->metric[0], &rf), res->operands.metric <
+                              INFINITY ? res->operands.metric : 0.0);
                     if (lb < res->lower_bound)
                         res->lower_bound = lb;
                     break;

@@ -1523,6 +1523,211 @@ START_TEST(bound_is_admissible)
 }
 END_TEST
 
+/* The operand floor (nm_model_operands) of each valid mapping of ms with
+ * perfect factors, evaluated as the model does, with the fan-out factors
+ * sf_of(m) gives; how many mappings it exceeds (more energy or cycles than
+ * the model's).  The real floor takes m's own factors; a broken one (the
+ * test below) forgets the fan-outs, so that no operand is multicast. */
+typedef void (*sf_fn)(const nm_mapping *m, int nlevels, int64_t sf[][NM_MAX_DIMS]);
+
+static void sf_real(const nm_mapping *m, int nlevels, int64_t sf[][NM_MAX_DIMS])
+{
+    for (int s = 0; s < nlevels; s++)
+        memcpy(sf[s], m->level[s].sfactor, sizeof sf[s]);
+}
+
+static void sf_forgotten(const nm_mapping *m, int nlevels, int64_t sf[][NM_MAX_DIMS])
+{
+    (void)m;
+    for (int s = 0; s < nlevels; s++)
+        for (int d = 0; d < NM_MAX_DIMS; d++)
+            sf[s][d] = 1;
+}
+
+struct floor_tally {
+    int valid, above, tighter; /* mappings checked, floors above the model, bounds above the roofline */
+    double least[3];           /* the least energy, cycles and EDP seen */
+};
+
+static void operand_floors(const nm_mapspace *ms, const nm_spec *spec, sf_fn sf_of,
+                           const nm_operand_bound *global, uint64_t seed, int tries, int want,
+                           struct floor_tally *t, const char *what)
+{
+    nm_model mdl;
+    nm_error err;
+    ck_assert_int_eq(nm_model_init(&mdl, &spec->arch, &spec->wl, &err), NM_OK);
+    static nm_stats st;
+    nm_pcg32 rng;
+    nm_pcg32_seed(&rng, seed, 3);
+    memset(t, 0, sizeof *t);
+    t->least[0] = t->least[1] = t->least[2] = INFINITY;
+    nm_roofline r;
+    nm_roofline_of(&r, &spec->arch, &spec->wl);
+    int S = spec->arch.nlevels;
+    for (int i = 0; i < tries && t->valid < want; i++) {
+        nm_point pt;
+        nm_mapping m;
+        int wd, wl;
+        nm_mapspace_random_perfect(ms, &rng, &pt);
+        if (!nm_mapspace_decode(ms, &pt, &m, &wd, &wl) || !nm_model_eval(&mdl, &m, &st, NULL))
+            continue;
+        t->valid++;
+        double edp = st.energy * (double)st.cycles;
+        t->least[0] = fmin(t->least[0], st.energy);
+        t->least[1] = fmin(t->least[1], (double)st.cycles);
+        t->least[2] = fmin(t->least[2], edp);
+        /* the floor of this mapping: its innermost levels, its fan-outs */
+        int64_t sf[NM_MAX_LEVELS][NM_MAX_DIMS];
+        uint32_t keep_at[NM_MAX_DS];
+        int8_t at[NM_MAX_DS];
+        sf_of(&m, S, sf);
+        for (int ds = 0; ds < spec->wl.nds; ds++) {
+            int s = 0;
+            while (s < S - 1 && !((m.level[s].keep >> ds) & 1u))
+                s++;
+            keep_at[ds] = 1u << s;
+            at[ds] = (int8_t)s;
+        }
+        nm_operand_cost c;
+        if (!nm_model_operands(&mdl, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, &c))
+            continue;
+        double e = 0.0;
+        for (int ds = 0; ds < spec->wl.nds; ds++)
+            e += c.energy[ds][at[ds]];
+        double cy = nm_model_operand_cycles(&mdl, &c, at);
+        double level_e = 0.0; /* what the model charges the levels' accesses alone */
+        for (int s = 0; s < S; s++)
+            for (int ds = 0; ds < spec->wl.nds; ds++)
+                level_e += st.level[s].ds[ds].energy;
+        /* each tensor's at its innermost level: energy, reads and updates */
+        int low = 0;
+        for (int ds = 0; ds < spec->wl.nds; ds++) {
+            const nm_ds_stats *d = &st.level[at[ds]].ds[ds];
+            double inst = (double)d->utilized_instances;
+            int was = low;
+            low |= c.energy[ds][at[ds]] > d->energy * (1 + 1e-9) + 1e-9 ||
+                   c.rd[ds][at[ds]] * inst > (double)d->reads * inst * (1 + 1e-9) + 1e-6 ||
+                   c.wr[ds][at[ds]] * inst > (double)d->updates * inst * (1 + 1e-9) + 1e-6;
+            if (low && !was && getenv("NESTMAP_TEST_VERBOSE"))
+                printf("  %s: %s at level %d: floor %g pJ, %g reads, %g updates; the model "
+                       "%g pJ, %llu, %llu\n", what, spec->wl.ds[ds].name, at[ds],
+                       c.energy[ds][at[ds]], c.rd[ds][at[ds]], c.wr[ds][at[ds]], d->energy,
+                       (unsigned long long)d->reads, (unsigned long long)d->updates);
+        }
+        if (low || e > level_e * (1 + 1e-9) || cy > (double)st.cycles) {
+            if (t->above++ < 3 && sf_of == sf_real)
+                printf("operand_floor_is_admissible: %s: a floor above the model (%g > %g pJ "
+                       "or %g > %llu cycles)\n", what, e, level_e, cy,
+                       (unsigned long long)st.cycles);
+        }
+        /* the mapping's bound, and the bound over the space */
+        double be, bc, bl;
+        nm_model_bound(&mdl, &m, &be, &bc, &bl);
+        ck_assert_msg(be <= st.energy * (1 + 1e-12) && bc <= (double)st.cycles,
+                      "%s: the mapping's bound above the model", what);
+        if (global) {
+            ck_assert_msg(global[0].metric <= st.energy * (1 + 1e-12), "%s: the energy floor "
+                          "%g above a mapping's %g pJ", what, global[0].metric, st.energy);
+            ck_assert_msg(global[1].metric <= (double)st.cycles, "%s: the cycles floor %g above "
+                          "a mapping's %llu", what, global[1].metric,
+                          (unsigned long long)st.cycles);
+            ck_assert_msg(global[2].metric <= edp * (1 + 1e-12), "%s: the EDP floor %g above "
+                          "a mapping's %g", what, global[2].metric, edp);
+        }
+        t->tighter += be > r.energy_pj * (1 + 1e-9) || bc > r.bound_cycles;
+    }
+    nm_model_fini(&mdl);
+}
+
+/* The operand floor bounds every mapping, on every design of arch/ and
+ * three layers (overlapping windows, a strided convolution, a 1x1): the
+ * floor of each random valid mapping (its innermost levels, its fan-outs)
+ * never above what the model charges the levels' accesses and cycles; the
+ * mapping's bound (nm_model_bound, which adds it past a fan-out) never
+ * above the model's figures; the bound over the whole space
+ * (nm_roofline_operand_bound) never above a mapping's energy, cycles and
+ * EDP.  And a broken floor, one that forgets the fan-outs (no operand
+ * multicast), is caught above the model on a design that multicasts. */
+START_TEST(operand_floor_is_admissible)
+{
+    static const char *const designs[] = {
+        "eyeriss/eyeriss", "eyeriss/eyeriss_compound", "gpu/a100", "gpu/a100_sparse",
+        "gpu/h100", "nvdla/nv_full", "nvdla/nv_small", "simba/simba", "simba/simba_compound",
+        "simple/output_stationary", "simple/weight_stationary", "systolic/systolic_16x16",
+        "systolic/tpu_v1", "teaching/input_stationary", "teaching/no_local_reuse",
+        "teaching/output_stationary", "teaching/pe_array", "teaching/row_stationary",
+        "teaching/weight_stationary"};
+    static const char *const layers[] = {"search/floor_conv3x3.yaml", "search/floor_strided.yaml",
+                                         "search/floor_1x1.yaml"};
+    int checked = 0, tighter = 0, spaces = 0, bounded = 0;
+    for (size_t k = 0; k < sizeof designs / sizeof *designs; k++)
+        for (int l = 0; l < 3; l++) {
+            char design[1024], layer[1024], rel[256], what[300];
+            snprintf(rel, sizeof rel, "../../arch/%s.yaml", designs[k]);
+            test_data(rel, design, sizeof design);
+            test_data(layers[l], layer, sizeof layer);
+            snprintf(what, sizeof what, "%s with %s", designs[k], layers[l]);
+            const char *files[] = {design, layer};
+            static nm_spec spec;
+            static nm_mapspace ms;
+            nm_error err;
+            ck_assert_msg(nm_spec_load(&spec, files, 2, NM_NEED_ARCH | NM_NEED_PROBLEM, &err) ==
+                          NM_OK, "%s: %s", what, err.msg);
+            ck_assert_msg(nm_mapspace_init(&ms, &spec.arch, &spec.wl, spec.constraints,
+                                           spec.constraints2, &err) == NM_OK, "%s: %s", what,
+                          err.msg);
+            nm_operand_bound g[3];
+            int have = 1;
+            for (int metric = 0; metric < 3; metric++)
+                have &= nm_roofline_operand_bound(&ms, metric, 1000000, &g[metric]);
+            /* none on sparse designs, nor below a fan-out of level 0 */
+            ck_assert_msg(have || spec.arch.sparse.active ||
+                          spec.arch.level[0].fanoutX * spec.arch.level[0].fanoutY > 1,
+                          "%s: no floor over the space", what);
+            struct floor_tally t;
+            operand_floors(&ms, &spec, sf_real, have ? g : NULL, 17 + k * 3 + (uint64_t)l, 20000,
+                           300, &t, what);
+            ck_assert_msg(t.valid >= 20, "%s: %d valid mappings", what, t.valid);
+            ck_assert_msg(t.above == 0, "%s: the floor above the model on %d of %d mappings",
+                          what, t.above, t.valid);
+            nm_roofline r;
+            nm_roofline_of(&r, &spec.arch, &spec.wl);
+            double roof = r.energy_pj * r.bound_cycles;
+            if (have)
+                printf("operand_floor_is_admissible: %s: %d mappings; EDP floor %.4g (%.3gx the "
+                       "roofline's), the least random mapping %.4g (%llu spatial choices)\n",
+                       what, t.valid, g[2].metric, g[2].metric / roof, t.least[2],
+                       (unsigned long long)g[2].choices);
+            checked += t.valid;
+            tighter += t.tighter;
+            spaces++;
+            bounded += have && g[2].metric > roof * (1 + 1e-9);
+            nm_spec_fini(&spec);
+        }
+    printf("operand_floor_is_admissible: %d mappings of %d spaces; their bound above the "
+           "roofline on %d; the space's EDP floor above the roofline's on %d\n", checked, spaces,
+           tighter, bounded);
+    ck_assert_int_gt(bounded, spaces / 2);
+    /* the broken floor is caught */
+    char design[1024], layer[1024];
+    test_data("../../arch/teaching/no_local_reuse.yaml", design, sizeof design);
+    test_data("search/floor_1x1.yaml", layer, sizeof layer);
+    const char *files[] = {design, layer};
+    static nm_spec spec;
+    static nm_mapspace ms;
+    nm_error err;
+    ck_assert_int_eq(nm_spec_load(&spec, files, 2, NM_NEED_ARCH | NM_NEED_PROBLEM, &err), NM_OK);
+    ck_assert_int_eq(nm_mapspace_init(&ms, &spec.arch, &spec.wl, spec.constraints,
+                                      spec.constraints2, &err), NM_OK);
+    struct floor_tally t;
+    operand_floors(&ms, &spec, sf_forgotten, NULL, 5, 20000, 300, &t, "broken");
+    printf("operand_floor_is_admissible: a floor without multicast is above the model on %d of "
+           "%d mappings of teaching/no_local_reuse\n", t.above, t.valid);
+    ck_assert_int_gt(t.above, t.valid / 4);
+    nm_spec_fini(&spec);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("search");
@@ -1554,6 +1759,7 @@ static Suite *suite(void)
     tcase_add_test(ts, threads_do_not_change_the_result);
     tcase_add_test(ts, termination_rules);
     tcase_add_test(ts, bound_is_admissible);
+    tcase_add_test(ts, operand_floor_is_admissible);
     tcase_add_test(ts, warm_matches_cold);
     suite_add_tcase(s, ts);
     return s;

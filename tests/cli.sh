@@ -418,7 +418,19 @@ expect 0 "map on tpu_v1, short search" -- "$bin" map --threads 2 --max-evals 300
 has "$tmp/out" "^Cycle bound   : [0-9]* (roofline, bound by .*); this mapping takes [0-9.]*x" "map: the cycle bound and the ratio"
 has "$tmp/out" "^Energy bound  : [0-9.]* pJ (every operation, each tensor once at DDR3); this mapping spends [0-9.]*x" "map: the energy bound and the ratio"
 has "$tmp/err" "warning: the best mapping takes .*x the roofline bound of [0-9]* cycles: a longer search may do better (try --victory" "map: a warning far above the bound, naming the option"
-has "$tmp/out" "^Gap           : [0-9.]*x at most: the edp [0-9.e+]* pJ\*cycles over its proven lower bound [0-9.e+]* (the roofline's energy and cycles)" "map: the gap over the proven bound, and where the bound comes from"
+has "$tmp/out" "^Gap           : [0-9.]*x at most: the edp [0-9.e+]* pJ\*cycles over its proven lower bound [0-9.e+]* (the operand floor: every operand read from the innermost level keeping it, over the fan-outs the constraints allow)" "map: the gap over the proven bound, and where the bound comes from"
+has "$tmp/out" "^Operand floor : [0-9.]* pJ and [0-9]* cycles at least (every operand read from the innermost level keeping it, over the fan-outs the constraints allow); this mapping spends [0-9.]*x and takes [0-9.]*x" "map: the operand floor's energy and cycles"
+# Where the PEs keep nothing (DianNao), every operand comes from the global
+# buffer: the operand floor, not the roofline, says how far a mapping is
+# from the best (622x by the roofline on this layer, 3.5x by the floor).
+expect 0 "map on no_local_reuse" -- "$bin" map --threads 2 "$src/arch/teaching/no_local_reuse.yaml" "$src/tests/data/search/r50_conv3_3x3.yaml"
+gap=$(sed -n 's/^Gap *: \([0-9.]*\)x at most.*operand floor.*/\1/p' "$tmp/out")
+if [ -n "$gap" ] && awk -v g="$gap" 'BEGIN { exit !(g >= 1 && g < 5) }'; then
+    ok "no_local_reuse: the operand floor bounds the gap (${gap}x)"
+else bad "no_local_reuse: gap '$gap'"; grep -E "^(Gap|Operand)" "$tmp/out"; fi
+has "$tmp/out" "^Cycle bound   : [0-9]* (roofline, bound by compute)" "no_local_reuse: the roofline's cycles"
+has "$tmp/out" "^Operand floor : [0-9.]* pJ and 72[0-9]* cycles at least" "no_local_reuse: the floor's cycles, bound by the global buffer's bandwidth"
+
 # A layer the constraints keep from filling the array: the fill bound, and
 # a warning that blames the constraints, not the search.
 printf 'problem:\n  conv2d: {C: 3, M: 64, P: 112, Q: 112, R: 7, S: 7, stride: 2}\n' >"$tmp/c1.yaml"

@@ -221,6 +221,16 @@ double nm_mapspace_pruned_log10(const nm_mapspace *ms, uint64_t max_points, nm_p
  * factors enabled, or more than `budget` choices to try. */
 uint64_t nm_mapspace_fill(const nm_mapspace *ms, uint64_t budget);
 
+/* Calls each(ctx, f) on every choice of spatial factors that
+ * nm_mapspace_fill weighs (f[l][d]: dimension d's factor on level l's
+ * fan-out, 1 where the level has none; the rest of each bound left to the
+ * temporal loops).  Returns how many choices were tried, or 0 when they
+ * number more than budget (each() then saw only some) or residual
+ * factors are enabled (it saw none). */
+uint64_t nm_mapspace_spatial_each(const nm_mapspace *ms, uint64_t budget,
+                                  void (*each)(void *ctx, const int64_t f[][NM_MAX_DIMS]),
+                                  void *ctx);
+
 /* Checks a given mapping against the constraints; returns 1 if it meets
  * them, else 0 with a message naming the constraint (file:line:col);
  * with size 0 (why may be NULL) no message is written, as the search's

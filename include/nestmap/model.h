@@ -181,10 +181,45 @@ int nm_model_precheck(nm_model *mdl, const nm_mapping *m, nm_stats *out);
 
 /* Lower bounds on the energy (pJ), cycles and last-level accesses of any
  * mapping that differs from m only in its loop orders: compute energy,
- * leakage over the unthrottled run, and every tensor moved at least once at
- * the outermost level.  Requires nm_model_precheck(m) to have passed. */
+ * leakage over the unthrottled run, every tensor moved at least once at
+ * the outermost level, and the operands' accesses at the innermost level
+ * keeping each (with perfect factors past a fan-out: nm_model_operands,
+ * whose bandwidth needs also bound the cycles).  Requires
+ * nm_model_precheck(m) to have passed. */
 void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *cycles,
                     double *lla);
+
+/* The operand floor: what the arithmetic's operands cost at the innermost
+ * level keeping each tensor, for any mapping with perfect factors whose
+ * fan-outs have the spatial factors sf[l][d] (dimension d on level l's
+ * fan-out) and none right below level 0.  Level 0 then serves every
+ * temporal step (nothing below keeps an operand for the next), and the
+ * levels above it that bypass the tensor pass that on, each fan-out
+ * sending every distinct element its units use once (multicast) and
+ * taking every update: at least macs x (distinct elements of the
+ * fan-outs' box below the level) / (units below it) accesses in all, an
+ * output's reads fewer by its instances' parts.  Below a fan-out of level
+ * 0, Timeloop's deltas leave a unit's operand in place from one step to
+ * the next where they can (loops over dimensions the tensor ignores,
+ * windows sliding), and the floor is 0.  Network energy and fills are
+ * left out. */
+typedef struct nm_operand_cost {
+    /* for data space ds innermost at level s: the least energy (pJ) of
+     * those accesses, and the words each instance reads and writes (in the
+     * level's words) */
+    double energy[NM_MAX_DS][NM_MAX_LEVELS];
+    double rd[NM_MAX_DS][NM_MAX_LEVELS], wr[NM_MAX_DS][NM_MAX_LEVELS];
+} nm_operand_cost;
+
+/* Fills *c for each data space ds at the levels in keep_at[ds] (bit s:
+ * level s may be its innermost); returns 0 (filling nothing) for a sparse
+ * design or one with an M:N (distributed) network. */
+int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
+                      const uint32_t keep_at[], nm_operand_cost *c);
+
+/* The least cycles the levels' bandwidths allow when each data space ds is
+ * innermost at level at[ds] (-1: left out), by c. */
+double nm_model_operand_cycles(const nm_model *mdl, const nm_operand_cost *c, const int8_t *at);
 
 /* Tighter lower bounds for the same mappings, at the price of a few
  * analyses: the model run on the least accesses any order of m's loops can

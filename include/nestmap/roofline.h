@@ -11,6 +11,7 @@
 #include "nestmap/arch.h"
 #include "nestmap/error.h"
 #include "nestmap/fusion.h"
+#include "nestmap/mapspace.h"
 #include "nestmap/workload.h"
 
 typedef enum nm_roof_binding {
@@ -60,6 +61,24 @@ void nm_roofline_chain_bound(const nm_arch *arch, const nm_chain *c, struct nm_b
  * optimum.  0 when there is no bound. */
 double nm_roofline_chain_gap(const nm_arch *arch, const nm_chain *c, int metric,
                              const nm_fused_sum *total, double *lb);
+
+/* A lower bound on every mapping of a mapspace (perfect factors), tighter
+ * than the roofline where the operands cost: for each choice of spatial
+ * factors the constraints allow (nm_mapspace_spatial_each), the roofline's
+ * energy, leakage over the run, and each tensor's operand floor at the
+ * cheapest level that may be its innermost (nm_model_operands); cycles at
+ * least the temporal iterations, the roofline's and the floor's bandwidth
+ * cycles.  metric: the least value of that metric (an nm_metric) over the
+ * choices; energy and cycles: the least of each. */
+typedef struct nm_operand_bound {
+    double metric, energy, cycles;
+    uint64_t choices;             /* spatial choices weighed */
+} nm_operand_bound;
+
+/* Fills *b; returns 0 when there is no such bound: a sparse design, an M:N
+ * network, residual factors, or more spatial choices than budget. */
+int nm_roofline_operand_bound(const nm_mapspace *ms, int metric, uint64_t budget,
+                              nm_operand_bound *b);
 
 /* Cycles the outermost level `top` needs to read in_words and write
  * out_words of its words (its shared bandwidth, or the slower of its read

@@ -226,6 +226,9 @@ typedef struct nm_search_result {
                               * constraints allow (nm_mapspace_fill); 0 when unknown
                               * (residual factors, sparse optimizations) */
     uint64_t fill;           /* ... that best fill: arithmetic units busy at once (0: unknown) */
+    nm_operand_bound operands; /* the operand floor of every mapping of the space on the
+                              * first metric (nm_roofline_operand_bound; its fields
+                              * INFINITY when unknown) */
     char stopped_by[128];     /* why the search ended */
 } nm_search_result;
 
@@ -258,9 +261,9 @@ void nm_search_roofline(const nm_search_result *res, const nm_arch *arch, const 
                         nm_roofline *r);
 
 /* A proven lower bound on o's first metric over every mapping of wl on
- * arch: nm_search_roofline's (the least energy, the cycles, every tensor
- * once at the outermost level), or the bound optimal proved
- * (res->lower_bound) when that is higher.  A result's gap is its score
+ * arch: the highest of nm_search_roofline's (the least energy, the cycles,
+ * every tensor once at the outermost level), the operand floor
+ * (res->operands) and the bound optimal proved (res->lower_bound).  A result's gap is its score
  * over this: at most that far from the optimum. */
 double nm_search_lower_bound(const nm_search_opts *o, const nm_search_result *res,
                              const nm_arch *arch, const nm_workload *wl);
