@@ -53,7 +53,27 @@ nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *w
     nm_status st = nm_arch_check_widths(arch, wl, err);
     if (st != NM_OK)
         return st;
+    mdl->macs = 1.0;
+    for (int d = 0; d < wl->ndims; d++)
+        mdl->macs *= (double)wl->bound[d];
+    mdl->ds_plain = 0;
+    for (int ds = 0; ds < wl->nds; ds++) {
+        int plain = 1; /* every axis one index, coefficient 1 */
+        mdl->ds_dims[ds] = 0;
+        for (int r = 0; r < wl->ds[ds].nranks; r++) {
+            const nm_axis *a = &wl->ds[ds].rank[r];
+            plain &= a->nterms == 0 || (a->nterms == 1 && a->term[0].coef == 1);
+            for (int i = 0; i < a->nterms; i++)
+                if (a->term[i].coef)
+                    mdl->ds_dims[ds] |= 1u << a->term[i].dim;
+        }
+        mdl->ds_plain |= (unsigned)plain << ds;
+    }
     mdl->wide = 0;
+    mdl->bw_limited = 0;
+    for (int s = 0; s < arch->nlevels; s++)
+        mdl->bw_limited |= arch->level[s].has_read_bw || arch->level[s].has_write_bw ||
+                           arch->level[s].has_shared_bw;
     for (int s = 0; s < arch->nlevels; s++)
         for (int ds = 0; ds < wl->nds; ds++) {
             mdl->ds_bits[s][ds] = nm_level_ds_bits(&arch->level[s], wl, ds);
@@ -867,59 +887,49 @@ int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
         return 0;
     const nm_workload *wl = mdl->wl;
     int S = arch->nlevels, nd = wl->ndims;
-    double macs = 1.0, fan[NM_MAX_LEVELS];
-    for (int d = 0; d < nd; d++)
-        macs *= (double)wl->bound[d];
-    for (int s = 0; s < S; s++) {
-        fan[s] = 1.0;
-        for (int d = 0; d < nd; d++)
-            fan[s] *= (double)sf[s][d];
-    }
     /* Below a fan-out of level 0, Timeloop's deltas leave a unit's operand
      * in place from one step to the next where they can (the loops of
      * level 0 over dimensions the tensor ignores, windows sliding): no
      * floor is sure there.  Without one, level 0 serves every step, and
      * the levels above scale that (the bypass). */
-    int sure = fan[0] == 1.0;
+    int sure = 1;
+    for (int d = 0; d < nd; d++)
+        sure &= sf[0][d] == 1;
+    /* ext[s][d]: dimension d's spatial iterations at and below level s */
+    int64_t ext[NM_MAX_LEVELS][NM_MAX_DIMS];
+    for (int s = 0; s < S; s++)
+        for (int d = 0; d < nd; d++)
+            ext[s][d] = (s ? ext[s - 1][d] : 1) * sf[s][d];
+    double units = 1.0;
+    for (int d = 0; d < nd; d++)
+        units *= (double)ext[S - 1][d];
     for (int ds = 0; ds < wl->nds; ds++) {
-        uint32_t relevant = 0;
-        int single = 1; /* every axis one term: a fan-out splits it evenly */
-        for (int r = 0; r < wl->ds[ds].nranks; r++) {
-            const nm_axis *a = &wl->ds[ds].rank[r];
-            single &= a->nterms == 0 || (a->nterms == 1 && a->term[0].coef == 1);
-            for (int i = 0; i < a->nterms; i++)
-                if (a->term[i].coef)
-                    relevant |= 1u << a->term[i].dim;
-        }
+        uint32_t relevant = mdl->ds_dims[ds];
         for (int s = 0; s < S; s++) {
             c->energy[ds][s] = c->rd[ds][s] = c->wr[ds][s] = 0.0;
             if (!sure || !((keep_at[ds] >> s) & 1u))
                 continue;
-            /* below s: the fan-outs the operands cross (their iterations
-             * ext[]); above: the instances of s in use, and how many of
-             * them hold the same part of an output (irrelevant dimensions) */
-            int64_t ext[NM_MAX_DIMS];
-            double below = 1.0, inst = 1.0, same = 1.0;
+            /* below s: the fan-outs the operands cross (ext[s]); above:
+             * the instances of s in use, and how many of them hold the
+             * same part of an output (its irrelevant dimensions) */
+            double below = 1.0, same = 1.0;
             for (int d = 0; d < nd; d++) {
-                ext[d] = 1;
-                for (int t = 0; t <= s; t++)
-                    ext[d] *= sf[t][d];
-                for (int t = s + 1; t < S; t++)
-                    if (!((relevant >> d) & 1u))
-                        same *= (double)sf[t][d];
+                below *= (double)ext[s][d];
+                if (!((relevant >> d) & 1u))
+                    same *= (double)(ext[S - 1][d] / ext[s][d]);
             }
-            for (int t = 0; t < S; t++)
-                *(t <= s ? &below : &inst) *= fan[t];
+            double inst = units / below;
             /* each step of the temporal loops, the instance sends every
              * distinct element its fan-out's units use (one read for all
              * that share it): nothing below keeps one for the next step */
-            double words = macs * distinct_at_least(wl, ds, ext) / below, reads = words;
+            double words = mdl->macs * distinct_at_least(wl, ds, ext[s]) / below, reads = words;
             double upd = 0.0;
             if (wl->ds[ds].read_write) {
                 /* every step updates; all but an instance's first writes of
-                 * its part read first */
+                 * its part read first (each axis one index: the fan-outs
+                 * above split the tensor evenly) */
                 double n = (double)nm_workload_ds_size(wl, ds);
-                double parts = single ? n * same : n * inst;
+                double parts = (mdl->ds_plain >> ds) & 1u ? n * same : n * inst;
                 upd = words;
                 reads = fmax(0.0, words - parts);
             }
@@ -1049,7 +1059,7 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
     nm_operand_cost op;
     double bw_cycles = 0.0;
     uint32_t top_op = 0; /* tensors whose innermost level is the outermost, past a fan-out */
-    if (perfect(m, arch->nlevels, wl)) {
+    if ((counted != (1u << wl->nds) - 1 || mdl->bw_limited) && perfect(m, arch->nlevels, wl)) {
         uint32_t keep_at[NM_MAX_DS];
         int64_t sf[NM_MAX_LEVELS][NM_MAX_DIMS];
         int8_t at[NM_MAX_DS];

@@ -147,6 +147,13 @@ typedef struct nm_model {
      * word_bits (0: none, the usual case, counted as Timeloop counts). */
     int ds_bits[NM_MAX_LEVELS][NM_MAX_DS];
     unsigned wide;                   /* bit s: level s */
+    int bw_limited;                  /* some level has a read, write or shared bandwidth */
+    /* For the operand floor: the iterations, the dimensions each data
+     * space's projection uses, and (bit ds) whether each of its axes is
+     * one index alone */
+    double macs;
+    uint32_t ds_dims[NM_MAX_DS];
+    unsigned ds_plain;
 } nm_model;
 
 /* Prepares a model for evaluating mappings of wl on arch; both must outlive
