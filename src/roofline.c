@@ -89,6 +89,20 @@ double nm_roofline_chain_gap(const nm_arch *arch, const nm_chain *c, int metric,
     return *lb > 0 ? score / *lb : 0.0;
 }
 
+/* n words of data space ds in the outermost level's words (its
+ * tensor_datawidth there), and the words of one of its vector accesses:
+ * how the roofline moves each tensor once. */
+static double top_words(const nm_level *top, const nm_workload *wl, int ds, double n)
+{
+    int b = nm_level_ds_bits(top, wl, ds);
+    return b == top->word_bits ? n : n * b / top->word_bits;
+}
+
+static double top_block(const nm_level *top)
+{
+    return top->block_size > 0 ? (double)top->block_size : 1.0;
+}
+
 struct operand_walk {
     nm_model mdl;
     nm_roofline r;
@@ -199,11 +213,9 @@ int nm_roofline_operand_bound(const nm_mapspace *ms, int metric, uint64_t budget
                 break;
         }
         /* as roofline_of counts it: the words it holds, at the top's width */
-        double n = (double)nm_workload_held_words(wl, ds);
-        int bits = nm_level_ds_bits(top, wl, ds);
-        double lw = bits == top->word_bits ? n : n * bits / top->word_bits;
-        double blk = top->block_size > 0 ? (double)top->block_size : 1.0;
-        w->once[ds] = lw * (wl->ds[ds].read_write ? top->e_update : top->e_read) / blk;
+        double lw = top_words(top, wl, ds, (double)nm_workload_held_words(wl, ds));
+        w->once[ds] = lw * (wl->ds[ds].read_write ? top->e_update : top->e_read) /
+                      top_block(top);
     }
     b->choices = nm_mapspace_spatial_each(ms, budget, operand_choice, w);
     int ok = b->choices > 0 && !w->refused;
@@ -227,9 +239,8 @@ static void roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *
         if ((skip >> ds) & 1u)
             continue;
         double n = (double)nm_workload_held_words(wl, ds);
-        int b = nm_level_ds_bits(top, wl, ds);
-        double lw = b == top->word_bits ? n : n * b / top->word_bits;
-        bits += n * b;
+        double lw = top_words(top, wl, ds, n);
+        bits += n * nm_level_ds_bits(top, wl, ds);
         if (wl->ds[ds].read_write) {
             r->words_out += n;
             lw_out += lw;
@@ -243,7 +254,7 @@ static void roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *
     r->compute_cycles_exact = (nm_workload_macs(wl) + units - 1) / units;
     r->compute_cycles = ceil(r->macs / (double)arch->arith.instances);
     r->mem_cycles = nm_roofline_memory_cycles(top, lw_in, lw_out, &r->bw_note);
-    double b = top->block_size > 0 ? (double)top->block_size : 1.0;
+    double b = top_block(top);
     r->energy_pj = r->macs * arch->arith.e_compute + lw_in * top->e_read / b +
                    lw_out * top->e_update / b;
     if (arch->sparse.active) {
