@@ -879,6 +879,28 @@ static double distinct_at_least(const nm_workload *wl, int ds, const int64_t *e)
 
 static int distributes(const nm_arch *arch);
 
+/* The data spaces an innermost temporal loop over dimension d spares
+ * below a fan-out of level 0: those d does not index, and those it indexes
+ * through a window (an axis summing it with others: the box slides, and
+ * only its edge is new). */
+static uint32_t spared_by(const nm_workload *wl, int d)
+{
+    uint32_t set = 0;
+    for (int ds = 0; ds < wl->nds; ds++) {
+        const nm_dataspace *sp = &wl->ds[ds];
+        int firm = 0, window = 0;
+        for (int r = 0; r < sp->nranks; r++)
+            for (int k = 0; k < sp->rank[r].nterms; k++)
+                if (sp->rank[r].term[k].dim == d) {
+                    firm |= sp->rank[r].nterms == 1;
+                    window |= sp->rank[r].nterms > 1;
+                }
+        if (!firm || window)
+            set |= 1u << ds;
+    }
+    return set;
+}
+
 int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
                       const uint32_t keep_at[], nm_operand_cost *c)
 {
@@ -887,14 +909,15 @@ int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
         return 0;
     const nm_workload *wl = mdl->wl;
     int S = arch->nlevels, nd = wl->ndims;
-    /* Below a fan-out of level 0, Timeloop's deltas leave a unit's operand
-     * in place from one step to the next where they can (the loops of
-     * level 0 over dimensions the tensor ignores, windows sliding): no
-     * floor is sure there.  Without one, level 0 serves every step, and
-     * the levels above scale that (the bypass). */
+    /* Without a fan-out right below level 0, level 0 serves every step,
+     * and the levels above scale that (the bypass).  Below one, Timeloop's
+     * deltas leave a unit's operand in place while the innermost temporal
+     * loop runs over a dimension the tensor ignores: the tensors that
+     * dimension indexes change at every step, the others are spared. */
     int sure = 1;
     for (int d = 0; d < nd; d++)
         sure &= sf[0][d] == 1;
+    c->nspared = 0;
     /* ext[s][d]: dimension d's spatial iterations at and below level s */
     int64_t ext[NM_MAX_LEVELS][NM_MAX_DIMS];
     for (int s = 0; s < S; s++)
@@ -903,11 +926,36 @@ int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
     double units = 1.0;
     for (int d = 0; d < nd; d++)
         units *= (double)ext[S - 1][d];
+    if (!sure) {
+        /* each dimension with temporal iterations may be the innermost
+         * loop's; it spares the tensors it does not index */
+        for (int d = 0; d < nd; d++) {
+            if (wl->bound[d] / ext[S - 1][d] <= 1)
+                continue;
+            uint32_t set = spared_by(wl, d);
+            int k = 0;
+            while (k < c->nspared && c->spared[k] != set)
+                k++;
+            if (k == c->nspared)
+                c->spared[c->nspared++] = set;
+        }
+        /* a set inside another spares less: the least floor is the other's */
+        int n = 0;
+        for (int i = 0; i < c->nspared; i++) {
+            int inside = 0;
+            for (int j = 0; j < c->nspared && !inside; j++)
+                inside = j != i && (c->spared[i] & ~c->spared[j]) == 0 &&
+                         c->spared[i] != c->spared[j];
+            if (!inside)
+                c->spared[n++] = c->spared[i];
+        }
+        c->nspared = n;
+    }
     for (int ds = 0; ds < wl->nds; ds++) {
         uint32_t relevant = mdl->ds_dims[ds];
         for (int s = 0; s < S; s++) {
             c->energy[ds][s] = c->rd[ds][s] = c->wr[ds][s] = 0.0;
-            if (!sure || !((keep_at[ds] >> s) & 1u))
+            if (!((keep_at[ds] >> s) & 1u))
                 continue;
             /* below s: the fan-outs the operands cross (ext[s]); above:
              * the instances of s in use, and how many of them hold the
@@ -944,6 +992,27 @@ int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
         }
     }
     return 1;
+}
+
+uint32_t nm_model_spared(const nm_model *mdl, const nm_mapping *m)
+{
+    const nm_workload *wl = mdl->wl;
+    int inner = -1; /* the innermost temporal loop's dimension */
+    for (int s = 0; inner < 0 && s < mdl->arch->nlevels; s++)
+        for (int k = 0; inner < 0 && k < wl->ndims; k++) {
+            int d = m->level[s].torder[k];
+            if (m->level[s].tfactor[d] > 1)
+                inner = d;
+        }
+    return inner >= 0 ? spared_by(wl, inner) : 0;
+}
+
+void nm_operand_spare(nm_operand_cost *c, uint32_t set)
+{
+    for (int ds = 0; ds < NM_MAX_DS; ds++)
+        if ((set >> ds) & 1u)
+            for (int s = 0; s < NM_MAX_LEVELS; s++)
+                c->energy[ds][s] = c->rd[ds][s] = c->wr[ds][s] = 0.0;
 }
 
 double nm_model_operand_cycles(const nm_model *mdl, const nm_operand_cost *c, const int8_t *at)
@@ -1073,6 +1142,8 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
             at[ds] = (int8_t)s;
         }
         int ok = nm_model_operands(mdl, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, &op);
+        if (ok && op.nspared)
+            nm_operand_spare(&op, nm_model_spared(mdl, m));
         if (ok) /* (not on M:N networks) */
             bw_cycles = nm_model_operand_cycles(mdl, &op, at);
         for (int ds = 0; ok && ds < wl->nds; ds++) {

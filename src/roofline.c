@@ -113,6 +113,9 @@ struct operand_walk {
     int refused;                  /* the design has no operand floor (M:N network) */
 };
 
+static void operand_assignments(struct operand_walk *w, const nm_operand_cost *c,
+                                uint32_t spared, double base, double floor_cycles);
+
 /* One spatial choice f (nm_mapspace_spatial_each): its bound, the least
  * over the levels each tensor may have innermost. */
 static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
@@ -120,9 +123,9 @@ static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
     struct operand_walk *w = ctx;
     const nm_arch *arch = w->mdl.arch;
     const nm_workload *wl = w->mdl.wl;
-    int S = arch->nlevels, top = S - 1, nds = wl->nds;
-    nm_operand_cost c;
-    if (!nm_model_operands(&w->mdl, f, w->keep_at, &c)) {
+    int S = arch->nlevels, top = S - 1;
+    nm_operand_cost all;
+    if (!nm_model_operands(&w->mdl, f, w->keep_at, &all)) {
         w->refused = 1;
         return;
     }
@@ -138,18 +141,35 @@ static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
             inst *= (double)f[s][d];
     }
     double floor_cycles = fmax(w->r.bound_cycles, ceil(steps));
-    /* every assignment of innermost levels (the product of each tensor's choices) */
-    int8_t at[NM_MAX_DS];
+    /* below a fan-out of level 0: each set of tensors the innermost loop
+     * may spare (none spared when there is no such fan-out) */
+    if (!all.nspared)
+        operand_assignments(w, &all, 0, base, floor_cycles);
+    for (int k = 0; k < all.nspared; k++)
+        operand_assignments(w, &all, all.spared[k], base, floor_cycles);
+}
+
+/* Every assignment of innermost levels (the product of each tensor's
+ * choices) with the floor c, the tensors in spared left out: the least of
+ * the metric, energy and cycles into w->b. */
+static void operand_assignments(struct operand_walk *w, const nm_operand_cost *c,
+                                uint32_t spared, double base, double floor_cycles)
+{
+    const nm_workload *wl = w->mdl.wl;
+    int top = w->mdl.arch->nlevels - 1, nds = wl->nds;
+    int8_t at[NM_MAX_DS], counted[NM_MAX_DS];
     for (int ds = 0; ds < nds; ds++)
         at[ds] = w->keep_at[ds] ? (int8_t)__builtin_ctz(w->keep_at[ds]) : -1;
     nm_operand_bound *b = w->b;
     for (;;) {
         double energy = base;
-        for (int ds = 0; ds < nds; ds++)
-            if (at[ds] >= 0)
-                energy += at[ds] == top ? fmax(0.0, c.energy[ds][top] - w->once[ds])
-                                        : c.energy[ds][at[ds]];
-        double cycles = fmax(floor_cycles, nm_model_operand_cycles(&w->mdl, &c, at));
+        for (int ds = 0; ds < nds; ds++) {
+            counted[ds] = (spared >> ds) & 1u ? -1 : at[ds];
+            if (counted[ds] >= 0)
+                energy += at[ds] == top ? fmax(0.0, c->energy[ds][top] - w->once[ds])
+                                        : c->energy[ds][at[ds]];
+        }
+        double cycles = fmax(floor_cycles, nm_model_operand_cycles(&w->mdl, c, counted));
         double v = nm_metric_value((nm_metric)w->metric, energy, cycles,
                                    w->r.words_in + w->r.words_out);
         b->metric = fmin(b->metric, v);
@@ -181,14 +201,6 @@ int nm_roofline_operand_bound(const nm_mapspace *ms, int metric, uint64_t budget
     b->choices = 0;
     if (arch->sparse.active || ms->imperfect)
         return 0;
-    /* A fan-out right below level 0 leaves the floor nothing sure
-     * (nm_model_operands): not worth weighing the choices (a GPU's
-     * tensor cores: 10^5 of them) when the constraints allow one. */
-    for (int i = 0; i < ms->nslots; i++)
-        if (ms->slot[i].spatial && ms->slot[i].level == 0 && ms->level[0].fanout > 1)
-            for (int d = 0; d < wl->ndims; d++)
-                if (ms->dim[d].fixed[i] != 1 && wl->bound[d] > 1)
-                    return 0;
     struct operand_walk *w = nm_calloc(1, sizeof *w);
     nm_error err;
     if (!w)

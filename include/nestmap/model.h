@@ -199,7 +199,7 @@ void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *
 /* The operand floor: what the arithmetic's operands cost at the innermost
  * level keeping each tensor, for any mapping with perfect factors whose
  * fan-outs have the spatial factors sf[l][d] (dimension d on level l's
- * fan-out) and none right below level 0.  Level 0 then serves every
+ * fan-out).  With none right below level 0, level 0 serves every
  * temporal step (nothing below keeps an operand for the next), and the
  * levels above it that bypass the tensor pass that on, each fan-out
  * sending every distinct element its units use once (multicast) and
@@ -207,16 +207,36 @@ void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *
  * fan-outs' box below the level) / (units below it) accesses in all, an
  * output's reads fewer by its instances' parts.  Below a fan-out of level
  * 0, Timeloop's deltas leave a unit's operand in place from one step to
- * the next where they can (loops over dimensions the tensor ignores,
- * windows sliding), and the floor is 0.  Network energy and fills are
- * left out. */
+ * the next while the innermost temporal loop runs over a dimension the
+ * tensor ignores, and a window sliding along it renews only its edge:
+ * those tensors are spared (spared below), every other one changes at
+ * every step.  Network energy and fills are left out. */
 typedef struct nm_operand_cost {
     /* for data space ds innermost at level s: the least energy (pJ) of
      * those accesses, and the words each instance reads and writes (in the
      * level's words) */
     double energy[NM_MAX_DS][NM_MAX_LEVELS];
     double rd[NM_MAX_DS][NM_MAX_LEVELS], wr[NM_MAX_DS][NM_MAX_LEVELS];
+    /* Below a fan-out of level 0 the counts above hold for the tensors the
+     * innermost temporal loop's dimension indexes alone on an axis: their
+     * operands change at every step.  A tensor that dimension does not
+     * index may stay in its units (Timeloop's deltas), one it indexes
+     * through a window slides: those are spared, their floor 0.  The loop
+     * being unknown, spared[k] is the set (bit ds) one dimension with
+     * temporal iterations spares, for each of nspared such dimensions; a
+     * bound takes the least over them (nm_operand_spare).  nspared is 0
+     * with no fan-out right below level 0. */
+    int nspared;
+    uint32_t spared[NM_MAX_DIMS];
 } nm_operand_cost;
+
+/* Zeroes the costs of the data spaces in set (one of c->spared, or
+ * nm_model_spared's). */
+void nm_operand_spare(nm_operand_cost *c, uint32_t set);
+
+/* The data spaces m's innermost temporal loop does not index (none when m
+ * has no temporal loop): those a fan-out below level 0 spares in m. */
+uint32_t nm_model_spared(const nm_model *mdl, const nm_mapping *m);
 
 /* Fills *c for each data space ds at the levels in keep_at[ds] (bit s:
  * level s may be its innermost); returns 0 (filling nothing) for a sparse
