@@ -912,8 +912,9 @@ int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
     /* Without a fan-out right below level 0, level 0 serves every step,
      * and the levels above scale that (the bypass).  Below one, Timeloop's
      * deltas leave a unit's operand in place while the innermost temporal
-     * loop runs over a dimension the tensor ignores: the tensors that
-     * dimension indexes change at every step, the others are spared. */
+     * loop runs over a dimension the tensor ignores, and a window sliding
+     * along it renews only its edge: the tensors it indexes alone on an
+     * axis change at every step, the others are spared (spared_by). */
     int sure = 1;
     for (int d = 0; d < nd; d++)
         sure &= sf[0][d] == 1;
@@ -1005,14 +1006,6 @@ uint32_t nm_model_spared(const nm_model *mdl, const nm_mapping *m)
                 inner = d;
         }
     return inner >= 0 ? spared_by(wl, inner) : 0;
-}
-
-void nm_operand_spare(nm_operand_cost *c, uint32_t set)
-{
-    for (int ds = 0; ds < NM_MAX_DS; ds++)
-        if ((set >> ds) & 1u)
-            for (int s = 0; s < NM_MAX_LEVELS; s++)
-                c->energy[ds][s] = c->rd[ds][s] = c->wr[ds][s] = 0.0;
 }
 
 double nm_model_operand_cycles(const nm_model *mdl, const nm_operand_cost *c, const int8_t *at)
@@ -1122,54 +1115,63 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
                 top_counted |= 1u << ds;
         }
     }
-    /* Past a fan-out, the operand floor (nm_model_operands) for the
-     * tensors left, and every level's bandwidth for them all: with perfect
-     * factors, on a design whose networks all multicast from one source. */
-    nm_operand_cost op;
-    double bw_cycles = 0.0;
-    uint32_t top_op = 0; /* tensors whose innermost level is the outermost, past a fan-out */
-    if ((counted != (1u << wl->nds) - 1 || mdl->bw_limited) && perfect(m, arch->nlevels, wl)) {
-        uint32_t keep_at[NM_MAX_DS];
-        int64_t sf[NM_MAX_LEVELS][NM_MAX_DIMS];
-        int8_t at[NM_MAX_DS];
-        for (int s = 0; s < arch->nlevels; s++)
-            memcpy(sf[s], m->level[s].sfactor, sizeof sf[s]);
-        for (int ds = 0; ds < wl->nds; ds++) {
-            int s = 0;
-            while (s < arch->nlevels - 1 && !((m->level[s].keep >> ds) & 1u))
-                s++;
-            keep_at[ds] = 1u << s;
-            at[ds] = (int8_t)s;
-        }
-        int ok = nm_model_operands(mdl, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, &op);
-        if (ok && op.nspared)
-            nm_operand_spare(&op, nm_model_spared(mdl, m));
-        if (ok) /* (not on M:N networks) */
-            bw_cycles = nm_model_operand_cycles(mdl, &op, at);
-        for (int ds = 0; ok && ds < wl->nds; ds++) {
-            if ((counted >> ds) & 1u)
-                continue;
-            if (at[ds] == arch->nlevels - 1)
-                top_op |= 1u << ds;
-            else
-                e += op.energy[ds][at[ds]];
-        }
-    }
     /* The outermost level (one instance) sends every read-only element and
      * receives every output element at least once. */
     const nm_level *top = &arch->level[arch->nlevels - 1];
-    double moved = 0.0;
+    int T = arch->nlevels - 1;
+    double once[NM_MAX_DS] = {0}, moved = 0.0;
     for (int ds = 0; ds < wl->nds && top->instances == 1; ds++) {
         uint64_t n = nm_workload_ds_size(wl, ds);
         moved += (double)n;
         if ((top_counted >> ds) & 1u) /* bounded more tightly above */
             continue;
-        int top_wide = (mdl->wide >> (arch->nlevels - 1)) & 1u;
-        double vec = (double)(top_wide ? vectors(mdl, arch->nlevels - 1, ds, n,
-                                                 (uint64_t)top->block_size)
+        int top_wide = (mdl->wide >> T) & 1u;
+        double vec = (double)(top_wide ? vectors(mdl, T, ds, n, (uint64_t)top->block_size)
                                        : ceil_div(n, (uint64_t)top->block_size));
-        double once = vec * (wl->ds[ds].read_write ? top->e_update : top->e_read);
-        e += (top_op >> ds) & 1u ? fmax(once, op.energy[ds][arch->nlevels - 1]) : once;
+        once[ds] = vec * (wl->ds[ds].read_write ? top->e_update : top->e_read);
+        e += once[ds];
+    }
+    /* Past a fan-out, the operand floor (nm_model_operands) for the
+     * tensors left (at the outermost level, what it adds to once), and
+     * every level's bandwidth for them all: with perfect factors, on a
+     * design whose networks all multicast from one source.  Below a
+     * fan-out of level 0 the loop order decides which tensors are spared:
+     * the least over the sets an order of m's loops may spare. */
+    nm_operand_cost op;
+    double bw_cycles = 0.0;
+    if ((counted != (1u << wl->nds) - 1 || mdl->bw_limited) && perfect(m, arch->nlevels, wl)) {
+        uint32_t keep_at[NM_MAX_DS];
+        int64_t sf[NM_MAX_LEVELS][NM_MAX_DIMS];
+        int8_t at[NM_MAX_DS], in[NM_MAX_DS];
+        for (int s = 0; s < arch->nlevels; s++)
+            memcpy(sf[s], m->level[s].sfactor, sizeof sf[s]);
+        for (int ds = 0; ds < wl->nds; ds++) {
+            int s = 0;
+            while (s < T && !((m->level[s].keep >> ds) & 1u))
+                s++;
+            keep_at[ds] = 1u << s;
+            at[ds] = (int8_t)s;
+        }
+        if (nm_model_operands(mdl, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, &op)) {
+            double least = INFINITY; /* (not on M:N networks) */
+            bw_cycles = INFINITY;
+            for (int k = 0; k < (op.nspared ? op.nspared : 1); k++) {
+                uint32_t spared = op.nspared ? op.spared[k] : 0;
+                double fe = 0.0;
+                for (int ds = 0; ds < wl->nds; ds++) {
+                    in[ds] = (spared >> ds) & 1u ? -1 : at[ds];
+                    if (in[ds] < 0 || ((counted >> ds) & 1u))
+                        continue;
+                    if (at[ds] < T)
+                        fe += op.energy[ds][at[ds]];
+                    else if (top->instances == 1)
+                        fe += fmax(0.0, op.energy[ds][T] - once[ds]);
+                }
+                least = fmin(least, fe);
+                bw_cycles = fmin(bw_cycles, nm_model_operand_cycles(mdl, &op, in));
+            }
+            e += least;
+        }
     }
     *energy = e;
     *cycles = fmax((double)shape->temporal_steps, bw_cycles);

@@ -1593,8 +1593,11 @@ static void operand_floors(const nm_mapspace *ms, const nm_spec *spec, sf_fn sf_
         nm_operand_cost c;
         if (!nm_model_operands(&mdl, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, &c))
             continue;
-        if (c.nspared && spare) /* below a fan-out of level 0: what m's innermost loop spares */
-            nm_operand_spare(&c, nm_model_spared(&mdl, &m));
+        uint32_t spared = c.nspared && spare ? nm_model_spared(&mdl, &m) : 0;
+        for (int ds = 0; ds < spec->wl.nds; ds++) /* below a fan-out of level 0: what m's */
+            if ((spared >> ds) & 1u)                 /* innermost loop spares */
+                for (int s = 0; s < S; s++)
+                    c.energy[ds][s] = c.rd[ds][s] = c.wr[ds][s] = 0.0;
         double e = 0.0;
         for (int ds = 0; ds < spec->wl.nds; ds++)
             e += c.energy[ds][at[ds]];
@@ -1624,11 +1627,24 @@ static void operand_floors(const nm_mapspace *ms, const nm_spec *spec, sf_fn sf_
                        "or %g > %llu cycles)\n", what, e, level_e, cy,
                        (unsigned long long)st.cycles);
         }
-        /* the mapping's bound, and the bound over the space */
+        /* the mapping's bound, the same with its loop orders reversed
+         * (a bound on every order of its factors: optimal prunes them all
+         * with it), and the bound over the space */
         double be, bc, bl;
         nm_model_bound(&mdl, &m, &be, &bc, &bl);
         ck_assert_msg(be <= st.energy * (1 + 1e-12) && bc <= (double)st.cycles,
                       "%s: the mapping's bound above the model", what);
+        nm_mapping rev = m;
+        for (int s = 0; s < S; s++)
+            for (int a = 0, z = spec->wl.ndims - 1; a < z; a++, z--) {
+                int8_t x = rev.level[s].torder[a];
+                rev.level[s].torder[a] = rev.level[s].torder[z];
+                rev.level[s].torder[z] = x;
+            }
+        nm_model_bound(&mdl, &rev, &be, &bc, &bl);
+        ck_assert_msg(be <= st.energy * (1 + 1e-12) && bc <= (double)st.cycles,
+                      "%s: the bound of its other orders above the model (%g > %g pJ or %g > "
+                      "%llu cycles)", what, be, st.energy, bc, (unsigned long long)st.cycles);
         if (global) {
             ck_assert_msg(global[0].metric <= st.energy * (1 + 1e-12), "%s: the energy floor "
                           "%g above a mapping's %g pJ", what, global[0].metric, st.energy);

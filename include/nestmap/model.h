@@ -223,19 +223,16 @@ typedef struct nm_operand_cost {
      * index may stay in its units (Timeloop's deltas), one it indexes
      * through a window slides: those are spared, their floor 0.  The loop
      * being unknown, spared[k] is the set (bit ds) one dimension with
-     * temporal iterations spares, for each of nspared such dimensions; a
-     * bound takes the least over them (nm_operand_spare).  nspared is 0
-     * with no fan-out right below level 0. */
+     * temporal iterations spares, for each of nspared such dimensions
+     * (none inside another); a bound on every loop order takes the least
+     * over them.  nspared is 0 with no fan-out right below level 0. */
     int nspared;
     uint32_t spared[NM_MAX_DIMS];
 } nm_operand_cost;
 
-/* Zeroes the costs of the data spaces in set (one of c->spared, or
- * nm_model_spared's). */
-void nm_operand_spare(nm_operand_cost *c, uint32_t set);
-
-/* The data spaces m's innermost temporal loop does not index (none when m
- * has no temporal loop): those a fan-out below level 0 spares in m. */
+/* The data spaces a fan-out below level 0 spares in m, its loop orders
+ * as they are: those m's innermost temporal loop does not index alone on
+ * an axis (none when m has no temporal loop). */
 uint32_t nm_model_spared(const nm_model *mdl, const nm_mapping *m);
 
 /* Fills *c for each data space ds at the levels in keep_at[ds] (bit s:
