@@ -386,6 +386,8 @@ static nm_status parse_rank(nm_rank_format *rf, const nm_level *L, const nm_ynod
                 if ((st = nm_yget_str(g->items[j], "a dimension", &dn, err)) != NM_OK)
                     return st;
                 int d = nm_workload_dim(wl, dn);
+                if (d < 0 && nm_workload_unit_dim(wl, dn))
+                    continue; /* a stand-in dimension of size 1 (a depthwise layer's M) */
                 if (d < 0)
                     return nm_yerror(err, g->items[j], "'%s' is not a dimension of the "
                                      "problem", dn);

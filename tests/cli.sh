@@ -577,6 +577,14 @@ fi
 expect 2 "a density above 1 through --set" -- "$bin" model -q --set problem.densities.A=2 "$sp"
 has "$tmp/err" "must be between 0 and 1" "... says the range"
 
+# A design's formats flatten the convolution's ranks (the sparse A100's
+# weights: [[C, M, R, S]]); a depthwise layer has no M, a stand-in of size
+# 1 there as in the constraints, so the design maps it (a name that is no
+# dimension at all stays an error: tests/data/bad/format_flattened_dim.yaml).
+printf 'problem:\n  depthwise: {C: 32, P: 14, Q: 14, R: 3, S: 3}\n' >"$tmp/dw.yaml"
+expect 0 "a depthwise layer on the sparse A100 (formats flattening M)" -- \
+    "$bin" map -q --max-evals 50 "$src/arch/gpu/a100_sparse.yaml" "$tmp/dw.yaml"
+
 # rank_application_order (Timeloop's ApplyRanksOuterToInner and
 # ApplyRanksInnerToOuter): with four ranks at DRAM over a tile the buffer's
 # two ranks pre-tile, one loop (M) is left for two ranks: the outer rank
