@@ -995,6 +995,23 @@ int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
     return 1;
 }
 
+double nm_model_operand_energy(const nm_model *mdl, const nm_operand_cost *c, const int8_t *at,
+                               uint32_t spared, uint32_t skip, const double *once, int8_t *in)
+{
+    int top = mdl->arch->nlevels - 1;
+    double e = 0.0;
+    for (int ds = 0; ds < mdl->wl->nds; ds++) {
+        in[ds] = (spared >> ds) & 1u ? -1 : at[ds];
+        if (in[ds] < 0 || ((skip >> ds) & 1u))
+            continue;
+        if (at[ds] < top)
+            e += c->energy[ds][at[ds]];
+        else if (once)
+            e += fmax(0.0, c->energy[ds][top] - once[ds]);
+    }
+    return e;
+}
+
 uint32_t nm_model_spared(const nm_model *mdl, const nm_mapping *m)
 {
     const nm_workload *wl = mdl->wl;
@@ -1157,17 +1174,9 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
             bw_cycles = INFINITY;
             for (int k = 0; k < (op.nspared ? op.nspared : 1); k++) {
                 uint32_t spared = op.nspared ? op.spared[k] : 0;
-                double fe = 0.0;
-                for (int ds = 0; ds < wl->nds; ds++) {
-                    in[ds] = (spared >> ds) & 1u ? -1 : at[ds];
-                    if (in[ds] < 0 || ((counted >> ds) & 1u))
-                        continue;
-                    if (at[ds] < T)
-                        fe += op.energy[ds][at[ds]];
-                    else if (top->instances == 1)
-                        fe += fmax(0.0, op.energy[ds][T] - once[ds]);
-                }
-                least = fmin(least, fe);
+                least = fmin(least, nm_model_operand_energy(mdl, &op, at, spared, counted,
+                                                            top->instances == 1 ? once : NULL,
+                                                            in));
                 bw_cycles = fmin(bw_cycles, nm_model_operand_cycles(mdl, &op, in));
             }
             e += least;

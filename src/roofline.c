@@ -156,19 +156,15 @@ static void operand_assignments(struct operand_walk *w, const nm_operand_cost *c
                                 uint32_t spared, double base, double floor_cycles)
 {
     const nm_workload *wl = w->mdl.wl;
-    int top = w->mdl.arch->nlevels - 1, nds = wl->nds;
+    int nds = wl->nds;
     int8_t at[NM_MAX_DS], counted[NM_MAX_DS];
-    for (int ds = 0; ds < nds; ds++)
-        at[ds] = w->keep_at[ds] ? (int8_t)__builtin_ctz(w->keep_at[ds]) : -1;
+    for (int ds = 0; ds < nds; ds++) /* (a spared tensor costs nothing where it is) */
+        at[ds] = w->keep_at[ds] && !((spared >> ds) & 1u) ? (int8_t)__builtin_ctz(w->keep_at[ds])
+                                                           : -1;
     nm_operand_bound *b = w->b;
     for (;;) {
-        double energy = base;
-        for (int ds = 0; ds < nds; ds++) {
-            counted[ds] = (spared >> ds) & 1u ? -1 : at[ds];
-            if (counted[ds] >= 0)
-                energy += at[ds] == top ? fmax(0.0, c->energy[ds][top] - w->once[ds])
-                                        : c->energy[ds][at[ds]];
-        }
+        double energy = base + nm_model_operand_energy(&w->mdl, c, at, spared, 0, w->once,
+                                                       counted);
         double cycles = fmax(floor_cycles, nm_model_operand_cycles(&w->mdl, c, counted));
         double v = nm_metric_value((nm_metric)w->metric, energy, cycles,
                                    w->r.words_in + w->r.words_out);

@@ -245,6 +245,15 @@ int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
  * innermost at level at[ds] (-1: left out), by c. */
 double nm_model_operand_cycles(const nm_model *mdl, const nm_operand_cost *c, const int8_t *at);
 
+/* The floor's energy (pJ) by c when each data space ds is innermost at
+ * level at[ds] (-1: none), leaving out the data spaces in spared (those a
+ * fan-out below level 0 spares) and in skip (bounded elsewhere); at the top
+ * level only what exceeds once[ds] (already counted), nothing when once
+ * is NULL.  in[ds] gets at[ds], -1 for the spared: nm_model_operand_cycles's
+ * argument. */
+double nm_model_operand_energy(const nm_model *mdl, const nm_operand_cost *c, const int8_t *at,
+                               uint32_t spared, uint32_t skip, const double *once, int8_t *in);
+
 /* Tighter lower bounds for the same mappings, at the price of a few
  * analyses: the model run on the least accesses any order of m's loops can
  * cause (nm_nest_floor; the model is monotone in them), with the outermost
