@@ -59,17 +59,10 @@ typedef struct tiling {
     int64_t steps;
 } tiling;
 
-/* A single-operation search already run: its operation, the constraints
- * text that pinned it, and what it found (the same search is not run
- * twice: a range's operation often gets the tiling it had in a shorter
- * range). */
-typedef struct memo {
-    int op, share;
-    uint32_t onchip;
-    char *pins;
-    int found;
-    nm_mapping map;
-} memo;
+/* The single-operation searches already run (nm_fused_seed: the same
+ * search is not run twice, as a range's operation often gets the tiling it
+ * had in a shorter range), and the result's seeds in the end. */
+typedef nm_fused_seed memo;
 
 typedef struct ctx {
     const nm_arch *arch;
@@ -82,6 +75,8 @@ typedef struct ctx {
     nm_fused_result *res;
     memo *memo;
     int nmemo, capmemo;
+    const nm_fused_seed *warm;  /* the search before's seeds (nwarm) */
+    int nwarm;
 } ctx;
 
 static double metric_of(const nm_search_opts *o, const nm_fused_sum *s)
@@ -140,11 +135,25 @@ static nm_status keep_below(ctx *x, nm_ydoc *doc, nm_ynode *list, const nm_ynode
     return NM_OK;
 }
 
-/* Searches operation i's mapping under the constraints cons and more;
- * *found says whether one was. */
+/* The mapping the search before found under the same key (nm_fused_seed),
+ * or NULL. */
+static const nm_mapping *seed_of(const ctx *x, int i, int share, uint32_t onchip,
+                                 const char *pins)
+{
+    for (int k = 0; k < x->nwarm; k++) {
+        const nm_fused_seed *e = &x->warm[k];
+        if (e->found && e->op == i && e->share == share && e->onchip == onchip &&
+            !strcmp(e->pins, pins))
+            return &e->map;
+    }
+    return NULL;
+}
+
+/* Searches operation i's mapping under the constraints cons and more,
+ * starting warm from seed when not NULL; *found says whether one was. */
 static nm_status search_op(ctx *x, const nm_arch *arch, int i, const nm_ynode *cons,
-                           const nm_ynode *more, uint32_t onchip, nm_mapping *best, int *found,
-                           nm_error *err)
+                           const nm_ynode *more, uint32_t onchip, const nm_mapping *seed,
+                           nm_mapping *best, int *found, nm_error *err)
 {
     nm_arch *own = nm_fused_op_arch(arch, x->c, i, err); /* its kind of compute */
     if (own)
@@ -164,6 +173,10 @@ static nm_status search_op(ctx *x, const nm_arch *arch, int i, const nm_ynode *c
     /* A small space is searched whole: the default search spends more on
      * it than the whole takes (and may miss its best). */
     nm_search_opts o = *x->o;
+    if (seed) {
+        o.warm = seed;
+        o.nwarm = 1;
+    }
     if (st == NM_OK && !strcmp(o.algorithm, "hybrid")) {
         nm_pcg32 rng;
         nm_pcg32_seed(&rng, o.seed, 7);
@@ -356,7 +369,8 @@ static nm_status own_mappings(ctx *x, const nm_arch *arch, int share, const nm_f
                 /* constraints that cannot hold together (the design's
                  * bypass of an intermediate at the fusion level): this
                  * range does not fuse */
-                st = search_op(x, arch, i, list, pin.root, onchip[i - a], &found[i - a], &ok,
+                st = search_op(x, arch, i, list, pin.root, onchip[i - a],
+                               seed_of(x, i, share, onchip[i - a], pins), &found[i - a], &ok,
                                err);
                 if (st == NM_ERR_INPUT) {
                     st = NM_OK;
@@ -713,20 +727,21 @@ nm_status nm_fused_search(const nm_arch *arch, const nm_chain *c, const nm_ynode
                           const nm_ynode *more, const nm_search_opts *o, int fuse,
                           nm_fused_result *res, nm_error *err)
 {
-    return nm_fused_search_given(arch, c, constraints, more, o, fuse, NULL, res, err);
+    return nm_fused_search_given(arch, c, constraints, more, o, fuse, NULL, NULL, 0, res, err);
 }
 
 nm_status nm_fused_search_given(const nm_arch *arch, const nm_chain *c,
                                 const nm_ynode *constraints, const nm_ynode *more,
                                 const nm_search_opts *o, int fuse, const nm_mapping *alone,
-                                nm_fused_result *res, nm_error *err)
+                                const nm_fused_seed *warm, int nwarm, nm_fused_result *res,
+                                nm_error *err)
 {
     memset(res, 0, sizeof *res);
     res->alone = -1;
     double t0 = nm_job_wall();
     nm_fused_model base;
     memset(&base, 0, sizeof base);
-    ctx x = {arch, c, constraints, more, o, &base, NULL, NULL, res, NULL, 0, 0};
+    ctx x = {arch, c, constraints, more, o, &base, NULL, NULL, res, NULL, 0, 0, warm, nwarm};
     range_best (*rb)[NM_MAX_OPS] = nm_calloc(NM_MAX_OPS, sizeof *rb);
     res->best_st = nm_calloc(1, sizeof *res->best_st);
     res->unfused_st = nm_calloc(1, sizeof *res->unfused_st);
@@ -746,7 +761,10 @@ nm_status nm_fused_search_given(const nm_arch *arch, const nm_chain *c,
             r->map[0] = alone[i];
             ok = 1;
         } else {
-            st = search_op(&x, arch, i, constraints, more, 0, &r->map[0], &ok, err);
+            st = search_op(&x, arch, i, constraints, more, 0, seed_of(&x, i, 0, 0, ""),
+                           &r->map[0], &ok, err);
+            if (st == NM_OK)
+                st = remember(&x, i, 0, 0, "", ok, &r->map[0], err);
         }
         /* (none found alone: a fused group may still hold it) */
         if (st == NM_OK && ok)
@@ -814,9 +832,8 @@ nm_status nm_fused_search_given(const nm_arch *arch, const nm_chain *c,
     }
     if (base.nready)
         nm_fused_model_fini(&base);
-    for (int m = 0; m < x.nmemo; m++)
-        nm_free(x.memo[m].pins);
-    nm_free(x.memo);
+    res->seeds = x.memo; /* (the next search's warm starts) */
+    res->nseeds = x.nmemo;
     nm_free(x.st);
     nm_free(x.scratch);
     nm_free(rb);
@@ -824,8 +841,16 @@ nm_status nm_fused_search_given(const nm_arch *arch, const nm_chain *c,
     return st;
 }
 
+void nm_fused_seeds_free(nm_fused_seed *seeds, int n)
+{
+    for (int m = 0; m < n; m++)
+        nm_free(seeds[m].pins);
+    nm_free(seeds);
+}
+
 void nm_fused_result_fini(nm_fused_result *res)
 {
+    nm_fused_seeds_free(res->seeds, res->nseeds);
     nm_free(res->chain);
     nm_free(res->best_st);
     nm_free(res->unfused_st);

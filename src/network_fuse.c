@@ -315,7 +315,7 @@ static void search_run(const nm_network *net, const nm_arch *arch, const nm_ynod
     nm_mapping alone[NM_MAX_OPS];
     for (int k = 0; k < r->n; k++)
         alone[k] = mapped(net, out, r->first + k)->best.map;
-    r->status = nm_fused_search_given(arch, &r->chain, cons, more, o, 1, alone, &r->res,
+    r->status = nm_fused_search_given(arch, &r->chain, cons, more, o, 1, alone, NULL, 0, &r->res,
                                       &r->err);
     if (r->status != NM_OK)
         return;

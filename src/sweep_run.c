@@ -154,11 +154,14 @@ static void add_traffic(nm_sweep_summary *s, const nm_arch *arch, const nm_workl
 
 /* Workload w when it is a chain of operations: the fused search (each
  * operation alone when the sweep says `fuse: false`), its best cut's
- * figures added to the point's summary and each operation's row in *csv.
- * No warm start (*best holds none); the proven bound its operations'
- * rooflines (nm_roofline_chain_bound: no intermediate off chip). */
+ * figures added to the point's summary and each operation's row in *csv;
+ * its searches start warm from those of `warm` (the point before in the
+ * block; NULL: none), and out->seeds[w] gets its own for the next point
+ * (*best holds no mapping); the proven bound its operations' rooflines
+ * (nm_roofline_chain_bound: no intermediate off chip). */
 static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_search_opts *o,
-                           int w, nm_sweep_summary *s, char **csv, nm_mapping **best,
+                           int w, const nm_sweep_point_out *warm, nm_sweep_summary *s,
+                           char **csv, nm_mapping **best, nm_sweep_point_out *out,
                            nm_error *err)
 {
     const nm_arch *arch = &spec->arch;
@@ -167,9 +170,19 @@ static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_sear
         o->threads = run->threads;
     if (!(*best = nm_calloc(1, sizeof **best)))
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    int warms = run->sw.warm_block > 1 && warm_applies(o);
+    if (warms) /* as map_workload's */
+        o->effort = nm_search_effort(o) * (warm ? run->sw.warm_effort : run->sw.warm_first);
     nm_fused_result r;
-    nm_status st = nm_fused_search(arch, c, spec->constraints, spec->constraints2, o,
-                                   run->sw.fuse, &r, err);
+    nm_status st = nm_fused_search_given(arch, c, spec->constraints, spec->constraints2, o,
+                                         run->sw.fuse, NULL, warms && warm ? warm->seeds[w] : NULL,
+                                         warms && warm ? warm->nseeds[w] : 0, &r, err);
+    if (st == NM_OK) { /* (the next point's warm starts) */
+        out->seeds[w] = r.seeds;
+        out->nseeds[w] = r.nseeds;
+        r.seeds = NULL;
+        r.nseeds = 0;
+    }
     s->area_um2 = arch_area(arch);
     if (st == NM_ERR_NOMEM) {
         nm_fused_result_fini(&r);
@@ -279,13 +292,16 @@ static void fused_csv(FILE *f, const nm_network *net, const nm_layer_result *out
                 (unsigned long long)tot[k]->computes, (unsigned long long)tot[k]->backing);
 }
 
-/* Adds workload w's results to the point's summary; its layers.csv in *csv
- * and its layers' best mappings in *best, its searches starting warm from
- * the best mappings of `warm` (the point before in the block; NULL: none). */
+/* Adds workload w's results to the point's summary; its layers.csv in
+ * po->layers[w] and its layers' best mappings in po->best[w] (a chain's
+ * searches in po->seeds[w]), its searches starting warm from those of
+ * `warm` (the point before in the block; NULL: none). */
 static nm_status map_workload(const nm_sweep_run *run, const char *design, int w,
                               const nm_override *ov, int nov, const nm_sweep_point_out *warm,
-                              nm_sweep_summary *s, char **csv, nm_mapping **best, nm_error *err)
+                              nm_sweep_summary *s, nm_sweep_point_out *po, nm_error *err)
 {
+    char **csv = &po->layers[w];
+    nm_mapping **best = &po->best[w];
     nm_spec spec;
     nm_network net;
     nm_search_opts o;
@@ -294,7 +310,7 @@ static nm_status map_workload(const nm_sweep_run *run, const char *design, int w
     if (st == NM_OK)
         st = search_opts(run, &spec, &o, err);
     if (st == NM_OK && spec.chain) {
-        st = map_chain(run, &spec, &o, w, s, csv, best, err);
+        st = map_chain(run, &spec, &o, w, warm, s, csv, best, po, err);
         nm_network_fini(&net);
         nm_spec_fini(&spec);
         return st;
@@ -618,8 +634,7 @@ int nm_sweep_run_point(const nm_sweep_run *run, uint64_t p, const nm_sweep_point
             nm_sweep_override(&run->sw, a, idx[a], &ov[nov++], &err) != NM_OK)
             return 2; /* checked before the sweep began */
     for (int w = 0; w < run->sw.nworkloads; w++) {
-        nm_status st = map_workload(run, design, w, ov, nov, warm, &s, &out->layers[w],
-                                    &out->best[w], &err);
+        nm_status st = map_workload(run, design, w, ov, nov, warm, &s, out, &err);
         if (st == NM_ERR_NOMEM) {
             nm_sweep_point_out_free(out);
             return 2;
@@ -648,6 +663,7 @@ void nm_sweep_point_out_free(nm_sweep_point_out *out)
     for (int w = 0; w < NM_SWEEP_MAX_WORKLOADS; w++) {
         free(out->layers[w]);
         nm_free(out->best[w]);
+        nm_fused_seeds_free(out->seeds[w], out->nseeds[w]);
     }
     memset(out, 0, sizeof *out);
 }
@@ -928,6 +944,10 @@ int nm_sweep_run_next(const nm_sweep_run *run, uint64_t p, nm_sweep_point_out *p
         prev->ran = 1;
         memcpy(prev->best, out->best, sizeof prev->best);
         memset(out->best, 0, sizeof out->best);
+        memcpy(prev->seeds, out->seeds, sizeof prev->seeds);
+        memcpy(prev->nseeds, out->nseeds, sizeof prev->nseeds);
+        memset(out->seeds, 0, sizeof out->seeds);
+        memset(out->nseeds, 0, sizeof out->nseeds);
     }
     return rc;
 }

@@ -410,6 +410,46 @@ PY
     then ok "halo: point $p (GLB.depth=$depth) is map on the chain"; else bad "halo: point $p differs from map"; fi
 done
 
+# Warm starts on a chain (blocks of two; a block's first point with a
+# twentieth of the budget, the next with a hundredth, each of its searches
+# that the first ran too also starting from what that one found): 1 or 2
+# threads and a resume inside a block write the same points; a block's
+# first point is `map --effort 0.05`; a warm point is no worse than `map
+# --effort 0.01`, its budget, and the warm starts show: better on one.
+w="$data/warm_chain.yaml"
+"$bin" sweep -q --threads 2 -o "$tmp/wc2" "$w" >/dev/null 2>"$tmp/err" || { bad "warm chain sweep"; cat "$tmp/err"; }
+"$bin" sweep -q --threads 1 -o "$tmp/wc1" "$w" >/dev/null 2>&1 || bad "warm chain sweep, 1 thread"
+same "$tmp/wc2/points.csv" "$tmp/wc1/points.csv" "warm chain sweep: points.csv the same on 1 and 2 threads"
+cp -r "$tmp/wc2" "$tmp/wcr" && head -2 "$tmp/wc2/points.csv" >"$tmp/wcr/points.csv" && rm -rf "$tmp/wcr/points/1" "$tmp/wcr/points/2" "$tmp/wcr/points/3"
+"$bin" sweep -q --threads 2 --resume -o "$tmp/wcr" "$w" >/dev/null 2>"$tmp/err" || { bad "warm chain sweep --resume"; cat "$tmp/err"; }
+same "$tmp/wc2/points.csv" "$tmp/wcr/points.csv" "warm chain sweep resumed inside a block: points.csv byte-identical"
+for p in 0 1 2 3; do
+    depth=$(awk -F, -v p=$p '$1 == p {print $2}' "$tmp/wc2/points.csv")
+    for e in 0.05 0.01; do
+        "$bin" map -q --threads 2 --json --effort $e --set "GLB.depth=$depth" "$data/chain_design.yaml" \
+            "$data/ffn_chain.yaml" >"$tmp/wc.map$p.$e.json" 2>"$tmp/err" || { bad "map --effort $e on point $p"; cat "$tmp/err"; }
+    done
+done
+if python3 - "$tmp/wc2/points.csv" "$tmp" <<'PY'
+import csv, json, sys
+rows = {int(r["point"]): r for r in csv.DictReader(open(sys.argv[1]))}
+def edp(p, e):
+    t = json.load(open("%s/wc.map%d.%s.json" % (sys.argv[2], p, e)))["best"]["total"]
+    return t["energy"] * t["cycles"]
+better = 0
+for p, r in rows.items():
+    got = float(r["energy_uj"]) * 1e6 * int(r["cycles"])
+    if p % 2 == 0:  # a block's first: map with its budget
+        assert abs(got - edp(p, "0.05")) <= 1e-9 * got, (p, got, edp(p, "0.05"))
+    else:
+        cold = edp(p, "0.01")
+        assert got <= cold * (1 + 1e-12), (p, got, cold)
+        better += got < cold * (1 - 1e-12)
+assert better >= 1, "no warm point better than its cold search"
+PY
+then ok "warm chain sweep: blocks' first points are map --effort 0.05, the warm ones no worse than map --effort 0.01 (one better)"
+else bad "warm chain sweep against map"; fi
+
 # A network with `fuse: true`: each point is `network --fuse` with the
 # point's --set (the totals fused, its fused gap); its layers.csv gives
 # each layer or fused operation with its run, then the network's totals

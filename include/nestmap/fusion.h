@@ -301,6 +301,24 @@ void nm_fused_describe_invalid(const nm_fused_stats *st, const nm_arch *arch, co
 
 struct nm_search_opts;
 
+/* One single-operation search a fused search ran, by what it ran under:
+ * the operation, the share of the levels below the fusion level its tiles
+ * had (0: the operation alone, on the whole design), its intermediates,
+ * and the constraints text pinning the group's shared loops ("" alone).
+ * A later search of a design near this one (a sweep's next point) starts
+ * each of its searches with the same key from the mapping found here
+ * (nm_fused_search_given). */
+typedef struct nm_fused_seed {
+    int op, share;
+    uint32_t onchip;
+    char *pins;     /* owned */
+    int found;
+    nm_mapping map; /* what it found, when found */
+} nm_fused_seed;
+
+/* Releases n seeds and the array holding them. */
+void nm_fused_seeds_free(nm_fused_seed *seeds, int n);
+
 typedef struct nm_fused_result {
     nm_fused_map best, unfused;            /* the best found, and each operation alone */
     /* The chain best maps: the searched one with the halos of best's
@@ -312,6 +330,9 @@ typedef struct nm_fused_result {
                            * there is no unfused run), or -1 */
     uint64_t candidates;  /* shared tilings scored */
     int searches;         /* single-operation searches run */
+    nm_fused_seed *seeds; /* every single-operation search's key and result, for the
+                           * next search's warm starts; owned */
+    int nseeds;
     uint64_t evaluated;   /* mappings those searches evaluated */
     double seconds;
 } nm_fused_result;
@@ -332,11 +353,16 @@ nm_status nm_fused_search(const nm_arch *arch, const nm_chain *c, const nm_ynode
 
 /* As nm_fused_search, with each operation's mapping alone given where
  * alone[i] has levels (its best found elsewhere, as `network --fuse` has
- * each layer's): that operation is not searched alone.  alone may be NULL. */
+ * each layer's): that operation is not searched alone; and with warm
+ * starts from the nwarm seeds warm (a search's of the same chain on a
+ * design near this one): each single-operation search with a seed of its
+ * key also starts from that seed's mapping, made legal for the design
+ * (search.h's warm starts).  alone and warm may be NULL. */
 nm_status nm_fused_search_given(const nm_arch *arch, const nm_chain *c,
                                 const nm_ynode *constraints, const nm_ynode *more,
                                 const struct nm_search_opts *o, int fuse,
-                                const nm_mapping *alone, nm_fused_result *res, nm_error *err);
+                                const nm_mapping *alone, const nm_fused_seed *warm, int nwarm,
+                                nm_fused_result *res, nm_error *err);
 void nm_fused_result_fini(nm_fused_result *res);
 
 #endif

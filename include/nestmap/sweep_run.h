@@ -87,6 +87,11 @@ typedef struct nm_sweep_point_out {
     /* Each layer of each workload: its best mapping (nm_network_best_mappings;
      * NULL when none was searched), the next point's warm starts. */
     nm_mapping *best[NM_SWEEP_MAX_WORKLOADS];
+    /* Each chain workload's single-operation searches and what they found
+     * (fusion.h's seeds; NULL for the others): the next point's warm
+     * starts. */
+    struct nm_fused_seed *seeds[NM_SWEEP_MAX_WORKLOADS];
+    int nseeds[NM_SWEEP_MAX_WORKLOADS];
     int ran;   /* point ran to its end (set where nm_sweep_run_next keeps it) */
 } nm_sweep_point_out;
 
@@ -103,6 +108,9 @@ int nm_sweep_run_point(const nm_sweep_run *run, uint64_t p, const nm_sweep_point
  * with warm_effort of it, its searches also starting from the best
  * mappings of each layer of the point before it (the best and the best of
  * two other shapes: nm_network_best_mappings), made legal for its design.
+ * A chain's point does the same: each of its single-operation searches
+ * that the point before ran too (the same operation, share and pinned
+ * shared loops: nm_fused_seed) also starts from what that one found.
  * So a point's result is never worse than a cold search of its budget, and
  * it depends on the sweep file alone: blocks are the ranks' unit of work,
  * and a resumed sweep reruns its block's points before the first it
