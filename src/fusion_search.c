@@ -135,25 +135,26 @@ static nm_status keep_below(ctx *x, nm_ydoc *doc, nm_ynode *list, const nm_ynode
     return NM_OK;
 }
 
-/* The mapping the search before found under the same key (nm_fused_seed),
- * or NULL. */
-static const nm_mapping *seed_of(const ctx *x, int i, int share, uint32_t onchip,
-                                 const char *pins)
+/* What the search before found under the same key (nm_fused_seed), or
+ * NULL. */
+static const nm_fused_seed *seed_of(const ctx *x, int i, int share, uint32_t onchip,
+                                    const char *pins)
 {
     for (int k = 0; k < x->nwarm; k++) {
         const nm_fused_seed *e = &x->warm[k];
         if (e->found && e->op == i && e->share == share && e->onchip == onchip &&
             !strcmp(e->pins, pins))
-            return &e->map;
+            return e;
     }
     return NULL;
 }
 
 /* Searches operation i's mapping under the constraints cons and more,
- * starting warm from seed when not NULL; *found says whether one was. */
+ * starting warm from seed's mappings when not NULL: into starts, the best
+ * first (nm_search_result_starts), *found of them (0: none found). */
 static nm_status search_op(ctx *x, const nm_arch *arch, int i, const nm_ynode *cons,
-                           const nm_ynode *more, uint32_t onchip, const nm_mapping *seed,
-                           nm_mapping *best, int *found, nm_error *err)
+                           const nm_ynode *more, uint32_t onchip, const nm_fused_seed *seed,
+                           nm_mapping *starts, int *found, nm_error *err)
 {
     nm_arch *own = nm_fused_op_arch(arch, x->c, i, err); /* its kind of compute */
     if (own)
@@ -174,8 +175,8 @@ static nm_status search_op(ctx *x, const nm_arch *arch, int i, const nm_ynode *c
      * it than the whole takes (and may miss its best). */
     nm_search_opts o = *x->o;
     if (seed) {
-        o.warm = seed;
-        o.nwarm = 1;
+        o.warm = seed->map;
+        o.nwarm = seed->found;
     }
     if (st == NM_OK && !strcmp(o.algorithm, "hybrid")) {
         nm_pcg32 rng;
@@ -185,9 +186,7 @@ static nm_status search_op(ctx *x, const nm_arch *arch, int i, const nm_ynode *c
             o.algorithm = "exhaustive";
     }
     if (st == NM_OK && (st = nm_search_run(ms, &o, r, err)) == NM_OK) {
-        *found = r->found;
-        if (r->found)
-            *best = r->best.map;
+        *found = nm_search_result_starts(r, starts);
         x->res->searches++;
         x->res->evaluated += r->evaluated + r->refined;
     }
@@ -292,7 +291,7 @@ static nm_status pin_doc(ctx *x, int i, const nm_fused_group *g, const nm_mappin
 }
 
 static nm_status remember(ctx *x, int i, int share, uint32_t onchip, const char *pins, int found,
-                          const nm_mapping *m, nm_error *err)
+                          const nm_mapping *starts, nm_error *err)
 {
     if (x->nmemo == x->capmemo) {
         int cap = x->capmemo ? 2 * x->capmemo : 16;
@@ -311,7 +310,7 @@ static nm_status remember(ctx *x, int i, int share, uint32_t onchip, const char 
     e->share = share;
     e->onchip = onchip;
     e->found = found;
-    e->map = *m;
+    memcpy(e->map, starts, (size_t)found * sizeof *starts);
     x->nmemo++;
     return NM_OK;
 }
@@ -355,9 +354,11 @@ static nm_status own_mappings(ctx *x, const nm_arch *arch, int share, const nm_f
                                 strcmp(x->memo[m].pins, pins)))
             m++;
         if (m < x->nmemo) {
-            ok = x->memo[m].found;
-            found[i - a] = x->memo[m].map;
+            ok = x->memo[m].found > 0;
+            if (ok)
+                found[i - a] = x->memo[m].map[0];
         } else {
+            nm_mapping starts[NM_WARM_STARTS];
             nm_ynode *list = nm_ydoc_seq(&pin, pin.root);
             if (!list)
                 st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
@@ -370,18 +371,19 @@ static nm_status own_mappings(ctx *x, const nm_arch *arch, int share, const nm_f
                  * bypass of an intermediate at the fusion level): this
                  * range does not fuse */
                 st = search_op(x, arch, i, list, pin.root, onchip[i - a],
-                               seed_of(x, i, share, onchip[i - a], pins), &found[i - a], &ok,
-                               err);
+                               seed_of(x, i, share, onchip[i - a], pins), starts, &ok, err);
                 if (st == NM_ERR_INPUT) {
                     st = NM_OK;
                     nm_error_clear(err);
                     ok = 0;
                 }
             }
+            if (st == NM_OK && ok)
+                found[i - a] = starts[0];
             if (st == NM_OK)
-                st = remember(x, i, share, onchip[i - a], pins, ok, &found[i - a], err);
+                st = remember(x, i, share, onchip[i - a], pins, ok, starts, err);
         }
-        *all &= ok;
+        *all &= ok > 0;
         nm_ydoc_fini(&pin);
     }
     return st;
@@ -761,10 +763,13 @@ nm_status nm_fused_search_given(const nm_arch *arch, const nm_chain *c,
             r->map[0] = alone[i];
             ok = 1;
         } else {
+            nm_mapping starts[NM_WARM_STARTS];
             st = search_op(&x, arch, i, constraints, more, 0, seed_of(&x, i, 0, 0, ""),
-                           &r->map[0], &ok, err);
+                           starts, &ok, err);
+            if (st == NM_OK && ok)
+                r->map[0] = starts[0];
             if (st == NM_OK)
-                st = remember(&x, i, 0, 0, "", ok, &r->map[0], err);
+                st = remember(&x, i, 0, 0, "", ok, starts, err);
         }
         /* (none found alone: a fused group may still hold it) */
         if (st == NM_OK && ok)

@@ -240,21 +240,7 @@ nm_mapping *nm_network_best_mappings(const nm_network *net, const nm_layer_resul
         const nm_layer_result *r = &out[net->layer[i].same_as];
         if (r->status != NM_OK || !r->res.found)
             continue;
-        nm_mapping *to = &m[i * NM_NETWORK_WARM_PER];
-        uint64_t shape[NM_NETWORK_WARM_PER];
-        to[0] = r->res.best.map;
-        shape[0] = r->res.best.shape;
-        int n = 1;
-        /* then the best of other shapes among the top */
-        for (int t = 0; t < r->res.ntop && n < NM_NETWORK_WARM_PER; t++) {
-            int seen = 0;
-            for (int j = 0; j < n && !seen; j++)
-                seen = shape[j] == r->res.top[t].shape;
-            if (!seen) {
-                shape[n] = r->res.top[t].shape;
-                to[n++] = r->res.top[t].map;
-            }
-        }
+        nm_search_result_starts(&r->res, &m[i * NM_NETWORK_WARM_PER]);
     }
     return m;
 }

@@ -987,6 +987,26 @@ static void merge_item(struct merge *mg, const item *it, const rec *recs)
     }
 }
 
+int nm_search_result_starts(const nm_search_result *r, nm_mapping *to)
+{
+    if (!r->found)
+        return 0;
+    uint64_t shape[NM_WARM_STARTS];
+    to[0] = r->best.map;
+    shape[0] = r->best.shape;
+    int n = 1;
+    for (int t = 0; t < r->ntop && n < NM_WARM_STARTS; t++) {
+        int seen = 0;
+        for (int j = 0; j < n && !seen; j++)
+            seen = shape[j] == r->top[t].shape;
+        if (!seen) {
+            shape[n] = r->top[t].shape;
+            to[n++] = r->top[t].map;
+        }
+    }
+    return n;
+}
+
 void nm_search_result_fini(nm_search_result *res)
 {
     if (!res)

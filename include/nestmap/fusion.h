@@ -312,8 +312,9 @@ typedef struct nm_fused_seed {
     int op, share;
     uint32_t onchip;
     char *pins;     /* owned */
-    int found;
-    nm_mapping map; /* what it found, when found */
+    int found;      /* 0, or the mappings in map: the best found and the best of
+                     * other shapes (nm_search_result_starts) */
+    nm_mapping map[NM_WARM_STARTS];
 } nm_fused_seed;
 
 /* Releases n seeds and the array holding them. */
@@ -356,7 +357,7 @@ nm_status nm_fused_search(const nm_arch *arch, const nm_chain *c, const nm_ynode
  * each layer's): that operation is not searched alone; and with warm
  * starts from the nwarm seeds warm (a search's of the same chain on a
  * design near this one): each single-operation search with a seed of its
- * key also starts from that seed's mapping, made legal for the design
+ * key also starts from that seed's mappings, made legal for the design
  * (search.h's warm starts).  alone and warm may be NULL. */
 nm_status nm_fused_search_given(const nm_arch *arch, const nm_chain *c,
                                 const nm_ynode *constraints, const nm_ynode *more,

@@ -17,6 +17,7 @@
                              * answers for (a chain's other operations', a network's
                              * other layers') */
 #define NM_MAX_FANOUT (1 << 22) /* spatial instances under one level */
+#define NM_WARM_STARTS 3   /* mappings one search hands a later one as warm starts */
 #define NM_MAX_FAN_RESIDUALS 4 /* spatial loops with a residual in one fan-out */
 
 #endif

@@ -86,11 +86,10 @@ nm_status nm_network_map_warm(const nm_network *net, const nm_arch *arch,
                               void (*done)(void *ctx, int i, int ndone), void *ctx,
                               nm_error *err);
 
-/* Every layer's best mapping and the best of up to NM_NETWORK_WARM_PER - 1
- * other shapes among its top (search.h's nm_found.shape), layer i's at
- * [i * NM_NETWORK_WARM_PER ...] (repeats resolved; nlevels 0 where none),
- * heap (NULL when out of memory): another design's warm starts. */
-#define NM_NETWORK_WARM_PER 3
+/* Every layer's warm starts for another design (nm_search_result_starts),
+ * layer i's at [i * NM_NETWORK_WARM_PER ...] (repeats resolved; nlevels 0
+ * where none), heap (NULL when out of memory). */
+#define NM_NETWORK_WARM_PER NM_WARM_STARTS
 nm_mapping *nm_network_best_mappings(const nm_network *net, const nm_layer_result *out);
 
 void nm_network_results_fini(const nm_network *net, nm_layer_result *out);

@@ -232,6 +232,12 @@ typedef struct nm_search_result {
     char stopped_by[128];     /* why the search ended */
 } nm_search_result;
 
+/* Where a later search of a design near this one may start (its warm
+ * starts): r's best mapping, then the best of up to NM_WARM_STARTS - 1
+ * other shapes among its top (nm_found.shape), into to; returns how many
+ * (0 when r found none). */
+int nm_search_result_starts(const nm_search_result *r, nm_mapping *to);
+
 /* Searches ms for the best mapping.  Fills *res (release with
  * nm_search_result_fini); returns NM_ERR_INPUT for bad options, NM_ERR_NOMEM
  * on allocation failure.  A search that finds no valid mapping is not an
