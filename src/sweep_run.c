@@ -154,16 +154,18 @@ static void add_traffic(nm_sweep_summary *s, const nm_arch *arch, const nm_workl
 
 /* Workload w when it is a chain of operations: the fused search (each
  * operation alone when the sweep says `fuse: false`), its best cut's
- * figures added to the point's summary and each operation's row in *csv;
- * its searches start warm from those of `warm` (the point before in the
- * block; NULL: none), and out->seeds[w] gets its own for the next point
- * (*best holds no mapping); the proven bound its operations' rooflines
- * (nm_roofline_chain_bound: no intermediate off chip). */
+ * figures added to the point's summary and each operation's row in
+ * po->layers[w]; its searches start warm from those of `warm` (the point
+ * before in the block; NULL: none), and po->seeds[w] gets its own for the
+ * next point (po->best[w] holds no mapping); the proven bound its
+ * operations' rooflines (nm_roofline_chain_bound: no intermediate off
+ * chip). */
 static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_search_opts *o,
                            int w, const nm_sweep_point_out *warm, nm_sweep_summary *s,
-                           char **csv, nm_mapping **best, nm_sweep_point_out *out,
-                           nm_error *err)
+                           nm_sweep_point_out *po, nm_error *err)
 {
+    char **csv = &po->layers[w];
+    nm_mapping **best = &po->best[w];
     const nm_arch *arch = &spec->arch;
     const nm_chain *c = spec->chain;
     if (run->threads)
@@ -178,8 +180,8 @@ static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_sear
                                          run->sw.fuse, NULL, warms && warm ? warm->seeds[w] : NULL,
                                          warms && warm ? warm->nseeds[w] : 0, &r, err);
     if (st == NM_OK) { /* (the next point's warm starts) */
-        out->seeds[w] = r.seeds;
-        out->nseeds[w] = r.nseeds;
+        po->seeds[w] = r.seeds;
+        po->nseeds[w] = r.nseeds;
         r.seeds = NULL;
         r.nseeds = 0;
     }
@@ -310,7 +312,7 @@ static nm_status map_workload(const nm_sweep_run *run, const char *design, int w
     if (st == NM_OK)
         st = search_opts(run, &spec, &o, err);
     if (st == NM_OK && spec.chain) {
-        st = map_chain(run, &spec, &o, w, warm, s, csv, best, po, err);
+        st = map_chain(run, &spec, &o, w, warm, s, po, err);
         nm_network_fini(&net);
         nm_spec_fini(&spec);
         return st;

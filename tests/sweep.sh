@@ -416,12 +416,12 @@ done
 # threads and a resume inside a block write the same points; a block's
 # first point is `map --effort 0.05`; a warm point is no worse than `map
 # --effort 0.01`, its budget, and the warm starts show: better on one.
-w="$data/warm_chain.yaml"
-"$bin" sweep -q --threads 2 -o "$tmp/wc2" "$w" >/dev/null 2>"$tmp/err" || { bad "warm chain sweep"; cat "$tmp/err"; }
-"$bin" sweep -q --threads 1 -o "$tmp/wc1" "$w" >/dev/null 2>&1 || bad "warm chain sweep, 1 thread"
+wch="$data/warm_chain.yaml"
+"$bin" sweep -q --threads 2 -o "$tmp/wc2" "$wch" >/dev/null 2>"$tmp/err" || { bad "warm chain sweep"; cat "$tmp/err"; }
+"$bin" sweep -q --threads 1 -o "$tmp/wc1" "$wch" >/dev/null 2>&1 || bad "warm chain sweep, 1 thread"
 same "$tmp/wc2/points.csv" "$tmp/wc1/points.csv" "warm chain sweep: points.csv the same on 1 and 2 threads"
 cp -r "$tmp/wc2" "$tmp/wcr" && head -2 "$tmp/wc2/points.csv" >"$tmp/wcr/points.csv" && rm -rf "$tmp/wcr/points/1" "$tmp/wcr/points/2" "$tmp/wcr/points/3"
-"$bin" sweep -q --threads 2 --resume -o "$tmp/wcr" "$w" >/dev/null 2>"$tmp/err" || { bad "warm chain sweep --resume"; cat "$tmp/err"; }
+"$bin" sweep -q --threads 2 --resume -o "$tmp/wcr" "$wch" >/dev/null 2>"$tmp/err" || { bad "warm chain sweep --resume"; cat "$tmp/err"; }
 same "$tmp/wc2/points.csv" "$tmp/wcr/points.csv" "warm chain sweep resumed inside a block: points.csv byte-identical"
 for p in 0 1 2 3; do
     depth=$(awk -F, -v p=$p '$1 == p {print $2}' "$tmp/wc2/points.csv")
@@ -493,6 +493,9 @@ if [ -n "$NESTMAP_MPIRUN" ]; then
         $NESTMAP_MPIRUN --allow-run-as-root --oversubscribe -np $np "$bin" sweep -q --threads 1 \
             -o "$tmp/wmpi$np" "$w" >/dev/null 2>"$tmp/err" || { bad "mpirun -np $np, warm"; cat "$tmp/err"; }
         same "$tmp/w2/points.csv" "$tmp/wmpi$np/points.csv" "mpirun -np $np: a warm sweep's points.csv as one process's"
+        $NESTMAP_MPIRUN --allow-run-as-root --oversubscribe -np $np "$bin" sweep -q --threads 1 \
+            -o "$tmp/wcmpi$np" "$wch" >/dev/null 2>"$tmp/err" || { bad "mpirun -np $np, warm chain"; cat "$tmp/err"; }
+        same "$tmp/wc2/points.csv" "$tmp/wcmpi$np/points.csv" "mpirun -np $np: a warm chain sweep's points.csv as one process's"
     done
 fi
 
