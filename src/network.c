@@ -172,9 +172,9 @@ static void map_layer(struct job *jb, int i)
         if (!(warm = nm_calloc(NM_MAX_WARM, sizeof *warm)))
             r->status = nm_error_set(&r->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         /* each source's best first, then their runners-up */
-        for (int j = 0; warm && j < NM_NETWORK_WARM_PER; j++)
+        for (int j = 0; warm && j < NM_WARM_STARTS; j++)
             for (int s = 0; s < jb->nwarm && o.nwarm < NM_MAX_WARM; s++) {
-                const nm_mapping *m = jb->warm[s] ? &jb->warm[s][i * NM_NETWORK_WARM_PER + j]
+                const nm_mapping *m = jb->warm[s] ? &jb->warm[s][i * NM_WARM_STARTS + j]
                                                   : NULL;
                 if (m && m->nlevels > 0)
                     warm[o.nwarm++] = *m;
@@ -234,13 +234,13 @@ nm_status nm_network_map_report(const nm_network *net, const nm_arch *arch,
 
 nm_mapping *nm_network_best_mappings(const nm_network *net, const nm_layer_result *out)
 {
-    nm_mapping *m = nm_calloc(net->nlayers ? (size_t)net->nlayers * NM_NETWORK_WARM_PER : 1,
+    nm_mapping *m = nm_calloc(net->nlayers ? (size_t)net->nlayers * NM_WARM_STARTS : 1,
                               sizeof *m);
     for (int i = 0; m && i < net->nlayers; i++) {
         const nm_layer_result *r = &out[net->layer[i].same_as];
         if (r->status != NM_OK || !r->res.found)
             continue;
-        nm_search_result_starts(&r->res, &m[i * NM_NETWORK_WARM_PER]);
+        nm_search_result_starts(&r->res, &m[i * NM_WARM_STARTS]);
     }
     return m;
 }

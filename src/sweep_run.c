@@ -104,6 +104,17 @@ static int warm_applies(const nm_search_opts *o)
     return o->refine && strcmp(o->algorithm, "exhaustive") && strcmp(o->algorithm, "optimal");
 }
 
+/* Whether a point runs in warm blocks; if so, sets its budget: the block's
+ * first point (warm NULL) searches with warm_first of the effort, the rest
+ * with warm_effort. */
+static int point_budget(const nm_sweep_run *run, nm_search_opts *o, int warm)
+{
+    if (run->sw.warm_block <= 1 || !warm_applies(o))
+        return 0;
+    o->effort = nm_search_effort(o) * (warm ? run->sw.warm_effort : run->sw.warm_first);
+    return 1;
+}
+
 /* The level column named `name` (level_arith: the arithmetic's), or -1. */
 static int level_column(const nm_sweep_run *run, const char *name, int arith)
 {
@@ -172,9 +183,7 @@ static nm_status map_chain(const nm_sweep_run *run, const nm_spec *spec, nm_sear
         o->threads = run->threads;
     if (!(*best = nm_calloc(1, sizeof **best)))
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-    int warms = run->sw.warm_block > 1 && warm_applies(o);
-    if (warms) /* as map_workload's */
-        o->effort = nm_search_effort(o) * (warm ? run->sw.warm_effort : run->sw.warm_first);
+    int warms = point_budget(run, o, warm != NULL);
     nm_fused_result r;
     nm_status st = nm_fused_search_given(arch, c, spec->constraints, spec->constraints2, o,
                                          run->sw.fuse, NULL, warms && warm ? warm->seeds[w] : NULL,
@@ -319,11 +328,8 @@ static nm_status map_workload(const nm_sweep_run *run, const char *design, int w
     }
     if (st == NM_OK && !(out = nm_calloc((size_t)net.nlayers, sizeof *out)))
         st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
-    int warms = st == NM_OK && run->sw.warm_block > 1 && warm_applies(&o);
+    int warms = st == NM_OK && point_budget(run, &o, warm != NULL);
     const nm_mapping *from = warms && warm ? warm->best[w] : NULL;
-    if (warms) /* the first point of a block, or one warm */
-        o.effort = nm_search_effort(&o) *
-                   (warm ? run->sw.warm_effort : run->sw.warm_first);
     if (st == NM_OK)
         st = nm_network_map_warm(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
                                  run->threads ? run->threads : o.threads, &from, from ? 1 : 0,

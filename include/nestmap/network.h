@@ -87,9 +87,8 @@ nm_status nm_network_map_warm(const nm_network *net, const nm_arch *arch,
                               nm_error *err);
 
 /* Every layer's warm starts for another design (nm_search_result_starts),
- * layer i's at [i * NM_NETWORK_WARM_PER ...] (repeats resolved; nlevels 0
+ * layer i's at [i * NM_WARM_STARTS ...] (repeats resolved; nlevels 0
  * where none), heap (NULL when out of memory). */
-#define NM_NETWORK_WARM_PER NM_WARM_STARTS
 nm_mapping *nm_network_best_mappings(const nm_network *net, const nm_layer_result *out);
 
 void nm_network_results_fini(const nm_network *net, nm_layer_result *out);
