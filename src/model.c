@@ -82,8 +82,10 @@ nm_status nm_model_init(nm_model *mdl, const nm_arch *arch, const nm_workload *w
         }
     mdl->ws = nm_nest_ws_new(arch, wl);
     mdl->shape = nm_calloc(1, sizeof *mdl->shape);
-    if (arch->sparse.active) {
+    mdl->sparse_bound = nm_sparse_removes(arch, wl);
+    if (arch->sparse.active)
         mdl->spws = nm_sparse_ws_new();
+    if (mdl->sparse_bound) {
         nm_roofline r;
         nm_roofline_of(&r, arch, wl);
         mdl->sparse_energy = r.energy_pj;
@@ -905,7 +907,7 @@ int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
                       const uint32_t keep_at[], nm_operand_cost *c)
 {
     const nm_arch *arch = mdl->arch;
-    if (mdl->sparse || distributes(arch))
+    if (mdl->sparse_bound || distributes(arch))
         return 0;
     const nm_workload *wl = mdl->wl;
     int S = arch->nlevels, nd = wl->ndims;
@@ -1188,12 +1190,12 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
 }
 
 /* Sparse optimizations remove accesses and computes that the dense bounds
- * count, so those would not be lower bounds: a sparse design's is its
- * roofline's (every compute on two nonzero operands; roofline.c), the same
- * for every mapping. */
+ * count, so those would not be lower bounds: where they can remove some
+ * (nm_sparse_removes), the bound is the roofline's (every compute on two
+ * nonzero operands; roofline.c), the same for every mapping. */
 static int no_sparse_bound(const nm_model *mdl, double *energy, double *cycles, double *lla)
 {
-    if (!mdl->sparse)
+    if (!mdl->sparse_bound)
         return 0;
     *energy = mdl->sparse_energy;
     *cycles = mdl->sparse_cycles;

@@ -886,7 +886,7 @@ void nm_report_bound_text(FILE *f, const nm_arch *arch, const nm_workload *wl, c
     fprintf(f, "Cycle bound   : %.0f (roofline, bound by %s); this mapping takes %.2fx\n",
             r.bound_cycles, nm_roofline_binding_name(r.binding),
             (double)st->cycles / r.bound_cycles);
-    if (r.energy_pj > 0 && arch->sparse.active)
+    if (r.energy_pj > 0 && nm_sparse_removes(arch, wl))
         fprintf(f, "Energy bound  : %.2f pJ (every operation on two nonzero operands; sparse "
                    "optimizations may skip any traffic); this mapping spends %.2fx\n",
                 r.energy_pj, st->energy / r.energy_pj);

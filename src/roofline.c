@@ -195,7 +195,7 @@ int nm_roofline_operand_bound(const nm_mapspace *ms, int metric, uint64_t budget
     const nm_workload *wl = ms->wl;
     b->metric = b->energy = b->cycles = INFINITY;
     b->choices = 0;
-    if (arch->sparse.active || ms->imperfect)
+    if (nm_sparse_removes(arch, wl) || ms->imperfect)
         return 0;
     struct operand_walk *w = nm_calloc(1, sizeof *w);
     nm_error err;
@@ -265,7 +265,7 @@ static void roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *
     double b = top_block(top);
     r->energy_pj = r->macs * arch->arith.e_compute + lw_in * top->e_read / b +
                    lw_out * top->e_update / b;
-    if (arch->sparse.active) {
+    if (nm_sparse_removes(arch, wl)) {
         /* Sparse optimizations may skip computes and traffic: what stays
          * is at least every compute whose operands are both nonzero (a
          * storage level's gating or skipping removes computes only where

@@ -1976,7 +1976,7 @@ nm_status nm_search_run(const nm_mapspace *ms, const nm_search_opts *o, nm_searc
     }
     if ((status = st->init(state, ms, o, err)) != NM_OK)
         goto done;
-    if (!ms->arch->sparse.active) {
+    if (!nm_sparse_removes(ms->arch, ms->wl)) {
         uint64_t fill = nm_mapspace_fill(ms, FILL_BUDGET);
         double iters = 1;
         for (int d = 0; d < ms->wl->ndims; d++)

@@ -68,6 +68,18 @@ double nm_density_expected(const nm_density *dm, uint64_t n, uint64_t N)
     return N ? (double)n * (double)nm_density_nnz(dm, N) / (double)N : 0.0;
 }
 
+int nm_sparse_removes(const nm_arch *arch, const nm_workload *wl)
+{
+    if (!arch->sparse.active)
+        return 0;
+    for (int ds = 0; ds < wl->nds; ds++) {
+        uint64_t N = nm_workload_ds_size(wl, ds);
+        if (nm_density_expected(&wl->density[ds], N, N) < (double)N)
+            return 1;
+    }
+    return 0;
+}
+
 const char *nm_density_name(const nm_density *dm)
 {
     static const char *const name[] = {"fixed_structured", "hypergeometric", "banded"};

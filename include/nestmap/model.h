@@ -136,6 +136,8 @@ typedef struct nm_model {
     int split;                      /* densities or optimizations given: the counts are
                                      * split for the reports (nm_stats.sparse) */
     struct nm_sparse_ws *spws;      /* scratch of the sparse analysis (optimizations given) */
+    int sparse_bound;               /* the optimizations can remove some of wl's accesses
+                                     * (nm_sparse_removes): the bounds are then these two */
     double sparse_energy, sparse_cycles; /* what any mapping of a sparse design spends at
                                           * least: the roofline of its effectual computes */
     nm_nest_ws *ws;

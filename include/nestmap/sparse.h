@@ -181,6 +181,12 @@ nm_status nm_sparse_parse(nm_sparse *sp, const struct nm_arch *arch,
 nm_status nm_sparse_parse_densities(nm_density *dens, const struct nm_workload *wl,
                                     const nm_ynode *node, nm_error *err);
 
+/* Whether the design's sparse optimizations can remove anything from wl's
+ * accesses and computes: it has some, and some tensor of wl holds zeros.
+ * Where they cannot, every mapping costs at least what the dense model
+ * charges it, and the dense bounds hold (model.c, roofline.c). */
+int nm_sparse_removes(const struct nm_arch *arch, const struct nm_workload *wl);
+
 /* Largest nonzero count of tile t (of a tensor of N elements). */
 uint64_t nm_density_max_occupancy(const nm_density *dm, const nm_dtile *t, uint64_t N);
 

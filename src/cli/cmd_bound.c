@@ -149,7 +149,7 @@ static void count(roof *rf, const nm_spec *spec)
  * its own words (the tensors at another width take proportionally longer). */
 static void rates(roof *rf, const nm_spec *spec, const nm_roofline *r)
 {
-    if (r && spec->arch.sparse.active) {
+    if (r && nm_sparse_removes(&spec->arch, &spec->wl)) {
         /* what a sparse design must still do: its effectual computes, and
          * each tensor once, only its nonzeros where the design holds it
          * compressed (roofline.c) */
