@@ -354,12 +354,16 @@ check_bad bad_design_missing "no file 'eyeriss/eyerss.yaml' (a design)"
 # with the point's --set (fused, or with `fuse: false` each operation
 # alone: map --no-fuse), with map's proven bound and gap (each operation's
 # roofline, the intermediates on chip); points/N/ holds each operation's row.
+# Each search has 20,000 evaluations (the design sets no budget, and with
+# the default one `map --no-refine` on the chain took 34 s; under ASan,
+# minutes).
+cb="$nr --max-evals 20000"
 for v in chain:"" chain_unfused:--no-fuse; do
     f=${v%%:*}; flag=${v#*:}
-    "$bin" sweep -q $nr --threads 2 -o "$tmp/$f" "$data/$f.yaml" >/dev/null 2>"$tmp/err" || { bad "$f sweep"; cat "$tmp/err"; }
+    "$bin" sweep -q $cb --threads 2 -o "$tmp/$f" "$data/$f.yaml" >/dev/null 2>"$tmp/err" || { bad "$f sweep"; cat "$tmp/err"; }
     for p in 0 1; do
         depth=$(awk -F, -v p=$p '$1 == p {print $2}' "$tmp/$f/points.csv")
-        "$bin" map -q $nr --threads 2 --json $flag --set "GLB.depth=$depth" "$data/chain_design.yaml" \
+        "$bin" map -q $cb --threads 2 --json $flag --set "GLB.depth=$depth" "$data/chain_design.yaml" \
             "$data/ffn_chain.yaml" >"$tmp/$f.map$p.json" 2>"$tmp/err"
         if python3 - "$tmp/$f/points.csv" "$p" "$tmp/$f.map$p.json" "$tmp/$f/points/$p/ffn_chain.layers.csv" <<'PY'
 import csv, json, sys
@@ -454,10 +458,11 @@ else bad "warm chain sweep against map"; fi
 # point's --set (the totals fused, its fused gap); its layers.csv gives
 # each layer or fused operation with its run, then the network's totals
 # fused and unfused.
-"$bin" sweep -q $nr --threads 2 -o "$tmp/nfu" "$data/network_fused.yaml" >/dev/null 2>"$tmp/err" || { bad "network_fused sweep"; cat "$tmp/err"; }
+# (3,000 evaluations a search: at the default, 48 s a run)
+"$bin" sweep -q $nr --max-evals 3000 --threads 2 -o "$tmp/nfu" "$data/network_fused.yaml" >/dev/null 2>"$tmp/err" || { bad "network_fused sweep"; cat "$tmp/err"; }
 for p in 0 1; do
     depth=$(awk -F, -v p=$p '$1 == p {print $2}' "$tmp/nfu/points.csv")
-    "$bin" network -q $nr --threads 2 --json --fuse --set "GlobalBuffer.depth=$depth" \
+    "$bin" network -q $nr --max-evals 3000 --threads 2 --json --fuse --set "GlobalBuffer.depth=$depth" \
         "$src/tests/data/network/design.yaml" "$src/tests/data/network/fuse_net.yaml" >"$tmp/nfu$p.json" 2>"$tmp/err"
     if python3 - "$tmp/nfu/points.csv" "$p" "$tmp/nfu$p.json" "$tmp/nfu/points/$p/fuse_net.layers.csv" <<'PY'
 import csv, json, sys
