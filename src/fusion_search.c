@@ -172,7 +172,10 @@ static nm_status search_op(ctx *x, const nm_arch *arch, int i, const nm_ynode *c
         st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     *found = 0;
     /* A small space is searched whole: the default search spends more on
-     * it than the whole takes (and may miss its best). */
+     * it than the whole takes (and may miss its best).  Not when a cap on
+     * the evaluations (--max-evals) is below its size: an enumeration cut
+     * short sees only the space's first corner, the capped search samples
+     * it all. */
     nm_search_opts o = *x->o;
     if (seed) {
         o.warm = seed->map;
@@ -182,7 +185,9 @@ static nm_status search_op(ctx *x, const nm_arch *arch, int i, const nm_ynode *c
         nm_pcg32 rng;
         nm_pcg32_seed(&rng, o.seed, 7);
         int exact;
-        if (nm_mapspace_pruned_log10(ms, 20000, &rng, &exact) <= log10((double)EXHAUSTIVE_MAX))
+        double size = nm_mapspace_pruned_log10(ms, 20000, &rng, &exact);
+        if (size <= log10((double)EXHAUSTIVE_MAX) &&
+            (!o.max_evals || size <= log10((double)o.max_evals)))
             o.algorithm = "exhaustive";
     }
     if (st == NM_OK && (st = nm_search_run(ms, &o, r, err)) == NM_OK) {
