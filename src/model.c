@@ -1243,8 +1243,10 @@ void nm_model_floor(nm_model *mdl, const nm_mapping *m, double *energy, double *
     nm_nest_build(&nest, m, arch, wl);
     nm_nest_shape(&nest, wl, &nr);
     bound_of(mdl, m, &nr, energy, cycles, lla);
-    if (nest.imperfect || distributes(arch)) /* the floors hold for perfect nests, and
-                                             * take no distributed multicast */
+    /* The floors hold for perfect nests, and take no distributed multicast;
+     * they charge the dense model's accesses, which a design with sparse
+     * optimizations splits (nm_sparse_apply) before it charges them. */
+    if (nest.imperfect || distributes(arch) || mdl->sparse)
         return;
     nm_nest_floor(mdl->ws, &nest, m, arch, wl, &nr);
     /* The outermost level's accesses depend on its own loop order alone:
