@@ -285,6 +285,14 @@ nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
     return nm_chain_link(c, err);
 }
 
+static int uses_dim_axis(const nm_axis *ax, int d)
+{
+    for (int k = 0; k < ax->nterms; k++)
+        if (ax->term[k].dim == d)
+            return 1;
+    return 0;
+}
+
 nm_status nm_chain_link(nm_chain *c, nm_error *err)
 {
     /* Each input: written by an earlier operation, or from outside. */
@@ -337,7 +345,10 @@ nm_status nm_chain_link(nm_chain *c, nm_error *err)
                 return nm_yerror(err, ex, "'%s' has %d axes in '%s' but %d in '%s'", a->name,
                                  a->nranks, c->op[p].name, b->nranks, op->name);
             for (int r = 0; r < a->nranks; r++) {
-                int64_t ea = nm_axis_extent(pw, &a->rank[r]);
+                /* (a retained halo's producer writes its head's rows besides) */
+                int64_t ea = nm_axis_extent(pw, &a->rank[r]) +
+                             (c->op[p].head && uses_dim_axis(&a->rank[r], c->op[p].head_dim)
+                                  ? c->op[p].head : 0);
                 int64_t eb = nm_axis_extent(&op->wl, &b->rank[r]);
                 if (ea != eb)
                     return nm_yerror(err, ex, "axis %d of '%s' spans %lld in '%s' (which writes "
@@ -430,8 +441,8 @@ static int share_problem(const nm_chain *c, const nm_fused_group *g, const char 
             if (!inside(c, g, i, k))
                 continue;
             *ds = k;
-            if (nm_fused_halo(wl, k, d))
-                return 3;
+            if (nm_fused_halo(wl, k, d) && !(c->op[i].retained && d == c->op[i].head_step))
+                return 3; /* (a retained halo's steps slide its windows) */
             int p = c->op[i].producer[k];
             if (k == c->op[i].out || p < 0)
                 continue;
@@ -582,7 +593,8 @@ static nm_status check_shared(const nm_ynode *e, const nm_arch *arch, const nm_c
                                     split ? c->op[g->first + g->nops - 1].name : "",
                                     split ? "', each operation computing the rows the next one's "
                                             "windows read, write 'recompute: {INDEX: STEPS}' on "
-                                            "the group"
+                                            "the group, or 'retain:' to keep the rows two steps "
+                                            "read"
                                           : "");
             case 2:
                 return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': '%s' "
@@ -595,7 +607,8 @@ static nm_status check_shared(const nm_ynode *e, const nm_arch *arch, const nm_c
                                     "its stride in '%s': its tiles would overlap from step to "
                                     "step (step through the last operation's rows with "
                                     "'recompute: {INDEX: STEPS}' on the group instead, which "
-                                    "recomputes the overlap)", dn, c->op[i].wl.ds[ds].name,
+                                    "recomputes the overlap, or 'retain:', which keeps it)", dn,
+                                    c->op[i].wl.ds[ds].name,
                                     c->op[i].name);
             case 4:
                 return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': '%s' "
@@ -707,14 +720,19 @@ static nm_status parse_group(nm_fused_map *fm, int gi, const nm_ynode *shared, c
     return NM_OK;
 }
 
-/* A group's `recompute: {rank: steps, ...}`: its splits, applied to c. */
-static nm_status parse_recompute(nm_fused_group *g, const nm_ynode *n, nm_chain *c,
-                                 nm_error *err)
+/* A group's `recompute: {rank: steps, ...}` or `retain: {rank: steps}`:
+ * its splits, applied to c. */
+static nm_status parse_split(nm_fused_group *g, const nm_ynode *n, int retain, nm_chain *c,
+                             nm_error *err)
 {
-    nm_status st = nm_yexpect(n, NM_Y_MAP, "recompute (the last operation's index: its steps)",
-                              err);
+    const char *key_name = retain ? "retain" : "recompute";
+    nm_status st = nm_yexpect(n, NM_Y_MAP, retain
+                              ? "retain (the last operation's index: its steps)"
+                              : "recompute (the last operation's index: its steps)", err);
     if (st != NM_OK)
         return st;
+    if (retain && n->n != 1)
+        return nm_yerror(err, n, "retain splits one index (the rows): {INDEX: STEPS}");
     if (n->n > NM_MAX_SPLITS)
         return nm_yerror(err, n, "recompute splits at most %d indices (rows and columns)",
                          NM_MAX_SPLITS);
@@ -725,22 +743,102 @@ static nm_status parse_recompute(nm_fused_group *g, const nm_ynode *n, nm_chain 
             return st;
         nm_fused_split *sp = &g->split[g->nsplit];
         char why[NM_ERROR_MSG_MAX];
-        if (nm_chain_recompute(c, g->first, g->nops, key->str, steps, sp->step, why,
-                               sizeof why) != NM_OK)
-            return nm_yerror(err, key, "cannot recompute halos along '%s' in %lld steps: %s",
+        if ((retain ? nm_chain_retain : nm_chain_recompute)(c, g->first, g->nops, key->str, steps,
+                                                            sp->step, why, sizeof why) != NM_OK)
+            return nm_yerror(err, key, "cannot %s halos along '%s' in %lld steps: %s", key_name,
                              key->str, (long long)steps, why);
         snprintf(sp->rank, NM_NAME_MAX, "%s", key->str);
         sp->steps = steps;
+        sp->retain = retain;
         g->nsplit++;
     }
     return NM_OK;
+}
+
+int nm_fused_retain_ok(const nm_arch *arch, const nm_chain *c, const nm_fused_group *g,
+                       const nm_mapping *maps, char *why, size_t size)
+{
+    const nm_mapping *m = &maps[g->first];
+    const nm_workload *wl = &c->op[g->first].wl;
+    int t = c->op[g->first].head_step, other = -1;
+    const char *step = wl->dim[t];
+    for (int s = g->level + 1; s < arch->nlevels; s++) {
+        const nm_level_map *lm = &m->level[s];
+        if (lm->sfactor[t] > 1) {
+            snprintf(why, size, "the steps of a retained halo run one after the other: '%s' "
+                     "has a spatial factor over '%s'", arch->level[s].name, step);
+            return 0;
+        }
+        /* a level's fan-out is inside its temporal loops */
+        int8_t order[2 * NM_MAX_DIMS];
+        int n = 0;
+        for (int d = 0; d < wl->ndims; d++)
+            if (lm->sfactor[d] > 1)
+                order[n++] = (int8_t)d;
+        for (int k = 0; k < wl->ndims; k++)
+            if (lm->tfactor[lm->torder[k]] > 1)
+                order[n++] = lm->torder[k];
+        for (int k = 0; k < n; k++) {
+            if (order[k] != t) {
+                other = other < 0 ? order[k] : other;
+            } else if (other >= 0) {
+                snprintf(why, size, "the shared loop over '%s' at '%s' runs inside the "
+                         "steps '%s': the rows a retained halo keeps would wait through its "
+                         "other windows (make the steps the innermost shared loop)",
+                         wl->dim[other], arch->level[s].name, step);
+                return 0;
+            }
+        }
+    }
+    for (int s = g->level + 1; s < arch->nlevels; s++) {
+        const nm_level_map *lm = &m->level[s];
+        for (int d = 0; d < wl->ndims; d++) {
+            if (d == t || (lm->tfactor[d] <= 1 && lm->sfactor[d] <= 1))
+                continue;
+            for (int i = g->first; i < g->first + g->nops; i++) {
+                const nm_workload *w = &c->op[i].wl;
+                int e = nm_workload_dim(w, wl->dim[d]);
+                for (int ds = 0; ds < w->nds; ds++)
+                    if (uses_dim(&w->ds[ds], c->op[i].head_step) && !uses_dim(&w->ds[ds], e)) {
+                        snprintf(why, size, "the shared loop over '%s' at '%s' runs around the "
+                                 "steps of a retained halo, but '%s' follows the rows and not "
+                                 "'%s' (its rows would not start anew at each iteration)",
+                                 wl->dim[d], arch->level[s].name, w->ds[ds].name, wl->dim[d]);
+                        return 0;
+                    }
+            }
+        }
+    }
+    for (int i = g->first; i < g->first + g->nops; i++) {
+        int ti = c->op[i].head_step;
+        for (int s = 0; s <= g->level; s++)
+            if (maps[i].level[s].tfactor[ti] > 1 || maps[i].level[s].sfactor[ti] > 1) {
+                snprintf(why, size, "'%s' loops over the steps '%s' at '%s': a retained halo's "
+                         "steps are shared loops, above the fusion level '%s'", c->op[i].name,
+                         step, arch->level[s].name, arch->level[g->level].name);
+                return 0;
+            }
+        nm_mapping first;
+        if (c->op[i].head && !nm_fused_step_map(&c->op[i], g->level, &maps[i], 1, &first)) {
+            snprintf(why, size, "'%s' computes %lld rows along '%s' at its first step (%lld more "
+                     "than at the others, for the halo), which its loops below the fusion level "
+                     "'%s' do not tile as they tile a step's %lld (factors dividing both, no "
+                     "remainders)", c->op[i].name,
+                     (long long)(c->op[i].wl.bound[c->op[i].head_dim] + c->op[i].head),
+                     c->op[i].wl.dim[c->op[i].head_dim], (long long)c->op[i].head,
+                     arch->level[g->level].name, (long long)c->op[i].wl.bound[c->op[i].head_dim]);
+            return 0;
+        }
+    }
+    return 1;
 }
 
 nm_status nm_fused_map_parse(nm_fused_map *fm, const nm_ynode *node, const nm_arch *arch,
                              nm_chain *c, nm_ydoc *doc, nm_error *err)
 {
     static const char *const top_keys[] = {"fused", NULL};
-    static const char *const group_keys[] = {"fuse_at", "recompute", "shared", "ops", NULL};
+    static const char *const group_keys[] = {"fuse_at", "recompute", "retain", "shared", "ops",
+                                             NULL};
     memset(fm, 0, sizeof *fm);
     if (node->kind != NM_Y_MAP || !nm_ymap_get(node, "fused"))
         return nm_yerror(err, node, "the problem is a chain of operations: its mapping is "
@@ -814,8 +912,12 @@ nm_status nm_fused_map_parse(nm_fused_map *fm, const nm_ynode *node, const nm_ar
             g->level = l;
         }
         fm->ngroups++;
-        const nm_ynode *rc = nm_ymap_get(e, "recompute");
-        if (rc && (st = parse_recompute(g, rc, c, err)) != NM_OK)
+        const nm_ynode *rc = nm_ymap_get(e, "recompute"), *rt = nm_ymap_get(e, "retain");
+        if (rc && rt)
+            return nm_yerror(err, rt, "a group recomputes its halos or retains them, not both");
+        if (rc && (st = parse_split(g, rc, 0, c, err)) != NM_OK)
+            return st;
+        if (rt && (st = parse_split(g, rt, 1, c, err)) != NM_OK)
             return st;
         for (int i = g->first; i < g->first + g->nops; i++)
             for (int ds = 0; ds < c->op[i].wl.nds; ds++)
@@ -836,6 +938,9 @@ nm_status nm_fused_map_parse(nm_fused_map *fm, const nm_ynode *node, const nm_ar
         }
         if ((st = parse_group(fm, fm->ngroups - 1, shared, ops, arch, c, doc, err)) != NM_OK)
             return st;
+        char why[NM_ERROR_MSG_MAX];
+        if (rt && !nm_fused_retain_ok(arch, c, g, fm->map, why, sizeof why))
+            return nm_yerror(err, rt, "%s", why);
     }
     if (next < c->nops)
         return nm_yerror(err, groups, "operation '%s' is in no group (every operation of the "
@@ -862,6 +967,23 @@ nm_status nm_fused_model_init(nm_fused_model *fmdl, const nm_arch *arch, const n
             return st;
         }
         fmdl->nready++;
+        for (int k = 0; k < 2 && c->op[i].head > 0; k++) {
+            nm_workload *w = fmdl->step_wl[i][k] = nm_calloc(1, sizeof *w);
+            if (!w)
+                st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            else {
+                nm_chain_step_workload(&c->op[i], k, w);
+                st = nm_model_init(&fmdl->step[i][k], fmdl->op_arch[i] ? fmdl->op_arch[i] : arch,
+                                   w, err);
+            }
+            if (st == NM_OK && !fmdl->first_st &&
+                !(fmdl->first_st = nm_calloc(1, sizeof *fmdl->first_st)))
+                st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            if (st != NM_OK) {
+                nm_fused_model_fini(fmdl);
+                return st;
+            }
+        }
     }
     return NM_OK;
 }
@@ -889,6 +1011,15 @@ void nm_fused_model_fini(nm_fused_model *fmdl)
     for (int i = 0; i < fmdl->nready; i++)
         nm_model_fini(&fmdl->op[i]);
     fmdl->nready = 0;
+    for (int i = 0; i < NM_MAX_OPS; i++)
+        for (int k = 0; k < 2; k++)
+            if (fmdl->step_wl[i][k]) {
+                nm_model_fini(&fmdl->step[i][k]);
+                nm_free(fmdl->step_wl[i][k]);
+                fmdl->step_wl[i][k] = NULL;
+            }
+    nm_free(fmdl->first_st);
+    fmdl->first_st = NULL;
 }
 
 void nm_fused_sum_add(nm_fused_sum *s, const nm_stats *st)
@@ -941,6 +1072,9 @@ uint64_t nm_fused_group_need(const nm_fused_model *fmdl, const nm_fused_map *fm,
     const nm_fused_group *g = &fm->group[gi];
     const nm_chain *c = fmdl->chain;
     int end = g->first + g->nops;
+    /* a retained halo's intermediates: their readers' windows at the fusion
+     * level hold them from step to step, the rows the producer adds included */
+    int retained = s == g->level && g->nsplit == 1 && g->split[0].retain;
     uint64_t own[NM_MAX_OPS] = {0}, kept[NM_MAX_OPS] = {0}, tile[NM_MAX_OPS] = {0};
     for (int i = g->first; i < end; i++) {
         const nm_workload *wl = &c->op[i].wl;
@@ -948,11 +1082,14 @@ uint64_t nm_fused_group_need(const nm_fused_model *fmdl, const nm_fused_map *fm,
             const nm_ds_stats *d = &out->op[i].level[s].ds[ds];
             if (!((fm->map[i].level[s].keep >> ds) & 1u) || !d->utilized_capacity)
                 continue;
+            int window = retained && ((fm->onchip[i] >> ds) & 1u);
+            if (window && ds == c->op[i].out)
+                continue;
             uint64_t w = nm_model_tile_words(&fmdl->op[i], s, ds, d->utilized_capacity);
             own[i] += w;
             if (ds == c->op[i].out)
                 tile[i] = w;
-            if (!moves_every_step(wl, &fm->map[i], g->level, fmdl->arch->nlevels, s, ds))
+            if (window || !moves_every_step(wl, &fm->map[i], g->level, fmdl->arch->nlevels, s, ds))
                 kept[i] += w;
         }
     }
@@ -980,6 +1117,18 @@ uint64_t nm_fused_group_need(const nm_fused_model *fmdl, const nm_fused_map *fm,
     return need;
 }
 
+uint64_t nm_fused_group_peak(const nm_fused_model *fmdl, const nm_fused_map *fm, int gi,
+                             const nm_fused_stats *out, int s)
+{
+    const nm_fused_group *g = &fm->group[gi];
+    uint64_t need = nm_fused_group_need(fmdl, fm, gi, out, s);
+    if (fmdl->first_st && g->nsplit == 1 && g->split[0].retain) {
+        uint64_t first = nm_fused_group_need(fmdl, fm, gi, fmdl->first_st, s);
+        need = first > need ? first : need;
+    }
+    return need;
+}
+
 int nm_fused_group_fits(nm_fused_model *fmdl, const nm_fused_map *fm, int gi, nm_fused_stats *out)
 {
     const nm_arch *arch = fmdl->arch;
@@ -995,6 +1144,57 @@ int nm_fused_group_fits(nm_fused_model *fmdl, const nm_fused_map *fm, int gi, nm
             out->bad_level = s;
             out->need = need;
             out->limit = (uint64_t)L->effective_size;
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* (each producer's nest of steps less its first step of a step's rows
+ * plus its first step with the head's rows) */
+int nm_fused_first_steps(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_stats *out)
+{
+    if (!fmdl->first_st)
+        return out->valid;
+    const nm_chain *c = fmdl->chain;
+    nm_fused_stats *first = fmdl->first_st;
+    nm_stats one;
+    for (int i = 0; i < c->nops; i++) {
+        first->op[i] = out->op[i];
+        if (!fmdl->step_wl[i][0])
+            continue;
+        const nm_fused_group *g = &fm->group[fm->group_of[i]];
+        nm_mapping m;
+        for (int k = 0; k < 2; k++) {
+            nm_stats *st = k ? &first->op[i] : &one;
+            int tiled = nm_fused_step_map(&c->op[i], g->level, &fm->map[i], k, &m);
+            if (!tiled || !nm_model_eval(&fmdl->step[i][k], &m, st, NULL)) {
+                int d = c->op[i].head_dim;
+                out->valid = 0;
+                out->bad_op = i;
+                out->bad_group = fm->group_of[i];
+                /* (untiled: a step's rows, not the first step's) */
+                out->op[i].invalid =
+                    tiled ? st->invalid
+                          : (nm_invalid){.kind = NM_INV_FACTORS, .level = g->level, .index = d,
+                                         .got = (uint64_t)c->op[i].wl.bound[d],
+                                         .limit = (uint64_t)fmdl->step_wl[i][1]->bound[d]};
+                return 0;
+            }
+        }
+        nm_stats_add(&out->op[i], &first->op[i], &one, fmdl->arch->nlevels, c->op[i].wl.nds);
+    }
+    for (int gi = 0; gi < fm->ngroups; gi++) {
+        const nm_fused_group *g = &fm->group[gi];
+        if (!(g->nsplit == 1 && g->split[0].retain))
+            continue;
+        first->bad_group = -1;
+        if (!nm_fused_group_fits(fmdl, fm, gi, first)) {
+            out->valid = 0;
+            out->bad_group = first->bad_group;
+            out->bad_level = first->bad_level;
+            out->need = first->need;
+            out->limit = first->limit;
             return 0;
         }
     }
@@ -1021,6 +1221,9 @@ int nm_fused_model_eval(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_s
             out->valid = 0;
             return 0;
         }
+    /* retained halos: each producer's first step computes its head too */
+    if (!nm_fused_first_steps(fmdl, fm, out))
+        return 0;
     for (int i = 0; i < c->nops; i++) {
         nm_fused_sum_add(&out->group[fm->group_of[i]], &out->op[i]);
         nm_fused_sum_add(&out->total, &out->op[i]);

@@ -27,6 +27,25 @@
  * The split indices keep their names (a design's constraints still bind
  * them) and take their band's size; t is a new index every operation of the
  * group has and may share.
+ *
+ * Retaining the overlap instead (LoopTree's "retain"; DeFiNES's "fully
+ * cached") has every operation compute only the rows its step adds, B of
+ * them, the intermediate's rows of earlier steps staying at the fusion
+ * level for the windows that still reach them.  The steps are then the
+ * nest with y = B*t + y' (y' < B) in every operation, the intermediates
+ * included (no axis of steps: a consumer's window slides over the rows its
+ * producer wrote in this step and the steps before), and what the first
+ * window reaches beyond B, the producer's first bound - steps*B rows, is
+ * its head, computed in the first step besides that step's own rows.
+ * That schedule is not one affine nest, but its counts are three nests'
+ * (nm_chain_step_workload, nm_fused_step_map): the nest of every step
+ * with B rows, less its first step alone, plus the first step with the
+ * head's rows too.  Under the tile-granular rule a step after the first
+ * gains the same from a first step of B rows as from one with the head
+ * (both end at the same row, and the step after starts past both), so
+ * the difference is what the later steps cost after the real first step.
+ * Offsets do not enter the counts, so the steps' rows are written from 0
+ * although they follow the head.
  */
 #include <config.h>
 
@@ -72,8 +91,10 @@ static int insert_step_axis(nm_workload *wl, int ds, int r, int t)
     return 1;
 }
 
-nm_status nm_chain_recompute(nm_chain *c, int first, int nops, const char *rank, int64_t steps,
-                             char *step, char *why, size_t size)
+/* Splits the group's rows into steps: recomputing halos, or retaining
+ * them (retain). */
+static nm_status split_rows(nm_chain *c, int first, int nops, const char *rank, int64_t steps,
+                            int retain, char *step, char *why, size_t size)
 {
     int last = first + nops - 1;
     nm_workload *lw = &c->op[last].wl;
@@ -82,7 +103,8 @@ nm_status nm_chain_recompute(nm_chain *c, int first, int nops, const char *rank,
     int dim[NM_MAX_OPS], axis[NM_MAX_OPS]; /* each operation's split index; its output's axis */
 #define REFUSE(...) (snprintf(why, size, __VA_ARGS__), NM_ERR_INPUT)
     if (nops < 2)
-        return REFUSE("a group of one operation has no halo to recompute");
+        return REFUSE("a group of one operation has no halo to %s",
+                      retain ? "retain" : "recompute");
     if (d_last < 0)
         return REFUSE("'%s' is not an index of '%s', the group's last operation", rank,
                       c->op[last].name);
@@ -100,10 +122,18 @@ nm_status nm_chain_recompute(nm_chain *c, int first, int nops, const char *rank,
     if (steps < 1 || lw->bound[d_last] % steps)
         return REFUSE("%lld steps do not divide '%s' (%lld)", (long long)steps, rank,
                       (long long)lw->bound[d_last]);
-    for (int i = first; i <= last; i++)
+    for (int i = first; i <= last; i++) {
         if (c->op[i].wl.has_density)
-            return REFUSE("'%s' has densities given: recomputed halos of sparse tensors are not "
-                          "modelled", c->op[i].name);
+            return REFUSE("'%s' has densities given: %s halos of sparse tensors are not "
+                          "modelled", c->op[i].name, retain ? "retained" : "recomputed");
+        if (c->op[i].retained)
+            return REFUSE("'%s' retains a halo already: a retained halo is a group's one split",
+                          c->op[i].name);
+        if (retain && c->op[i].recompute > 1.0)
+            return REFUSE("'%s' recomputes a halo already: a retained halo is a group's one "
+                          "split", c->op[i].name);
+    }
+    int64_t head[NM_MAX_OPS] = {0};
     dim[last - first] = d_last;
     base[last - first] = band[last - first] = lw->bound[d_last] / steps;
     /* Back from the last operation: each producer's advance and band. */
@@ -143,7 +173,12 @@ nm_status nm_chain_recompute(nm_chain *c, int first, int nops, const char *rank,
         dim[k - first] = d;
         axis[k - first] = r;
         base[k - first] = B;
-        band[k - first] = W;
+        band[k - first] = retain ? B : W;
+        head[k - first] = W - B;
+        if (retain && W < B)
+            return REFUSE("'%s' has %lld rows along '%s', fewer than the %lld steps of %lld "
+                          "its readers step through", y->name, (long long)p->wl.bound[d],
+                          p->wl.dim[d], (long long)steps, (long long)B);
     }
     /* The new index: a name no operation uses. */
     snprintf(step, NM_NAME_MAX, "%.*s_step", NM_NAME_MAX - 6, c->op[last].wl.dim[d_last]);
@@ -161,10 +196,19 @@ nm_status nm_chain_recompute(nm_chain *c, int first, int nops, const char *rank,
         int t = wl->ndims++;
         snprintf(wl->dim[t], NM_NAME_MAX, "%s", step);
         wl->bound[t] = steps;
-        op->recompute = (op->recompute > 0 ? op->recompute : 1.0) * (double)(steps * band[i - first]) / (double)wl->bound[d];
+        if (retain) {
+            op->retained = 1;
+            op->head = head[i - first];
+            op->head_dim = d;
+            op->head_step = t;
+        } else {
+            op->recompute = (op->recompute > 0 ? op->recompute : 1.0) *
+                            (double)(steps * band[i - first]) / (double)wl->bound[d];
+        }
         wl->bound[d] = band[i - first];
         for (int ds = 0; ds < wl->nds; ds++) {
-            int inter = (ds == op->out && i < last) || (ds != op->out && op->producer[ds] >= first);
+            int inter = !retain && ((ds == op->out && i < last) ||
+                                    (ds != op->out && op->producer[ds] >= first));
             if (inter) {
                 int64_t cf;
                 int r = ds == op->out ? axis[i - first] : axis_of(wl, ds, d, &cf);
@@ -208,6 +252,50 @@ nm_status nm_chain_recompute(nm_chain *c, int first, int nops, const char *rank,
     return st;
 }
 
+nm_status nm_chain_recompute(nm_chain *c, int first, int nops, const char *rank, int64_t steps,
+                             char *step, char *why, size_t size)
+{
+    return split_rows(c, first, nops, rank, steps, 0, step, why, size);
+}
+
+nm_status nm_chain_retain(nm_chain *c, int first, int nops, const char *rank, int64_t steps,
+                          char *step, char *why, size_t size)
+{
+    return split_rows(c, first, nops, rank, steps, 1, step, why, size);
+}
+
+void nm_chain_step_workload(const nm_chain_op *op, int first, nm_workload *out)
+{
+    *out = op->wl;
+    out->bound[op->head_step] = 1;
+    if (first)
+        out->bound[op->head_dim] += op->head;
+}
+
+int nm_fused_step_map(const nm_chain_op *op, int level, const nm_mapping *m, int first,
+                      nm_mapping *out)
+{
+    *out = *m;
+    int d = op->head_dim, t = op->head_step;
+    for (int s = 0; s < out->nlevels; s++) {
+        nm_level_map *lm = &out->level[s];
+        lm->tfactor[t] = lm->sfactor[t] = 1;
+        lm->tresidual[t] = lm->sresidual[t] = 0;
+        if (first && (lm->tresidual[d] || lm->sresidual[d]))
+            return 0;
+    }
+    if (!first)
+        return 1;
+    /* the first step's rows: the fusion level's loop over them longer, the
+     * levels below tiling them as they tile a step's */
+    int64_t band = op->wl.bound[d], f = out->level[level].tfactor[d];
+    int64_t below = band / f, rows = band + op->head;
+    if (rows % below)
+        return 0;
+    out->level[level].tfactor[d] = rows / below;
+    return 1;
+}
+
 int nm_chain_halo_dims(const nm_chain *c, int first, int nops, int *dims)
 {
     const nm_chain_op *last = &c->op[first + nops - 1];
@@ -233,8 +321,8 @@ nm_status nm_fused_group_apply(nm_chain *c, const nm_fused_group *g, char *why, 
 {
     for (int k = 0; k < g->nsplit; k++) {
         char step[NM_NAME_MAX];
-        nm_status st = nm_chain_recompute(c, g->first, g->nops, g->split[k].rank,
-                                          g->split[k].steps, step, why, size);
+        nm_status st = split_rows(c, g->first, g->nops, g->split[k].rank, g->split[k].steps,
+                                  g->split[k].retain, step, why, size);
         if (st != NM_OK)
             return st;
     }

@@ -38,7 +38,7 @@
  * scored at most, in enumeration order (so the result stays
  * deterministic), however many factor splits and orders a group has. */
 enum { SHORTLIST = 3, MAX_SHARED = 6, MAX_DIV = 64, MAX_TRIED = 1000000,
-       EXHAUSTIVE_MAX = 1 << 22, MAX_STEPS = 6, MAX_VARIANTS = 1 + 2 * MAX_STEPS + MAX_STEPS };
+       EXHAUSTIVE_MAX = 1 << 22, MAX_STEPS = 6, MAX_VARIANTS = 1 + 4 * MAX_STEPS + MAX_STEPS };
 
 /* The best mapping found for a range of operations as one group. */
 typedef struct range_best {
@@ -95,14 +95,25 @@ static int eval_group(ctx *x, const nm_fused_group *g, const nm_mapping *maps,
     fm->ngroups = 1;
     fm->group[0] = *g;
     for (int i = g->first; i < g->first + g->nops; i++) {
-        if (!nm_model_eval(&x->fmdl->op[i], &maps[i - g->first], &x->st->op[i], NULL))
-            return 0;
         fm->map[i] = maps[i - g->first];
         fm->onchip[i] = onchip[i - g->first];
         fm->group_of[i] = 0;
     }
+    /* (steps a retained halo allows: most orders of the shared loops not) */
+    int retain = g->nsplit == 1 && g->split[0].retain;
+    char why[NM_ERROR_MSG_MAX];
+    if (retain && !nm_fused_retain_ok(x->arch, x->c, g, fm->map, why, sizeof why))
+        return 0;
+    for (int i = g->first; i < g->first + g->nops; i++)
+        if (!nm_model_eval(&x->fmdl->op[i], &maps[i - g->first], &x->st->op[i], NULL))
+            return 0;
     if (!nm_fused_group_fits(x->fmdl, fm, 0, x->st))
         return 0;
+    if (retain) { /* its producers' first steps */
+        x->st->valid = 1;
+        if (!nm_fused_first_steps(x->fmdl, fm, x->st))
+            return 0;
+    }
     for (int i = g->first; i < g->first + g->nops; i++)
         nm_fused_sum_add(sum, &x->st->op[i]);
     return 1;
@@ -289,6 +300,10 @@ static nm_status pin_doc(ctx *x, int i, const nm_fused_group *g, const nm_mappin
             }
         n += (size_t)snprintf(text + n, size - n, "]}\n");
     }
+    /* (a retained halo's operation has other rows than a recomputed one's
+     * under the same shared loops: its searches are its own) */
+    if (g->nsplit == 1 && g->split[0].retain)
+        n += (size_t)snprintf(text + n, size - n, "# the halo retained\n");
     if (n >= size)
         return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "a fused search's constraints "
                             "outgrew their buffer");
@@ -396,12 +411,14 @@ static nm_status own_mappings(ctx *x, const nm_arch *arch, int share, const nm_f
 
 /* A way a range of operations may fuse: as the chain has them, or
  * rewritten to recompute halos along the last one's rows (and columns) in
- * some number of steps (nm_chain_recompute).  Each has its own chain and
+ * some number of steps (nm_chain_recompute), or to retain them along one
+ * of those (nm_chain_retain).  Each has its own chain and
  * model, and the indices its group may share (the steps' index at its
  * whole count: fewer steps are another variant). */
 typedef struct variant {
     nm_fused_group g;
-    int shape;             /* 0 as written; 1 rows, 2 columns, 3 both split */
+    int shape;             /* 0 as written; 1 rows, 2 columns, 3 both split; 4 rows, 5
+                            * columns retained */
     nm_chain *c;           /* the chain rewritten (heap), or the ctx's own */
     nm_fused_model *m;     /* its model (heap), or the ctx's own */
     int nsh;
@@ -438,10 +455,11 @@ static void variant_shared(variant *v)
     }
 }
 
-/* Adds the variant of group g splitting the ranks[0..n) in steps[] each;
- * 0 when the chain cannot step so (or memory runs out: *st says). */
+/* Adds the variant of group g splitting the ranks[0..n) in steps[] each,
+ * recomputing halos or (one rank) retaining them; 0 when the chain cannot
+ * step so (or memory runs out: *st says). */
 static int add_variant(ctx *x, const nm_fused_group *g, const int *dims, const int64_t *steps,
-                       int n, variant *v, int *nv, nm_status *st, nm_error *err)
+                       int n, int retain, variant *v, int *nv, nm_status *st, nm_error *err)
 {
     variant *w = &v[*nv];
     memset(w, 0, sizeof *w);
@@ -458,8 +476,10 @@ static int add_variant(ctx *x, const nm_fused_group *g, const int *dims, const i
         nm_fused_split *sp = &w->g.split[w->g.nsplit++];
         snprintf(sp->rank, NM_NAME_MAX, "%s", lw->dim[dims[k]]);
         sp->steps = steps[k];
-        if (nm_chain_recompute(w->c, g->first, g->nops, sp->rank, sp->steps, sp->step, why,
-                               sizeof why) != NM_OK) {
+        sp->retain = retain;
+        if ((retain ? nm_chain_retain : nm_chain_recompute)(w->c, g->first, g->nops, sp->rank,
+                                                            sp->steps, sp->step, why,
+                                                            sizeof why) != NM_OK) {
             nm_free(w->c);
             return 0;
         }
@@ -511,16 +531,19 @@ static nm_status variants(ctx *x, const nm_fused_group *g, variant *v, int *nv, 
     for (int h = 0; h < nh && st == NM_OK; h++) {
         ns[h] = step_counts(last->wl.bound[halo[h]], steps[h]);
         for (int k = 0; k < ns[h] && st == NM_OK && *nv < MAX_VARIANTS; k++) {
-            if (!add_variant(x, g, &halo[h], &steps[h][k], 1, v, nv, &st, err))
+            if (!add_variant(x, g, &halo[h], &steps[h][k], 1, 0, v, nv, &st, err))
                 break; /* (a chain that cannot step along it at one count cannot at any) */
             v[*nv - 1].shape = 1 + h;
         }
+        for (int k = 0; k < ns[h] && st == NM_OK && *nv < MAX_VARIANTS; k++)
+            if (add_variant(x, g, &halo[h], &steps[h][k], 1, 1, v, nv, &st, err))
+                v[*nv - 1].shape = 4 + h;
     }
     for (int k = 0; nh == 2 && k < ns[0] && st == NM_OK && *nv < MAX_VARIANTS; k++)
         for (int j = 0; j < ns[1] && st == NM_OK && *nv < MAX_VARIANTS; j++)
             if (steps[1][j] == steps[0][k]) {
                 int64_t both[2] = {steps[0][k], steps[1][j]};
-                if (add_variant(x, g, halo, both, 2, v, nv, &st, err))
+                if (add_variant(x, g, halo, both, 2, 0, v, nv, &st, err))
                     v[*nv - 1].shape = 3;
             }
     return st;
@@ -606,6 +629,26 @@ static nm_status score_tilings(ctx *x, const variant *v, int vi, tiling **cand, 
     return NM_OK;
 }
 
+/* Makes m, operation op's own mapping in a group retaining its halo at
+ * level F, tile the first step's rows where it does not
+ * (nm_fused_step_map): its loops over the rows below F, temporal and
+ * spatial, gathered into F's. */
+static void retain_legal(const nm_chain_op *op, int F, nm_mapping *m)
+{
+    nm_mapping first;
+    if (!op->head || nm_fused_step_map(op, F, m, 1, &first))
+        return;
+    int d = op->head_dim;
+    for (int s = 0; s <= F; s++) {
+        nm_level_map *lm = &m->level[s];
+        lm->sfactor[d] = 1;
+        lm->sresidual[d] = lm->tresidual[d] = 0;
+        if (s < F)
+            lm->tfactor[d] = 1;
+    }
+    m->level[F].tfactor[d] = op->wl.bound[d];
+}
+
 /* Phase 2 for tiling t of variant v (x->c and x->fmdl its own): each
  * operation's own mapping searched, the group evaluated, *rb kept when it
  * beats *best. */
@@ -628,6 +671,9 @@ static nm_status own_and_eval(ctx *x, const variant *v, const tiling *t, range_b
             return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         st = own_mappings(x, sarch, share, g, (char(*)[NM_NAME_MAX])v->names, v->nsh, t, onchip,
                           found, &all, err);
+        for (int i = g->first; st == NM_OK && all && g->nsplit == 1 && g->split[0].retain &&
+                               i < g->first + g->nops; i++)
+            retain_legal(&x->c->op[i], g->level, &found[i - g->first]);
         if (sarch != x->arch)
             nm_free((void *)sarch);
         nm_fused_sum sum;
@@ -687,15 +733,19 @@ static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
         qsort(cand, ncand, sizeof *cand, by_score);
     /* phase 2: the best few, and the best of each shape of split not among
      * them (as written; rows, columns, both: the score, which leaves the
-     * cycles out, ranks a shape's cost in recomputation only roughly) */
+     * cycles out, ranks a shape's cost in recomputation only roughly); and
+     * the best retaining the rows, and the columns, halos */
     double best = INFINITY;
     unsigned shapes_done = 0;
+    size_t plain = 0;
     for (size_t k = 0; k < ncand && st == NM_OK; k++) {
         int vi = cand[k].variant;
         unsigned shape = 1u << v[vi].shape;
-        if (k >= SHORTLIST && (shapes_done & shape))
+        int retained = v[vi].g.nsplit == 1 && v[vi].g.split[0].retain;
+        if ((retained || plain >= SHORTLIST) && (shapes_done & shape))
             continue;
         shapes_done |= shape;
+        plain += !retained;
         x->c = v[vi].c;
         x->fmdl = v[vi].m;
         st = own_and_eval(x, &v[vi], &cand[k], rb, &best, err);

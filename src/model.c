@@ -1446,3 +1446,56 @@ void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_wo
     }
     snprintf(buf, size, "invalid mapping");
 }
+
+void nm_stats_add(nm_stats *a, const nm_stats *plus, const nm_stats *minus, int nlevels,
+                  int nds)
+{
+    static const nm_stats none;
+    const nm_stats *b = plus, *z = minus ? minus : &none;
+    double busy = a->utilization * (double)a->cycles + b->utilization * (double)b->cycles -
+                  z->utilization * (double)z->cycles;
+#define ADD(f) a->f = a->f - z->f + b->f
+#define LARGER(f) x->f = x->f > y->f ? x->f : y->f
+    for (int s = 0; s < nlevels; s++) {
+        nm_level_stats *x = &a->level[s];
+        const nm_level_stats *y = &b->level[s];
+        ADD(level[s].cycles);
+        ADD(level[s].leakage);
+        ADD(level[s].energy);
+        ADD(level[s].noc_energy);
+        x->throttling = fmax(x->throttling, y->throttling);
+        for (int ds = 0; ds < nds; ds++) {
+            ADD(level[s].ds[ds].reads);
+            ADD(level[s].ds[ds].fills);
+            ADD(level[s].ds[ds].updates);
+            ADD(level[s].ds[ds].temporal_reductions);
+            ADD(level[s].ds[ds].address_generations);
+            ADD(level[s].ds[ds].energy);
+            ADD(level[s].ds[ds].noc_energy);
+            LARGER(ds[ds].kept);
+            LARGER(ds[ds].partition_size);
+            LARGER(ds[ds].utilized_capacity);
+            LARGER(ds[ds].utilized_instances);
+            LARGER(ds[ds].utilized_clusters);
+            LARGER(ds[ds].tile_shape);
+            nm_ds_stats *u = &x->ds[ds];
+            u->energy_per_instance = u->utilized_instances
+                                         ? u->energy / (double)u->utilized_instances
+                                         : 0.0;
+        }
+    }
+    ADD(computes);
+    ADD(algorithmic_computes);
+    ADD(compute_cycles);
+    ADD(cycles);
+    ADD(compute_energy);
+    ADD(energy);
+    ADD(noc_energy);
+    ADD(total_ops);
+    ADD(last_level_accesses);
+#undef ADD
+#undef LARGER
+    a->arith_utilized = a->arith_utilized > b->arith_utilized ? a->arith_utilized
+                                                              : b->arith_utilized;
+    a->utilization = a->cycles ? busy / (double)a->cycles : 0.0;
+}

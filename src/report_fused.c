@@ -53,8 +53,9 @@ void nm_report_fused_text(FILE *f, const nm_arch *arch, const nm_chain *c,
         else
             fprintf(f, " (not fused: through %s)", top);
         for (int k = 0; k < g->nsplit; k++)
-            fprintf(f, "%s %s in %lld steps", k ? " and" : ", stepping through",
-                    g->split[k].rank, (long long)g->split[k].steps);
+            fprintf(f, "%s %s in %lld steps%s", k ? " and" : ", stepping through",
+                    g->split[k].rank, (long long)g->split[k].steps,
+                    g->split[k].retain ? ", the halo retained" : "");
         fputc('\n', f);
         fprintf(f, "  %-14s %16s %14s %16s %14s\n", "operation", "computes", "cycles",
                 "energy (uJ)", "backing words");
@@ -63,6 +64,12 @@ void nm_report_fused_text(FILE *f, const nm_arch *arch, const nm_chain *c,
                               st->op[i].last_level_accesses};
             sum_line(f, c->op[i].name, &s);
         }
+        for (int i = g->first; g->nsplit && i < g->first + g->nops; i++)
+            if (c->op[i].head)
+                fprintf(f, "  (%s's first step covers %lld more along %s, its head: the halo "
+                        "the later steps keep at %s)\n", c->op[i].name,
+                        (long long)c->op[i].head, c->op[i].wl.dim[c->op[i].head_dim],
+                        arch->level[g->level].name);
         for (int i = g->first; g->nsplit && i < g->first + g->nops; i++)
             if (c->op[i].recompute != 1.0)
                 fprintf(f, "  (%s computes %.4gx its operation's points: %s)\n", c->op[i].name,
@@ -159,11 +166,16 @@ void nm_report_fused_json(FILE *f, const nm_arch *arch, const nm_chain *c,
             nm_report_json_string(f, arch->level[g->level].name);
         else
             fputs("null", f);
-        fputs(", \"recompute\": {", f);
-        for (int k = 0; k < g->nsplit; k++) {
-            fputs(k ? ", " : "", f);
-            nm_report_json_string(f, g->split[k].rank);
-            fprintf(f, ": %lld", (long long)g->split[k].steps);
+        for (int r = 0; r < 2; r++) {
+            fputs(r ? "}, \"retain\": {" : ", \"recompute\": {", f);
+            int n = 0;
+            for (int k = 0; k < g->nsplit; k++) {
+                if (g->split[k].retain != r)
+                    continue;
+                fputs(n++ ? ", " : "", f);
+                nm_report_json_string(f, g->split[k].rank);
+                fprintf(f, ": %lld", (long long)g->split[k].steps);
+            }
         }
         fputs("}, \"stats\": ", f);
         json_sum(f, &st->group[gi]);
@@ -210,8 +222,10 @@ void nm_report_fused_yaml(FILE *f, const nm_arch *arch, const nm_chain *c,
         if (F < S - 1) {
             fprintf(f, "  - fuse_at: %s\n", arch->level[F].name);
             for (int k = 0; k < g->nsplit; k++)
-                fprintf(f, "%s%s: %lld%s", k ? ", " : "    recompute: {", g->split[k].rank,
-                        (long long)g->split[k].steps, k + 1 == g->nsplit ? "}\n" : "");
+                fprintf(f, "%s%s: %lld%s", k ? ", " : g->split[0].retain ? "    retain: {"
+                                                                        : "    recompute: {",
+                        g->split[k].rank, (long long)g->split[k].steps,
+                        k + 1 == g->nsplit ? "}\n" : "");
             fputs("    shared:\n", f);
             /* the shared loops as the first operation has them (the others'
              * indices it lacks stay 1), and at each level what any operation

@@ -603,7 +603,8 @@ nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c,
  * the group needs depend on the order; the outer loops recorded over
  * operation a's dimensions as written (w0dims of them). */
 static nm_status group_points(const nm_chain *c, int a, int b, int nsplit, const int8_t *split_dim,
-                              const int64_t *split_steps, int w0dims, nm_fused_model *fmdl,
+                              const int64_t *split_steps, int retain, int w0dims,
+                              nm_fused_model *fmdl,
                               nm_fused_map *fm, nm_fused_stats *st, collector *col,
                               uint64_t *evaluated, nm_error *err)
 {
@@ -628,6 +629,10 @@ static nm_status group_points(const nm_chain *c, int a, int b, int nsplit, const
     fm->group[0].first = a;
     fm->group[0].nops = nops;
     fm->group[0].level = 0; /* the buffer */
+    if (retain) {
+        fm->group[0].nsplit = 1;
+        fm->group[0].split[0].retain = 1;
+    }
     for (int i = a; i <= b; i++)
         fm->onchip[i] = nm_fused_onchip(c, a, nops, i);
     int idx[NM_MAX_DIMS] = {0};
@@ -654,8 +659,16 @@ static nm_status group_points(const nm_chain *c, int a, int b, int nsplit, const
                 nm_fused_canonical(arch, c, i, &fm->group[0], names, nsh, f, order,
                                    fm->onchip[i], &fm->map[i]);
                 ok = nm_model_eval(&fmdl->op[i], &fm->map[i], &st->op[i], NULL);
-                traffic += (double)st->op[i].last_level_accesses;
             }
+            st->valid = ok;
+            char why[NM_ERROR_MSG_MAX];
+            if (ok && retain && !nm_fused_retain_ok(arch, c, &fm->group[0], fm->map, why,
+                                                    sizeof why))
+                continue; /* (an order the steps cannot retain in) */
+            if (ok && retain) /* (each producer's first step computes its head too) */
+                ok = nm_fused_first_steps(fmdl, fm, st);
+            for (int i = a; i <= b && ok; i++)
+                traffic += (double)st->op[i].last_level_accesses;
             (*evaluated)++;
             if (!ok)
                 continue; /* (never: nothing is bounded) */
@@ -665,7 +678,7 @@ static nm_status group_points(const nm_chain *c, int a, int b, int nsplit, const
                 break;
             }
             memset(pt, 0, sizeof *pt);
-            pt->capacity = (double)nm_fused_group_need(fmdl, fm, 0, st, 0);
+            pt->capacity = (double)nm_fused_group_peak(fmdl, fm, 0, st, 0);
             pt->traffic = traffic;
             for (int d = 0; d < w0dims; d++)
                 pt->outer[d] = 1;
@@ -680,6 +693,7 @@ static nm_status group_points(const nm_chain *c, int a, int b, int nsplit, const
                     pt->order[pt->nouter++] = (int8_t)d;
             }
             pt->nsplit = nsplit;
+            pt->retain = retain;
             for (int k2 = 0; k2 < nsplit; k2++) {
                 pt->split_dim[k2] = split_dim[k2];
                 pt->split_steps[k2] = split_steps[k2];
@@ -702,7 +716,7 @@ static nm_status range_curve(const nm_chain *c, int a, int b, nm_fused_model *fm
     uint64_t evaluated = 0;
     int w0dims = c->op[a].wl.ndims;
     if (s == NM_OK)
-        s = group_points(c, a, b, 0, NULL, NULL, w0dims, fmdl, fm, st, &col, &evaluated, err);
+        s = group_points(c, a, b, 0, NULL, NULL, 0, w0dims, fmdl, fm, st, &col, &evaluated, err);
     int dims[NM_MAX_SPLITS];
     int nh = s == NM_OK ? nm_chain_halo_dims(c, a, b - a + 1, dims) : 0;
     if (nh < 0) {
@@ -734,18 +748,23 @@ static nm_status range_curve(const nm_chain *c, int a, int b, nm_fused_model *fm
             }
             if (ns == 0)
                 continue; /* (as written: above) */
-            *v = *c;
-            char step[NM_NAME_MAX], why[NM_ERROR_MSG_MAX];
-            int ok = 1;
-            for (int k = 0; k < ns && ok; k++)
-                ok = nm_chain_recompute(v, a, b - a + 1, c->op[b].wl.dim[sd[k]], ss[k], step,
-                                        why, sizeof why) == NM_OK;
-            if (!ok)
-                continue;
-            if ((s = nm_fused_model_init(vm, fmdl->arch, v, err)) != NM_OK)
-                break;
-            s = group_points(v, a, b, ns, sd, ss, w0dims, vm, fm, st, &col, &evaluated, err);
-            nm_fused_model_fini(vm);
+            /* halos recomputed, and (one split) retained */
+            for (int retain = 0; s == NM_OK && retain < (ns == 1 ? 2 : 1); retain++) {
+                *v = *c;
+                char step[NM_NAME_MAX], why[NM_ERROR_MSG_MAX];
+                int ok = 1;
+                for (int k = 0; k < ns && ok; k++)
+                    ok = (retain ? nm_chain_retain : nm_chain_recompute)(
+                             v, a, b - a + 1, c->op[b].wl.dim[sd[k]], ss[k], step, why,
+                             sizeof why) == NM_OK;
+                if (!ok)
+                    continue;
+                if ((s = nm_fused_model_init(vm, fmdl->arch, v, err)) != NM_OK)
+                    break;
+                s = group_points(v, a, b, ns, sd, ss, retain, w0dims, vm, fm, st, &col,
+                                 &evaluated, err);
+                nm_fused_model_fini(vm);
+            }
         }
     nm_free(v);
     nm_free(vm);

@@ -53,7 +53,7 @@
 #include "nestmap/spec.h"
 #include "testutil.h"
 
-enum { CASES = 600, HALO_CASES = 300, MAXW = 16, MAXL = 64 }; /* MAXW: 64-bit words of a tile's bit set */
+enum { CASES = 600, HALO_CASES = 400, MAXW = 16, MAXL = 64, MAXRUN = 256 }; /* MAXW: 64-bit words of a tile's bit set */
 
 /* ---- the simulator ---- */
 
@@ -118,22 +118,128 @@ static int64_t key(const snest *n, const int64_t *idx, int above, int sp, int64_
     return k;
 }
 
-/* The coordinates of data space ds's element at point idx (one per axis),
- * and each axis' extent. */
-static int coords(const snest *n, const nm_workload *wl, int ds, const int64_t *idx, int64_t *co,
-                  int64_t *ext)
+/* An operation's schedule: runs of the points of one or two nests, one
+ * after the other.  A plain operation runs its nest's points.  The
+ * producer of a group retaining its halo runs, at each iteration o of the
+ * shared loops around the steps, its first step (nest 0: that step's
+ * rows and the head's) and then the later steps of the steps' nest (nest
+ * 1, its rows after the head's: offset), as the hardware would; the model
+ * counts it from three rectangular nests instead (fusion_halo.c). */
+typedef struct srun {
+    int seg;
+    int64_t from, to;
+} srun;
+
+typedef struct ssched {
+    int nseg, ref;              /* nests; the one whose shared loops all have */
+    snest n[2];
+    const nm_workload *wl[2];
+    const nm_mapping *m[2];
+    int64_t off[2][NM_MAX_DIMS]; /* added to each index's value */
+    int F;                      /* loops above it are shared (-1: one nest) */
+    int64_t steps, inner[2];    /* the group's steps; points of a step per nest */
+    int nrun;
+    srun run[MAXRUN];
+    int64_t points;
+    int64_t ext[NM_MAX_DS][NM_MAX_RANKS];
+} ssched;
+
+static void sched_ext(ssched *x)
 {
-    int64_t dv[NM_MAX_DIMS] = {0};
+    const nm_workload *wl = x->wl[x->ref];
+    for (int ds = 0; ds < wl->nds; ds++)
+        for (int r = 0; r < wl->ds[ds].nranks; r++) {
+            x->ext[ds][r] = 0;
+            for (int g = 0; g < x->nseg; g++) {
+                const nm_axis *ax = &x->wl[g]->ds[ds].rank[r];
+                int64_t e = 1;
+                for (int t = 0; t < ax->nterms; t++)
+                    e += ax->term[t].coef *
+                         (x->wl[g]->bound[ax->term[t].dim] - 1 + x->off[g][ax->term[t].dim]);
+                x->ext[ds][r] = e > x->ext[ds][r] ? e : x->ext[ds][r];
+            }
+        }
+}
+
+/* The schedule of one nest, (wl, m), its steps the points of the loops
+ * above level F (all of them, when F < 0). */
+static void sched_plain(ssched *x, const nm_arch *arch, const nm_workload *wl,
+                        const nm_mapping *m, int F)
+{
+    memset(x, 0, sizeof *x);
+    x->nseg = 1;
+    x->wl[0] = wl;
+    x->m[0] = m;
+    build(&x->n[0], arch, wl, m);
+    x->F = F;
+    x->points = x->n[0].points;
+    x->nrun = 1;
+    x->run[0] = (srun){0, 0, x->points};
+    x->steps = 1;
+    for (int i = 0; F >= 0 && i < x->n[0].nl; i++)
+        if (x->n[0].l[i].level > F)
+            x->steps *= x->n[0].l[i].n;
+    x->inner[0] = x->points / x->steps;
+    sched_ext(x);
+}
+
+/* The schedule of operation i of a group retaining its halo, fused at F,
+ * its composite mapping m: first steps of first (mapping fm, workload fw:
+ * nm_fused_step_map's and nm_chain_step_workload's), later steps of m. */
+static void sched_retained(ssched *x, const nm_arch *arch, const nm_chain_op *op,
+                           const nm_workload *fw, const nm_mapping *first,
+                           const nm_mapping *m, int F)
+{
+    sched_plain(x, arch, &op->wl, m, F);
+    x->n[1] = x->n[0];
+    x->wl[1] = &op->wl;
+    x->m[1] = m;
+    x->wl[0] = fw;
+    x->m[0] = first;
+    build(&x->n[0], arch, fw, first);
+    x->nseg = 2;
+    x->ref = 1;
+    x->off[1][op->head_dim] = op->head;
+    int64_t S = 1;
+    for (int i = 0; i < x->n[1].nl; i++)
+        if (x->n[1].l[i].level > F && x->n[1].l[i].dim == op->head_step)
+            S *= x->n[1].l[i].n;
+    int64_t O = x->steps / S;
+    x->inner[1] = x->n[1].points / x->steps;
+    x->inner[0] = x->n[0].points / O;
+    ck_assert_int_le(2 * O, MAXRUN);
+    x->nrun = 0;
+    x->points = 0;
+    for (int64_t o = 0; o < O; o++) {
+        x->run[x->nrun++] = (srun){0, o * x->inner[0], (o + 1) * x->inner[0]};
+        x->run[x->nrun++] = (srun){1, (o * S + 1) * x->inner[1], (o + 1) * S * x->inner[1]};
+        x->points += x->inner[0] + (S - 1) * x->inner[1];
+    }
+    sched_ext(x);
+}
+
+/* The step of point p of nest g. */
+static int64_t sched_step(const ssched *x, int g, int64_t p)
+{
+    if (x->nseg == 2 && g == 0)
+        return p / x->inner[0] * (x->steps / (x->n[0].points / x->inner[0]));
+    return p / x->inner[g];
+}
+
+/* The coordinates of data space ds's element at point idx of nest g (one
+ * per axis). */
+static int coords(const ssched *x, int g, int ds, const int64_t *idx, int64_t *co)
+{
+    const snest *n = &x->n[g];
+    int64_t dv[NM_MAX_DIMS];
+    memcpy(dv, x->off[g], sizeof dv);
     for (int i = 0; i < n->nl; i++)
         dv[n->l[i].dim] += idx[i] * n->stride[i];
-    const nm_dataspace *s = &wl->ds[ds];
+    const nm_dataspace *s = &x->wl[g]->ds[ds];
     for (int r = 0; r < s->nranks; r++) {
         co[r] = 0;
-        ext[r] = 1;
-        for (int t = 0; t < s->rank[r].nterms; t++) {
+        for (int t = 0; t < s->rank[r].nterms; t++)
             co[r] += s->rank[r].term[t].coef * dv[s->rank[r].term[t].dim];
-            ext[r] += s->rank[r].term[t].coef * (wl->bound[s->rank[r].term[t].dim] - 1);
-        }
     }
     return s->nranks;
 }
@@ -146,18 +252,12 @@ static int64_t flat(const int64_t *co, const int64_t *ext, int nr)
     return f;
 }
 
-/* The flat index of data space ds's element at point idx, and its size. */
-static int64_t element(const snest *n, const nm_workload *wl, int ds, const int64_t *idx,
-                       int64_t *size)
+/* The flat index of data space ds's element at point idx of nest g. */
+static int64_t element(const ssched *x, int g, int ds, const int64_t *idx)
 {
-    int64_t co[NM_MAX_RANKS], ext[NM_MAX_RANKS];
-    int nr = coords(n, wl, ds, idx, co, ext);
-    if (size) {
-        *size = 1;
-        for (int r = 0; r < nr; r++)
-            *size *= ext[r];
-    }
-    return flat(co, ext, nr);
+    int64_t co[NM_MAX_RANKS];
+    int nr = coords(x, g, ds, idx, co);
+    return flat(co, x->ext[ds], nr);
 }
 
 typedef struct bits {
@@ -182,46 +282,105 @@ typedef struct stiles {
     bits *tile;
 } stiles;
 
+/* The tile of level s that point idx of nest g falls in, as a number
+ * growing with the time the tile comes: the indices of the temporal loops
+ * above s in mixed radix (the shared ones as the reference nest has them,
+ * so that both nests' steps compare), and below the shared ones the nest
+ * and its own loops. */
+static int64_t tile_key(const ssched *x, int g, const int64_t *idx, int s)
+{
+    const snest *ref = &x->n[x->ref], *n = &x->n[g];
+    int top = s > x->F ? s : x->F;
+    int64_t k = 0;
+    for (int i = 0; i < ref->nl; i++) {
+        if (ref->l[i].spatial || ref->l[i].level <= top)
+            continue;
+        int64_t v = 0;
+        for (int j = 0; j < n->nl; j++)
+            if (n->l[j].dim == ref->l[i].dim && n->l[j].level == ref->l[i].level &&
+                !n->l[j].spatial)
+                v = idx[j];
+        k = k * ref->l[i].n + v;
+    }
+    if (s < x->F) {
+        int64_t own = 0, most = 1;
+        for (int h = 0; h < x->nseg; h++) {
+            int64_t c = 1;
+            for (int j = 0; j < x->n[h].nl; j++)
+                if (!x->n[h].l[j].spatial && x->n[h].l[j].level > s && x->n[h].l[j].level <= x->F)
+                    c *= x->n[h].l[j].n;
+            most = c > most ? c : most;
+        }
+        for (int j = 0; j < n->nl; j++)
+            if (!n->l[j].spatial && n->l[j].level > s && n->l[j].level <= x->F)
+                own = own * n->l[j].n + idx[j];
+        k = (k * x->nseg + g) * most + own;
+    }
+    return k;
+}
+
+static int by_key(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* Each tile is the box its elements span along every axis, as Timeloop
  * keeps tiles (axis-aligned hyper-rectangles): a strided window's holes
- * belong to it. */
-static void tiles_of(const snest *n, const nm_workload *wl, int ds, int s, stiles *out)
+ * belong to it.  Tiles come in the order of their keys (tile_key). */
+static void tiles_of(const ssched *x, int ds, int s, stiles *out)
 {
-    key(n, (int64_t[MAXL]){0}, s, 0, &out->nt);
-    key(n, (int64_t[MAXL]){0}, s, 1, &out->ni);
-    size_t nt = (size_t)(out->nt * out->ni);
-    out->tile = nm_calloc(nt, sizeof(bits));
-    int64_t (*lo)[NM_MAX_RANKS] = nm_calloc(nt, sizeof *lo), (*hi)[NM_MAX_RANKS] =
-        nm_calloc(nt, sizeof *hi);
+    key(&x->n[x->ref], (int64_t[MAXL]){0}, s, 1, &out->ni);
+    int64_t *keys = nm_calloc((size_t)x->points, sizeof *keys);
+    ck_assert_ptr_nonnull(keys);
+    int64_t idx[MAXL], co[NM_MAX_RANKS], np = 0;
+    for (int ru = 0; ru < x->nrun; ru++)
+        for (int64_t p = x->run[ru].from; p < x->run[ru].to; p++) {
+            indices(&x->n[x->run[ru].seg], p, idx);
+            keys[np++] = tile_key(x, x->run[ru].seg, idx, s);
+        }
+    qsort(keys, (size_t)np, sizeof *keys, by_key);
+    out->nt = 0;
+    for (int64_t p = 0; p < np; p++)
+        if (!out->nt || keys[p] != keys[out->nt - 1])
+            keys[out->nt++] = keys[p];
+    size_t n = (size_t)(out->nt * out->ni);
+    out->tile = nm_calloc(n, sizeof(bits));
+    int64_t (*lo)[NM_MAX_RANKS] = nm_calloc(n, sizeof *lo), (*hi)[NM_MAX_RANKS] =
+        nm_calloc(n, sizeof *hi);
     ck_assert(out->tile && lo && hi);
-    for (size_t k = 0; k < nt; k++)
+    for (size_t k = 0; k < n; k++)
         for (int r = 0; r < NM_MAX_RANKS; r++) {
             lo[k][r] = INT64_MAX;
             hi[k][r] = -1;
         }
-    int64_t idx[MAXL], co[NM_MAX_RANKS], ext[NM_MAX_RANKS];
     int nr = 0;
-    for (int64_t p = 0; p < n->points; p++) {
-        indices(n, p, idx);
-        size_t k = (size_t)(key(n, idx, s, 0, NULL) * out->ni + key(n, idx, s, 1, NULL));
-        nr = coords(n, wl, ds, idx, co, ext);
-        for (int r = 0; r < nr; r++) {
-            lo[k][r] = co[r] < lo[k][r] ? co[r] : lo[k][r];
-            hi[k][r] = co[r] > hi[k][r] ? co[r] : hi[k][r];
+    for (int ru = 0; ru < x->nrun; ru++) {
+        int g = x->run[ru].seg;
+        for (int64_t p = x->run[ru].from; p < x->run[ru].to; p++) {
+            indices(&x->n[g], p, idx);
+            int64_t tk = tile_key(x, g, idx, s);
+            const int64_t *at = bsearch(&tk, keys, (size_t)out->nt, sizeof *keys, by_key);
+            size_t k = (size_t)((at - keys) * out->ni + key(&x->n[g], idx, s, 1, NULL));
+            nr = coords(x, g, ds, idx, co);
+            for (int r = 0; r < nr; r++) {
+                lo[k][r] = co[r] < lo[k][r] ? co[r] : lo[k][r];
+                hi[k][r] = co[r] > hi[k][r] ? co[r] : hi[k][r];
+            }
         }
     }
     int64_t size = 1;
     for (int r = 0; r < nr; r++)
-        size *= ext[r];
+        size *= x->ext[ds][r];
     ck_assert_int_lt(size, MAXW * 64);
-    for (size_t k = 0; k < nt; k++) {
+    for (size_t k = 0; k < n; k++) {
         if (hi[k][0] < 0)
             continue; /* (no point: a tile of nothing) */
         int64_t c[NM_MAX_RANKS];
         for (int r = 0; r < nr; r++)
             c[r] = lo[k][r];
         for (;;) { /* every point of the box */
-            int64_t e = flat(c, ext, nr);
+            int64_t e = flat(c, x->ext[ds], nr);
             out->tile[k].w[e / 64] |= 1ull << (e % 64);
             int r = nr - 1;
             while (r >= 0 && ++c[r] > hi[k][r]) {
@@ -232,16 +391,17 @@ static void tiles_of(const snest *n, const nm_workload *wl, int ds, int s, stile
                 break;
         }
     }
+    nm_free(keys);
     nm_free(lo);
     nm_free(hi);
 }
 
-/* Counts of operation (wl, m): cnt[s][ds] totals over instances. */
-static void simulate(const nm_arch *arch, const nm_workload *wl, const nm_mapping *m,
-                     scount cnt[NM_MAX_LEVELS][NM_MAX_DS])
+/* Counts of an operation's schedule: cnt[s][ds] totals over instances. */
+static void simulate(const nm_arch *arch, const ssched *x, scount cnt[NM_MAX_LEVELS][NM_MAX_DS])
 {
-    snest n;
-    build(&n, arch, wl, m);
+    const snest *n = &x->n[x->ref];
+    const nm_workload *wl = x->wl[x->ref];
+    const nm_mapping *m = x->m[x->ref];
     memset(cnt, 0, sizeof(scount) * NM_MAX_LEVELS * NM_MAX_DS);
     int S = arch->nlevels;
     for (int ds = 0; ds < wl->nds; ds++) {
@@ -257,16 +417,16 @@ static void simulate(const nm_arch *arch, const nm_workload *wl, const nm_mappin
             scount *c = &cnt[s][ds];
             uint64_t served; /* what the child takes: reads (inputs) or updates (outputs) */
             if (child < 0) {
-                served = (uint64_t)n.points;
+                served = (uint64_t)x->points;
             } else {
                 /* the child's gains per step, once per instance of this
                  * level (multicast / spatial reduction) */
                 stiles ct;
-                tiles_of(&n, wl, ds, child, &ct);
+                tiles_of(x, ds, child, &ct);
                 int64_t per = 1; /* child instances per instance of this level */
-                for (int i = 0; i < n.nl; i++)
-                    if (n.l[i].spatial && n.l[i].level > child && n.l[i].level <= s)
-                        per *= n.l[i].n;
+                for (int i = 0; i < n->nl; i++)
+                    if (n->l[i].spatial && n->l[i].level > child && n->l[i].level <= s)
+                        per *= n->l[i].n;
                 served = 0;
                 bits *gain = nm_calloc((size_t)per, sizeof *gain);
                 ck_assert_ptr_nonnull(gain);
@@ -292,7 +452,7 @@ static void simulate(const nm_arch *arch, const nm_workload *wl, const nm_mappin
             }
             /* this level's own gains and partition */
             stiles own;
-            tiles_of(&n, wl, ds, s, &own);
+            tiles_of(x, ds, s, &own);
             uint64_t gains = 0, part = 0;
             for (int64_t i = 0; i < own.ni; i++) {
                 bits all = {{0}};
@@ -319,58 +479,98 @@ static void simulate(const nm_arch *arch, const nm_workload *wl, const nm_mappin
     }
 }
 
+/* Operation i's schedule in fm: retained (sched_retained, with its first
+ * step's workload in *fw) or plain. */
+static void op_sched(ssched *x, const nm_arch *arch, const nm_chain *c, const nm_fused_map *fm,
+                     int i, nm_workload *fw, nm_mapping *first)
+{
+    int F = fm->group[fm->group_of[i]].level;
+    if (!c->op[i].head) {
+        sched_plain(x, arch, &c->op[i].wl, &fm->map[i], F);
+        return;
+    }
+    nm_chain_step_workload(&c->op[i], 1, fw);
+    ck_assert(nm_fused_step_map(&c->op[i], F, &fm->map[i], 1, first));
+    sched_retained(x, arch, &c->op[i], fw, first, &fm->map[i], F);
+}
+
 /* Executes group g step by step and checks that consumers read only
- * intermediate elements their producer completed in the same step. */
+ * intermediate elements their producer completed in the same step, or,
+ * retaining the halo, in that step or one before. */
 static void check_steps(const nm_arch *arch, const nm_chain *c, const nm_fused_map *fm, int gi)
 {
     const nm_fused_group *g = &fm->group[gi];
-    snest n[NM_MAX_OPS];
-    int64_t steps = -1, inner[NM_MAX_OPS];
+    int retained = g->nsplit == 1 && g->split[0].retain;
+    static ssched x[NM_MAX_OPS];
+    static nm_workload fw[NM_MAX_OPS];
+    static nm_mapping first[NM_MAX_OPS];
+    int64_t steps = -1;
     for (int i = g->first; i < g->first + g->nops; i++) {
-        build(&n[i], arch, &c->op[i].wl, &fm->map[i]);
-        int64_t st;
-        key(&n[i], (int64_t[MAXL]){0}, g->level, 0, &st);
-        int64_t sp;
-        key(&n[i], (int64_t[MAXL]){0}, g->level, 1, &sp);
-        st *= sp;
+        op_sched(&x[i], arch, c, fm, i, &fw[i], &first[i]);
         if (steps < 0)
-            steps = st;
-        ck_assert_int_eq(st, steps); /* the same shared loops */
-        inner[i] = n[i].points / st;
+            steps = x[i].steps;
+        ck_assert_int_eq(x[i].steps, steps); /* the same shared loops */
     }
     /* per op's output: how many points update each element, and how many so far */
-    int64_t full[NM_MAX_OPS][MAXW * 64], done[NM_MAX_OPS][MAXW * 64], when[NM_MAX_OPS][MAXW * 64];
+    static int64_t full[NM_MAX_OPS][MAXW * 64], done[NM_MAX_OPS][MAXW * 64],
+        when[NM_MAX_OPS][MAXW * 64];
     memset(full, 0, sizeof full);
     memset(done, 0, sizeof done);
     int64_t idx[MAXL];
-    for (int i = g->first; i < g->first + g->nops; i++)
-        for (int64_t p = 0; p < n[i].points; p++) {
-            indices(&n[i], p, idx);
-            full[i][element(&n[i], &c->op[i].wl, c->op[i].out, idx, NULL)]++;
-        }
+    int at[NM_MAX_OPS];
+    int64_t next[NM_MAX_OPS];
+    for (int i = g->first; i < g->first + g->nops; i++) {
+        for (int ru = 0; ru < x[i].nrun; ru++)
+            for (int64_t p = x[i].run[ru].from; p < x[i].run[ru].to; p++) {
+                indices(&x[i].n[x[i].run[ru].seg], p, idx);
+                full[i][element(&x[i], x[i].run[ru].seg, c->op[i].out, idx)]++;
+            }
+        at[i] = 0;
+        next[i] = x[i].run[0].from;
+    }
     for (int64_t t = 0; t < steps; t++)
         for (int i = g->first; i < g->first + g->nops; i++) {
             const nm_workload *wl = &c->op[i].wl;
-            /* the shared loops are the outermost, so a step is a block of points */
-            for (int64_t p = t * inner[i]; p < (t + 1) * inner[i]; p++) {
-                indices(&n[i], p, idx);
+            /* the shared loops are the outermost, so a step is a run of points */
+            while (at[i] < x[i].nrun) {
+                const srun *ru = &x[i].run[at[i]];
+                if (next[i] >= ru->to) {
+                    if (++at[i] < x[i].nrun)
+                        next[i] = x[i].run[at[i]].from;
+                    continue;
+                }
+                if (sched_step(&x[i], ru->seg, next[i]) != t)
+                    break;
+                indices(&x[i].n[ru->seg], next[i], idx);
                 for (int ds = 0; ds < wl->nds; ds++) {
                     if (!((fm->onchip[i] >> ds) & 1u) || ds == c->op[i].out)
                         continue;
                     int pr = c->op[i].producer[ds];
-                    int64_t e = element(&n[i], wl, ds, idx, NULL);
-                    ck_assert_msg(done[pr][e] == full[pr][e] && when[pr][e] == t,
+                    int64_t e = element(&x[i], ru->seg, ds, idx);
+                    ck_assert_msg(done[pr][e] == full[pr][e] &&
+                                  (retained ? when[pr][e] <= t : when[pr][e] == t),
                                   "case: %s reads %s element %lld at step %lld: %lld of %lld "
                                   "updates done (at step %lld)", c->op[i].name,
                                   wl->ds[ds].name, (long long)e, (long long)t,
                                   (long long)done[pr][e], (long long)full[pr][e],
                                   (long long)when[pr][e]);
                 }
-                int64_t e = element(&n[i], wl, c->op[i].out, idx, NULL);
+                int64_t e = element(&x[i], ru->seg, c->op[i].out, idx);
                 done[i][e]++;
                 when[i][e] = t;
+                next[i]++;
             }
         }
+    for (int i = g->first; i < g->first + g->nops; i++) {
+        ck_assert_int_eq(at[i], x[i].nrun); /* every point ran */
+        /* each output element computed as often as its reduction is long */
+        const nm_dataspace *o = &c->op[i].wl.ds[c->op[i].out];
+        int64_t size = 1;
+        for (int r = 0; r < o->nranks; r++)
+            size *= x[i].ext[c->op[i].out][r];
+        for (int64_t e = 0; retained && e < size; e++)
+            ck_assert_int_eq(full[i][e] * size, x[i].points);
+    }
 }
 
 /* ---- random cases ---- */
@@ -538,6 +738,8 @@ static void split_n(nm_pcg32 *r, int64_t n, int nslots, int64_t *out)
 
 /* Writes the temporal entry of one level: factors of every index of the op
  * (or of names[]), in a random order. */
+static const char *innermost; /* a name put_entry puts innermost, or NULL */
+
 static void put_entry(nm_pcg32 *r, text *t, const char *indent, const char *target,
                       const char *type, char names[][NM_NAME_MAX], const int64_t *f, int n)
 {
@@ -550,6 +752,12 @@ static void put_entry(nm_pcg32 *r, text *t, const char *indent, const char *targ
         perm[k] = perm[j];
         perm[j] = x;
     }
+    for (int k = 1; innermost && k < n; k++)
+        if (!strcmp(names[perm[k]], innermost)) {
+            int x = perm[0];
+            perm[0] = perm[k];
+            perm[k] = x;
+        }
     put(t, "%s- {target: %s, type: %s, factors: \"", indent, target, type);
     for (int k = 0; k < n; k++)
         put(t, "%s%s=%lld", k ? " " : "", names[k], (long long)f[k]);
@@ -579,6 +787,26 @@ static int windowed(const nm_workload *wl, int ds)
     return 0;
 }
 
+/* Whether every tensor of ops i .. i + len - 1 read through windows (or
+ * following the rows) follows index name. */
+static int windows_follow(const nm_chain *c, int i, int len, const char *name)
+{
+    for (int j = i; j < i + len; j++) {
+        const nm_workload *wl = &c->op[j].wl;
+        int d = nm_workload_dim(wl, name);
+        for (int ds = 0; ds < wl->nds; ds++)
+            if (windowed(wl, ds)) {
+                int64_t cf = 0;
+                for (int q = 0; q < wl->ds[ds].nranks; q++)
+                    for (int m = 0; m < wl->ds[ds].rank[q].nterms; m++)
+                        cf += wl->ds[ds].rank[q].term[m].dim == d;
+                if (!cf)
+                    return 0;
+            }
+    }
+    return 1;
+}
+
 /* Writes group ops i .. i + len - 1 of c fused at F (2: DRAM, a plain
  * group; 1: GLB; 0: RF) with random shared and own loops on a design of
  * `fan` PEs, recomputing halos along split (steps) when split is not
@@ -589,9 +817,11 @@ static void gen_group(nm_pcg32 *r, int fan, const nm_chain *c, text *t, int i, i
                       const char *split, int64_t steps, size_t own[][2])
 {
     static const char *const lname[] = {"RF", "GLB", "DRAM"};
+    int retain = split && c->op[i].retained;
+    innermost = NULL;
     put(t, "  - fuse_at: %s\n", lname[F]);
     if (split)
-        put(t, "    recompute: {%s: %lld}\n", split, (long long)steps);
+        put(t, "    %s: {%s: %lld}\n", retain ? "retain" : "recompute", split, (long long)steps);
     /* shareable: in every op, and in every op's output that stays inside
      * (the library's rule; check_steps checks what it allows) */
     char sh[8][NM_NAME_MAX];
@@ -601,20 +831,7 @@ static void gen_group(nm_pcg32 *r, int fan, const nm_chain *c, text *t, int i, i
      * shared loop such a tensor does not follow, around the steps, would
      * sweep its windows again: see recompute_agrees) */
     for (int k = 0; split && k < nsh; k++) {
-        int keep = 1;
-        for (int j = i; j < i + len && keep; j++) {
-            const nm_workload *wl = &c->op[j].wl;
-            int d = nm_workload_dim(wl, sh[k]);
-            for (int ds = 0; ds < wl->nds && keep; ds++)
-                if (windowed(wl, ds)) {
-                    int64_t cf = 0;
-                    for (int q = 0; q < wl->ds[ds].nranks; q++)
-                        for (int m = 0; m < wl->ds[ds].rank[q].nterms; m++)
-                            cf += wl->ds[ds].rank[q].term[m].dim == d;
-                    keep = cf > 0;
-                }
-        }
-        if (!keep) {
+        if (!windows_follow(c, i, len, sh[k])) {
             memmove(sh[k], sh[k + 1], (size_t)(nsh - k - 1) * sizeof sh[0]);
             memmove(&bound[k], &bound[k + 1], (size_t)(nsh - k - 1) * sizeof bound[0]);
             nsh--;
@@ -625,10 +842,12 @@ static void gen_group(nm_pcg32 *r, int fan, const nm_chain *c, text *t, int i, i
         int64_t rest = bound[k];
         if (split && !strncmp(sh[k], split, strlen(split)) && strstr(sh[k], "_step")) {
             /* the steps in one loop (two, at two levels, would sweep the
-             * windows in a way only Timeloop's extrapolation counts) */
-            int slot = F == 0 ? (int)nm_pcg32_bounded(r, fan > 1 ? 3 : 2) : 0;
+             * windows in a way only Timeloop's extrapolation counts);
+             * retained, temporal and the innermost shared loop */
+            int slot = F == 0 ? (int)nm_pcg32_bounded(r, fan > 1 && !retain ? 3 : 2) : 0;
+            innermost = retain ? sh[k] : NULL;
             shf[k][0] = shf[k][1] = shf[k][2] = 1;
-            int64_t f = pick_divisor(r, rest);
+            int64_t f = retain ? rest : pick_divisor(r, rest);
             while (slot == 2 && (f > fan || fan % f))
                 f = pick_divisor(r, rest);
             shf[k][slot] = f;
@@ -636,10 +855,10 @@ static void gen_group(nm_pcg32 *r, int fan, const nm_chain *c, text *t, int i, i
         }
         shf[k][0] = pick_divisor(r, rest);
         rest /= shf[k][0];
-        shf[k][1] = F == 0 ? pick_divisor(r, rest) : 1;
+        shf[k][1] = F == 0 && !retain ? pick_divisor(r, rest) : 1;
         rest /= shf[k][1];
         shf[k][2] = 1;
-        if (F == 0 && fan > 1) {
+        if (F == 0 && fan > 1 && !retain) {
             int64_t sp = pick_divisor(r, rest);
             while (sp > fan || (fan % sp))
                 sp = pick_divisor(r, rest);
@@ -663,6 +882,7 @@ static void gen_group(nm_pcg32 *r, int fan, const nm_chain *c, text *t, int i, i
                       sh, f, nsh);
         }
     }
+    innermost = NULL;
     put(t, "    ops:\n");
     for (int j = i; j < i + len; j++) {
         const nm_workload *wl = &c->op[j].wl;
@@ -682,6 +902,31 @@ static void gen_group(nm_pcg32 *r, int fan, const nm_chain *c, text *t, int i, i
         int64_t f[3][NM_MAX_DIMS], sp[NM_MAX_DIMS];
         for (int d = 0; d < wl->ndims; d++) {
             sp[d] = 1;
+            if (c->op[j].head && d == c->op[j].head_dim) {
+                /* a retained halo's producer: the levels below the fusion
+                 * level tile its first step's rows too (head + a step's) */
+                int64_t a = rest[d], b = c->op[j].head;
+                while (b) {
+                    int64_t m = a % b;
+                    a = b;
+                    b = m;
+                }
+                int64_t below = F ? pick_divisor(r, a) : 1;
+                if (F >= 1 && fanleft > 1) {
+                    int64_t s2 = pick_divisor(r, below);
+                    if (s2 <= fanleft && fanleft % s2 == 0) {
+                        sp[d] = s2;
+                        fanleft /= s2;
+                    }
+                }
+                int64_t parts[3] = {1, 1, 1};
+                if (F)
+                    split_n(r, below / sp[d], F, parts);
+                for (int lv = 0; lv < F; lv++)
+                    f[lv][d] = parts[lv];
+                f[F][d] = rest[d] / below;
+                continue;
+            }
             if (F >= 1 && fanleft > 1) {
                 int64_t s = pick_divisor(r, rest[d]);
                 if (s <= fanleft && fanleft % s == 0) {
@@ -773,8 +1018,14 @@ static int simulated_op(const nm_arch *arch, const nm_chain *c, const nm_fused_m
 {
     const nm_workload *wl = &c->op[i].wl;
     scount cnt[NM_MAX_LEVELS][NM_MAX_DS];
-    simulate(arch, wl, &fm->map[i], cnt);
-    ck_assert_uint_eq(st->op[i].computes, (uint64_t)nm_workload_ops(wl));
+    static ssched x;
+    static nm_workload fw;
+    static nm_mapping first;
+    op_sched(&x, arch, c, fm, i, &fw, &first);
+    simulate(arch, &x, cnt);
+    ck_assert_msg(st->op[i].computes == (uint64_t)x.points, "case %d, %s: model %llu computes, "
+                  "simulator %lld\n%s", n, c->op[i].name,
+                  (unsigned long long)st->op[i].computes, (long long)x.points, yaml);
     int bypassing = 0;
     for (int s = 0; s < arch->nlevels; s++)
         for (int ds = 0; ds < wl->nds; ds++) {
@@ -1031,6 +1282,7 @@ START_TEST(recompute_agrees)
     nm_pcg32 r;
     nm_pcg32_seed(&r, 20261128u, 36u);
     int recomputing = 0, one_step = 0, fanned = 0, bypassing = 0, strided = 0, three = 0, shared_cols = 0;
+    int retained = 0, heads = 0;
     static text base, full;
     for (int n = 0; n < HALO_CASES; n++) {
         gcase g;
@@ -1056,8 +1308,14 @@ START_TEST(recompute_agrees)
         ck_assert_ptr_nonnull(tc);
         *tc = *c;
         char step[NM_NAME_MAX], why[512];
-        ck_assert_msg(nm_chain_recompute(tc, a, b - a + 1, rank, steps, step, why,
-                                         sizeof why) == NM_OK, "%s\n%s", why, base.s);
+        /* half the cases retain the halo (where the rows allow it) */
+        int retain = nm_pcg32_bounded(&r, 2) &&
+                     nm_chain_retain(tc, a, b - a + 1, rank, steps, step, why, sizeof why) == NM_OK;
+        if (!retain) {
+            *tc = *c;
+            ck_assert_msg(nm_chain_recompute(tc, a, b - a + 1, rank, steps, step, why,
+                                             sizeof why) == NM_OK, "%s\n%s", why, base.s);
+        }
         full = base;
         size_t own[NM_MAX_OPS][2];
         put(&full, "mapping:\n  fused:\n");
@@ -1082,9 +1340,16 @@ START_TEST(recompute_agrees)
             ck_assert(fabs((double)st->op[i].computes - sc->op[i].recompute * alone) <=
                       1e-9 * alone);
             recomputing += sc->op[i].recompute > 1.0;
+            heads += sc->op[i].head > 0;
+            ck_assert(!retain || sc->op[i].recompute == 1.0);
         }
+        retained += retain;
         check_steps(&spec.arch, sc, fm, fm->group_of[a]);
-        /* the same numbers out */
+        /* the same numbers out (a retained halo's chain computes its heads
+         * apart: check_steps checks that each element is computed as often
+         * as written, once a step reads it) */
+        if (retain)
+            goto counted;
         run x, y;
         run_chain(c, &x);
         run_chain(sc, &y);
@@ -1102,6 +1367,7 @@ START_TEST(recompute_agrees)
         }
         run_fini(c, &x);
         run_fini(sc, &y);
+    counted:
         fanned += g.fan > 1;
         three += b - a == 2;
         one_step += steps == 1;
@@ -1113,16 +1379,19 @@ START_TEST(recompute_agrees)
         nm_spec_fini(&spec);
         nm_spec_fini(&plain);
     }
-    ck_assert_int_ge(recomputing, HALO_CASES / 2);
+    ck_assert_int_ge(recomputing, HALO_CASES / 4);
+    ck_assert_int_ge(retained, HALO_CASES / 4);
+    ck_assert_int_ge(heads, HALO_CASES / 8);
     ck_assert_int_ge(one_step, HALO_CASES / 50);
     ck_assert_int_ge(fanned, HALO_CASES / 4);
     ck_assert_int_ge(bypassing, HALO_CASES / 4);
     ck_assert_int_ge(strided, HALO_CASES / 10);
     ck_assert_int_ge(three, HALO_CASES / 10);
     ck_assert_int_ge(shared_cols, HALO_CASES / 4);
-    printf("recompute: %d cases, %d operations recomputing rows, %d with a fan-out, %d "
-           "bypasses, %d strided, %d groups of three, %d with columns\n", HALO_CASES,
-           recomputing, fanned, bypassing, strided, three, shared_cols);
+    printf("halos: %d cases, %d operations recomputing rows, %d groups retaining them (%d "
+           "heads), %d with a fan-out, %d bypasses, %d strided, %d groups of three, %d with "
+           "columns\n", HALO_CASES, recomputing, retained, heads, fanned, bypassing, strided,
+           three, shared_cols);
 }
 END_TEST
 
@@ -1142,7 +1411,7 @@ START_TEST(recompute_under_curve)
         "    - {name: GLB, class: SRAM, attributes: {depth: 1048576, width: 16, datawidth: 16}}\n"
         "    - {name: MAC, class: intmac, attributes: {datawidth: 16}}\n";
     static text base, full;
-    int checked = 0, below_plain = 0;
+    int checked = 0, below_plain = 0, below_recompute = 0, retained = 0;
     for (int n = 0; n < 120; n++) {
         base.n = 0;
         int nops = gen_conv_chain(&r, &base);
@@ -1158,20 +1427,31 @@ START_TEST(recompute_under_curve)
         ck_assert_ptr_nonnull(tc);
         *tc = *c;
         char step[NM_NAME_MAX], why[512];
-        ck_assert(nm_chain_recompute(tc, 0, nops, rank, steps, step, why, sizeof why) == NM_OK);
+        int retain = nm_pcg32_bounded(&r, 2) &&
+                     nm_chain_retain(tc, 0, nops, rank, steps, step, why, sizeof why) == NM_OK;
+        if (!retain) {
+            *tc = *c;
+            ck_assert(nm_chain_recompute(tc, 0, nops, rank, steps, step, why, sizeof why) ==
+                      NM_OK);
+        }
         /* shared: every shareable index at DRAM, a random factor (the
-         * steps whole), in a random order; the rest at the buffer */
+         * steps whole), in a random order (retained: the steps innermost);
+         * the rest at the buffer */
         char sh[8][NM_NAME_MAX];
         int64_t bound[8], f[8];
         int nsh = nm_fused_shareable(tc, 0, nops, sh, bound, 8);
         for (int k = 0; k < nsh; k++)
-            f[k] = strcmp(sh[k], step) ? pick_divisor(&r, bound[k]) : bound[k];
+            f[k] = strcmp(sh[k], step) ? (retain && !windows_follow(tc, 0, nops, sh[k])
+                                              ? 1 : pick_divisor(&r, bound[k]))
+                                       : bound[k];
         full = base;
-        put(&full, "mapping:\n  fused:\n  - fuse_at: GLB\n    recompute: {%s: %lld}\n", rank,
-            (long long)steps);
+        put(&full, "mapping:\n  fused:\n  - fuse_at: GLB\n    %s: {%s: %lld}\n",
+            retain ? "retain" : "recompute", rank, (long long)steps);
         if (nsh) {
             put(&full, "    shared:\n");
+            innermost = retain ? step : NULL;
             put_entry(&r, &full, "    ", "DRAM", "temporal", sh, f, nsh);
+            innermost = NULL;
         }
         put(&full, "    ops:\n");
         for (int i = 0; i < nops; i++) {
@@ -1193,7 +1473,7 @@ START_TEST(recompute_under_curve)
         nm_fused_model fmdl;
         nm_error err;
         nm_fused_stats *st = evaluated(&spec, &fmdl, n, full.s);
-        double need = (double)nm_fused_group_need(&fmdl, spec.fmap, 0, st, 0);
+        double need = (double)nm_fused_group_peak(&fmdl, spec.fmap, 0, st, 0);
         double traffic = (double)st->total.backing;
         nm_chain_curve cc;
         ck_assert(nm_roofline_chain_curve(c, 20000000, &cc, &err) == NM_OK);
@@ -1210,6 +1490,14 @@ START_TEST(recompute_under_curve)
                 g->pt[k].traffic < plain_least)
                 plain_least = g->pt[k].traffic;
         below_plain += steps > 1 && traffic < plain_least;
+        /* and of its points recomputing halos only */
+        double recompute_least = INFINITY;
+        for (int k = 0; k < g->n; k++)
+            if (!g->pt[k].retain && g->pt[k].capacity <= need &&
+                g->pt[k].traffic < recompute_least)
+                recompute_least = g->pt[k].traffic;
+        below_recompute += retain && traffic < recompute_least;
+        retained += retain;
         checked++;
         nm_chain_curve_fini(&cc);
         nm_free(st);
@@ -1220,8 +1508,11 @@ START_TEST(recompute_under_curve)
     }
     ck_assert_int_eq(checked, 120);
     ck_assert_int_ge(below_plain, 1);
-    printf("recompute under the curve: %d cases, %d below the fused group's points as written\n",
-           checked, below_plain);
+    ck_assert_int_ge(retained, 120 / 4);
+    ck_assert_int_ge(below_recompute, 1); /* (the curve needs its retaining points) */
+    printf("halos under the curve: %d cases (%d retained), %d below the fused group's points as "
+           "written, %d retained below its points recomputing\n", checked, retained, below_plain,
+           below_recompute);
 }
 END_TEST
 
@@ -1334,6 +1625,39 @@ START_TEST(located_errors)
                  "    ops:\n      a: [{target: DRAM, type: temporal, factors: c=2 k=4 y=10 r=3}]\n"
                  "  - ops:\n      b: [{target: DRAM, type: temporal, factors: m=4 k=4 p=8 s=3}]\n",
                  all, 18, "a group of one operation has no halo to recompute");
+    /* retained halos: one split, not with recompute; the steps innermost,
+     * shared, around loops every row-following tensor has; the first
+     * step's rows (6 = 4 + the head's 2) tiled as a step's (4) are */
+#define RETAIN_OWN(ay, ry) "    ops:\n" \
+    "      a:\n      - {target: GLB, type: temporal, factors: c=2 k=4 y=" ay " r=3}\n" \
+    "      - {target: RF, type: temporal, factors: c=1 k=1 y=" ry " r=1}\n" \
+    "      b: [{target: GLB, type: temporal, factors: m=4 k=4 p=4 s=3}]\n"
+    expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    recompute: {p: 2}\n"
+                 "    retain: {p: 2}\n" RETAIN_OWN("4", "1"), all, 20,
+                 "recomputes its halos or retains them, not both");
+    expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    retain: {p: 2, m: 2}\n"
+                 RETAIN_OWN("4", "1"), all, 19, "retain splits one index");
+    expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    retain: {p: 2}\n"
+                 "    shared:\n    - {target: DRAM, type: temporal, factors: p_step=2 k=2, "
+                 "permutation: p_step k}\n"
+                 "    ops:\n      a: [{target: GLB, type: temporal, factors: c=2 k=2 y=4 r=3}]\n"
+                 "      b: [{target: GLB, type: temporal, factors: m=4 k=2 p=4 s=3}]\n", all, 19,
+                 "'X' follows the rows and not 'k'");
+    expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    retain: {p: 2}\n"
+                 "    shared:\n    - {target: DRAM, type: temporal, factors: p_step=2 k=2, "
+                 "permutation: k p_step}\n"
+                 "    ops:\n      a: [{target: GLB, type: temporal, factors: c=2 k=2 y=4 r=3}]\n"
+                 "      b: [{target: GLB, type: temporal, factors: m=4 k=2 p=4 s=3}]\n", all, 19,
+                 "the shared loop over 'k' at 'DRAM' runs inside the steps 'p_step'");
+    expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    retain: {p: 2}\n"
+                 RETAIN_OWN("4 p_step=2", "1"), all, 19,
+                 "'a' loops over the steps 'p_step' at 'GLB'");
+    expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    retain: {p: 2}\n"
+                 "    shared:\n    - {target: DRAM, type: temporal, factors: p_step=2}\n"
+                 RETAIN_OWN("1", "4"), all, 19,
+                 "'a' computes 6 rows along 'y' at its first step");
+    expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    retain: {p: 3}\n"
+                 RETAIN_OWN("4", "1"), all, 19, "cannot retain halos along 'p' in 3 steps");
     /* an intermediate also read after the group */
     expect_error("problem:\n  chain:\n"
                  "  - {name: a, einsum: \"T[k,y] = X[c,y+r] * W[k,c,r]\"}\n"
@@ -1462,6 +1786,60 @@ START_TEST(group_capacity)
 }
 END_TEST
 
+/* A retained halo: pw (Y = X * W, 16 channels in, 4 out) and a 3-wide
+ * dw reading Y through windows, 8 output rows in 2 steps of 4 (pw's head:
+ * 2 rows).  At the global buffer a step of pw holds X 16 x 4 = 64 and
+ * W 64 words, its 4 new rows of Y inside dw's window; dw holds the window
+ * of Y, 4 x 6 = 24 words, D 12 and Z 16, and keeps the window and D from
+ * step to step (36), pw its W (64).  Steps: pw 128 + 36 = 164, dw 52 +
+ * 64 = 116.  The first step's pw reads 6 rows of X (96 words): 160 + 36 =
+ * 196, the peak.  And pw computes 10 rows in all, dw 8: no recompute. */
+START_TEST(retained_capacity)
+{
+    static const char fmt[] =
+        "architecture:\n  version: 0.3\n  subtree:\n  - name: sys\n"
+        "    attributes: {technology: 45nm}\n    local:\n"
+        "    - {name: DRAM, class: DRAM, attributes: {type: LPDDR4, width: 64, datawidth: 16}}\n"
+        "    - {name: GLB, class: SRAM, attributes: {depth: %d, width: 16, datawidth: 16}}\n"
+        "    - {name: RF, class: regfile, attributes: {depth: 64, width: 16, datawidth: 16}}\n"
+        "    - {name: MAC, class: intmac, attributes: {datawidth: 16}}\n"
+        "problem:\n  chain:\n"
+        "  - {name: pw, einsum: \"Y[k,y] = X[c,y] * W[k,c]\"}\n"
+        "  - {name: dw, einsum: \"Z[k,p] = Y[k,p+r] * D[k,r]\"}\n"
+        "  bounds: {c: 16, k: 4, y: 10, p: 8, r: 3}\n"
+        "mapping:\n  fused:\n  - fuse_at: GLB\n    retain: {p: 2}\n"
+        "    shared:\n    - {target: DRAM, type: temporal, factors: p_step=2}\n    ops:\n"
+        "      pw:\n      - {target: GLB, type: temporal, factors: k=4 y=4 c=16, permutation: c y k}\n"
+        "      - {target: RF, type: temporal, factors: k=1 y=1 c=1}\n"
+        "      dw:\n      - {target: GLB, type: temporal, factors: k=4 p=4 r=3, permutation: r p k}\n"
+        "      - {target: RF, type: temporal, factors: k=1 p=1 r=1}\n";
+    for (int depth = 195; depth <= 196; depth++) {
+        char yaml[4096];
+        snprintf(yaml, sizeof yaml, fmt, depth);
+        nm_spec spec;
+        load(&spec, yaml, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN);
+        nm_fused_model fmdl;
+        nm_error err;
+        ck_assert(nm_fused_model_init(&fmdl, &spec.arch, spec.fchain, &err) == NM_OK);
+        nm_fused_stats *st = nm_calloc(1, sizeof *st);
+        ck_assert_ptr_nonnull(st);
+        int ok = nm_fused_model_eval(&fmdl, spec.fmap, st);
+        ck_assert_int_eq(ok, depth == 196);
+        if (ok) {
+            ck_assert_uint_eq(nm_fused_group_peak(&fmdl, spec.fmap, 0, st, 1), 196);
+            ck_assert_uint_eq(st->op[0].computes, 4 * 10 * 16);
+            ck_assert_uint_eq(st->op[1].computes, 4 * 8 * 3);
+        } else {
+            ck_assert_int_eq(st->bad_level, 1);
+            ck_assert_uint_eq(st->need, 196);
+        }
+        nm_free(st);
+        nm_fused_model_fini(&fmdl);
+        nm_spec_fini(&spec);
+    }
+}
+END_TEST
+
 /* Each operation's tensors answer to the roles a design's constraints name
  * (Inputs, Weights, Outputs), and Timeloop's convolution dimensions stand
  * for size-1 dimensions, so a design written for layers constrains a chain. */
@@ -1586,6 +1964,7 @@ static Suite *fusion_suite(void)
     tcase_add_test(tc, recompute_under_curve);
     tcase_add_test(tc, located_errors);
     tcase_add_test(tc, group_capacity);
+    tcase_add_test(tc, retained_capacity);
     tcase_add_test(tc, roles);
     tcase_add_test(tc, operation_kinds);
     suite_add_tcase(s, tc);

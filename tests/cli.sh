@@ -788,12 +788,31 @@ has "$tmp/out" "^  X  *read by pw; kept at RF, GLB, DRAM; 20 DRAM words" "recomp
 has "$tmp/out" "DRAM words 72," "recompute: X, W, Z, D once each (20 + 8 + 32 + 12), Y never"
 # (a 32-word buffer: the pair fused by channels, which 48 words hold, no
 # longer fits)
-expect 0 "map on a pair with overlapping windows" -- "$bin" map -q --set GLB.depth=32 -o "$tmp/hmap" "$data/good/fused_halo.yaml"
-has "$tmp/hmap/map.yaml" "^    recompute: {p: 2}" "map fuses the pair by recomputing the halo"
-expect 0 "model on map's map.yaml with a recomputed halo" -- "$bin" model -q --set GLB.depth=32 "$data/good/fused_halo.yaml" "$tmp/hmap/map.yaml"
-grep "^Total:" "$tmp/hmap/stats.txt" >"$tmp/hmap/want"
-grep "^Total:" "$tmp/out" >"$tmp/hmap/got"
-if cmp -s "$tmp/hmap/want" "$tmp/hmap/got" && [ -s "$tmp/hmap/got" ]; then ok "a recomputing map.yaml round-trips through model"; else bad "a recomputing map.yaml gives other totals"; cat "$tmp/hmap/want" "$tmp/hmap/got"; fi
+# halo_map DEPTH FILE HOW TEXT: map at a buffer of DEPTH words writes a
+# map.yaml whose group says TEXT, and model reads it back to map's totals.
+halo_map() {
+    expect 0 "map on a pair with overlapping windows at $1 words" -- "$bin" map -q --set GLB.depth="$1" -o "$tmp/hmap$1" "$2"
+    has "$tmp/hmap$1/map.yaml" "$4" "map fuses the pair by ${3}ing the halo"
+    expect 0 "model on map's map.yaml, ${3}ing the halo" -- "$bin" model -q --set GLB.depth="$1" "$2" "$tmp/hmap$1/map.yaml"
+    grep "^Total:" "$tmp/hmap$1/stats.txt" >"$tmp/hmap$1/want"
+    grep "^Total:" "$tmp/out" >"$tmp/hmap$1/got"
+    if cmp -s "$tmp/hmap$1/want" "$tmp/hmap$1/got" && [ -s "$tmp/hmap$1/got" ]; then ok "a ${3}ing map.yaml round-trips through model"; else bad "a ${3}ing map.yaml gives other totals"; cat "$tmp/hmap$1/want" "$tmp/hmap$1/got"; fi
+}
+halo_map 32 "$data/good/fused_halo.yaml" recomput "^    recompute: {p: 2}"
+# Retained halos: the same pair with 16 input channels, each step of the
+# pointwise layer computing only the rows the windows add, its first step
+# also the 2 rows they reach first (counted by hand in the file's comment,
+# down to the 196 words the first step needs); map retains the halo at a
+# 140-word buffer and its map.yaml reads back to the same totals.
+expect 0 "model on a fused pair with a retained halo" -- "$bin" model -q "$data/good/fused_retain.yaml"
+has "$tmp/out" "^Group 1: pw, dw, fused at GLB, stepping through p in 2 steps, the halo retained" "retain: the group says how it steps"
+has "$tmp/out" "^  pw  *640  *640 " "retain: the pointwise layer computes 10 rows x 4 x 16 = 640, as alone"
+has "$tmp/out" "(pw's first step covers 2 more along y, its head: the halo the later steps keep at GLB)" "retain: the head said"
+if grep -q "its operation's points" "$tmp/out"; then bad "retain: a row computed twice"; else ok "retain: no row computed twice"; fi
+has "$tmp/out" "DRAM words 268," "retain: X, W, Z, D once each (160 + 64 + 32 + 12), Y never"
+expect 1 "model on a retained halo at a buffer of 195 words" -- "$bin" model -q --set GLB.depth=195 "$data/good/fused_retain.yaml"
+has "$tmp/err" "invalid mapping: the group pw..dw needs 196 words at 'GLB', which holds 195" "retain: the first step's 196 words do not fit in 195"
+halo_map 140 "$data/good/fused_retain.yaml" retain "^    retain: {p: "
 expect 0 "model on steps that leave rows out" -- "$bin" model -q "$data/good/fused_strided.yaml"
 has "$tmp/out" "^  a  *16  *16 " "strided steps: the pointwise layer computes the 4 rows read (16 of 28 points)"
 has "$tmp/out" "(a computes 0.5714x its operation's points: rows no later operation reads left out)" "strided steps: said"

@@ -57,7 +57,17 @@
  * become those nm_chain_recompute makes of them, stepping through the last
  * operation's rows p in 4 steps with a new shared index (p_step), each
  * producer computing the band of rows its consumers' windows read at a
- * step (the rows two steps share computed twice).
+ * step (the rows two steps share computed twice).  Or by retaining it
+ * (`retain: {p: 4}`, nm_chain_retain): each operation computes only the
+ * rows a step adds, and the intermediates' earlier rows stay at the fusion
+ * level for the windows that still reach them.  What the first windows
+ * reach beyond a step's rows, each producer's head, is computed in the
+ * first step (at every iteration of the shared loops around the steps),
+ * the fusion level's loop over the rows running longer there
+ * (nm_fused_step_map).  A retained group splits one index; its steps are
+ * its innermost shared loop that steps (another inside them would sweep
+ * other windows between two steps), and the shared loops around them run
+ * over indices every tensor following the rows has.
  */
 #ifndef NESTMAP_FUSION_H
 #define NESTMAP_FUSION_H
@@ -86,6 +96,12 @@ typedef struct nm_chain_op {
     /* Its computes over those of the operation as written: above 1 when a
      * recomputed halo (nm_chain_recompute) has it compute rows again. */
     double recompute;
+    /* Rows it computes before its group's first step when the group
+     * retains halos (nm_chain_retain): along index head_dim, with the
+     * steps' index head_step at 1 (nm_chain_head_workload); 0: none. */
+    int retained;             /* in a group retaining its halo: its windows may slide */
+    int64_t head;
+    int head_dim, head_step;
     const nm_ynode *node;     /* its entry, for errors */
 } nm_chain_op;
 
@@ -96,11 +112,12 @@ typedef struct nm_chain {
 } nm_chain;
 
 /* A group's rows split into steps whose halos are recomputed
- * (nm_chain_recompute). */
+ * (nm_chain_recompute) or retained (nm_chain_retain). */
 typedef struct nm_fused_split {
     char rank[NM_NAME_MAX];  /* the last operation's index, as written */
     char step[NM_NAME_MAX];  /* the steps' index every operation of the group gains */
     int64_t steps;
+    int retain;              /* the halo is kept, not computed again (the group's one split) */
 } nm_fused_split;
 
 #define NM_MAX_SPLITS 2 /* rows and columns */
@@ -151,6 +168,12 @@ typedef struct nm_fused_model {
                                    * (nm_fused_op_arch), or NULL: arch; owned */
     nm_model op[NM_MAX_OPS];
     int nready;
+    /* Retained halos: for each operation with a head (nm_chain_op.head), one
+     * step alone ([0]) and the first step ([1]): workloads (owned) and
+     * models, or NULL; and scratch stats for the first step's fit. */
+    nm_workload *step_wl[NM_MAX_OPS][2];
+    nm_model step[NM_MAX_OPS][2];
+    struct nm_fused_stats *first_st;
 } nm_fused_model;
 
 /* Whether the problem node is a chain ({chain: [...], bounds: {...}}). */
@@ -210,6 +233,30 @@ nm_status nm_fused_map_parse(nm_fused_map *fm, const nm_ynode *node, const nm_ar
 nm_status nm_chain_recompute(nm_chain *c, int first, int nops, const char *rank, int64_t steps,
                              char *step, char *why, size_t size);
 
+/* As nm_chain_recompute, retaining the halos instead (fusion_halo.c): every
+ * operation's split index gets the rows a step adds (its consumers'
+ * advance through its output), every term of it a term in the steps, the
+ * intermediates included; each producer's head (nm_chain_op.head) is what
+ * the first step's windows reach beyond that.  Refuses what
+ * nm_chain_recompute refuses, a producer with fewer rows than its readers
+ * step through, and an operation split already. */
+nm_status nm_chain_retain(nm_chain *c, int first, int nops, const char *rank, int64_t steps,
+                          char *step, char *why, size_t size);
+
+/* The workload of one step of op, an operation of a group retaining its
+ * halo (op->retained): op's with one step, and when first its first step's
+ * rows (its head's besides a step's own). */
+void nm_chain_step_workload(const nm_chain_op *op, int first, nm_workload *out);
+
+/* The mapping of that workload from op's composite mapping m in a group
+ * fused at level: m with no loop over the steps, and when first the fusion
+ * level's loop over the rows as much longer as the first step's rows need,
+ * the levels below tiling them as they tile a step's.  Returns 0 when they
+ * cannot (their tiles do not divide the first step's rows, or split them
+ * imperfectly). */
+int nm_fused_step_map(const nm_chain_op *op, int level, const nm_mapping *m, int first,
+                      nm_mapping *out);
+
 /* The last operation's dimensions of ops first .. first + nops - 1 along
  * which the group may recompute halos: an axis of its output alone that
  * the group cannot share as written and nm_chain_recompute accepts; up to
@@ -243,6 +290,31 @@ void nm_fused_model_fini(nm_fused_model *fmdl);
 uint64_t nm_fused_group_need(const nm_fused_model *fmdl, const nm_fused_map *fm, int gi,
                              const nm_fused_stats *out, int s);
 int nm_fused_model_eval(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_stats *out);
+
+/* Whether group g (retaining its halo) may step so with its operations'
+ * composite mappings maps[] (indexed as the chain's operations): its
+ * steps are its innermost shared loops that step, temporal, and no own
+ * loop's; the shared loops around them run over indices every tensor
+ * following the rows has (so their iterations start the rows anew, as the
+ * first step computing the heads does); each producer's loops below the
+ * fusion level tile its first step's rows too (nm_fused_step_map).  Says
+ * why not in why. */
+int nm_fused_retain_ok(const nm_arch *arch, const nm_chain *c, const nm_fused_group *g,
+                       const nm_mapping *maps, char *why, size_t size);
+
+/* Completes the evaluation of fm's groups that retain halos, each
+ * operation's stats in out->op (evaluated, every group fitting): adds
+ * each producer's first step (fusion_halo.c), and checks that the group
+ * fits while it runs, whose tiles at the fusion level are larger.  Returns
+ * out->valid.  nm_fused_model_eval calls it; the stats of those first
+ * steps stay in fmdl->first_st for nm_fused_group_peak. */
+int nm_fused_first_steps(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_stats *out);
+
+/* The words group gi of fm needs at level s at its peak: nm_fused_group_need
+ * of its steps, and of its first step when it retains its halo (after
+ * nm_fused_first_steps). */
+uint64_t nm_fused_group_peak(const nm_fused_model *fmdl, const nm_fused_map *fm, int gi,
+                             const nm_fused_stats *out, int s);
 
 /* Whether group gi of fm fits at every level, its operations' stats in
  * out->op (evaluated): while one operation runs, a level holds its tiles,

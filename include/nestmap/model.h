@@ -174,6 +174,14 @@ void nm_model_fini(nm_model *mdl);
  * exhaustive search) cost less each; the numbers are the same. */
 int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *nest);
 
+/* a += plus - minus for the dense counts of passes on the same design and
+ * data spaces (all valid; minus a part of a): accesses, computes, energies
+ * and cycles add up, capacities and instances are the larger of a and
+ * plus, utilization is over the cycles.  For a retained halo's first step
+ * (fusion.h); sparse counts are not carried.  minus may be NULL. */
+void nm_stats_add(nm_stats *a, const nm_stats *plus, const nm_stats *minus, int nlevels,
+                  int nds);
+
 /* The words of level s that a tile of t elements of data space ds takes:
  * its nonzeros where the level holds it in a format, in the level's words
  * where its tensor_datawidth differs (what the capacity check sums). */

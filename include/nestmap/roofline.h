@@ -112,6 +112,7 @@ typedef struct nm_curve_point {
     int nsplit;
     int8_t split_dim[NM_MAX_SPLITS];
     int64_t split_steps[NM_MAX_SPLITS];
+    int retain;                   /* the halo retained (one split), not recomputed */
 } nm_curve_point;
 
 typedef struct nm_curve {

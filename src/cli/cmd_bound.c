@@ -483,7 +483,9 @@ static void chain_text(const nm_chain *c, const nm_chain_curve *cc, const nm_cha
             k += (size_t)snprintf(prefix + k, sizeof prefix - k, "%s%s in %lld steps%s",
                                   j ? " and " : "", c->op[b].wl.dim[pt->split_dim[j]],
                                   (long long)pt->split_steps[j],
-                                  j + 1 == pt->nsplit ? " (halos recomputed), " : "");
+                                  j + 1 < pt->nsplit ? ""
+                                  : pt->retain       ? " (halos retained), "
+                                                     : " (halos recomputed), ");
         n += (size_t)snprintf(buf + n, size - n, "%s", n ? "; " : "");
         if (n < size)
             tiling_text(&c->op[a].wl, pt, prefix, pt->nsplit ? "no other loop" : "(none)",
