@@ -1160,10 +1160,12 @@ int nm_fused_first_steps(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_
     nm_fused_stats *first = fmdl->first_st;
     nm_stats one;
     for (int i = 0; i < c->nops; i++) {
+        const nm_fused_group *g = &fm->group[fm->group_of[i]];
+        if (!(g->nsplit == 1 && g->split[0].retain))
+            continue; /* (first holds the retaining groups' operations only) */
         first->op[i] = out->op[i];
         if (!fmdl->step_wl[i][0])
             continue;
-        const nm_fused_group *g = &fm->group[fm->group_of[i]];
         nm_mapping m;
         for (int k = 0; k < 2; k++) {
             nm_stats *st = k ? &first->op[i] : &one;
