@@ -1658,6 +1658,30 @@ START_TEST(located_errors)
                  "'a' computes 6 rows along 'y' at its first step");
     expect_error(CONV_CHAIN, "mapping:\n  fused:\n  - fuse_at: GLB\n    retain: {p: 3}\n"
                  RETAIN_OWN("4", "1"), all, 19, "cannot retain halos along 'p' in 3 steps");
+    {
+        /* steps spread over a fan-out (two PEs below GLB, fused at RF) */
+        static const char fanned[] =
+            "architecture:\n  version: 0.3\n  subtree:\n  - name: sys\n"
+            "    attributes: {technology: 45nm}\n    local:\n"
+            "    - {name: DRAM, class: DRAM, attributes: {type: LPDDR4, width: 64, datawidth: 16}}\n"
+            "    - {name: GLB, class: SRAM, attributes: {depth: 2048, width: 16, datawidth: 16}}\n"
+            "    subtree:\n    - name: PE[0..1]\n      local:\n"
+            "      - {name: RF, class: regfile, attributes: {depth: 4096, width: 16, datawidth: 16, "
+            "meshX: 2}}\n"
+            "      - {name: MAC, class: intmac, attributes: {datawidth: 16, meshX: 2}}\n"
+            CONV_CHAIN
+            "mapping:\n  fused:\n  - fuse_at: RF\n    retain: {p: 2}\n"
+            "    shared:\n    - {target: GLB, type: spatial, factors: p_step=2}\n"
+            "    ops:\n      a: [{target: RF, type: temporal, factors: c=2 k=4 y=4 r=3}]\n"
+            "      b: [{target: RF, type: temporal, factors: m=4 k=4 p=4 s=3}]\n";
+        nm_spec spec;
+        nm_error err;
+        ck_assert(nm_spec_load_string(&spec, "bad.yaml", fanned, all, &err) != NM_OK);
+        ck_assert_msg(strstr(err.msg, "the steps of a retained halo run one after the other: "
+                                      "'GLB' has a spatial factor over 'p_step'") &&
+                          err.line == 22, "line %d: %s", err.line, err.msg); /* retain: */
+        nm_spec_fini(&spec);
+    }
     /* an intermediate also read after the group */
     expect_error("problem:\n  chain:\n"
                  "  - {name: a, einsum: \"T[k,y] = X[c,y+r] * W[k,c,r]\"}\n"
