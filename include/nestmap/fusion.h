@@ -96,9 +96,10 @@ typedef struct nm_chain_op {
     /* Its computes over those of the operation as written: above 1 when a
      * recomputed halo (nm_chain_recompute) has it compute rows again. */
     double recompute;
-    /* Rows it computes before its group's first step when the group
-     * retains halos (nm_chain_retain): along index head_dim, with the
-     * steps' index head_step at 1 (nm_chain_head_workload); 0: none. */
+    /* When its group retains halos (nm_chain_retain): the rows its first
+     * step computes besides a step's own (its head; 0: none, as for the
+     * last operation), along index head_dim, the steps being head_step
+     * (nm_chain_step_workload). */
     int retained;             /* in a group retaining its halo: its windows may slide */
     int64_t head;
     int head_dim, head_step;
