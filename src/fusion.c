@@ -1074,7 +1074,7 @@ uint64_t nm_fused_group_need(const nm_fused_model *fmdl, const nm_fused_map *fm,
     int end = g->first + g->nops;
     /* a retained halo's intermediates: their readers' windows at the fusion
      * level hold them from step to step, the rows the producer adds included */
-    int retained = s == g->level && g->nsplit == 1 && g->split[0].retain;
+    int retained = s == g->level && nm_fused_group_retains(g);
     uint64_t own[NM_MAX_OPS] = {0}, kept[NM_MAX_OPS] = {0}, tile[NM_MAX_OPS] = {0};
     for (int i = g->first; i < end; i++) {
         const nm_workload *wl = &c->op[i].wl;
@@ -1122,7 +1122,7 @@ uint64_t nm_fused_group_peak(const nm_fused_model *fmdl, const nm_fused_map *fm,
 {
     const nm_fused_group *g = &fm->group[gi];
     uint64_t need = nm_fused_group_need(fmdl, fm, gi, out, s);
-    if (fmdl->first_st && g->nsplit == 1 && g->split[0].retain) {
+    if (fmdl->first_st && nm_fused_group_retains(g)) {
         uint64_t first = nm_fused_group_need(fmdl, fm, gi, fmdl->first_st, s);
         need = first > need ? first : need;
     }
@@ -1161,7 +1161,7 @@ int nm_fused_first_steps(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_
     nm_stats one;
     for (int i = 0; i < c->nops; i++) {
         const nm_fused_group *g = &fm->group[fm->group_of[i]];
-        if (!(g->nsplit == 1 && g->split[0].retain))
+        if (!nm_fused_group_retains(g))
             continue; /* (first holds the retaining groups' operations only) */
         first->op[i] = out->op[i];
         if (!fmdl->step_wl[i][0])
@@ -1188,7 +1188,7 @@ int nm_fused_first_steps(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_
     }
     for (int gi = 0; gi < fm->ngroups; gi++) {
         const nm_fused_group *g = &fm->group[gi];
-        if (!(g->nsplit == 1 && g->split[0].retain))
+        if (!nm_fused_group_retains(g))
             continue;
         first->bad_group = -1;
         if (!nm_fused_group_fits(fmdl, fm, gi, first)) {

@@ -100,7 +100,7 @@ static int eval_group(ctx *x, const nm_fused_group *g, const nm_mapping *maps,
         fm->group_of[i] = 0;
     }
     /* (steps a retained halo allows: most orders of the shared loops not) */
-    int retain = g->nsplit == 1 && g->split[0].retain;
+    int retain = nm_fused_group_retains(g);
     char why[NM_ERROR_MSG_MAX];
     if (retain && !nm_fused_retain_ok(x->arch, x->c, g, fm->map, why, sizeof why))
         return 0;
@@ -302,7 +302,7 @@ static nm_status pin_doc(ctx *x, int i, const nm_fused_group *g, const nm_mappin
     }
     /* (a retained halo's operation has other rows than a recomputed one's
      * under the same shared loops: its searches are its own) */
-    if (g->nsplit == 1 && g->split[0].retain)
+    if (nm_fused_group_retains(g))
         n += (size_t)snprintf(text + n, size - n, "# the halo retained\n");
     if (n >= size)
         return nm_error_set(err, NM_ERR_INPUT, NULL, 0, 0, "a fused search's constraints "
@@ -671,7 +671,7 @@ static nm_status own_and_eval(ctx *x, const variant *v, const tiling *t, range_b
             return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
         st = own_mappings(x, sarch, share, g, (char(*)[NM_NAME_MAX])v->names, v->nsh, t, onchip,
                           found, &all, err);
-        for (int i = g->first; st == NM_OK && all && g->nsplit == 1 && g->split[0].retain &&
+        for (int i = g->first; st == NM_OK && all && nm_fused_group_retains(g) &&
                                i < g->first + g->nops; i++)
             retain_legal(&x->c->op[i], g->level, &found[i - g->first]);
         if (sarch != x->arch)
@@ -741,7 +741,7 @@ static nm_status fuse_range(ctx *x, int a, int b, range_best *rb, nm_error *err)
     for (size_t k = 0; k < ncand && st == NM_OK; k++) {
         int vi = cand[k].variant;
         unsigned shape = 1u << v[vi].shape;
-        int retained = v[vi].g.nsplit == 1 && v[vi].g.split[0].retain;
+        int retained = nm_fused_group_retains(&v[vi].g);
         if ((retained || plain >= SHORTLIST) && (shapes_done & shape))
             continue;
         shapes_done |= shape;

@@ -222,8 +222,8 @@ void nm_report_fused_yaml(FILE *f, const nm_arch *arch, const nm_chain *c,
         if (F < S - 1) {
             fprintf(f, "  - fuse_at: %s\n", arch->level[F].name);
             for (int k = 0; k < g->nsplit; k++)
-                fprintf(f, "%s%s: %lld%s", k ? ", " : g->split[0].retain ? "    retain: {"
-                                                                        : "    recompute: {",
+                fprintf(f, "%s%s: %lld%s",
+                        k ? ", " : nm_fused_group_retains(g) ? "    retain: {" : "    recompute: {",
                         g->split[k].rank, (long long)g->split[k].steps,
                         k + 1 == g->nsplit ? "}\n" : "");
             fputs("    shared:\n", f);

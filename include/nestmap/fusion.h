@@ -131,6 +131,13 @@ typedef struct nm_fused_group {
     const nm_ynode *node;
 } nm_fused_group;
 
+/* Whether group g retains its halo (its one split), rather than
+ * recomputing it or stepping through nothing. */
+static inline int nm_fused_group_retains(const nm_fused_group *g)
+{
+    return g->nsplit == 1 && g->split[0].retain;
+}
+
 typedef struct nm_fused_map {
     int ngroups;
     nm_fused_group group[NM_MAX_OPS];
