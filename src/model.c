@@ -1450,11 +1450,22 @@ void nm_invalid_describe(const nm_invalid *inv, const nm_arch *arch, const nm_wo
 void nm_stats_add(nm_stats *a, const nm_stats *plus, const nm_stats *minus, int nlevels,
                   int nds)
 {
+    nm_stats_add_times(a, 1, plus, minus, nlevels, nds);
+}
+
+void nm_stats_add_times(nm_stats *a, int64_t k, const nm_stats *plus, const nm_stats *minus,
+                        int nlevels, int nds)
+{
     static const nm_stats none;
     const nm_stats *b = plus, *z = minus ? minus : &none;
-    double busy = a->utilization * (double)a->cycles + b->utilization * (double)b->cycles -
-                  z->utilization * (double)z->cycles;
-#define ADD(f) a->f = a->f - z->f + b->f
+    double busy = a->utilization * (double)a->cycles +
+                  (double)k * (b->utilization * (double)b->cycles -
+                               z->utilization * (double)z->cycles);
+    /* (unsigned counts: k (b - z) wraps and comes back when a + k (b - z)
+     * is the count it stands for; k = 1 sums in nm_stats_add's order) */
+#define ADD(f)                                                                                 \
+    a->f = k == 1 ? a->f - z->f + b->f                                                         \
+                  : (__typeof__(a->f))(a->f + (__typeof__(a->f))k * (b->f - z->f))
 #define LARGER(f) x->f = x->f > y->f ? x->f : y->f
     for (int s = 0; s < nlevels; s++) {
         nm_level_stats *x = &a->level[s];

@@ -182,6 +182,11 @@ int nm_model_eval(nm_model *mdl, const nm_mapping *m, nm_stats *out, nm_nest *ne
 void nm_stats_add(nm_stats *a, const nm_stats *plus, const nm_stats *minus, int nlevels,
                   int nds);
 
+/* a += k (plus - minus), as nm_stats_add (which is k = 1): for the nests
+ * a causal mask's steps are counted from (fusion_causal.c). */
+void nm_stats_add_times(nm_stats *a, int64_t k, const nm_stats *plus, const nm_stats *minus,
+                        int nlevels, int nds);
+
 /* The words of level s that a tile of t elements of data space ds takes:
  * its nonzeros where the level holds it in a format, in the level's words
  * where its tensor_datawidth differs (what the capacity check sums). */
