@@ -38,6 +38,7 @@ typedef struct build {
     const nm_ynode *at;
     nm_ynode *chain, *bounds;
     nm_error *err;
+    int causal; /* the operations over rows m and keys n are masked (attention) */
 } build;
 
 static nm_ynode *scalar(build *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -51,14 +52,26 @@ static nm_ynode *scalar(build *b, const char *fmt, ...)
     return nm_ydoc_scalar(b->doc, b->at, NULL, text);
 }
 
-/* Appends {name, einsum, op} (op NULL: a multiply-accumulate). */
+/* Appends {name, einsum, op} (op NULL: a multiply-accumulate), and its
+ * `causal: [m, n]` when b masks and the einsum has both m and n. */
 static nm_status op(build *b, const char *name, const char *kind, const char *einsum)
 {
     nm_ynode *e = nm_ydoc_map(b->doc, b->at), *n = scalar(b, "%s", name),
              *x = scalar(b, "%s", einsum), *k = kind ? scalar(b, "%s", kind) : NULL;
+    nm_ynode *mask = NULL;
+    if (b->causal && strstr(einsum, "m,") && strstr(einsum, ",n")) {
+        nm_ynode *r = scalar(b, "m"), *c = scalar(b, "n");
+        mask = nm_ydoc_seq(b->doc, b->at);
+        if (!r || !c || !mask || nm_yseq_append(b->doc, mask, r) != NM_OK ||
+            nm_yseq_append(b->doc, mask, c) != NM_OK)
+            mask = NULL;
+        if (!mask)
+            return nm_error_set(b->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
     if (!e || !n || !x || (kind && !k) || nm_ymap_set(b->doc, e, "name", n) != NM_OK ||
         nm_ymap_set(b->doc, e, "einsum", x) != NM_OK ||
         (k && nm_ymap_set(b->doc, e, "op", k) != NM_OK) ||
+        (mask && nm_ymap_set(b->doc, e, "causal", mask) != NM_OK) ||
         nm_yseq_append(b->doc, b->chain, e) != NM_OK)
         return nm_error_set(b->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     return NM_OK;
@@ -140,10 +153,11 @@ static nm_status attention(build *b, const nm_ynode *m)
     int masked = 0;
     if (causal && (st = nm_yget_bool(causal, "causal", &masked, b->err)) != NM_OK)
         return st;
-    if (masked)
-        return nm_yerror(b->err, causal, "causal attention is not modelled yet: the model "
-                         "counts every score of the rectangle, not the triangle a causal mask "
-                         "leaves (leave causal out for the full rectangle)");
+    if (masked && kv < seq)
+        return nm_yerror(b->err, causal, "causal attention needs at least as many keys (kv %lld) "
+                         "as queries (seq %lld): a query sees the keys up to its own position, "
+                         "the last one all of them", (long long)kv, (long long)seq);
+    b->causal = masked;
     if ((st = op(b, "scores", NULL, "S[h,m,n] = Q[h,m,e] * K[h,n,e]")) != NM_OK)
         return st;
     if (form == 0)
@@ -315,7 +329,7 @@ nm_status nm_chain_block(const nm_ynode *problem, nm_ydoc *doc, const nm_ynode *
                          "conv_pool)");
     if ((st = nm_yexpect(m, NM_Y_MAP, which, err)) != NM_OK)
         return st;
-    build b = {doc, m, nm_ydoc_seq(doc, m), nm_ydoc_map(doc, m), err};
+    build b = {doc, m, nm_ydoc_seq(doc, m), nm_ydoc_map(doc, m), err, 0};
     nm_ynode *p = nm_ydoc_map(doc, problem);
     const nm_ynode *name = nm_ymap_get(problem, "name");
     nm_ynode *nn = name ? (nm_ynode *)name : nm_ydoc_scalar(doc, m, NULL, which);

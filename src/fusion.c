@@ -162,6 +162,44 @@ static nm_status set_dims(nm_chain_op *op, const nm_ynode *given, nm_error *err)
     return NM_OK;
 }
 
+/* `causal: [m, n]`: row m sees the keys n up to its own position, the
+ * last row all of them (fusion.h). */
+static nm_status set_causal(nm_chain_op *op, const nm_ynode *given, nm_error *err)
+{
+    const nm_workload *wl = &op->wl;
+    if (!given)
+        return NM_OK;
+    nm_status st = nm_yexpect(given, NM_Y_SEQ, "causal ([rows, keys]: two indices)", err);
+    if (st != NM_OK)
+        return st;
+    if (given->n != 2)
+        return nm_yerror(err, given, "causal takes two indices, [rows, keys]: a row sees the "
+                         "keys up to its own position (%zu given)", given->n);
+    int d[2];
+    for (int k = 0; k < 2; k++) {
+        const char *ix;
+        if ((st = nm_yget_str(given->items[k], "an index", &ix, err)) != NM_OK)
+            return st;
+        d[k] = nm_workload_dim(wl, ix);
+        if (d[k] < 0 || d[k] >= wl->ndims)
+            return nm_yerror(err, given->items[k], "'%s' is not an index of '%s'", ix,
+                             op->name);
+    }
+    if (d[0] == d[1])
+        return nm_yerror(err, given, "causal masks the keys a row sees: two indices, [rows, "
+                         "keys]");
+    if (wl->bound[d[1]] < wl->bound[d[0]])
+        return nm_yerror(err, given, "causal needs at least as many keys '%s' (%lld) as rows "
+                         "'%s' (%lld): a row sees the keys up to its own position, the last "
+                         "row all of them", wl->dim[d[1]], (long long)wl->bound[d[1]],
+                         wl->dim[d[0]], (long long)wl->bound[d[0]]);
+    op->masked = 1;
+    op->mask_m = d[0];
+    op->mask_n = d[1];
+    op->mask_offset = wl->bound[d[1]] - wl->bound[d[0]];
+    return NM_OK;
+}
+
 /* The kinds an operation's `op:` may name, with the words the lectures
  * use for them. */
 static const struct {
@@ -209,7 +247,8 @@ static nm_status parse_kind(nm_chain_op *op, const nm_ynode *n, nm_error *err)
 nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
 {
     static const char *const keys[] = {"chain", "bounds", "name", NULL};
-    static const char *const op_keys[] = {"name", "einsum", "roles", "op", "dims", NULL};
+    static const char *const op_keys[] = {"name", "einsum", "roles", "op", "dims", "causal",
+                                          NULL};
     memset(c, 0, sizeof *c);
     snprintf(c->name, NM_NAME_MAX, "chain");
     nm_status st = nm_ycheck_keys(problem, keys, "a chain problem", err);
@@ -269,7 +308,8 @@ nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
                                  "index per axis", op->name, r + 1, o->name);
         if ((st = set_roles(op, nm_ymap_get(e, "roles"), err)) != NM_OK ||
             (st = parse_kind(op, nm_ymap_get(e, "op"), err)) != NM_OK ||
-            (st = set_dims(op, nm_ymap_get(e, "dims"), err)) != NM_OK)
+            (st = set_dims(op, nm_ymap_get(e, "dims"), err)) != NM_OK ||
+            (st = set_causal(op, nm_ymap_get(e, "causal"), err)) != NM_OK)
             return st;
     }
     /* The bounds name indices of the chain only. */
@@ -984,6 +1024,23 @@ nm_status nm_fused_model_init(nm_fused_model *fmdl, const nm_arch *arch, const n
                 return st;
             }
         }
+        if (c->op[i].masked) {
+            nm_workload *w = fmdl->causal_wl[i] = nm_calloc(1, sizeof *w);
+            if (w)
+                *w = c->op[i].wl;
+            if (!w || (!fmdl->causal_st && !(fmdl->causal_st = nm_calloc(3, sizeof(nm_stats)))))
+                st = nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+            else if ((st = nm_model_init(&fmdl->causal[i],
+                                         fmdl->op_arch[i] ? fmdl->op_arch[i] : arch, w, err)) !=
+                     NM_OK) {
+                nm_free(w);
+                fmdl->causal_wl[i] = NULL;
+            }
+            if (st != NM_OK) {
+                nm_fused_model_fini(fmdl);
+                return st;
+            }
+        }
     }
     return NM_OK;
 }
@@ -1020,6 +1077,14 @@ void nm_fused_model_fini(nm_fused_model *fmdl)
             }
     nm_free(fmdl->first_st);
     fmdl->first_st = NULL;
+    for (int i = 0; i < NM_MAX_OPS; i++)
+        if (fmdl->causal_wl[i]) {
+            nm_model_fini(&fmdl->causal[i]);
+            nm_free(fmdl->causal_wl[i]);
+            fmdl->causal_wl[i] = NULL;
+        }
+    nm_free(fmdl->causal_st);
+    fmdl->causal_st = NULL;
 }
 
 void nm_fused_sum_add(nm_fused_sum *s, const nm_stats *st)
@@ -1223,8 +1288,9 @@ int nm_fused_model_eval(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_s
             out->valid = 0;
             return 0;
         }
-    /* retained halos: each producer's first step computes its head too */
-    if (!nm_fused_first_steps(fmdl, fm, out))
+    /* causal masks: the steps a group skips; retained halos: each
+     * producer's first step computes its head too */
+    if (!nm_fused_causal(fmdl, fm, out) || !nm_fused_first_steps(fmdl, fm, out))
         return 0;
     for (int i = 0; i < c->nops; i++) {
         nm_fused_sum_add(&out->group[fm->group_of[i]], &out->op[i]);

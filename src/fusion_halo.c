@@ -126,6 +126,9 @@ static nm_status split_rows(nm_chain *c, int first, int nops, const char *rank, 
         if (c->op[i].wl.has_density)
             return REFUSE("'%s' has densities given: %s halos of sparse tensors are not "
                           "modelled", c->op[i].name, retain ? "retained" : "recomputed");
+        if (c->op[i].masked)
+            return REFUSE("'%s' has a causal mask: its rows and keys are not split into steps "
+                          "with halos", c->op[i].name);
         if (c->op[i].retained)
             return REFUSE("'%s' retains a halo already: a retained halo is a group's one split",
                           c->op[i].name);

@@ -109,11 +109,11 @@ static int eval_group(ctx *x, const nm_fused_group *g, const nm_mapping *maps,
             return 0;
     if (!nm_fused_group_fits(x->fmdl, fm, 0, x->st))
         return 0;
-    if (retain) { /* its producers' first steps */
-        x->st->valid = 1;
-        if (!nm_fused_first_steps(x->fmdl, fm, x->st))
-            return 0;
-    }
+    x->st->valid = 1; /* (causal masks: the steps it skips; retained halos: its
+                       * producers' first steps) */
+    if (!nm_fused_causal(x->fmdl, fm, x->st) ||
+        (retain && !nm_fused_first_steps(x->fmdl, fm, x->st)))
+        return 0;
     for (int i = g->first; i < g->first + g->nops; i++)
         nm_fused_sum_add(sum, &x->st->op[i]);
     return 1;

@@ -37,6 +37,15 @@ static void sum_line(FILE *f, const char *name, const nm_fused_sum *s)
             (unsigned long long)s->cycles, s->energy * 1e-6, (unsigned long long)s->backing);
 }
 
+/* The first operation of group g with a causal mask, or NULL. */
+static const nm_chain_op *masked_op(const nm_chain *c, const nm_fused_group *g)
+{
+    for (int i = g->first; i < g->first + g->nops; i++)
+        if (c->op[i].masked)
+            return &c->op[i];
+    return NULL;
+}
+
 void nm_report_fused_text(FILE *f, const nm_arch *arch, const nm_chain *c,
                           const nm_fused_map *fm, const nm_fused_stats *st)
 {
@@ -76,6 +85,21 @@ void nm_report_fused_text(FILE *f, const nm_arch *arch, const nm_chain *c,
                         c->op[i].recompute, c->op[i].recompute > 1.0
                                                 ? "the halo, rows two steps read, computed at both"
                                                 : "rows no later operation reads left out");
+        const nm_chain_op *mop = masked_op(c, g);
+        nm_causal_plan p;
+        char why[NM_ERROR_MSG_MAX];
+        int plan = mop && nm_fused_causal_plan(arch, c, g, fm->map, &p, why, sizeof why);
+        if (plan && p.skips)
+            fprintf(f, "  (causal mask: %lld of the %lld x %lld steps over the rows %s and keys "
+                    "%s computed, the %lld it covers whole skipped)\n", (long long)p.computed,
+                    (long long)p.mb, (long long)p.nb, mop->wl.dim[mop->mask_m],
+                    mop->wl.dim[mop->mask_n], (long long)(p.mb * p.nb - p.computed));
+        else if (plan)
+            fprintf(f, "  (causal mask: every point computed, then masked: the group skips no "
+                    "steps over the keys %s)\n", mop->wl.dim[mop->mask_n]);
+        else if (mop)
+            fprintf(f, "  (causal mask: every point computed, then masked, no step skipped: "
+                    "%s)\n", why);
         if (g->nops > 1)
             sum_line(f, "(group)", &st->group[gi]);
     }
@@ -177,7 +201,24 @@ void nm_report_fused_json(FILE *f, const nm_arch *arch, const nm_chain *c,
                 fprintf(f, ": %lld", (long long)g->split[k].steps);
             }
         }
-        fputs("}, \"stats\": ", f);
+        fputs("}, \"causal\": ", f);
+        const nm_chain_op *mop = masked_op(c, g);
+        nm_causal_plan p;
+        if (!mop) {
+            fputs("null", f);
+        } else {
+            int skips = nm_fused_causal_plan(arch, c, g, fm->map, &p, NULL, 0) && p.skips;
+            fputs("{\"rows\": ", f);
+            nm_report_json_string(f, mop->wl.dim[mop->mask_m]);
+            fputs(", \"keys\": ", f);
+            nm_report_json_string(f, mop->wl.dim[mop->mask_n]);
+            fprintf(f, ", \"skips\": %s", skips ? "true" : "false");
+            if (skips)
+                fprintf(f, ", \"row_steps\": %lld, \"key_steps\": %lld, \"computed_steps\": %lld",
+                        (long long)p.mb, (long long)p.nb, (long long)p.computed);
+            fputc('}', f);
+        }
+        fputs(", \"stats\": ", f);
         json_sum(f, &st->group[gi]);
         fputs(gi + 1 < fm->ngroups ? "},\n" : "}\n", f);
     }

@@ -36,11 +36,11 @@ double nm_roofline_memory_cycles(const nm_level *top, double in_words, double ou
 
 /* nm_roofline_of with the data spaces in `skip` left out of the traffic. */
 static void roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl,
-                        uint32_t skip);
+                        uint32_t skip, const nm_chain_op *mask);
 
 void nm_roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl)
 {
-    roofline_of(r, arch, wl, 0);
+    roofline_of(r, arch, wl, 0, NULL);
 }
 
 void nm_roofline_op(nm_roofline *r, const nm_arch *arch, const nm_chain *c, int i)
@@ -60,7 +60,7 @@ void nm_roofline_op(nm_roofline *r, const nm_arch *arch, const nm_chain *c, int 
         if (inner)
             skip |= 1u << ds;
     }
-    roofline_of(r, arch, &op->wl, skip);
+    roofline_of(r, arch, &op->wl, skip, op->masked ? op : NULL);
     /* the operation's own energy per point (nm_arith_op_energy) */
     const char *how;
     r->energy_pj += r->effectual_macs *
@@ -234,11 +234,44 @@ int nm_roofline_operand_bound(const nm_mapspace *ms, int metric, uint64_t budget
     return ok && b->metric < INFINITY;
 }
 
+/* The points of the plane of rows and keys that a causal mask leaves (op's,
+ * fusion.h): a row m sees min(keys, m + offset + 1) keys. */
+static nm_count causal_points(const nm_chain_op *op)
+{
+    int64_t rows = op->wl.bound[op->mask_m], keys = op->wl.bound[op->mask_n];
+    nm_count t = 0;
+    for (int64_t m = 0; m < rows; m++)
+        t += (nm_count)(m + op->mask_offset + 1 < keys ? m + op->mask_offset + 1 : keys);
+    return t;
+}
+
+/* Whether data space ds of wl has indices a and b. */
+static int has_dims(const nm_workload *wl, int ds, int a, int b)
+{
+    int got = 0;
+    for (int r = 0; r < wl->ds[ds].nranks; r++)
+        for (int t = 0; t < wl->ds[ds].rank[r].nterms; t++) {
+            int d = wl->ds[ds].rank[r].term[t].dim;
+            got |= (d == a) | (d == b) << 1;
+        }
+    return got == 3;
+}
+
+/* (mask: a masked operation, whose computes, and tensors over its rows and
+ * keys, are at least the part of them the mask leaves: a group stepping
+ * through the keys computes the steps the diagonal crosses whole, and no
+ * mapping computes less than the points it leaves) */
 static void roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *wl,
-                        uint32_t skip)
+                        uint32_t skip, const nm_chain_op *mask)
 {
     const nm_level *top = &arch->level[arch->nlevels - 1];
-    r->macs = r->effectual_macs = (double)nm_workload_macs(wl);
+    nm_count macs = nm_workload_macs(wl), plane = 1, left = 1;
+    if (mask) {
+        plane = (nm_count)(wl->bound[mask->mask_m] * wl->bound[mask->mask_n]);
+        left = causal_points(mask);
+        macs = macs / plane * left;
+    }
+    r->macs = r->effectual_macs = (double)macs;
     r->words_in = r->words_out = 0;
     /* Each tensor at its own width (tensor_datawidth): its bytes, and
      * bandwidth and rows in the outermost level's words. */
@@ -247,6 +280,8 @@ static void roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *
         if ((skip >> ds) & 1u)
             continue;
         double n = (double)nm_workload_held_words(wl, ds);
+        if (mask && has_dims(wl, ds, mask->mask_m, mask->mask_n))
+            n = n / (double)plane * (double)left;
         double lw = top_words(top, wl, ds, n);
         bits += n * nm_level_ds_bits(top, wl, ds);
         if (wl->ds[ds].read_write) {
@@ -259,7 +294,7 @@ static void roofline_of(nm_roofline *r, const nm_arch *arch, const nm_workload *
     }
     r->bytes = bits / 8.0;
     nm_count units = (nm_count)arch->arith.instances;
-    r->compute_cycles_exact = (nm_workload_macs(wl) + units - 1) / units;
+    r->compute_cycles_exact = (macs + units - 1) / units;
     r->compute_cycles = ceil(r->macs / (double)arch->arith.instances);
     r->mem_cycles = nm_roofline_memory_cycles(top, lw_in, lw_out, &r->bw_note);
     double b = top_block(top);
@@ -665,6 +700,8 @@ static nm_status group_points(const nm_chain *c, int a, int b, int nsplit, const
             if (ok && retain && !nm_fused_retain_ok(arch, c, &fm->group[0], fm->map, why,
                                                     sizeof why))
                 continue; /* (an order the steps cannot retain in) */
+            if (ok) /* (the steps a causal mask covers skipped, where they are) */
+                ok = nm_fused_causal(fmdl, fm, st);
             if (ok && retain) /* (each producer's first step computes its head too) */
                 ok = nm_fused_first_steps(fmdl, fm, st);
             for (int i = a; i <= b && ok; i++)
@@ -912,9 +949,10 @@ nm_status nm_roofline_chain_curve(const nm_chain *c, uint64_t budget, nm_chain_c
     for (int a = 0; st == NM_OK && a < c->nops; a++)
         for (int b = a; st == NM_OK && b < c->nops; b++) {
             nm_curve *r = &cc->range[a][b];
-            if (a == b)
+            if (a == b && !c->op[a].masked)
                 st = nm_roofline_curve(&c->op[a].wl, budget, r, err);
-            else if (nm_fused_leaks(c, a, b - a + 1) < 0)
+            else if (nm_fused_leaks(c, a, b - a + 1) < 0) /* (a masked operation alone:
+                                                           * its steps may skip) */
                 st = range_curve(c, a, b, &fmdl, fm, fs, r, err);
             cc->evaluated += r->evaluated;
         }

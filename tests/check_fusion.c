@@ -53,7 +53,7 @@
 #include "nestmap/spec.h"
 #include "testutil.h"
 
-enum { CASES = 600, HALO_CASES = 400, MAXW = 16, MAXL = 64, MAXRUN = 256 }; /* MAXW: 64-bit words of a tile's bit set */
+enum { CASES = 600, HALO_CASES = 400, CAUSAL_CASES = 400, MAXW = 16, MAXL = 64, MAXRUN = 512 }; /* MAXW: 64-bit words of a tile's bit set */
 
 /* ---- the simulator ---- */
 
@@ -183,6 +183,42 @@ static void sched_plain(ssched *x, const nm_arch *arch, const nm_workload *wl,
     sched_ext(x);
 }
 
+/* A masked operation's schedule (after sched_plain) in a group skipping
+ * masked steps (nm_fused_causal_plan: its shared loops step through the
+ * keys as the rules allow): the steps whose every point the causal mask
+ * covers are skipped, as FlashAttention skips the blocks above the
+ * diagonal; the rest run whole.  (The model counts the staircase from
+ * three rectangular nests instead: fusion_causal.c.) */
+static void sched_causal(ssched *x, const nm_chain_op *op)
+{
+    const snest *n = &x->n[0];
+    int64_t bm = op->wl.bound[op->mask_m];
+    for (int i = 0; i < n->nl; i++)
+        if (n->l[i].level > x->F)
+            bm /= n->l[i].dim == op->mask_m ? n->l[i].n : 1;
+    x->nrun = 0;
+    x->points = 0;
+    int64_t idx[MAXL], in = x->inner[0];
+    for (int64_t t = 0; t < x->steps; t++) {
+        indices(n, t * in, idx);
+        int64_t m0 = 0, n0 = 0; /* the step's first row and key */
+        for (int i = 0; i < n->nl; i++)
+            if (n->l[i].level > x->F) {
+                m0 += n->l[i].dim == op->mask_m ? idx[i] * n->stride[i] : 0;
+                n0 += n->l[i].dim == op->mask_n ? idx[i] * n->stride[i] : 0;
+            }
+        if (n0 > m0 + bm - 1 + op->mask_offset)
+            continue; /* (its last row sees none of its keys) */
+        if (x->nrun && x->run[x->nrun - 1].to == t * in) {
+            x->run[x->nrun - 1].to += in;
+        } else {
+            ck_assert_int_lt(x->nrun, MAXRUN);
+            x->run[x->nrun++] = (srun){0, t * in, (t + 1) * in};
+        }
+        x->points += in;
+    }
+}
+
 /* The schedule of operation i of a group retaining its halo, fused at F,
  * its composite mapping m: first steps of first (mapping fm, workload fw:
  * nm_fused_step_map's and nm_chain_step_workload's), later steps of m. */
@@ -276,10 +312,11 @@ typedef struct scount {
     uint64_t reads, fills, updates;
 } scount;
 
-/* Tiles of level s for data space ds: tile[t * ni + i]. */
+/* Tiles of level s for data space ds: tile[t * ni + i], and the elements
+ * the points of each touch (exact: the box's holes left out). */
 typedef struct stiles {
     int64_t nt, ni;
-    bits *tile;
+    bits *tile, *exact;
 } stiles;
 
 /* The tile of level s that point idx of nest g falls in, as a number
@@ -346,9 +383,10 @@ static void tiles_of(const ssched *x, int ds, int s, stiles *out)
             keys[out->nt++] = keys[p];
     size_t n = (size_t)(out->nt * out->ni);
     out->tile = nm_calloc(n, sizeof(bits));
+    out->exact = nm_calloc(n, sizeof(bits));
     int64_t (*lo)[NM_MAX_RANKS] = nm_calloc(n, sizeof *lo), (*hi)[NM_MAX_RANKS] =
         nm_calloc(n, sizeof *hi);
-    ck_assert(out->tile && lo && hi);
+    ck_assert(out->tile && out->exact && lo && hi);
     for (size_t k = 0; k < n; k++)
         for (int r = 0; r < NM_MAX_RANKS; r++) {
             lo[k][r] = INT64_MAX;
@@ -367,6 +405,9 @@ static void tiles_of(const ssched *x, int ds, int s, stiles *out)
                 lo[k][r] = co[r] < lo[k][r] ? co[r] : lo[k][r];
                 hi[k][r] = co[r] > hi[k][r] ? co[r] : hi[k][r];
             }
+            int64_t e = flat(co, x->ext[ds], nr);
+            ck_assert_int_lt(e, MAXW * 64);
+            out->exact[k].w[e / 64] |= 1ull << (e % 64);
         }
     }
     int64_t size = 1;
@@ -449,8 +490,11 @@ static void simulate(const nm_arch *arch, const ssched *x, scount cnt[NM_MAX_LEV
                     }
                 nm_free(gain);
                 nm_free(ct.tile);
+                nm_free(ct.exact);
             }
-            /* this level's own gains and partition */
+            /* this level's own gains and partition (of an output, the
+             * elements updated: a causal mask's skipped steps leave holes
+             * in the box of a tile spanning steps) */
             stiles own;
             tiles_of(x, ds, s, &own);
             uint64_t gains = 0, part = 0;
@@ -460,12 +504,14 @@ static void simulate(const nm_arch *arch, const ssched *x, scount cnt[NM_MAX_LEV
                     const bits *cur = &own.tile[t * own.ni + i];
                     gains += (uint64_t)popcount_andnot(cur, t ? &own.tile[(t - 1) * own.ni + i]
                                                               : NULL);
+                    const bits *in = rw ? &own.exact[t * own.ni + i] : cur;
                     for (int w = 0; w < MAXW; w++)
-                        all.w[w] |= cur->w[w];
+                        all.w[w] |= in->w[w];
                 }
                 part += (uint64_t)popcount_andnot(&all, NULL);
             }
             nm_free(own.tile);
+            nm_free(own.exact);
             if (rw) {
                 c->updates = served;
                 c->reads = served - part;
@@ -487,6 +533,10 @@ static void op_sched(ssched *x, const nm_arch *arch, const nm_chain *c, const nm
     int F = fm->group[fm->group_of[i]].level;
     if (!c->op[i].head) {
         sched_plain(x, arch, &c->op[i].wl, &fm->map[i], F);
+        nm_causal_plan p;
+        if (c->op[i].masked && nm_fused_causal_plan(arch, c, &fm->group[fm->group_of[i]],
+                                                    fm->map, &p, NULL, 0) && p.skips)
+            sched_causal(x, &c->op[i]);
         return;
     }
     nm_chain_step_workload(&c->op[i], 1, fw);
@@ -739,6 +789,10 @@ static void split_n(nm_pcg32 *r, int64_t n, int nslots, int64_t *out)
 /* Writes the temporal entry of one level: factors of every index of the op
  * (or of names[]), in a random order. */
 static const char *innermost; /* a name put_entry puts innermost, or NULL */
+/* When set, gen_group steps through this index (a causal mask's keys) as a
+ * group skipping masked steps must: its shared loops stepping at the
+ * backing store only, this one innermost. */
+static const char *causal_keys;
 
 static void put_entry(nm_pcg32 *r, text *t, const char *indent, const char *target,
                       const char *type, char names[][NM_NAME_MAX], const int64_t *f, int n)
@@ -853,12 +907,13 @@ static void gen_group(nm_pcg32 *r, int fan, const nm_chain *c, text *t, int i, i
             shf[k][slot] = f;
             continue;
         }
-        shf[k][0] = pick_divisor(r, rest);
+        /* (a causal group steps through rows, keys and heads only) */
+        shf[k][0] = causal_keys && !strchr("hmn", sh[k][0]) ? 1 : pick_divisor(r, rest);
         rest /= shf[k][0];
-        shf[k][1] = F == 0 && !retain ? pick_divisor(r, rest) : 1;
+        shf[k][1] = F == 0 && !retain && !causal_keys ? pick_divisor(r, rest) : 1;
         rest /= shf[k][1];
         shf[k][2] = 1;
-        if (F == 0 && fan > 1 && !retain) {
+        if (F == 0 && fan > 1 && !retain && !causal_keys) {
             int64_t sp = pick_divisor(r, rest);
             while (sp > fan || (fan % sp))
                 sp = pick_divisor(r, rest);
@@ -872,6 +927,8 @@ static void gen_group(nm_pcg32 *r, int fan, const nm_chain *c, text *t, int i, i
             shf[k][2] = 1;
         spatial_used |= shf[k][2] > 1;
     }
+    if (causal_keys)
+        innermost = causal_keys;
     if (nsh) {
         put(t, "    shared:\n");
         int64_t f[8];
@@ -1068,6 +1125,23 @@ static nm_fused_stats *evaluated(const nm_spec *spec, nm_fused_model *fmdl, int 
     return st;
 }
 
+/* Checks that the chain's roofline of operation i (nm_roofline_op) bounds
+ * its stats in st: energy, cycles and backing-store words (case n). */
+static void bounds_op(const nm_arch *arch, const nm_chain *c, const nm_fused_stats *st, int i,
+                      int n, const char *yaml)
+{
+    nm_roofline rr;
+    nm_roofline_op(&rr, arch, c, i);
+    ck_assert_msg(rr.energy_pj <= st->op[i].energy * (1 + 1e-12) &&
+                      rr.bound_cycles <= (double)st->op[i].cycles &&
+                      rr.words_in + rr.words_out <= (double)st->op[i].last_level_accesses,
+                  "case %d, %s: bound %g pJ %g cycles %g words over %g pJ %llu cycles %llu "
+                  "words\n%s", n, c->op[i].name, rr.energy_pj, rr.bound_cycles,
+                  rr.words_in + rr.words_out, st->op[i].energy,
+                  (unsigned long long)st->op[i].cycles,
+                  (unsigned long long)st->op[i].last_level_accesses, yaml);
+}
+
 START_TEST(simulator_agrees)
 {
     nm_pcg32 r;
@@ -1124,17 +1198,7 @@ START_TEST(simulator_agrees)
         ck_assert(fabs(st->total.energy - energy) <= 1e-9 * energy);
         /* the chain's roofline bounds every operation, fused or not */
         for (int i = 0; i < c->nops; i++) {
-            nm_roofline rr;
-            nm_roofline_op(&rr, &spec.arch, c, i);
-            ck_assert_msg(rr.energy_pj <= st->op[i].energy * (1 + 1e-12) &&
-                              rr.bound_cycles <= (double)st->op[i].cycles &&
-                              rr.words_in + rr.words_out <=
-                                  (double)st->op[i].last_level_accesses,
-                          "case %d, %s: bound %g pJ %g cycles %g words over %g pJ %llu cycles "
-                          "%llu words\n%s", n, c->op[i].name, rr.energy_pj, rr.bound_cycles,
-                          rr.words_in + rr.words_out, st->op[i].energy,
-                          (unsigned long long)st->op[i].cycles,
-                          (unsigned long long)st->op[i].last_level_accesses, full.s);
+            bounds_op(&spec.arch, c, st, i, n, full.s);
             bounded++;
         }
         for (int gi = 0; gi < fm->ngroups; gi++)
@@ -1160,6 +1224,185 @@ START_TEST(simulator_agrees)
     printf("simulator: %d cases, %d fused groups (%d with a row max and its consumer), %d "
            "plain operations, %d with a fan-out, %d bypasses\n", CASES, fused_groups,
            softmax_fused, plain_ops, fanned, bypassing);
+}
+END_TEST
+
+/* ---- causal masks ---- */
+
+/* Causal attention (the block, in each softmax form, with as many keys as
+ * queries or more) under random fused mappings, their groups stepping
+ * through the keys as a group skipping masked steps must (causal_keys):
+ * the simulator runs the staircase of steps (sched_causal), the model
+ * counts it from three rectangular nests (fusion_causal.c); every count
+ * agrees, and the chain's roofline still bounds every operation. */
+START_TEST(causal_agrees)
+{
+    static const char *const forms[] = {"parts", "online", "single"};
+    static const int64_t seqs[] = {2, 3, 4, 6, 8};
+    nm_pcg32 r;
+    nm_pcg32_seed(&r, 20261128u, 36u);
+    int skipping = 0, staying = 0, plain = 0, fanned = 0, masked = 0, fallbacks = 0;
+    static text base, full;
+    for (int n = 0; n < CAUSAL_CASES; n++) {
+        gcase g;
+        memset(&g, 0, sizeof g);
+        base.n = 0;
+        int64_t seq = seqs[nm_pcg32_bounded(&r, 5)];
+        int64_t kv = seq + (nm_pcg32_bounded(&r, 2) ? 0 : 1 + (int64_t)nm_pcg32_bounded(&r, 4));
+        unsigned heads = 1 + nm_pcg32_bounded(&r, 2), e = 1 + nm_pcg32_bounded(&r, 2),
+                 d = 1 + nm_pcg32_bounded(&r, 2);
+        put(&base, "problem:\n  attention: {heads: %u, seq: %lld, kv: %lld, head_dim: %u, "
+                   "value_dim: %u, softmax: %s, causal: true}\n", heads, (long long)seq,
+            (long long)kv, e, d, forms[nm_pcg32_bounded(&r, 3)]);
+        gen_arch(&r, &g, &base);
+        nm_spec spec;
+        load(&spec, base.s, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN);
+        g.nops = spec.chain->nops;
+        full = base;
+        size_t own[NM_MAX_OPS][2];
+        causal_keys = nm_pcg32_bounded(&r, 4) ? "n" : NULL; /* (else any order: the rules
+                                                              * may not hold) */
+        gen_mapping(&r, &g, spec.chain, &full, own);
+        causal_keys = NULL;
+        nm_spec_fini(&spec);
+        load(&spec, full.s, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN);
+        const nm_chain *c = spec.fchain;
+        const nm_fused_map *fm = spec.fmap;
+        nm_fused_model fmdl;
+        nm_fused_stats *st = evaluated(&spec, &fmdl, n, full.s);
+        for (int i = 0; i < c->nops; i++) {
+            const nm_workload *wl = &c->op[i].wl;
+            int keys = nm_workload_dim(wl, "n");
+            ck_assert_int_eq(c->op[i].masked, keys >= 0 && keys < wl->ndims);
+            masked += c->op[i].masked;
+            simulated_op(&spec.arch, c, fm, st, i, n, full.s);
+            bounds_op(&spec.arch, c, st, i, n, full.s);
+        }
+        for (int gi = 0; gi < fm->ngroups; gi++) {
+            const nm_fused_group *fg = &fm->group[gi];
+            nm_causal_plan p;
+            fallbacks += !nm_fused_causal_plan(&spec.arch, c, fg, fm->map, &p, NULL, 0);
+            if (fg->nops > 1)
+                check_steps(&spec.arch, c, fm, gi);
+            plain += !p.skips;
+            if (!p.skips)
+                continue;
+            skipping++;
+            /* the row steps right around the key steps, some rows seeing one
+             * key step: the keys' tiles stay from one row step to the next */
+            const nm_chain_op *op = &c->op[fg->first];
+            const nm_level_map *top = &fm->map[fg->first].level[spec.arch.nlevels - 1];
+            int seen = 0;
+            for (int k = 0; k < op->wl.ndims && seen < 2; k++)
+                if (top->tfactor[top->torder[k]] > 1 && ++seen == 2)
+                    staying += p.q > 0 && top->torder[k] == op->mask_m;
+        }
+        fanned += g.fan > 1;
+        nm_free(st);
+        nm_fused_model_fini(&fmdl);
+        nm_spec_fini(&spec);
+    }
+    ck_assert_int_ge(skipping, CAUSAL_CASES / 5);
+    ck_assert_int_ge(staying, CAUSAL_CASES / 10);
+    ck_assert_int_ge(plain, CAUSAL_CASES / 4);
+    ck_assert_int_ge(fanned, CAUSAL_CASES / 4);
+    ck_assert_int_ge(fallbacks, CAUSAL_CASES / 20);
+    printf("causal: %d cases, %d masked operations, %d groups skipping masked steps (%d with "
+           "the keys' tiles staying from one row step to the next), %d computing every step "
+           "(%d stepping through keys where a rule of skipping fails), %d with a fan-out\n",
+           CAUSAL_CASES, masked, skipping, staying, plain, fallbacks, fanned);
+}
+END_TEST
+
+/* Causal attention cut into random groups on one buffer, each group
+ * stepping through heads, rows and keys at the backing store (the keys
+ * innermost): its traffic at the words it needs is never below `bound
+ * --curve`'s, which skips masked steps as the mapping does. */
+START_TEST(causal_under_curve)
+{
+    static const char *const forms[] = {"parts", "online", "single"};
+    static const char onebuf[] =
+        "architecture:\n  version: 0.3\n  subtree:\n  - name: sys\n"
+        "    attributes: {technology: 45nm}\n    local:\n"
+        "    - {name: DRAM, class: DRAM, attributes: {type: LPDDR4, width: 64, datawidth: 16}}\n"
+        "    - {name: GLB, class: SRAM, attributes: {depth: 1048576, width: 16, datawidth: 16}}\n"
+        "    - {name: MAC, class: intmac, attributes: {datawidth: 16}}\n";
+    nm_pcg32 r;
+    nm_pcg32_seed(&r, 20261128u, 38u);
+    static text base, full;
+    int skipping = 0;
+    for (int n = 0; n < 60; n++) {
+        base.n = 0;
+        int64_t seq = 2 << nm_pcg32_bounded(&r, 3), kv = seq << nm_pcg32_bounded(&r, 2);
+        put(&base, "problem:\n  attention: {heads: %u, seq: %lld, kv: %lld, head_dim: 2, "
+                   "softmax: %s, causal: true}\n%s", 1 + nm_pcg32_bounded(&r, 2),
+            (long long)seq, (long long)kv, forms[nm_pcg32_bounded(&r, 3)], onebuf);
+        nm_spec plain;
+        load(&plain, base.s, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN);
+        const nm_chain *c = plain.chain;
+        full = base;
+        put(&full, "mapping:\n  fused:\n");
+        for (int i = 0; i < c->nops;) {
+            int len = 1 + (int)nm_pcg32_bounded(&r, (uint32_t)(c->nops - i));
+            while (len > 1 && nm_fused_leaks(c, i, len) >= 0)
+                len--;
+            char sh[8][NM_NAME_MAX];
+            int64_t bound[8], f[8];
+            int nsh = nm_fused_shareable(c, i, len, sh, bound, 8);
+            for (int k = 0; k < nsh; k++)
+                f[k] = strchr("hmn", sh[k][0]) ? pick_divisor(&r, bound[k]) : 1;
+            put(&full, "  - fuse_at: GLB\n");
+            if (nsh) {
+                put(&full, "    shared:\n");
+                innermost = "n";
+                put_entry(&r, &full, "    ", "DRAM", "temporal", sh, f, nsh);
+                innermost = NULL;
+            }
+            put(&full, "    ops:\n");
+            for (int j = i; j < i + len; j++) {
+                const nm_workload *wl = &c->op[j].wl;
+                char nm[NM_MAX_DIMS][NM_NAME_MAX];
+                int64_t own[NM_MAX_DIMS];
+                for (int d = 0; d < wl->ndims; d++) {
+                    snprintf(nm[d], NM_NAME_MAX, "%s", wl->dim[d]);
+                    own[d] = wl->bound[d];
+                    for (int k = 0; k < nsh; k++)
+                        own[d] /= strcmp(sh[k], wl->dim[d]) ? 1 : f[k];
+                }
+                put(&full, "      %s:\n", c->op[j].name);
+                put_entry(&r, &full, "      ", "GLB", "temporal", nm, own, wl->ndims);
+            }
+            i += len;
+        }
+        nm_spec spec;
+        load(&spec, full.s, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN);
+        nm_fused_model fmdl;
+        nm_error err;
+        nm_fused_stats *st = evaluated(&spec, &fmdl, n, full.s);
+        double need = 0.0;
+        for (int gi = 0; gi < spec.fmap->ngroups; gi++) {
+            double w = (double)nm_fused_group_peak(&fmdl, spec.fmap, gi, st, 0);
+            need = w > need ? w : need;
+            nm_causal_plan p;
+            skipping += nm_fused_causal_plan(&spec.arch, c, &spec.fmap->group[gi], spec.fmap->map,
+                                             &p, NULL, 0) && p.skips;
+        }
+        nm_chain_curve cc;
+        ck_assert(nm_roofline_chain_curve(c, 20000000, &cc, &err) == NM_OK);
+        double least = INFINITY;
+        for (int k = 0; k < cc.n && cc.pt[k].capacity <= need; k++)
+            least = cc.pt[k].traffic;
+        ck_assert_msg((double)st->total.backing >= least, "case %d: %llu words at %g words of "
+                      "buffer, under the curve's %g\n%s", n,
+                      (unsigned long long)st->total.backing, need, least, full.s);
+        nm_chain_curve_fini(&cc);
+        nm_free(st);
+        nm_fused_model_fini(&fmdl);
+        nm_spec_fini(&spec);
+        nm_spec_fini(&plain);
+    }
+    ck_assert_int_ge(skipping, 15);
+    printf("causal under the curve: 60 cases, %d groups skipping masked steps\n", skipping);
 }
 END_TEST
 
@@ -1552,6 +1795,16 @@ static void expect_error(const char *chain, const char *map, unsigned need, int 
                  "      - {target: RF, type: temporal, factors: m=1 f=1 e=1}\n"
 #define SHARED_M "    shared:\n    - {target: DRAM, type: temporal, factors: m=4}\n"
 
+/* A causal head's scores and output products (qk and pv: the masks
+ * their operations get) and its mapping's parts. */
+#define CAUSAL(qk, pv, bounds)                                                                 \
+    "problem:\n  chain:\n  - {name: qk, einsum: \"S[m,n] = Q[m,e] * K[n,e]\"" qk "}\n"         \
+    "  - {name: pv, einsum: \"O[m,d] = S[m,n] * V[n,d]\"" pv "}\n  bounds: {" bounds "}\n"
+#define MASK ", causal: [m, n]"
+#define CAUSAL_OPS                                                                             \
+    "    ops:\n      qk: [{target: GLB, type: temporal, factors: m=4 n=4 e=2}]\n"              \
+    "      pv: [{target: GLB, type: temporal, factors: m=4 n=4 d=2}]\n"
+
 START_TEST(located_errors)
 {
     const unsigned all = NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN;
@@ -1732,10 +1985,77 @@ START_TEST(located_errors)
                  "its mapping is {fused");
     /* commands that take one operation refuse a chain */
     expect_error(chain_yaml, "", NM_NEED_ARCH | NM_NEED_PROBLEM, 12, "takes one operation");
+    /* causal masks as written */
+    expect_error(CAUSAL(", causal: [m]", "", "m: 8, n: 8, e: 2, d: 2"), "",
+                 NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN, 13, "two indices, [rows, keys]");
+    expect_error(CAUSAL(", causal: [m, x]", "", "m: 8, n: 8, e: 2, d: 2"), "",
+                 NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN, 13, "'x' is not an index of 'qk'");
+    expect_error(CAUSAL(MASK, MASK, "m: 8, n: 4, e: 2, d: 2"), "",
+                 NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN, 13, "at least as many keys");
+    expect_error("problem:\n  attention: {heads: 1, seq: 8, kv: 4, head_dim: 2, causal: true}\n",
+                 "", NM_NEED_ARCH | NM_NEED_PROBLEM | NM_ACCEPT_CHAIN, 12,
+                 "at least as many keys (kv 4) as queries (seq 8)");
 }
 END_TEST
 
 /* Evaluates arch + the 2-GEMM chain (bounds b) on mapping map. */
+/* The causal mask of chain under map (one group, whose first operation is
+ * masked) where the group breaks a rule of skipping steps: the model
+ * computes every step, as the rectangle, and says which rule (words). */
+static void fallback(const char *chain, const char *map, const char *words)
+{
+    char yaml[8192];
+    snprintf(yaml, sizeof yaml, "%s%s%s", arch_yaml, chain, map);
+    nm_spec spec;
+    load(&spec, yaml, NM_NEED_ARCH | NM_NEED_PROBLEM | NM_NEED_MAPPING | NM_ACCEPT_CHAIN);
+    const nm_chain *c = spec.fchain;
+    nm_causal_plan p;
+    char why[NM_ERROR_MSG_MAX];
+    ck_assert(!nm_fused_causal_plan(&spec.arch, c, &spec.fmap->group[0], spec.fmap->map, &p, why,
+                                    sizeof why));
+    ck_assert_msg(!p.skips && strstr(why, words), "expected \"%s\", got: %s", words, why);
+    nm_fused_model fmdl;
+    nm_fused_stats *st = evaluated(&spec, &fmdl, 0, yaml);
+    ck_assert_uint_eq(st->op[0].computes, (uint64_t)nm_workload_macs(&c->op[0].wl));
+    nm_free(st);
+    nm_fused_model_fini(&fmdl);
+    nm_spec_fini(&spec);
+}
+
+START_TEST(causal_fallbacks)
+{
+    const char *both = CAUSAL(MASK, MASK, "m: 8, n: 8, e: 2, d: 2");
+    fallback(both, MAP_HEAD "    shared:\n"
+                 "    - {target: DRAM, type: temporal, factors: m=2 n=2, permutation: m n}\n"
+                 CAUSAL_OPS,
+                 "the shared loop over 'm' runs inside the one over the keys 'n'");
+    fallback(both, "mapping:\n  fused:\n  - fuse_at: RF\n    shared:\n"
+                 "    - {target: DRAM, type: temporal, factors: n=2}\n"
+                 "    - {target: GLB, type: temporal, factors: m=2}\n    ops:\n"
+                 "      qk: [{target: RF, type: temporal, factors: m=4 n=4 e=2}]\n"
+                 "      pv: [{target: RF, type: temporal, factors: m=4 n=4 d=2}]\n",
+                 "the shared loop over 'm' steps at 'GLB'");
+    fallback(CAUSAL(MASK, "", "m: 8, n: 8, e: 2, d: 2"), MAP_HEAD "    shared:\n"
+                 "    - {target: DRAM, type: temporal, factors: m=2 n=2, permutation: n m}\n"
+                 CAUSAL_OPS,
+                 "that 'pv' does not have");
+    fallback("problem:\n  chain:\n  - {name: a, einsum: \"T[m,n] = A[m,n,e] * B[e]\", "
+                 "causal: [m, n]}\n  bounds: {m: 4, n: 4, e: 2}\n", MAP_HEAD "    shared:\n"
+                 "    - {target: DRAM, type: temporal, factors: n=2}\n    ops:\n"
+                 "      a: [{target: GLB, type: temporal, factors: m=4 n=2 e=2}]\n",
+                 "'B' of 'a' follows neither the rows 'm' nor the keys 'n'");
+    fallback(both, MAP_HEAD "    shared:\n"
+                 "    - {target: DRAM, type: temporal, factors: n=2 e=2, permutation: n e}\n"
+                 "    ops:\n      qk: [{target: GLB, type: temporal, factors: m=8 n=4 e=1}]\n"
+                 "  - ops:\n      pv: [{target: DRAM, type: temporal, factors: m=8 n=8 d=2}]\n",
+                 "the shared loop over 'e' steps, and 'S' of 'qk' does not follow it");
+}
+END_TEST
+
+#undef CAUSAL
+#undef MASK
+#undef CAUSAL_OPS
+
 static int eval_text(const char *arch, const char *b, const char *map, nm_fused_stats *st,
                      char *why, size_t size)
 {
@@ -1984,9 +2304,12 @@ static Suite *fusion_suite(void)
     TCase *tc = tcase_create("fusion");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, simulator_agrees);
+    tcase_add_test(tc, causal_agrees);
+    tcase_add_test(tc, causal_under_curve);
     tcase_add_test(tc, recompute_agrees);
     tcase_add_test(tc, recompute_under_curve);
     tcase_add_test(tc, located_errors);
+    tcase_add_test(tc, causal_fallbacks);
     tcase_add_test(tc, group_capacity);
     tcase_add_test(tc, retained_capacity);
     tcase_add_test(tc, roles);

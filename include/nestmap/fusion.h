@@ -103,6 +103,14 @@ typedef struct nm_chain_op {
     int retained;             /* in a group retaining its halo: its windows may slide */
     int64_t head;
     int head_dim, head_step;
+    /* A causal mask (`causal: [m, n]`): the points whose n passes m +
+     * mask_offset are masked, a row m seeing the keys up to its own
+     * position, the last row all of them (mask_offset: |n| - |m|).  A
+     * group stepping through blocks of n skips the steps the mask covers
+     * whole (nm_fused_causal_plan); elsewhere every point is computed and
+     * the mask applied to it, as a framework's unfused GEMM and softmax do. */
+    int masked, mask_m, mask_n;
+    int64_t mask_offset;
     const nm_ynode *node;     /* its entry, for errors */
 } nm_chain_op;
 
@@ -182,6 +190,12 @@ typedef struct nm_fused_model {
     nm_workload *step_wl[NM_MAX_OPS][2];
     nm_model step[NM_MAX_OPS][2];
     struct nm_fused_stats *first_st;
+    /* Causal masks: for each masked operation a copy of its workload whose
+     * rows and keys nm_fused_causal sets to those of each nest it counts,
+     * and its model (NULL: not masked); owned. */
+    nm_workload *causal_wl[NM_MAX_OPS];
+    nm_model causal[NM_MAX_OPS];
+    nm_stats *causal_st; /* scratch: three nests' stats */
 } nm_fused_model;
 
 /* Whether the problem node is a chain ({chain: [...], bounds: {...}}). */
@@ -190,7 +204,8 @@ int nm_chain_given(const nm_ynode *problem);
 /* Whether the problem node is one of the common fused blocks, written as
  * one key (chain_blocks.c), each expanding to a chain:
  *   attention: {heads, seq, kv (seq), head_dim, value_dim (head_dim),
- *               batch (1), softmax: parts | online | single}
+ *               batch (1), softmax: parts | online | single, causal (false:
+ *               true masks each operation over queries m and keys n)}
  *   ffn: {tokens, d_model, d_ff, gated (false), activation: relu | gelu | silu}
  *   dw_pw: {C, M, P, Q (P), R (3), S (R), stride (1)}
  *   conv_pool: {C, M, P, Q (P), R (3), S (R), pool (2), stride (pool), rows
@@ -376,6 +391,38 @@ void nm_fused_sum_add(nm_fused_sum *s, const nm_stats *st);
 /* Writes why an evaluation was invalid. */
 void nm_fused_describe_invalid(const nm_fused_stats *st, const nm_arch *arch, const nm_chain *c,
                                const nm_fused_map *fm, char *buf, size_t size);
+
+/* ---- causal masks (fusion_causal.c) ---- */
+
+/* How a group steps through a causal mask: whether it skips the steps the
+ * mask covers whole, and the steps it computes. */
+typedef struct nm_causal_plan {
+    int skips;          /* some steps are skipped */
+    int64_t mb, nb;     /* steps over the rows and over the keys */
+    int64_t bm, bn;     /* rows and keys of a step */
+    int64_t q;          /* row steps whose rows see one step of keys */
+    int64_t computed;   /* key steps computed over all row steps (of nb x mb) */
+} nm_causal_plan;
+
+/* How group g of chain c, its operations mapped as maps[] (composite,
+ * indexed as the chain's operations), steps through its masks, into *p:
+ * a group sharing no loop over the keys of a mask skips nothing (p->skips
+ * 0; returns 1).  One that does skips the steps a mask covers whole when
+ * it masks its operations alike, dense, keeps its stepping shared loops at
+ * the backing store, temporal, the one over the keys innermost, splits
+ * rows and keys exactly, moves each tensor by row or key steps and steps
+ * through no index a tensor does not follow; else it computes every step
+ * (p->skips 0), and this returns 0 and says which rule in why (NULL: not
+ * said). */
+int nm_fused_causal_plan(const nm_arch *arch, const nm_chain *c, const nm_fused_group *g,
+                         const nm_mapping *maps, nm_causal_plan *p, char *why, size_t size);
+
+/* Counts the masked groups of fm that skip steps (nm_fused_causal_plan;
+ * each operation's stats in out->op, evaluated as the full rectangle,
+ * every group fitting): each such operation's stats become those of the
+ * steps it computes.  Returns out->valid (0 when the model refuses one of
+ * the nests counted, as it would not a valid mapping's). */
+int nm_fused_causal(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_stats *out);
 
 /* ---- the search (fusion_search.c) ---- */
 
