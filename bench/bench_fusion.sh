@@ -2,8 +2,8 @@
 # bench_fusion.sh — what fusing buys: `nestmap map` on chains of operations
 # (workloads/fused/), each operation alone against the best fused cut the
 # search finds (EDP, seed 0), on gpu/h100 and simba/simba.  Attention of
-# BERT-base at sequence 512, 2048 and 8192 and of LLaMA-7B at 2048, and the
-# two feed-forward blocks.  Prints, per run: the backing-store words and
+# BERT-base at sequence 512, 2048 and 8192 and of LLaMA-7B at 2048 (as
+# written, and with its causal mask), and the two feed-forward blocks.  Prints, per run: the backing-store words and
 # energy unfused and fused, their ratios, the groups chosen, the wall time;
 # for attention also FlashAttention's traffic order (Dao et al., NeurIPS
 # 2022, Theorem 2: Theta(N^2 d^2 / M) HBM accesses for sequence N, head
@@ -91,6 +91,7 @@ for design in gpu/h100 simba/simba; do
         run "$design" $form "--set problem.seq=8192" 12 8192 64
     done
     run "$design" llama7b_attention_2048 "" 32 2048 128
+    run "$design" llama7b_causal_attention_2048 "" 32 2048 128
     run "$design" bert_base_ffn "" 0 0 0
     run "$design" llama7b_ffn "" 0 0 0
 done
