@@ -44,8 +44,10 @@
  * Each nest is the composite mapping with the backing store's loops over
  * rows and keys shortened, on the workload with as many rows and keys.
  * Capacities are the rectangle's: every step holds the same tiles.  The
- * cycles are the nests' cycles so combined (the steps one after the
- * other), as a retained halo's first step adds its own (fusion_halo.c).
+ * cycles, energies and utilization then come from those counts as the
+ * model takes them from any nest's (nm_model_finish_counts: the slowest of
+ * the compute and each level's bandwidth over the whole run), not from
+ * the nests' own, whose bottlenecks may differ.
  * check_fusion's simulator runs the staircase itself and checks every
  * count. */
 #include <config.h>
@@ -209,6 +211,9 @@ int nm_fused_causal(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_stats
             nm_stats_add_times(o, 1, &f[0], o, nl, nd);
             nm_stats_add_times(o, p.mb - p.q - 1, &f[1], NULL, nl, nd);
             nm_stats_add_times(o, p.computed - p.mb, &f[2], &f[1], nl, nd);
+            /* cycles, energies and utilization from those counts, as the
+             * model takes them from any nest's */
+            nm_model_finish_counts(&fmdl->op[i], &fm->map[i], o);
         }
     }
     return 1;

@@ -654,8 +654,27 @@ int nm_model_precheck(nm_model *mdl, const nm_mapping *m, nm_stats *out)
 }
 
 /* Cycles, energy, area and the totals of a mapping whose accesses are
- * accounted in out (nm_model_eval, and nm_model_floor on floors). */
+ * accounted in out (nm_model_eval, and nm_model_floor on floors); with
+ * given, its computes and compute cycles too (nm_model_finish_counts). */
+static void finish_counts(const nm_model *mdl, const nm_nest_result *shape, nm_stats *out,
+                          int given);
+
 static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *out)
+{
+    finish_counts(mdl, shape, out, 0);
+}
+
+void nm_model_finish_counts(nm_model *mdl, const nm_mapping *m, nm_stats *out)
+{
+    nm_nest nest;
+    nm_nest_result nr;
+    nm_nest_build(&nest, m, mdl->arch, mdl->wl);
+    nm_nest_shape(&nest, mdl->wl, &nr);
+    finish_counts(mdl, &nr, out, 1);
+}
+
+static void finish_counts(const nm_model *mdl, const nm_nest_result *shape, nm_stats *out,
+                          int given)
 {
     const nm_arch *arch = mdl->arch;
     const nm_workload *wl = mdl->wl;
@@ -684,10 +703,12 @@ static void finish(const nm_model *mdl, const nm_nest_result *shape, nm_stats *o
                               (double)out->gated_computes * (A->gs_given ? A->e_gated : 0.0) +
                               (double)out->skipped_computes * (A->gs_given ? A->e_skipped : 0.0);
     } else {
-        out->computes = shape->computes; /* the layer's operations */
-        /* computes / units in use; with residuals Timeloop counts partial
-         * tiles as full ones here (arithmetic.cpp), and so does utilization */
-        out->compute_cycles = shape->temporal_steps;
+        if (!given) {
+            out->computes = shape->computes; /* the layer's operations */
+            /* computes / units in use; with residuals Timeloop counts partial
+             * tiles as full ones here (arithmetic.cpp), and so does utilization */
+            out->compute_cycles = shape->temporal_steps;
+        }
         out->compute_energy = (double)out->computes * A->e_compute;
     }
 

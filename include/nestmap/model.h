@@ -187,6 +187,13 @@ void nm_stats_add(nm_stats *a, const nm_stats *plus, const nm_stats *minus, int 
 void nm_stats_add_times(nm_stats *a, int64_t k, const nm_stats *plus, const nm_stats *minus,
                         int nlevels, int nds);
 
+/* Cycles, energies, utilization and totals of stats whose accesses,
+ * computes and compute cycles are given (sums of nests' counts: a causal
+ * mask's staircase, fusion_causal.c), for mapping m's shape (its spatial
+ * fan-outs and tiles' instances; the nests' own), as nm_model_eval takes
+ * them from a nest's counts.  out's sparse counts are not used. */
+void nm_model_finish_counts(nm_model *mdl, const nm_mapping *m, nm_stats *out);
+
 /* The words of level s that a tile of t elements of data space ds takes:
  * its nonzeros where the level holds it in a format, in the level's words
  * where its tensor_datawidth differs (what the capacity check sums). */
