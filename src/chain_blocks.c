@@ -39,6 +39,7 @@ typedef struct build {
     nm_ynode *chain, *bounds;
     nm_error *err;
     int causal; /* the operations over rows m and keys n are masked (attention) */
+    int online; /* the exponentials run against a running max over the keys n (attention) */
 } build;
 
 static nm_ynode *scalar(build *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -52,8 +53,9 @@ static nm_ynode *scalar(build *b, const char *fmt, ...)
     return nm_ydoc_scalar(b->doc, b->at, NULL, text);
 }
 
-/* Appends {name, einsum, op} (op NULL: a multiply-accumulate), and its
- * `causal: [m, n]` when b masks and the einsum has both m and n. */
+/* Appends {name, einsum, op} (op NULL: a multiply-accumulate), its
+ * `causal: [m, n]` when b masks and the einsum has both m and n, and an
+ * exponential's `online: n` when b's softmax is the online form. */
 static nm_status op(build *b, const char *name, const char *kind, const char *einsum)
 {
     nm_ynode *e = nm_ydoc_map(b->doc, b->at), *n = scalar(b, "%s", name),
@@ -68,10 +70,14 @@ static nm_status op(build *b, const char *name, const char *kind, const char *ei
         if (!mask)
             return nm_error_set(b->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     }
+    nm_ynode *run = b->online && kind && !strcmp(kind, "exp") ? scalar(b, "n") : NULL;
+    if (b->online && kind && !strcmp(kind, "exp") && !run)
+        return nm_error_set(b->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     if (!e || !n || !x || (kind && !k) || nm_ymap_set(b->doc, e, "name", n) != NM_OK ||
         nm_ymap_set(b->doc, e, "einsum", x) != NM_OK ||
         (k && nm_ymap_set(b->doc, e, "op", k) != NM_OK) ||
         (mask && nm_ymap_set(b->doc, e, "causal", mask) != NM_OK) ||
+        (run && nm_ymap_set(b->doc, e, "online", run) != NM_OK) ||
         nm_yseq_append(b->doc, b->chain, e) != NM_OK)
         return nm_error_set(b->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     return NM_OK;
@@ -131,8 +137,9 @@ static nm_status choice(const nm_ynode *m, const char *key, const char *const *c
  * output by it, which may come after P V as FlashAttention does it), as
  * FlashAttention's online form (no row max ahead of the exponentials: the
  * running max rescales the partial sums instead, so a fused group may
- * share the loop over keys; that rescaling, about d + 1 multiplies per row
- * and block of keys, is not counted), or as one element-wise operation. */
+ * share the loop over keys: the exponential's `online: n`, whose running
+ * max and rescaling fusion_online.c counts), or as one element-wise
+ * operation. */
 static nm_status attention(build *b, const nm_ynode *m)
 {
     static const char *const keys[] = {"heads", "seq", "kv", "head_dim", "value_dim", "batch",
@@ -158,6 +165,7 @@ static nm_status attention(build *b, const nm_ynode *m)
                          "as queries (seq %lld): a query sees the keys up to its own position, "
                          "the last one all of them", (long long)kv, (long long)seq);
     b->causal = masked;
+    b->online = form == 1;
     if ((st = op(b, "scores", NULL, "S[h,m,n] = Q[h,m,e] * K[h,n,e]")) != NM_OK)
         return st;
     if (form == 0)
@@ -329,7 +337,7 @@ nm_status nm_chain_block(const nm_ynode *problem, nm_ydoc *doc, const nm_ynode *
                          "conv_pool)");
     if ((st = nm_yexpect(m, NM_Y_MAP, which, err)) != NM_OK)
         return st;
-    build b = {doc, m, nm_ydoc_seq(doc, m), nm_ydoc_map(doc, m), err, 0};
+    build b = {doc, m, nm_ydoc_seq(doc, m), nm_ydoc_map(doc, m), err, 0, 0};
     nm_ynode *p = nm_ydoc_map(doc, problem);
     const nm_ynode *name = nm_ymap_get(problem, "name");
     nm_ynode *nn = name ? (nm_ynode *)name : nm_ydoc_scalar(doc, m, NULL, which);

@@ -200,6 +200,39 @@ static nm_status set_causal(nm_chain_op *op, const nm_ynode *given, nm_error *er
     return NM_OK;
 }
 
+/* `online: n` on an exponential: FlashAttention's online softmax, its
+ * exponentials against a running max over n (fusion_online.c). */
+static nm_status set_online(nm_chain_op *op, const nm_ynode *given, nm_error *err)
+{
+    if (!given)
+        return NM_OK;
+    const char *ix;
+    nm_status st = nm_yget_str(given, "online (the index the running max runs over)", &ix, err);
+    if (st != NM_OK)
+        return st;
+    if (op->kind != NM_OP_EXP)
+        return nm_yerror(err, given, "online: the running max of FlashAttention's online "
+                         "softmax belongs to its exponentials: '%s' is '%s', not 'op: exp'",
+                         op->name, op->kind_name);
+    const nm_workload *wl = &op->wl;
+    int d = nm_workload_dim(wl, ix);
+    const nm_dataspace *o = &wl->ds[op->out];
+    int in_out = 0;
+    for (int r = 0; d >= 0 && r < o->nranks; r++)
+        in_out |= o->rank[r].term[0].dim == d;
+    if (d < 0 || d >= wl->ndims || !in_out)
+        return nm_yerror(err, given, "online: '%s' is not an index of '%s''s output '%s' (the "
+                         "running max runs over the keys its exponentials are taken along)", ix,
+                         op->name, o->name);
+    if (op->masked && op->mask_n != d)
+        return nm_yerror(err, given, "online: a running max over '%s' while the causal mask's "
+                         "keys are '%s': the two must be the same keys", ix,
+                         wl->dim[op->mask_n]);
+    op->online = 1;
+    op->online_dim = d;
+    return NM_OK;
+}
+
 /* The kinds an operation's `op:` may name, with the words the lectures
  * use for them. */
 static const struct {
@@ -248,7 +281,7 @@ nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
 {
     static const char *const keys[] = {"chain", "bounds", "name", NULL};
     static const char *const op_keys[] = {"name", "einsum", "roles", "op", "dims", "causal",
-                                          NULL};
+                                          "online", NULL};
     memset(c, 0, sizeof *c);
     snprintf(c->name, NM_NAME_MAX, "chain");
     nm_status st = nm_ycheck_keys(problem, keys, "a chain problem", err);
@@ -309,7 +342,8 @@ nm_status nm_chain_parse(nm_chain *c, const nm_ynode *problem, nm_error *err)
         if ((st = set_roles(op, nm_ymap_get(e, "roles"), err)) != NM_OK ||
             (st = parse_kind(op, nm_ymap_get(e, "op"), err)) != NM_OK ||
             (st = set_dims(op, nm_ymap_get(e, "dims"), err)) != NM_OK ||
-            (st = set_causal(op, nm_ymap_get(e, "causal"), err)) != NM_OK)
+            (st = set_causal(op, nm_ymap_get(e, "causal"), err)) != NM_OK ||
+            (st = set_online(op, nm_ymap_get(e, "online"), err)) != NM_OK)
             return st;
     }
     /* The bounds name indices of the chain only. */
@@ -403,7 +437,7 @@ nm_status nm_chain_link(nm_chain *c, nm_error *err)
                          "chain's other indices and tensors (and the convolution dimensions "
                          "and roles a design may name): split the chain", c->op[full].name,
                          NM_MAX_STANDINS);
-    return NM_OK;
+    return nm_chain_online_link(c, err);
 }
 
 /* ---- the fused mapping ---- */
@@ -464,7 +498,10 @@ static int uses_dim(const nm_dataspace *s, int d)
  * intermediate *ds of *op would overlap from step to step along it
  * (nm_fused_halo); 4 the intermediate *ds of *op (a consumer) is indexed by
  * it on another axis, or with another coefficient, than its producer writes
- * it (each step would read another slice than the one written). */
+ * it (each step would read another slice than the one written); 5 *op
+ * sums an online exponential's output *ds over it (the keys) in another
+ * group than the exponential's: its partial sums, written against running
+ * maxes it never sees, could not be rescaled. */
 static int share_problem(const nm_chain *c, const nm_fused_group *g, const char *index, int *op,
                          int *ds)
 {
@@ -499,6 +536,14 @@ static int share_problem(const nm_chain *c, const nm_fused_group *g, const char 
                     return 4;
             }
         }
+        if (c->op[i].online && c->op[i].online_dim == d)
+            for (int j = g->first + g->nops; j < c->nops; j++)
+                for (int k = 0; k < c->op[j].wl.nds; k++)
+                    if (c->op[j].producer[k] == i && nm_chain_rescales(c, j) == i) {
+                        *op = j;
+                        *ds = k;
+                        return 5;
+                    }
     }
     return 0;
 }
@@ -656,6 +701,13 @@ static nm_status check_shared(const nm_ynode *e, const nm_arch *arch, const nm_c
                                     "than its producer writes it, so a step would read another "
                                     "slice than the one written", dn, c->op[i].name,
                                     c->op[i].wl.ds[ds].name, dn);
+            case 5:
+                return nm_yerror_at(err, t[k].at, t[k].offset, "a shared loop over '%s': the "
+                                    "online exponentials '%s' are taken against a running max "
+                                    "over '%s', and '%s', which sums them over it, is not in "
+                                    "the group: put it in the group, which rescales its partial "
+                                    "sums at each step, or step through no blocks of '%s'", dn,
+                                    c->op[i].wl.ds[ds].name, dn, c->op[i].name, dn);
             }
         }
     }
@@ -1289,9 +1341,11 @@ int nm_fused_model_eval(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_s
             return 0;
         }
     /* causal masks: the steps a group skips; retained halos: each
-     * producer's first step computes its head too */
+     * producer's first step computes its head too; online softmaxes:
+     * the running max and the rescaling */
     if (!nm_fused_causal(fmdl, fm, out) || !nm_fused_first_steps(fmdl, fm, out))
         return 0;
+    nm_fused_online_count(fmdl, fm, out);
     for (int i = 0; i < c->nops; i++) {
         nm_fused_sum_add(&out->group[fm->group_of[i]], &out->op[i]);
         nm_fused_sum_add(&out->total, &out->op[i]);

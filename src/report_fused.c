@@ -37,6 +37,28 @@ static void sum_line(FILE *f, const char *name, const nm_fused_sum *s)
             (unsigned long long)s->cycles, s->energy * 1e-6, (unsigned long long)s->backing);
 }
 
+/* What online exponential i and the operations rescaling for it compute
+ * besides their points (nm_fused_online), when i is one. */
+static void online_line(FILE *f, const nm_chain *c, const nm_fused_stats *st, int i)
+{
+    const nm_fused_online *x = &st->online[i];
+    if (!c->op[i].online)
+        return;
+    fprintf(f, "  (online softmax: %s's running max over %s, %lld block%s of keys a row: "
+            "%llu compares, %llu correction exponentials", c->op[i].name,
+            c->op[i].wl.dim[c->op[i].online_dim], (long long)x->blocks,
+            x->blocks == 1 ? "" : "s", (unsigned long long)x->compares,
+            (unsigned long long)x->exps);
+    double e = x->energy;
+    for (int j = i + 1; j < c->nops; j++)
+        if (nm_chain_rescales(c, j) == i && st->online[j].muls) {
+            fprintf(f, "; %s rescales %llu partial sums", c->op[j].name,
+                    (unsigned long long)st->online[j].muls);
+            e += st->online[j].energy;
+        }
+    fprintf(f, "; %.4g uJ)\n", e * 1e-6);
+}
+
 /* The first operation of group g with a causal mask, or NULL. */
 static const nm_chain_op *masked_op(const nm_chain *c, const nm_fused_group *g)
 {
@@ -100,6 +122,8 @@ void nm_report_fused_text(FILE *f, const nm_arch *arch, const nm_chain *c,
         else if (mop)
             fprintf(f, "  (causal mask: every point computed, then masked, no step skipped: "
                     "%s)\n", why);
+        for (int i = g->first; i < g->first + g->nops; i++)
+            online_line(f, c, st, i);
         if (g->nops > 1)
             sum_line(f, "(group)", &st->group[gi]);
     }
@@ -242,6 +266,14 @@ void nm_report_fused_json(FILE *f, const nm_arch *arch, const nm_chain *c,
         nm_report_json_string(f, c->op[i].kind_name);
         fprintf(f, ", \"op_pj\": %.17g, \"op_energy_from\": ", pj);
         nm_report_json_string(f, how);
+        const nm_fused_online *x = &st->online[i];
+        if (c->op[i].online || nm_chain_rescales(c, i) >= 0)
+            fprintf(f, ", \"online\": {\"key_blocks\": %lld, \"compares\": %llu, "
+                    "\"exponentials\": %llu, \"multiplies\": %llu, \"energy\": %.17g}",
+                    (long long)x->blocks, (unsigned long long)x->compares,
+                    (unsigned long long)x->exps, (unsigned long long)x->muls, x->energy);
+        else
+            fputs(", \"online\": null", f);
         fputs(",\n   \"stats\": ", f);
         nm_error err;
         nm_arch *oa = nm_fused_op_arch(arch, c, i, &err); /* (NULL: arch serves) */

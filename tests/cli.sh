@@ -829,6 +829,23 @@ printf 'problem:\n  attention: {heads: 1, seq: 16, head_dim: 4, causal: true}\n'
 sed -n '/^architecture:/,/^problem:/p' "$data/good/fused_causal.yaml" | sed '$d' >"$tmp/causal_arch.yaml"
 expect 0 "map --no-fuse on the causal attention block" -- "$bin" map -q --no-fuse --max-evals 500 "$tmp/causal_arch.yaml" "$tmp/causal_block.yaml"
 has "$tmp/out" "(causal mask: every point computed, then masked: the group skips no steps over the keys n)" "causal: alone, every score computed and masked"
+expect 0 "model on a fused online softmax" -- "$bin" model -q "$data/good/fused_online.yaml"
+has "$tmp/out" "(online softmax: exp's running max over n, 4 blocks of keys a row: 64 compares, 24 correction exponentials; rowsum rescales 24 partial sums; values rescales 48 partial sums;" "online: the running max and the rescaling, counted by hand in the file"
+has "$tmp/out" "^  exp  *64  *152 " "online: the exponential's compares and corrections take cycles (64 + 64 + 24)"
+has "$tmp/out" "^  values  *128  *176 " "online: the output products' rescaling takes cycles (128 + 48)"
+sed -e 's/K\[n,e\]"}/K[n,e]", causal: [m, n]}/' -e 's/online: n,/online: n, causal: [m, n],/' \
+    -e 's/E\[m,n\]"}/E[m,n]", causal: [m, n]}/' -e 's/V\[n,d\]"}/V[n,d]", causal: [m, n]}/' \
+    "$data/good/fused_online.yaml" >"$tmp/online_causal.yaml"
+expect 0 "model on a causal online softmax" -- "$bin" model -q "$tmp/online_causal.yaml"
+has "$tmp/out" "(causal mask: 6 of the 2 x 4 steps" "online, causal: the mask applies to every operation over m and n"
+has "$tmp/out" "48 compares, 16 correction exponentials; rowsum rescales 16 partial sums; values rescales 32 partial sums;" "online, causal: row block 0 corrects once a row at its 2 key blocks, row block 1 three times (4 + 12)"
+sed -e 's/factors: m=2 n=4, permutation: n m}/factors: m=2, permutation: m}/' -e 's/m=4 n=2/m=4 n=8/g' \
+    "$data/good/fused_online.yaml" >"$tmp/online_rows.yaml"
+expect 0 "model on an online softmax stepping through rows only" -- "$bin" model -q "$tmp/online_rows.yaml"
+has "$tmp/out" "1 block of keys a row: 64 compares, 0 correction exponentials;" "online: whole rows a step, the compares only"
+printf 'problem:\n  attention: {heads: 1, seq: 8, head_dim: 2, softmax: online}\n' >"$tmp/online_block.yaml"
+expect 0 "map --no-fuse on the online attention block" -- "$bin" map -q --no-fuse --max-evals 500 "$tmp/causal_arch.yaml" "$tmp/online_block.yaml"
+has "$tmp/out" "(online softmax: exp's running max over n, 1 block of keys a row: 64 compares, 0 correction exponentials" "online: alone, the compares only"
 expect 0 "model on steps that leave rows out" -- "$bin" model -q "$data/good/fused_strided.yaml"
 has "$tmp/out" "^  a  *16  *16 " "strided steps: the pointwise layer computes the 4 rows read (16 of 28 points)"
 has "$tmp/out" "(a computes 0.5714x its operation's points: rows no later operation reads left out)" "strided steps: said"

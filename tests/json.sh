@@ -53,6 +53,7 @@ run fused_model "model --json on a fused chain that does not fit" -- "$bin" mode
 run fused_model "model --json on a recomputed halo" -- "$bin" model -q --json "$src/tests/data/good/fused_halo.yaml"
 run fused_model "model --json on a retained halo" -- "$bin" model -q --json "$src/tests/data/good/fused_retain.yaml"
 run fused_model "model --json on a causal mask's skipped steps" -- "$bin" model -q --json "$src/tests/data/good/fused_causal.yaml"
+run fused_model "model --json on an online softmax" -- "$bin" model -q --json "$src/tests/data/good/fused_online.yaml"
 run fused_model "model --json on steps leaving rows out" -- "$bin" model -q --json "$src/tests/data/good/fused_strided.yaml"
 run fused_map "map --json on a chain" -- "$bin" map -q --json --max-evals 2000 "$src/tests/data/good/fused_ffn.yaml"
 run model "model --json with sparse tensors" -- "$bin" model -q --json "$src/examples/sparse/gemm_gating.yaml"

@@ -11,7 +11,9 @@
  *
  * An operation may say what each point of its einsum computes (`op: max`,
  * `exp`, `sum`, ...: nm_op_kind, charged by nm_arith_op_energy); it is a
- * multiply-accumulate when it does not.  The common blocks (`attention`,
+ * multiply-accumulate when it does not.  An exponential's `online: n` is
+ * FlashAttention's online softmax: a running max over the keys n, whose
+ * compares and rescaling fusion_online.c counts.  The common blocks (`attention`,
  * `ffn`, `dw_pw`, `conv_pool`) expand to chains (chain_blocks.c).
  *
  * A fused mapping cuts the chain into groups of consecutive operations:
@@ -111,6 +113,12 @@ typedef struct nm_chain_op {
      * the mask applied to it, as a framework's unfused GEMM and softmax do. */
     int masked, mask_m, mask_n;
     int64_t mask_offset;
+    /* FlashAttention's online softmax (`online: n` on an exponential): its
+     * exponentials are taken against a running max over index online_dim,
+     * not the row's max known ahead, so a group may step through blocks of
+     * n; each block after a row's first rescales what the row holds
+     * (fusion_online.c). */
+    int online, online_dim;
     const nm_ynode *node;     /* its entry, for errors */
 } nm_chain_op;
 
@@ -163,6 +171,23 @@ typedef struct nm_fused_sum {
     uint64_t backing;         /* backing-store accesses (words, all instances) */
 } nm_fused_sum;
 
+/* What an operation of FlashAttention's online softmax computes besides
+ * its einsum's points (fusion_online.c): for the online exponential, a
+ * compare per exponential (the running max) and, per row, a correction
+ * factor exp(old max - new max) for each block of keys after its first;
+ * for each consumer summing the exponentials over the keys, a multiply per
+ * element of its partial sums for each such block.  Their energy is in the
+ * operation's compute energy, their cycles in its compute cycles; its
+ * computes stay its einsum's points. */
+typedef struct nm_fused_online {
+    int64_t blocks;     /* the online exponential's blocks of keys per row (its group's
+                         * shared loops over them); 0 for other operations */
+    uint64_t compares;  /* the running max */
+    uint64_t exps;      /* the correction factors */
+    uint64_t muls;      /* a consumer's rescaled partial sums */
+    double energy;      /* pJ of those */
+} nm_fused_online;
+
 typedef struct nm_fused_stats {
     int valid;
     /* When invalid: the operation whose own mapping is invalid (its
@@ -171,6 +196,7 @@ typedef struct nm_fused_stats {
     int bad_op, bad_group, bad_level;
     uint64_t need, limit;
     nm_stats op[NM_MAX_OPS];
+    nm_fused_online online[NM_MAX_OPS];
     nm_fused_sum group[NM_MAX_OPS];
     nm_fused_sum total;
 } nm_fused_stats;
@@ -423,6 +449,23 @@ int nm_fused_causal_plan(const nm_arch *arch, const nm_chain *c, const nm_fused_
  * steps it computes.  Returns out->valid (0 when the model refuses one of
  * the nests counted, as it would not a valid mapping's). */
 int nm_fused_causal(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_stats *out);
+
+/* ---- the online softmax (fusion_online.c) ---- */
+
+/* Checks chain c's online exponentials (nm_chain_op.online) once linked:
+ * each consumer summing one's exponentials over its keys keeps its rows
+ * (every other index of the exponentials) in its output; located errors. */
+nm_status nm_chain_online_link(const nm_chain *c, nm_error *err);
+
+/* The online exponential whose exponentials operation j sums over their
+ * keys (j reads its output, and j's output lacks the keys), or -1. */
+int nm_chain_rescales(const nm_chain *c, int j);
+
+/* Counts what fm's online softmaxes compute besides their points into
+ * out->online, each operation's stats in out->op (evaluated, every group
+ * fitting, masks and first steps counted), and adds their energy and
+ * cycles to those stats. */
+void nm_fused_online_count(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_stats *out);
 
 /* ---- the search (fusion_search.c) ---- */
 
