@@ -70,8 +70,9 @@ static nm_status op(build *b, const char *name, const char *kind, const char *ei
         if (!mask)
             return nm_error_set(b->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     }
-    nm_ynode *run = b->online && kind && !strcmp(kind, "exp") ? scalar(b, "n") : NULL;
-    if (b->online && kind && !strcmp(kind, "exp") && !run)
+    int online = b->online && kind && !strcmp(kind, "exp");
+    nm_ynode *run = online ? scalar(b, "n") : NULL;
+    if (online && !run)
         return nm_error_set(b->err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     if (!e || !n || !x || (kind && !k) || nm_ymap_set(b->doc, e, "name", n) != NM_OK ||
         nm_ymap_set(b->doc, e, "einsum", x) != NM_OK ||

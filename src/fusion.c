@@ -217,10 +217,7 @@ static nm_status set_online(nm_chain_op *op, const nm_ynode *given, nm_error *er
     const nm_workload *wl = &op->wl;
     int d = nm_workload_dim(wl, ix);
     const nm_dataspace *o = &wl->ds[op->out];
-    int in_out = 0;
-    for (int r = 0; d >= 0 && r < o->nranks; r++)
-        in_out |= o->rank[r].term[0].dim == d;
-    if (d < 0 || d >= wl->ndims || !in_out)
+    if (d >= wl->ndims || !nm_dataspace_uses(o, d))
         return nm_yerror(err, given, "online: '%s' is not an index of '%s''s output '%s' (the "
                          "running max runs over the keys its exponentials are taken along)", ix,
                          op->name, o->name);
@@ -484,15 +481,6 @@ int nm_fused_halo(const nm_workload *wl, int ds, int d)
     return 0;
 }
 
-static int uses_dim(const nm_dataspace *s, int d)
-{
-    for (int r = 0; r < s->nranks; r++)
-        for (int t = 0; t < s->rank[r].nterms; t++)
-            if (s->rank[r].term[t].dim == d)
-                return 1;
-    return 0;
-}
-
 /* Why group g may not share a loop over index: 0 it may; 1 operation *op
  * lacks it; 2 *op reduces it and its output stays in the group; 3 the
  * intermediate *ds of *op would overlap from step to step along it
@@ -512,7 +500,7 @@ static int share_problem(const nm_chain *c, const nm_fused_group *g, const char 
         *ds = -1;
         if (d < 0)
             return 1;
-        if (inside(c, g, i, c->op[i].out) && !uses_dim(&wl->ds[c->op[i].out], d))
+        if (inside(c, g, i, c->op[i].out) && !nm_dataspace_uses(&wl->ds[c->op[i].out], d))
             return 2;
         for (int k = 0; k < wl->nds; k++) {
             if (!inside(c, g, i, k))
@@ -536,14 +524,12 @@ static int share_problem(const nm_chain *c, const nm_fused_group *g, const char 
                     return 4;
             }
         }
-        if (c->op[i].online && c->op[i].online_dim == d)
-            for (int j = g->first + g->nops; j < c->nops; j++)
-                for (int k = 0; k < c->op[j].wl.nds; k++)
-                    if (c->op[j].producer[k] == i && nm_chain_rescales(c, j) == i) {
-                        *op = j;
-                        *ds = k;
-                        return 5;
-                    }
+        for (int j = g->first + g->nops; c->op[i].online && c->op[i].online_dim == d &&
+                                         j < c->nops; j++)
+            if (nm_chain_rescales(c, j, ds) == i) {
+                *op = j;
+                return 5;
+            }
     }
     return 0;
 }
@@ -891,7 +877,7 @@ int nm_fused_retain_ok(const nm_arch *arch, const nm_chain *c, const nm_fused_gr
                 const nm_workload *w = &c->op[i].wl;
                 int e = nm_workload_dim(w, wl->dim[d]);
                 for (int ds = 0; ds < w->nds; ds++)
-                    if (uses_dim(&w->ds[ds], c->op[i].head_step) && !uses_dim(&w->ds[ds], e)) {
+                    if (nm_dataspace_uses(&w->ds[ds], c->op[i].head_step) && !nm_dataspace_uses(&w->ds[ds], e)) {
                         snprintf(why, size, "the shared loop over '%s' at '%s' runs around the "
                                  "steps of a retained halo, but '%s' follows the rows and not "
                                  "'%s' (its rows would not start anew at each iteration)",
@@ -1169,11 +1155,11 @@ static int moves_every_step(const nm_workload *wl, const nm_mapping *m, int F, i
     if (L <= s)
         return 0;
     const nm_dataspace *x = &wl->ds[ds];
-    if (uses_dim(x, d) && !nm_fused_halo(wl, ds, d))
+    if (nm_dataspace_uses(x, d) && !nm_fused_halo(wl, ds, d))
         return 1;
     for (int l = s + 1; l <= F; l++)
         for (int e = 0; e < wl->ndims; e++)
-            if (m->level[l].tfactor[e] > 1 && uses_dim(x, e) && !nm_fused_halo(wl, ds, e))
+            if (m->level[l].tfactor[e] > 1 && nm_dataspace_uses(x, e) && !nm_fused_halo(wl, ds, e))
                 return 1;
     return 0;
 }

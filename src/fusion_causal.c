@@ -59,16 +59,6 @@
 
 #define REFUSE(...) (why ? (void)snprintf(why, size, __VA_ARGS__) : (void)0, 0)
 
-/* Whether data space ds of wl follows index d. */
-static int uses(const nm_workload *wl, int ds, int d)
-{
-    for (int r = 0; r < wl->ds[ds].nranks; r++)
-        for (int t = 0; t < wl->ds[ds].rank[r].nterms; t++)
-            if (wl->ds[ds].rank[r].term[t].dim == d && d >= 0)
-                return 1;
-    return 0;
-}
-
 /* The first operation of group g whose shared loops step through the keys
  * of its mask, or -1. */
 static int stepping_op(const nm_arch *arch, const nm_chain *c, const nm_fused_group *g,
@@ -128,14 +118,15 @@ int nm_fused_causal_plan(const nm_arch *arch, const nm_chain *c, const nm_fused_
     for (int i = g->first; i < g->first + g->nops; i++) {
         const nm_chain_op *op = &c->op[i];
         for (int ds = 0; ds < op->wl.nds; ds++) {
-            if (!uses(&op->wl, ds, op->mask_m) && !uses(&op->wl, ds, op->mask_n))
+            if (!nm_dataspace_uses(&op->wl.ds[ds], op->mask_m) &&
+                !nm_dataspace_uses(&op->wl.ds[ds], op->mask_n))
                 return REFUSE("'%s' of '%s' follows neither the rows '%s' nor the keys '%s': "
                               "a group skipping the steps a causal mask covers moves each of "
                               "its tensors by row or key steps", op->wl.ds[ds].name, op->name,
                               rows, keys);
             for (int d = 0; d < L->wl.ndims; d++) {
                 int e = nm_workload_dim(&op->wl, L->wl.dim[d]);
-                if (lt->tfactor[d] > 1 && d != dm && d != dn && !uses(&op->wl, ds, e))
+                if (lt->tfactor[d] > 1 && d != dm && d != dn && !nm_dataspace_uses(&op->wl.ds[ds], e))
                     return REFUSE("the shared loop over '%s' steps, and '%s' of '%s' does not "
                                   "follow it: a group skipping the steps a causal mask covers "
                                   "steps through rows, keys, and indices every tensor follows",

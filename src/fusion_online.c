@@ -47,17 +47,6 @@
 #include "nestmap/estimate.h"
 #include "nestmap/fusion.h"
 
-/* Whether data space ds of wl has index d on an axis. */
-static int has_dim(const nm_workload *wl, int ds, int d)
-{
-    const nm_dataspace *s = &wl->ds[ds];
-    for (int r = 0; r < s->nranks; r++)
-        for (int t = 0; t < s->rank[r].nterms; t++)
-            if (s->rank[r].term[t].dim == d)
-                return 1;
-    return 0;
-}
-
 /* The elements of op's output. */
 static uint64_t out_elements(const nm_chain_op *op)
 {
@@ -68,7 +57,7 @@ static uint64_t out_elements(const nm_chain_op *op)
     return n;
 }
 
-int nm_chain_rescales(const nm_chain *c, int j)
+int nm_chain_rescales(const nm_chain *c, int j, int *ds)
 {
     const nm_chain_op *op = &c->op[j];
     for (int k = 0; k < op->wl.nds; k++) {
@@ -76,8 +65,11 @@ int nm_chain_rescales(const nm_chain *c, int j)
         if (p < 0 || !c->op[p].online)
             continue;
         int d = nm_workload_dim(&op->wl, c->op[p].wl.dim[c->op[p].online_dim]);
-        if (d >= 0 && has_dim(&op->wl, k, d) && !has_dim(&op->wl, op->out, d))
+        if (nm_dataspace_uses(&op->wl.ds[k], d) && !nm_dataspace_uses(&op->wl.ds[op->out], d)) {
+            if (ds)
+                *ds = k;
             return p;
+        }
     }
     return -1;
 }
@@ -85,7 +77,7 @@ int nm_chain_rescales(const nm_chain *c, int j)
 nm_status nm_chain_online_link(const nm_chain *c, nm_error *err)
 {
     for (int j = 0; j < c->nops; j++) {
-        int p = nm_chain_rescales(c, j);
+        int p = nm_chain_rescales(c, j, NULL);
         if (p < 0)
             continue;
         const nm_chain_op *e = &c->op[p], *op = &c->op[j];
@@ -95,7 +87,7 @@ nm_status nm_chain_online_link(const nm_chain *c, nm_error *err)
             if (d == e->online_dim)
                 continue;
             int dj = nm_workload_dim(&op->wl, e->wl.dim[d]);
-            if (dj < 0 || !has_dim(&op->wl, op->out, dj))
+            if (dj < 0 || !nm_dataspace_uses(&op->wl.ds[op->out], dj))
                 return nm_yerror(err, op->node, "'%s' sums the online exponentials '%s' over "
                                  "'%s' but its output '%s' lacks their index '%s': the "
                                  "rescaling of partial sums is per row, so a consumer "
@@ -156,7 +148,7 @@ void nm_fused_online_count(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fuse
                     (double)x->exps * nm_arith_op_energy(&arch->arith, NM_OP_EXP, &how);
         charge(fmdl, fm, i, x->compares + x->exps, x->energy, &out->op[i]);
         for (int j = i + 1; corrections && j < c->nops; j++) {
-            if (nm_chain_rescales(c, j) != i)
+            if (nm_chain_rescales(c, j, NULL) != i)
                 continue;
             nm_fused_online *y = &out->online[j];
             y->muls = corrections * (out_elements(&c->op[j]) / rows);

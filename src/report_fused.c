@@ -51,7 +51,7 @@ static void online_line(FILE *f, const nm_chain *c, const nm_fused_stats *st, in
             (unsigned long long)x->exps);
     double e = x->energy;
     for (int j = i + 1; j < c->nops; j++)
-        if (nm_chain_rescales(c, j) == i && st->online[j].muls) {
+        if (nm_chain_rescales(c, j, NULL) == i && st->online[j].muls) {
             fprintf(f, "; %s rescales %llu partial sums", c->op[j].name,
                     (unsigned long long)st->online[j].muls);
             e += st->online[j].energy;
@@ -267,7 +267,7 @@ void nm_report_fused_json(FILE *f, const nm_arch *arch, const nm_chain *c,
         fprintf(f, ", \"op_pj\": %.17g, \"op_energy_from\": ", pj);
         nm_report_json_string(f, how);
         const nm_fused_online *x = &st->online[i];
-        if (c->op[i].online || nm_chain_rescales(c, i) >= 0)
+        if (c->op[i].online || nm_chain_rescales(c, i, NULL) >= 0)
             fprintf(f, ", \"online\": {\"key_blocks\": %lld, \"compares\": %llu, "
                     "\"exponentials\": %llu, \"multiplies\": %llu, \"energy\": %.17g}",
                     (long long)x->blocks, (unsigned long long)x->compares,

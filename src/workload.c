@@ -41,6 +41,15 @@ int nm_workload_unit_dim(const nm_workload *wl, const char *name)
     return 0;
 }
 
+int nm_dataspace_uses(const nm_dataspace *s, int d)
+{
+    for (int r = 0; d >= 0 && r < s->nranks; r++)
+        for (int t = 0; t < s->rank[r].nterms; t++)
+            if (s->rank[r].term[t].dim == d)
+                return 1;
+    return 0;
+}
+
 int nm_workload_ds(const nm_workload *wl, const char *name)
 {
     for (int d = 0; d < wl->nds; d++)

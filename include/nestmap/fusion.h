@@ -458,8 +458,9 @@ int nm_fused_causal(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_stats
 nm_status nm_chain_online_link(const nm_chain *c, nm_error *err);
 
 /* The online exponential whose exponentials operation j sums over their
- * keys (j reads its output, and j's output lacks the keys), or -1. */
-int nm_chain_rescales(const nm_chain *c, int j);
+ * keys (j reads its output, and j's output lacks the keys), or -1; the
+ * data space of j they are into *ds when ds is not NULL. */
+int nm_chain_rescales(const nm_chain *c, int j, int *ds);
 
 /* Counts what fm's online softmaxes compute besides their points into
  * out->online, each operation's stats in out->op (evaluated, every group

@@ -105,6 +105,10 @@ int nm_workload_absent_ds(const nm_workload *wl, const char *name);
 int nm_workload_dim(const nm_workload *wl, const char *name);
 int nm_workload_ds(const nm_workload *wl, const char *name);
 
+/* Whether data space s follows dimension d: some term of one of its axes
+ * is over d (0 for d < 0). */
+int nm_dataspace_uses(const nm_dataspace *s, int d);
+
 /* A count that 64 bits cannot always hold: a layer's MACs and tensor sizes
  * are exact up to NM_COUNT_LIMIT (nm_workload_parse refuses larger ones). */
 __extension__ typedef unsigned __int128 nm_count;
