@@ -107,15 +107,13 @@ static void charge(nm_fused_model *fmdl, const nm_fused_map *fm, int i, uint64_t
     if (!ops)
         return;
     uint64_t u = o->arith_utilized ? o->arith_utilized : 1, extra = ops / u + (ops % u != 0);
-    if (fmdl->op[i].sparse) {
-        /* (a sparse design's finish takes its compute cycles from its
-         * computes: the extra ones run after them, every level waiting) */
-        o->compute_cycles += extra;
+    o->compute_cycles += extra;
+    if (fmdl->op[i].sparse) /* (a sparse design's finish takes its compute cycles from
+                             * its computes: the extra ones run after them, every level
+                             * waiting) */
         o->cycles += extra;
-    } else {
-        o->compute_cycles += extra;
+    else
         nm_model_finish_counts(&fmdl->op[i], &fm->map[i], o);
-    }
     o->compute_energy += pj;
     o->energy += pj;
 }

@@ -1475,7 +1475,7 @@ START_TEST(online_agrees)
                           c->op[i].name, st->op[i].compute_energy,
                           (double)st->op[i].computes * pj, st->online[i].energy, full.s);
             bounds_op(&spec.arch, c, st, i, n, full.s);
-            if (nm_chain_rescales(c, i) != x)
+            if (nm_chain_rescales(c, i, NULL) != x)
                 continue;
             consumers++;
             uint64_t muls = rescaled(&spec.arch, c, fm, i, x, ext_e);
