@@ -296,7 +296,7 @@ void nm_network_bound(const nm_arch *arch, const nm_network *net, const nm_layer
         const nm_network_run *fr = fu ? nm_network_fused_run(fu, i) : NULL;
         nm_roofline r;
         if (fr) { /* its operation in the fused run: intermediates on chip */
-            nm_roofline_op(&r, arch, &fr->chain, i - fr->first);
+            nm_network_run_roofline(net, arch, fr, i, &r);
             nm_bound_sum_add(s, (double)net->layer[i].repeat, &r,
                              nm_metric_value(s->metric, r.energy_pj, r.bound_cycles,
                                              r.words_in + r.words_out));
@@ -318,7 +318,7 @@ double nm_network_roofline_cycles(const nm_arch *arch, const nm_network *net,
         const nm_network_run *fr = fu ? nm_network_fused_run(fu, i) : NULL;
         nm_roofline r;
         if (fr)
-            nm_roofline_op(&r, arch, &fr->chain, i - fr->first);
+            nm_network_run_roofline(net, arch, fr, i, &r);
         else
             nm_roofline_of(&r, arch, &net->layer[i].wl);
         c += (double)net->layer[i].repeat * r.bound_cycles;

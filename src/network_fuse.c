@@ -1,15 +1,26 @@
 /* network_fuse.c — fusing a network's layers: which consecutive layers read
- * the one before whole, such runs as chains (fusion.h), and their fused
- * searches beside the layer-by-layer mapping; see network.h. */
+ * the one before whole or through windows, such runs as chains (fusion.h;
+ * a first layer read through windows grown to what they reach), their
+ * fused searches beside the layer-by-layer mapping, and which runs stand
+ * for their layers where runs overlap; see network.h. */
 #include <config.h>
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nestmap/alloc.h"
 #include "nestmap/job.h"
 #include "nestmap/network.h"
+#include "nestmap/roofline.h"
+
+/* The effort of a run's fused search, relative to the network's: its
+ * operations' own mappings are searched with the shared loops pinned, in
+ * spaces far smaller than a layer's (on MobileNet-v1 and ResNet-50, on
+ * Eyeriss and Simba, an eighth of the effort finds what the whole does:
+ * bench/README.md). */
+#define RUN_EFFORT 0.125
 
 /* The output of a layer: its one read-modify-write data space, or -1. */
 static int output_of(const nm_workload *wl)
@@ -90,6 +101,12 @@ static int pair_axes(const nm_workload *pw, int out, const nm_workload *cw, int 
     return 1;
 }
 
+/* Which of two ways a layer reads the one before serves fusion better. */
+static int link_rank(nm_link_kind k)
+{
+    return k == NM_LINK_READS ? 3 : k == NM_LINK_WINDOW ? 2 : k == NM_LINK_STRIDE ? 1 : 0;
+}
+
 void nm_network_link(const nm_network *net, int i, int j, nm_link *l)
 {
     memset(l, 0, sizeof *l);
@@ -108,7 +125,7 @@ void nm_network_link(const nm_network *net, int i, int j, nm_link *l)
         int8_t axis[NM_MAX_RANKS];
         if (cs == cout || cw->ds[cs].param || !pair_axes(pw, out, cw, cs, axis))
             continue;
-        int whole = 1, near = 1;
+        int whole = 1, near = 1, reaches = 1;
         for (int r = 0; r < o->nranks && near; r++) {
             const nm_axis *ax = &cw->ds[cs].rank[axis[r]];
             int64_t ep = nm_axis_extent(pw, &o->rank[r]), ec = nm_axis_extent(cw, ax);
@@ -117,20 +134,26 @@ void nm_network_link(const nm_network *net, int i, int j, nm_link *l)
             whole = 0;
             /* a window or a stride over the producer's rows: the consumer's
              * output rows times the stride cover them (as 'same' padding
-             * sizes a framework's input), or the window reaches exactly */
+             * sizes a framework's input), or the window reaches exactly;
+             * its span no shorter, or rows are left unread (a strided 1x1) */
             int64_t coef = 0;
             int d = output_index(cw, cout, ax, &coef);
             near = ec == ep || (d >= 0 && coef * cw->bound[d] == ep);
+            reaches &= ec >= ep;
         }
-        nm_link_kind k = whole ? NM_LINK_READS : near ? NM_LINK_WINDOW : NM_LINK_NONE;
-        if (k != NM_LINK_NONE && (best == NM_LINK_NONE || k == NM_LINK_READS)) {
+        nm_link_kind k = whole     ? NM_LINK_READS
+                         : !near   ? NM_LINK_NONE
+                         : reaches ? NM_LINK_WINDOW
+                                   : NM_LINK_STRIDE;
+        if (link_rank(k) > link_rank(best)) {
             best = k;
             l->ds = cs;
             memcpy(l->axis, axis, sizeof axis);
         }
     }
     l->kind = best;
-    if (best == NM_LINK_READS && net->layer[i].repeat != net->layer[j].repeat)
+    if ((best == NM_LINK_READS || best == NM_LINK_WINDOW) &&
+        net->layer[i].repeat != net->layer[j].repeat)
         l->kind = NM_LINK_REPEAT;
 }
 
@@ -200,17 +223,28 @@ nm_status nm_network_chain(const nm_network *net, int first, int n, nm_chain *c,
          * order, its indices the writer's */
         nm_link l;
         nm_network_link(net, first + k - 1, first + k, &l);
-        if (l.kind != NM_LINK_READS && l.kind != NM_LINK_REPEAT)
+        int window = l.kind == NM_LINK_WINDOW && k == 1;
+        if (l.kind != NM_LINK_READS && l.kind != NM_LINK_REPEAT && !window)
             return nm_yerror(err, ly->node, "layer '%s' does not read the whole output of '%s' "
-                             "point by point", ly->name, net->layer[first + k - 1].name);
-        const nm_chain_op *prev = &c->op[k - 1];
+                             "point by point%s", ly->name, net->layer[first + k - 1].name,
+                             l.kind == NM_LINK_WINDOW ? " (only a run's second layer may read "
+                                                        "the first through windows)" : "");
+        nm_chain_op *prev = &c->op[k - 1];
         const nm_dataspace *po = &prev->wl.ds[prev->out];
         nm_dataspace in = wl->ds[l.ds];
         for (int r = 0; r < po->nranks; r++) {
             in.rank[r] = wl->ds[l.ds].rank[l.axis[r]];
             in.pad[r] = wl->ds[l.ds].pad[l.axis[r]];
             int cd = plain_index(wl, &in.rank[r]), pd = plain_index(&prev->wl, &po->rank[r]);
-            memcpy(wl->dim[cd], prev->wl.dim[pd], NM_NAME_MAX);
+            int64_t ec = nm_axis_extent(wl, &in.rank[r]), ep = nm_axis_extent(&prev->wl, &po->rank[r]);
+            if (cd >= 0 && ec == ep) { /* point by point: the producer's index */
+                memcpy(wl->dim[cd], prev->wl.dim[pd], NM_NAME_MAX);
+                continue;
+            }
+            /* through windows, over the consumer's own indices: the
+             * producer computes every row they reach (its output's
+             * index has coefficient 1: plain_index) */
+            prev->wl.bound[pd] += ec - ep;
         }
         memcpy(in.name, po->name, NM_NAME_MAX);
         wl->ds[l.ds] = in;
@@ -229,6 +263,39 @@ nm_status nm_network_chain(const nm_network *net, int first, int n, nm_chain *c,
                                          "tensors the name '%s' in a chain", c->op[j].name,
                                          c->op[k].name, c->op[k].wl.ds[a].name);
     return NM_OK;
+}
+
+int64_t nm_network_grown(const nm_network *net, int first, const nm_chain *c, int k, int d)
+{
+    return c->op[k].wl.bound[d] - net->layer[first + k].wl.bound[d];
+}
+
+/* Whether operation k of the run computes more than its layer. */
+static int grown(const nm_network *net, const nm_network_run *r, int k)
+{
+    for (int d = 0; d < r->chain.op[k].wl.ndims; d++)
+        if (nm_network_grown(net, r->first, &r->chain, k, d))
+            return 1;
+    return 0;
+}
+
+void nm_network_run_roofline(const nm_network *net, const nm_arch *arch,
+                             const nm_network_run *r, int i, nm_roofline *out)
+{
+    int k = i - r->first;
+    if (!grown(net, r, k)) {
+        nm_roofline_op(out, arch, &r->chain, k);
+        return;
+    }
+    nm_chain *c = nm_calloc(1, sizeof *c);
+    if (!c) { /* (the layer alone: a bound too, if a looser one) */
+        nm_roofline_of(out, arch, &net->layer[i].wl);
+        return;
+    }
+    *c = r->chain;
+    memcpy(c->op[k].wl.bound, net->layer[i].wl.bound, sizeof c->op[k].wl.bound);
+    nm_roofline_op(out, arch, c, k);
+    nm_free(c);
 }
 
 /* Whether a layer's mapping evaluates, as operation k of chain c alone,
@@ -300,22 +367,33 @@ static void search_run(const nm_network *net, const nm_arch *arch, const nm_ynod
     r->status = nm_network_chain(net, r->first, r->n, &r->chain, &r->err);
     for (int k = 0; k < r->n && r->status == NM_OK; k++) {
         const nm_search_result *lr = mapped(net, out, r->first + k);
+        nm_fused_sum_add(&r->unfused, &lr->best_stats);
+        if (grown(net, r, k))
+            continue; /* it computes more than its layer: not the layer's figures */
         nm_error e;
         nm_error_clear(&e);
         fu->checked++;
         fu->equal += same_as_layer(arch, &r->chain, k, one, &lr->best_stats, &lr->best.map, st,
                                    &e);
-        nm_fused_sum_add(&r->unfused, &lr->best_stats);
     }
     if (r->status != NM_OK)
         return;
     if (r->same_as != r - fu->run)
         return; /* the earlier run's search serves */
-    /* each layer alone: its own best mapping, as the network has it */
+    /* each layer alone: its own best mapping, as the network has it (a
+     * layer grown for the windows after it searched again, at its size) */
     nm_mapping alone[NM_MAX_OPS];
-    for (int k = 0; k < r->n; k++)
-        alone[k] = mapped(net, out, r->first + k)->best.map;
-    r->status = nm_fused_search_given(arch, &r->chain, cons, more, o, 1, alone, NULL, 0, &r->res,
+    for (int k = 0; k < r->n; k++) {
+        if (grown(net, r, k))
+            memset(&alone[k], 0, sizeof alone[k]);
+        else
+            alone[k] = mapped(net, out, r->first + k)->best.map;
+    }
+    /* the operations' own mappings under the shared loops pinned are
+     * small spaces: searched at a fraction of the effort (RUN_EFFORT) */
+    nm_search_opts fo = *o;
+    fo.effort = nm_search_effort(o) * RUN_EFFORT;
+    r->status = nm_fused_search_given(arch, &r->chain, cons, more, &fo, 1, alone, NULL, 0, &r->res,
                                       &r->err);
     if (r->status != NM_OK)
         return;
@@ -326,13 +404,77 @@ static void search_run(const nm_network *net, const nm_arch *arch, const nm_ynod
                                    (double)r->unfused.backing);
 }
 
+static int by_first(const void *x, const void *y)
+{
+    const int *a = x, *b = y;
+    return a[0] != b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] != b[1] ? (a[1] < b[1] ? -1 : 1) : 0;
+}
+
+/* Which runs stand for their layers (used): of the sets of runs no two of
+ * which share a layer, the one whose runs together lower the network's
+ * metric most, each run's fall reckoned alone (the unfused network with
+ * only its layers replaced: exact for energy, cycles and traffic, which
+ * add up; for a product such as EDP, to first order), found by dynamic
+ * programming over the layers in order (ties to the set found first). */
+static void choose_runs(const nm_network *net, int metric, nm_network_fusion *fu)
+{
+    int L = net->nlayers;
+    double *best = nm_calloc((size_t)L + 1, sizeof *best);
+    int *pick = nm_calloc((size_t)L + 1, sizeof *pick);
+    double *fall = nm_calloc((size_t)fu->nruns + 1, sizeof *fall);
+    if (!best || !pick || !fall) { /* (none used: the network as mapped, layer by layer) */
+        nm_free(best);
+        nm_free(pick);
+        nm_free(fall);
+        return;
+    }
+    const nm_fused_sum *u = &fu->unfused;
+    double base = nm_metric_value((nm_metric)metric, u->energy, (double)u->cycles,
+                                  (double)u->backing);
+    for (int k = 0; k < fu->nruns; k++) {
+        const nm_network_run *r = &fu->run[k], *s = &fu->run[r->same_as];
+        if (r->status != NM_OK || s->status != NM_OK || !s->fused)
+            continue;
+        double rep = (double)net->layer[r->first].repeat;
+        const nm_fused_sum *b = &s->res.best_st->total;
+        fall[k] = base - nm_metric_value((nm_metric)metric,
+                                         u->energy + rep * (b->energy - r->unfused.energy),
+                                         (double)u->cycles +
+                                             rep * ((double)b->cycles - (double)r->unfused.cycles),
+                                         (double)u->backing +
+                                             rep * ((double)b->backing - (double)r->unfused.backing));
+    }
+    for (int j = 1; j <= L; j++) {
+        best[j] = best[j - 1];
+        pick[j] = -1;
+        for (int k = 0; k < fu->nruns; k++) {
+            const nm_network_run *r = &fu->run[k];
+            if (r->first + r->n == j && fall[k] > 0 && best[r->first] + fall[k] > best[j]) {
+                best[j] = best[r->first] + fall[k];
+                pick[j] = k;
+            }
+        }
+    }
+    for (int j = L; j > 0;) {
+        if (pick[j] < 0) {
+            j--;
+            continue;
+        }
+        fu->run[pick[j]].used = 1;
+        j = fu->run[pick[j]].first;
+    }
+    nm_free(best);
+    nm_free(pick);
+    nm_free(fall);
+}
+
 nm_status nm_network_fuse(const nm_network *net, const nm_arch *arch, const nm_ynode *constraints,
                           const nm_ynode *more, const nm_search_opts *o,
                           const nm_layer_result *out, nm_network_fusion *fu, nm_error *err)
 {
     memset(fu, 0, sizeof *fu);
     double t0 = nm_job_wall();
-    fu->run = nm_calloc(net->nlayers ? (size_t)net->nlayers : 1, sizeof *fu->run);
+    fu->run = nm_calloc(2 * (size_t)net->nlayers + 1, sizeof *fu->run);
     nm_fused_stats *st = nm_calloc(1, sizeof *st);
     nm_chain *one = nm_calloc(1, sizeof *one);
     if (!fu->run || !st || !one) {
@@ -340,10 +482,22 @@ nm_status nm_network_fuse(const nm_network *net, const nm_arch *arch, const nm_y
         nm_free(one);
         return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
     }
-    /* The runs: consecutive mapped layers each reading the one before whole. */
-    for (int i = 0; i < net->nlayers;) {
+    /* The runs: consecutive mapped layers each reading the one before
+     * whole (seg[i]: how many from i, where such a stretch begins); and
+     * where a layer reads the one before through windows, the one before
+     * with the stretch it begins. */
+    int L = net->nlayers, *seg = nm_calloc(L ? (size_t)L : 1, sizeof *seg), ncand = 0;
+    int (*cand)[2] = nm_calloc(2 * (size_t)L + 1, sizeof *cand);
+    if (!seg || !cand) {
+        nm_free(seg);
+        nm_free(cand);
+        nm_free(st);
+        nm_free(one);
+        return nm_error_set(err, NM_ERR_NOMEM, NULL, 0, 0, "out of memory");
+    }
+    for (int i = 0; i < L;) {
         int n = 1;
-        while (i + n < net->nlayers && n < NM_MAX_OPS && mapped(net, out, i + n - 1) &&
+        while (i + n < L && n < NM_MAX_OPS && mapped(net, out, i + n - 1) &&
                mapped(net, out, i + n)) {
             nm_link l;
             nm_network_link(net, i + n - 1, i + n, &l);
@@ -351,20 +505,34 @@ nm_status nm_network_fuse(const nm_network *net, const nm_arch *arch, const nm_y
                 break;
             n++;
         }
-        if (n > 1) {
-            nm_network_run *r = &fu->run[fu->nruns];
-            r->first = i;
-            r->n = n;
-            r->same_as = fu->nruns;
-            for (int j = 0; j < fu->nruns; j++)
-                if (fu->run[j].same_as == j && same_run(net, &fu->run[j], r)) {
-                    r->same_as = j;
-                    break;
-                }
-            fu->nruns++;
-        }
+        seg[i] = n;
+        if (n > 1)
+            cand[ncand][0] = i, cand[ncand++][1] = n;
         i += n;
     }
+    for (int i = 0; i + 1 < L; i++) {
+        nm_link l;
+        nm_network_link(net, i, i + 1, &l);
+        if (l.kind == NM_LINK_WINDOW && seg[i + 1] && mapped(net, out, i) &&
+            mapped(net, out, i + 1))
+            cand[ncand][0] = i,
+            cand[ncand++][1] = 1 + (seg[i + 1] < NM_MAX_OPS ? seg[i + 1] : NM_MAX_OPS - 1);
+    }
+    qsort(cand, (size_t)ncand, sizeof *cand, by_first);
+    for (int c = 0; c < ncand; c++) {
+        nm_network_run *r = &fu->run[fu->nruns];
+        r->first = cand[c][0];
+        r->n = cand[c][1];
+        r->same_as = fu->nruns;
+        for (int j = 0; j < fu->nruns; j++)
+            if (fu->run[j].same_as == j && same_run(net, &fu->run[j], r)) {
+                r->same_as = j;
+                break;
+            }
+        fu->nruns++;
+    }
+    nm_free(seg);
+    nm_free(cand);
     /* Every layer alone as a chain of its own. */
     for (int i = 0; i < net->nlayers; i++) {
         const nm_search_result *lr = mapped(net, out, i);
@@ -393,10 +561,11 @@ nm_status nm_network_fuse(const nm_network *net, const nm_arch *arch, const nm_y
         nm_fused_sum_add(&s, &lr->best_stats);
         sum_scaled(&fu->unfused, &s, net->layer[i].repeat, 1);
     }
+    choose_runs(net, o->metric[0], fu);
     fu->fused = fu->unfused;
     for (int k = 0; k < fu->nruns; k++) {
         const nm_network_run *r = &fu->run[k], *s = &fu->run[r->same_as];
-        if (r->status != NM_OK || s->status != NM_OK || !s->fused)
+        if (!r->used)
             continue;
         int64_t rep = net->layer[r->first].repeat;
         sum_scaled(&fu->fused, &r->unfused, rep, -1);
@@ -411,9 +580,9 @@ nm_status nm_network_fuse(const nm_network *net, const nm_arch *arch, const nm_y
 const nm_network_run *nm_network_fused_run(const nm_network_fusion *fu, int i)
 {
     for (int k = 0; k < fu->nruns; k++) {
-        const nm_network_run *r = &fu->run[k], *s = &fu->run[r->same_as];
-        if (i >= r->first && i < r->first + r->n)
-            return r->status == NM_OK && s->status == NM_OK && s->fused ? r : NULL;
+        const nm_network_run *r = &fu->run[k];
+        if (i >= r->first && i < r->first + r->n && r->used)
+            return r;
     }
     return NULL;
 }

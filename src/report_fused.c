@@ -359,6 +359,17 @@ void nm_report_fused_search_json(FILE *f, const nm_arch *arch, const nm_chain *c
 
 /* The fused groups of run s's best cut: "dw2+pw2 at GlobalBuffer", or ""
  * when every layer runs alone. */
+/* The layer's own name for index idx of operation wl of a network's run
+ * (its alias: "P" for "p3"), or idx. */
+static const char *layer_dim(const nm_workload *wl, const char *idx)
+{
+    int d = nm_workload_dim(wl, idx);
+    for (int a = 0; d >= 0 && a < wl->nalias; a++)
+        if (wl->alias_of[a] == d)
+            return wl->alias[a];
+    return idx;
+}
+
 static void run_groups(char *buf, size_t size, const nm_arch *arch, const nm_network_run *s)
 {
     size_t n = 0;
@@ -374,6 +385,14 @@ static void run_groups(char *buf, size_t size, const nm_arch *arch, const nm_net
                                   s->chain.op[i].name);
         if (n < size)
             n += (size_t)snprintf(buf + n, size - n, " at %s", arch->level[g->level].name);
+        const nm_workload *last = &s->chain.op[g->first + g->nops - 1].wl;
+        for (int k = 0; k < g->nsplit && n < size; k++)
+            n += (size_t)snprintf(buf + n, size - n, "%s%s/%lld", k ? "x" : ", halo ",
+                                  layer_dim(last, g->split[k].rank),
+                                  (long long)g->split[k].steps);
+        if (g->nsplit && n < size)
+            n += (size_t)snprintf(buf + n, size - n, nm_fused_group_retains(g) ? " retained"
+                                                                              : " recomputed");
     }
 }
 
@@ -389,7 +408,24 @@ static int not_fused(const nm_network *net, const nm_layer_result *out, int i, n
     if (a->status != NM_OK || !a->res.found || b->status != NM_OK || !b->res.found)
         return 0;
     nm_network_link(net, i, i + 1, l);
-    return l->kind == NM_LINK_WINDOW || l->kind == NM_LINK_REPEAT;
+    return l->kind == NM_LINK_STRIDE || l->kind == NM_LINK_REPEAT;
+}
+
+/* The rows and columns run r's first layer computes past its output, for
+ * the windows of the layer after it: "pw2 P 112->113, Q 112->113", or
+ * "" when it computes its own output only. */
+static void grown_text(char *buf, size_t size, const nm_network *net, const nm_network_run *r)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    const nm_workload *wl = &net->layer[r->first].wl;
+    for (int d = 0; d < wl->ndims && n < size; d++) {
+        int64_t g = nm_network_grown(net, r->first, &r->chain, 0, d);
+        if (g)
+            n += (size_t)snprintf(buf + n, size - n, "%s %s %lld->%lld",
+                                  n ? "," : net->layer[r->first].name, wl->dim[d],
+                                  (long long)wl->bound[d], (long long)(wl->bound[d] + g));
+    }
 }
 
 static void fusion_text(FILE *f, const nm_arch *arch, const nm_network *net,
@@ -397,8 +433,8 @@ static void fusion_text(FILE *f, const nm_arch *arch, const nm_network *net,
 {
     const char *top = arch->level[arch->nlevels - 1].name;
     fprintf(f, "\nFused runs (network --fuse): %d run%s of layers, each reading the whole output "
-            "of the one before, searched in %.1f s\n", fu->nruns, fu->nruns == 1 ? "" : "s",
-            fu->seconds);
+            "of the one before (the second perhaps through windows of the first), searched in "
+            "%.1f s\n", fu->nruns, fu->nruns == 1 ? "" : "s", fu->seconds);
     if (fu->nruns)
         fprintf(f, "  %-22s %6s  %-34s %12s %12s %14s %14s\n", "run", "repeat", "fused",
                 "energy uJ", "unfused", "words", "unfused");
@@ -414,25 +450,42 @@ static void fusion_text(FILE *f, const nm_arch *arch, const nm_network *net,
             continue;
         }
         run_groups(groups, sizeof groups, arch, s);
-        const nm_fused_sum *b = s->fused ? &s->res.best_st->total : &r->unfused;
+        const nm_fused_sum *b = r->used ? &s->res.best_st->total : &r->unfused;
         fprintf(f, "  %-22s %6lld  %-34s %12.3f %12.3f %14llu %14llu\n", name,
                 (long long)net->layer[r->first].repeat,
-                s->fused ? groups : "(no gain: layer by layer)", b->energy * 1e-6,
-                r->unfused.energy * 1e-6, (unsigned long long)b->backing,
+                r->used    ? groups
+                : s->fused ? "(an overlapping run gains more)"
+                           : "(no gain: layer by layer)",
+                b->energy * 1e-6, r->unfused.energy * 1e-6, (unsigned long long)b->backing,
                 (unsigned long long)r->unfused.backing);
     }
+    /* the layers grown for the windows after them */
+    int shown = 0;
+    for (int k = 0; k < fu->nruns; k++) {
+        char grown[256];
+        if (fu->run[k].status != NM_OK)
+            continue;
+        grown_text(grown, sizeof grown, net, &fu->run[k]);
+        if (!grown[0])
+            continue;
+        if (!shown++)
+            fputs("Computed for the windows of the layer after, in a run (its zero padding "
+                  "counted as data, as Timeloop's layer shapes count it):", f);
+        fprintf(f, "%s %s", shown > 1 ? ";" : "", grown);
+    }
+    if (shown)
+        fputc('\n', f);
     nm_link l;
-    for (int kind = NM_LINK_WINDOW; kind <= NM_LINK_REPEAT; kind++) {
-        int shown = 0;
+    for (int kind = NM_LINK_STRIDE; kind <= NM_LINK_REPEAT; kind++) {
+        shown = 0;
         for (int i = 0; i + 1 < net->nlayers; i++) {
             if (!not_fused(net, out, i, &l) || (int)l.kind != kind)
                 continue;
             if (!shown)
                 fprintf(f, "Not fused, %s:",
-                        kind == NM_LINK_WINDOW
-                            ? "reading windows or strided rows of the layer before (halos are "
-                              "not modelled)"
-                            : "reading the layer before whole but running a different number "
+                        kind == NM_LINK_STRIDE
+                            ? "reading strided rows of the layer before that leave some unread"
+                            : "reading the layer before but running a different number "
                               "of times");
             fprintf(f, "%s %s", shown++ ? "," : "", net->layer[i + 1].name);
         }
@@ -486,8 +539,19 @@ static void fusion_json(FILE *f, const nm_arch *arch, const nm_network *net,
             fputs("}", f);
             continue;
         }
-        fprintf(f, "\"searched\": true, \"fused\": %s, \"groups\": [",
-                s->fused ? "true" : "false");
+        fprintf(f, "\"searched\": true, \"fused\": %s, \"beats_layers\": %s, \"grown\": [",
+                r->used ? "true" : "false", s->fused ? "true" : "false");
+        const nm_workload *w0 = &net->layer[r->first].wl;
+        for (int d = 0, n = 0; d < w0->ndims; d++) {
+            int64_t g = nm_network_grown(net, r->first, &r->chain, 0, d);
+            if (!g)
+                continue;
+            fputs(n++ ? ", {\"dim\": " : "{\"dim\": ", f);
+            nm_report_json_string(f, w0->dim[d]);
+            fprintf(f, ", \"from\": %lld, \"to\": %lld}", (long long)w0->bound[d],
+                    (long long)(w0->bound[d] + g));
+        }
+        fputs("], \"groups\": [", f);
         const nm_fused_map *fm = &s->res.best;
         int ng = 0;
         for (int gi = 0; gi < fm->ngroups; gi++) {
@@ -501,7 +565,18 @@ static void fusion_json(FILE *f, const nm_arch *arch, const nm_network *net,
             }
             fputs("], \"fuse_at\": ", f);
             nm_report_json_string(f, arch->level[g->level].name);
-            fputs("}", f);
+            const nm_workload *last = &s->chain.op[g->first + g->nops - 1].wl;
+            for (int h = 0; h < 2; h++) {
+                fputs(h ? "}, \"retain\": {" : ", \"recompute\": {", f);
+                for (int q = 0, n = 0; q < g->nsplit; q++) {
+                    if (g->split[q].retain != h)
+                        continue;
+                    fputs(n++ ? ", " : "", f);
+                    nm_report_json_string(f, layer_dim(last, g->split[q].rank));
+                    fprintf(f, ": %lld", (long long)g->split[q].steps);
+                }
+            }
+            fputs("}}", f);
         }
         fputs("],\n       \"best\": ", f);
         json_sum(f, &s->res.best_st->total);
@@ -517,7 +592,7 @@ static void fusion_json(FILE *f, const nm_arch *arch, const nm_network *net,
             continue;
         fputs(n++ ? ", {\"layer\": " : "{\"layer\": ", f);
         nm_report_json_string(f, net->layer[i + 1].name);
-        fprintf(f, ", \"why\": \"%s\"}", l.kind == NM_LINK_WINDOW ? "window" : "repeat");
+        fprintf(f, ", \"why\": \"%s\"}", l.kind == NM_LINK_STRIDE ? "stride" : "repeat");
     }
     fputs("],\n    \"fused\": ", f);
     json_sum(f, &fu->fused);

@@ -254,8 +254,18 @@ START_TEST(network_errors)
 }
 END_TEST
 
-/* Timeloop's tree form: a component inside subtree PE[0..3] exists once per
- * PE, times its own name's range. */
+/* How each layer of net stands to the one before it: want[i] for layer
+ * i + 1. */
+static void assert_links(const nm_network *net, const nm_link_kind *want)
+{
+    for (int i = 0; i + 1 < net->nlayers; i++) {
+        nm_link l;
+        nm_network_link(net, i, i + 1, &l);
+        ck_assert_msg(l.kind == want[i], "%s -> %s: %d", net->layer[i].name,
+                      net->layer[i + 1].name, (int)l.kind);
+    }
+}
+
 /* network --fuse: which consecutive layers read the one before whole, the
  * runs they form as chains (indices and tensors shared where the layers
  * pass data, the layers' names as other names), random mappings of each
@@ -267,15 +277,10 @@ START_TEST(fuse_runs)
     nm_network net;
     load_net(&spec, &net, "tests/data/network/design.yaml", "tests/data/network/fuse_net.yaml");
     static const nm_link_kind want[] = {NM_LINK_WINDOW, NM_LINK_READS, NM_LINK_READS,
-                                        NM_LINK_WINDOW, NM_LINK_REPEAT, NM_LINK_NONE,
+                                        NM_LINK_STRIDE, NM_LINK_REPEAT, NM_LINK_NONE,
                                         NM_LINK_WINDOW, NM_LINK_READS, NM_LINK_READS};
     ck_assert_int_eq(net.nlayers, 10);
-    for (int i = 0; i + 1 < net.nlayers; i++) {
-        nm_link l;
-        nm_network_link(&net, i, i + 1, &l);
-        ck_assert_msg(l.kind == want[i], "%s -> %s: %d", net.layer[i].name,
-                      net.layer[i + 1].name, (int)l.kind);
-    }
+    assert_links(&net, want);
     nm_error err;
     nm_chain *c = nm_calloc(1, sizeof *c);
     ck_assert_msg(nm_network_chain(&net, 1, 3, c, &err) == NM_OK, "%s", err.msg);
@@ -368,25 +373,38 @@ START_TEST(fuse_runs)
     nm_network_fusion fu;
     ck_assert_int_eq(nm_network_fuse(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
                                      out, &fu, &err), NM_OK);
-    ck_assert_int_eq(fu.nruns, 2);
-    ck_assert_int_eq(fu.run[0].first, 1);
-    ck_assert_int_eq(fu.run[0].n, 3);
-    ck_assert_int_eq(fu.run[1].first, 7);
-    ck_assert_int_eq(fu.run[1].same_as, 0);
-    ck_assert_int_eq(fu.run[0].status, NM_OK);
-    /* six distinct layers alone, and the six layers of the runs */
-    ck_assert_int_eq(fu.checked, 12);
-    ck_assert_int_eq(fu.equal, 12);
+    /* conv with the run after it (it reads conv's output through windows
+     * that reach exactly: nothing grown), the run, and both again */
+    static const int runs[][3] = {{0, 4, 0}, {1, 3, 1}, {6, 4, 0}, {7, 3, 1}};
+    ck_assert_int_eq(fu.nruns, 4);
+    for (int k = 0; k < 4; k++) {
+        ck_assert_int_eq(fu.run[k].first, runs[k][0]);
+        ck_assert_int_eq(fu.run[k].n, runs[k][1]);
+        ck_assert_int_eq(fu.run[k].same_as, runs[k][2]);
+        ck_assert_int_eq(fu.run[k].status, NM_OK);
+    }
+    /* six distinct layers alone, and the fourteen layers of the runs */
+    ck_assert_int_eq(fu.checked, 20);
+    ck_assert_int_eq(fu.equal, 20);
     double energy = 0;
     for (int i = 0; i < net.nlayers; i++)
         energy += (double)net.layer[i].repeat * out[net.layer[i].same_as].res.best_stats.energy;
     ck_assert(fabs(fu.unfused.energy - energy) <= 1e-9 * energy);
-    const nm_fused_sum *b = &fu.run[0].res.best_st->total, *u = &fu.run[0].unfused;
-    double mb = nm_metric_value(o.metric[0], b->energy, (double)b->cycles, (double)b->backing);
-    double mu = nm_metric_value(o.metric[0], u->energy, (double)u->cycles, (double)u->backing);
-    ck_assert(fu.run[0].fused == (mb < mu && fu.run[0].res.best.ngroups < 3));
-    /* both runs' layers give way to the fused result where it is used */
-    double fused = fu.run[0].fused ? energy - 2 * u->energy + 2 * b->energy : energy;
+    for (int k = 0; k < 2; k++) {
+        const nm_fused_sum *b = &fu.run[k].res.best_st->total, *u = &fu.run[k].unfused;
+        double mb = nm_metric_value(o.metric[0], b->energy, (double)b->cycles, (double)b->backing);
+        double mu = nm_metric_value(o.metric[0], u->energy, (double)u->cycles, (double)u->backing);
+        ck_assert(fu.run[k].fused == (mb < mu && fu.run[k].res.best.ngroups < fu.run[k].n));
+    }
+    /* of two overlapping runs at most one is used, a run and the same
+     * layers again alike, and the used ones' layers give way */
+    ck_assert(!(fu.run[0].used && fu.run[1].used));
+    ck_assert_int_eq(fu.run[0].used, fu.run[2].used);
+    ck_assert_int_eq(fu.run[1].used, fu.run[3].used);
+    double fused = energy;
+    for (int k = 0; k < 4; k++)
+        if (fu.run[k].used)
+            fused += fu.run[runs[k][2]].res.best_st->total.energy - fu.run[k].unfused.energy;
     ck_assert(fabs(fu.fused.energy - fused) <= 1e-9 * energy);
     nm_network_fusion_fini(&fu);
     nm_network_results_fini(&net, out);
@@ -396,6 +414,115 @@ START_TEST(fuse_runs)
 }
 END_TEST
 
+/* network --fuse through windows: a run's first layer grown to the rows
+ * and columns the second's windows reach (its 'same' padding), the chain
+ * linking them, a windowed read only as a run's first link, the grown
+ * layer's bound at its own size, and the runs used: on energy, which adds
+ * up, the best set of runs no two sharing a layer, against every such
+ * set. */
+START_TEST(fuse_windows)
+{
+    nm_spec spec;
+    nm_network net;
+    load_net(&spec, &net, "tests/data/network/design.yaml", "tests/data/network/fuse_pad.yaml");
+    static const nm_link_kind want[] = {NM_LINK_WINDOW, NM_LINK_READS, NM_LINK_WINDOW,
+                                        NM_LINK_READS};
+    assert_links(&net, want);
+    nm_error err;
+    nm_chain *c = nm_calloc(1, sizeof *c);
+    ck_assert_msg(nm_network_chain(&net, 0, 3, c, &err) == NM_OK, "%s", err.msg);
+    const nm_workload *w0 = &c->op[0].wl, *w1 = &c->op[1].wl;
+    int P = nm_workload_dim(w0, "P"), Q = nm_workload_dim(w0, "Q"), M = nm_workload_dim(w0, "M");
+    ck_assert_int_eq(w0->bound[P], 16);
+    ck_assert_int_eq(w0->bound[Q], 16);
+    ck_assert_int_eq(nm_network_grown(&net, 0, c, 0, P), 2);
+    ck_assert_int_eq(nm_network_grown(&net, 0, c, 0, M), 0);
+    ck_assert_int_eq(nm_network_grown(&net, 0, c, 1, nm_workload_dim(w1, "P")), 0);
+    ck_assert_uint_eq(nm_workload_macs(w0), 8u * 16u * 16u * 16u);
+    /* dw1 reads pw1's output, its channels pw1's, its rows its own windows */
+    int in = nm_workload_ds(w1, "Inputs");
+    ck_assert_int_eq(c->op[1].producer[in], 0);
+    ck_assert_int_eq(nm_workload_dim(w1, "C"), nm_workload_dim(w1, w0->dim[M]));
+    ck_assert_int_lt(nm_workload_dim(w1, w0->dim[P]), 0);
+    /* dw2 reading pw2 through windows is not a run's first link here */
+    ck_assert_int_ne(nm_network_chain(&net, 1, 3, c, &err), NM_OK);
+    ck_assert_msg(strstr(err.msg, "only a run's second layer") != NULL, "%s", err.msg);
+
+    nm_search_opts o;
+    nm_search_opts_init(&o);
+    ck_assert_int_eq(nm_search_opts_parse(&o, spec.mapper, &err), NM_OK);
+    o.max_evals = 3000;
+    o.metric[0] = NM_MET_ENERGY;
+    nm_layer_result *out = nm_calloc((size_t)net.nlayers, sizeof *out);
+    ck_assert_int_eq(nm_network_map(&net, &spec.arch, spec.constraints, spec.constraints2, &o, 2,
+                                    out, &err), NM_OK);
+    nm_network_fusion fu;
+    ck_assert_int_eq(nm_network_fuse(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
+                                     out, &fu, &err), NM_OK);
+    static const int runs[][2] = {{0, 3}, {1, 2}, {2, 3}, {3, 2}};
+    ck_assert_int_eq(fu.nruns, 4);
+    for (int k = 0; k < 4; k++) {
+        ck_assert_int_eq(fu.run[k].first, runs[k][0]);
+        ck_assert_int_eq(fu.run[k].n, runs[k][1]);
+        ck_assert_int_eq(fu.run[k].status, NM_OK);
+    }
+    /* five layers alone, and the runs' layers but the two grown */
+    ck_assert_int_eq(fu.checked, 13);
+    ck_assert_int_eq(fu.equal, 13);
+    ck_assert_int_eq(nm_network_grown(&net, 2, &fu.run[2].chain, 0,
+                                      nm_workload_dim(&fu.run[2].chain.op[0].wl, "P")), 1);
+    /* every set of runs no two of which share a layer: none lowers the
+     * energy below what the runs used give */
+    double least = INFINITY;
+    for (unsigned set = 0; set < 16u; set++) {
+        unsigned layers = 0;
+        int ok = 1;
+        double e = fu.unfused.energy;
+        for (int k = 0; k < 4 && ok; k++) {
+            if (!((set >> k) & 1u))
+                continue;
+            unsigned mine = ((1u << fu.run[k].n) - 1u) << fu.run[k].first;
+            ok = !(layers & mine) && fu.run[k].fused;
+            layers |= mine;
+            e += fu.run[k].res.best_st->total.energy - fu.run[k].unfused.energy;
+        }
+        if (ok)
+            least = fmin(least, e);
+    }
+    ck_assert(fabs(fu.fused.energy - least) <= 1e-9 * fu.unfused.energy);
+    ck_assert(fu.fused.energy <= fu.unfused.energy);
+    for (int i = 0; i < net.nlayers; i++) { /* each layer in one used run at most */
+        int in_runs = 0;
+        for (int k = 0; k < 4; k++)
+            in_runs += fu.run[k].used && i >= fu.run[k].first &&
+                       i < fu.run[k].first + fu.run[k].n;
+        ck_assert_int_le(in_runs, 1);
+    }
+    /* a grown layer's bound is its own size's: the fused network's bound
+     * no higher than the unfused one's */
+    nm_roofline r0, rl;
+    nm_network_run_roofline(&net, &spec.arch, &fu.run[0], 0, &r0);
+    nm_roofline_of(&rl, &spec.arch, &net.layer[0].wl);
+    ck_assert(r0.macs == rl.macs);
+    fu.run[0].used = 1; /* (whichever the choice: the bound for each run) */
+    fu.run[2].used = 1;
+    nm_bound_sum fb, ub;
+    nm_bound_sum_init(&fb, o.metric[0]);
+    nm_bound_sum_init(&ub, o.metric[0]);
+    nm_network_bound(&spec.arch, &net, out, &fu, &o, &fb);
+    nm_network_bound(&spec.arch, &net, out, NULL, &o, &ub);
+    ck_assert(nm_bound_sum_value(&fb) <= nm_bound_sum_value(&ub) * (1 + 1e-12));
+    nm_network_fusion_fini(&fu);
+    nm_network_results_fini(&net, out);
+    nm_free(out);
+    nm_free(c);
+    nm_network_fini(&net);
+    nm_spec_fini(&spec);
+}
+END_TEST
+
+/* Timeloop's tree form: a component inside subtree PE[0..3] exists once per
+ * PE, times its own name's range. */
 START_TEST(tree_instances)
 {
     static const char text[] =
@@ -446,6 +573,7 @@ static Suite *network_suite(void)
     tcase_add_test(tc, network_errors);
     tcase_add_test(tc, tree_instances);
     tcase_add_test(tc, fuse_runs);
+    tcase_add_test(tc, fuse_windows);
     suite_add_tcase(s, tc);
     return s;
 }

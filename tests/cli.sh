@@ -225,8 +225,9 @@ done
 nf="$data/network/fuse_net.yaml"
 expect 0 "network --fuse" -- "$bin" network -q --fuse --threads 2 --no-refine --max-evals 3000 "$nd" "$nf"
 has "$tmp/out" "^  dw\.\.pw2  " "network --fuse: the run dw..pw2"
+has "$tmp/out" "^  conv\.\.pw2  " "network --fuse: the run conv..pw2 (dw reads conv through windows)"
 has "$tmp/out" "^  dw_again\.\.pw2_again  " "network --fuse: the run dw_again..pw2_again"
-has "$tmp/out" "halos are not modelled): dw, down, dw_again$" "network --fuse: the layers reading windows"
+has "$tmp/out" "leave some unread: down$" "network --fuse: the strided layer leaving rows unread"
 has "$tmp/out" "running a different number of times: mix$" "network --fuse: the layer run twice"
 has "$tmp/out" "^Network fused: energy " "network --fuse: the network's totals both ways"
 has "$tmp/out" "^Fused gap: [0-9.]*x at most: the fused network's edp over its proven lower bound" "network --fuse: the fused network's gap"
@@ -235,17 +236,21 @@ if python3 - "$tmp/fuse.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 f = d["fusion"]
-assert [r["layers"] for r in f["runs"]] == [["dw", "pw", "pw2"], ["dw_again", "pw_again", "pw2_again"]], f["runs"]
-assert f["checked"] == 12 and f["equal"] == 12, (f["checked"], f["equal"])
-assert f["not_fused"] == [{"layer": "dw", "why": "window"}, {"layer": "down", "why": "window"},
-                          {"layer": "mix", "why": "repeat"}, {"layer": "dw_again", "why": "window"}]
+assert [r["layers"] for r in f["runs"]] == [["conv", "dw", "pw", "pw2"], ["dw", "pw", "pw2"],
+                                           ["conv_again", "dw_again", "pw_again", "pw2_again"],
+                                           ["dw_again", "pw_again", "pw2_again"]], f["runs"]
+assert f["checked"] == 20 and f["equal"] == 20, (f["checked"], f["equal"])
+assert f["not_fused"] == [{"layer": "down", "why": "stride"}, {"layer": "mix", "why": "repeat"}]
+# overlapping runs: one used at most
+assert not (f["runs"][0]["fused"] and f["runs"][1]["fused"]), f["runs"]
 e = 0.0
 for l in d["layers"]:
     e += l["repeat"] * l["energy_pj"]
 assert f["unfused"]["energy"] == e, (f["unfused"]["energy"], e)
 run = f["runs"][0]
 edp = lambda s: s["energy"] * s["cycles"]
-assert run["fused"] == (edp(run["best"]) < edp(run["unfused"]) and len(run["groups"]) > 0)
+assert run["beats_layers"] == (edp(run["best"]) < edp(run["unfused"]) and len(run["groups"]) > 0)
+assert not run["fused"] or run["beats_layers"]
 layer = {l["name"]: l for l in d["layers"]}
 assert run["unfused"]["energy"] == sum(layer[n]["energy_pj"] for n in run["layers"])
 # the fused network's gap: its EDP over a proven bound no higher than the
@@ -258,13 +263,32 @@ then ok "network --fuse --json: runs, checks, unfused totals, the choice"; else 
 # -o: each fused run's map.yaml (its chain and fused mapping) re-evaluates
 # with model to the run's fused energy
 "$bin" network -q --fuse --threads 2 --no-refine --max-evals 3000 -o "$tmp/nfo" "$nd" "$nf" >/dev/null 2>&1
-want=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["fusion"]["runs"][0]; print(repr(r["best"]["energy"]) if r.get("fused") else "unfused")' "$tmp/nfo/network.json" 2>/dev/null)
-if [ "$want" = unfused ]; then bad "network --fuse -o: the test run did not fuse"
-elif [ -s "$tmp/nfo/dw..pw2/map.yaml" ] &&
-    got=$("$bin" model -q --json "$nd" "$tmp/nfo/dw..pw2/map.yaml" 2>"$tmp/err" |
+used=$(python3 -c 'import json,sys; r=[r for r in json.load(open(sys.argv[1]))["fusion"]["runs"] if r.get("fused")]; print("%s..%s %r" % (r[0]["layers"][0], r[0]["layers"][-1], r[0]["best"]["energy"]) if r else "unfused")' "$tmp/nfo/network.json" 2>/dev/null)
+run=${used%% *} want=${used#* }
+if [ "$used" = unfused ]; then bad "network --fuse -o: no test run fused"
+elif [ -s "$tmp/nfo/$run/map.yaml" ] &&
+    got=$("$bin" model -q --json "$nd" "$tmp/nfo/$run/map.yaml" 2>"$tmp/err" |
           python3 -c 'import json,sys; print(repr(json.load(sys.stdin)["total"]["energy"]))') &&
-    [ "$got" = "$want" ]; then ok "network --fuse -o: dw..pw2/map.yaml re-evaluates to its fused energy ($got pJ)"
-else bad "network --fuse -o: dw..pw2/map.yaml gives '${got:-}', the run '$want'"; cat "$tmp/err"; fi
+    [ "$got" = "$want" ]; then ok "network --fuse -o: $run/map.yaml re-evaluates to its fused energy ($got pJ)"
+else bad "network --fuse -o: $run/map.yaml gives '${got:-}', the run '$want'"; cat "$tmp/err"; fi
+# through windows: a run's first layer computes the rows and columns the
+# next one's windows reach (its 'same' padding), the report says so, and
+# its map.yaml (the grown chain) re-evaluates to the run's energy
+np="$data/network/fuse_pad.yaml"
+expect 0 "network --fuse through windows" -- "$bin" network -q --fuse --threads 2 --no-refine --max-evals 3000 -o "$tmp/npo" "$nd" "$np"
+has "$tmp/out" "^  pw1\.\.pw2  " "network --fuse: the run pw1..pw2 (dw1 reads pw1 through windows)"
+has "$tmp/out" "counted as data, as Timeloop's layer shapes count it): pw1 P 14->16, Q 14->16; pw2 P 14->15, Q 14->15$" "network --fuse: the layers grown for the windows after them"
+grown=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["fusion"]["runs"][0]
+assert r["layers"] == ["pw1", "dw1", "pw2"] and r["grown"] == [{"dim": "P", "from": 14, "to": 16}, {"dim": "Q", "from": 14, "to": 16}], r
+print(repr(r["best"]["energy"]) if r["fused"] else "unfused")' "$tmp/npo/network.json" 2>"$tmp/err")
+if [ "$grown" = unfused ]; then bad "network --fuse through windows: pw1..pw2 did not fuse"
+elif [ -n "$grown" ] && grep -q "p1: 16, q1: 16" "$tmp/npo/pw1..pw2/map.yaml" &&
+    got=$("$bin" model -q --json "$nd" "$tmp/npo/pw1..pw2/map.yaml" 2>"$tmp/err" |
+          python3 -c 'import json,sys; print(repr(json.load(sys.stdin)["total"]["energy"]))') &&
+    [ "$got" = "$grown" ]; then ok "network --fuse -o: pw1..pw2/map.yaml, pw1 at 16 x 16, re-evaluates to its fused energy ($got pJ)"
+else bad "network --fuse -o through windows: '${got:-}' against '$grown'"; cat "$tmp/err"; fi
 "$bin" network -q --threads 1 --effort 0.1 -o "$tmp/net1" "$nd" "$nn" >/dev/null 2>&1
 if [ -s "$tmp/net1/network.json" ] && cmp -s "$tmp/net1/network.json" "$tmp/net/network.json" &&
     cmp -s "$tmp/net1/layers.csv" "$tmp/net/layers.csv"; then ok "network: 1 and 2 threads agree"

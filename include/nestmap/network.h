@@ -139,14 +139,22 @@ void nm_network_bound(const nm_arch *arch, const nm_network *net, const nm_layer
  * number of times, form a run, searched as a chain (fusion.h) with the
  * layers' own dimension and tensor names as other names, so the design's
  * constraints bind as they do for the layer alone.  A layer reading
- * windows of the output before it (a 3x3 convolution) or every other row
- * (a stride) would need halos or strided tiles, which the fused model does
- * not hold: such layers are not fused, and the report says so. */
+ * windows of the output before it (a 3x3 or strided convolution, a
+ * depthwise one after a pointwise one) may fuse with it too, as the first
+ * link of a run: the layer before then computes every row and column the
+ * windows reach, where they reach past its output the next layer's zero
+ * padding, counted as data (as Timeloop's layer shapes count the padded
+ * input), and the fused search steps through the rows recomputing or
+ * retaining the halos (fusion.h).  Runs may overlap by a layer (a run
+ * beginning with the layer a run before ends with); those that stand for
+ * their layers are chosen not to. */
 
 typedef enum nm_link_kind {
     NM_LINK_NONE,   /* no input of the later layer has the earlier one's output shape */
     NM_LINK_READS,  /* the later layer reads the earlier one's output whole: they may fuse */
-    NM_LINK_WINDOW, /* it reads it through windows or strides: not fused (halos) */
+    NM_LINK_WINDOW, /* it reads it through windows reaching all of it (and perhaps its
+                     * padding): they may fuse, the earlier first in its run */
+    NM_LINK_STRIDE, /* through windows or strides that leave some of it unread: not fused */
     NM_LINK_REPEAT  /* it reads it whole, but they run different numbers of times */
 } nm_link_kind;
 
@@ -159,12 +167,15 @@ typedef struct nm_link {
 /* How layer j stands to layer i's output. */
 void nm_network_link(const nm_network *net, int i, int j, nm_link *l);
 
-/* Layers first .. first + n - 1, each reading the one before whole, as a
- * chain: each an operation named as the layer, its indices renamed ("c1"
- * for the first layer's C; a consumer's indices over the intermediate take
- * the producer's) and its tensors ("conv2.Weights"), with the layer's own
- * names as other names (aliases, roles), and each data space and index in
- * the layer's order, so that a layer's mapping serves its operation. */
+/* Layers first .. first + n - 1, each reading the one before whole (the
+ * second may read the first through windows: NM_LINK_WINDOW), as a chain:
+ * each an operation named as the layer, its indices renamed ("c1" for the
+ * first layer's C; a consumer's indices over the intermediate take the
+ * producer's, but for the windows' own) and its tensors ("conv2.Weights"),
+ * with the layer's own names as other names (aliases, roles), and each
+ * data space and index in the layer's order, so that a layer's mapping
+ * serves its operation.  A first layer read through windows reaching past
+ * its output grows to what they reach (nm_network_grown). */
 nm_status nm_network_chain(const nm_network *net, int first, int n, nm_chain *c, nm_error *err);
 
 typedef struct nm_network_run {
@@ -175,8 +186,22 @@ typedef struct nm_network_run {
     nm_chain chain;
     nm_fused_result res;    /* the fused search (res.best: the best cut found) */
     nm_fused_sum unfused;   /* the layers' own mappings, each alone (once) */
-    int fused;              /* the fused search's best beats them and is used */
+    int fused;              /* the fused search's best beats them (set on the run
+                             * searched: run[same_as]) */
+    int used;               /* this run's fused mapping stands for its layers: it beats
+                             * them, and no overlapping run chosen instead saves more */
 } nm_network_run;
+
+/* How many more of dimension d operation k of chain c (nm_network_chain
+ * of layers from first) computes than its layer: the rows and columns the
+ * next layer's windows reach past its output.  0 for most. */
+int64_t nm_network_grown(const nm_network *net, int first, const nm_chain *c, int k, int d);
+
+/* The roofline of layer i as operation i - r->first of run r
+ * (nm_roofline_op: its intermediates on chip), at the layer's own size
+ * where the run grows it: a bound on the layer in any mapping. */
+void nm_network_run_roofline(const nm_network *net, const nm_arch *arch,
+                             const nm_network_run *r, int i, nm_roofline *out);
 
 typedef struct nm_network_fusion {
     int nruns;
@@ -189,10 +214,11 @@ typedef struct nm_network_fusion {
     double seconds;
 } nm_network_fusion;
 
-/* Finds net's runs, searches each (nm_fused_search with o, one run after
- * another) and sets the totals, the layer-by-layer results in out
- * (nm_network_map) standing for the unfused network.  Release with
- * nm_network_fusion_fini. */
+/* Finds net's runs (ordered by first layer, then length), searches each
+ * (nm_fused_search with o, its operations' own mappings at an eighth of
+ * o's effort, one run after another), chooses the runs used and sets the
+ * totals, the layer-by-layer results in out (nm_network_map) standing for
+ * the unfused network.  Release with nm_network_fusion_fini. */
 nm_status nm_network_fuse(const nm_network *net, const nm_arch *arch, const nm_ynode *constraints,
                           const nm_ynode *more, const nm_search_opts *o,
                           const nm_layer_result *out, nm_network_fusion *fu, nm_error *err);

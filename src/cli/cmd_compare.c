@@ -344,7 +344,7 @@ static int run_design(cmp_run *run, int i)
     if (run->fuse) { /* the totals as network --fuse prints them */
         d->runs = fu.nruns;
         for (int k = 0; k < fu.nruns; k++)
-            d->runs_fused += nm_network_fused_run(&fu, fu.run[k].first) != NULL;
+            d->runs_fused += fu.run[k].used;
         d->energy = fu.fused.energy;
         d->cycles = (double)fu.fused.cycles;
         d->words = (double)fu.fused.backing;

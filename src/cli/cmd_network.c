@@ -28,8 +28,10 @@ static const char usage[] =
     "  --fuse            also search fused mappings of runs of consecutive layers\n"
     "                    each reading the whole output of the one before (a 1x1\n"
     "                    convolution after any, a pointwise after a depthwise:\n"
-    "                    the file's order is the network's), and report each\n"
-    "                    run and the network's totals fused and unfused\n"
+    "                    the file's order is the network's), a run's second\n"
+    "                    perhaps through windows of its first (a 3x3 after a\n"
+    "                    1x1: the halos recomputed or retained), and report\n"
+    "                    each run and the network's totals fused and unfused\n"
     "  -o DIR            write layers.csv, network.json and LAYER/map.yaml (and\n"
     "                    with --fuse FIRST..LAST/map.yaml for each fused run)\n"
     "  --json            print the results as JSON\n"
@@ -79,7 +81,7 @@ static int write_run(const char *dir, const nm_arch *arch, const nm_network *net
                      const nm_network_fusion *fu, int k)
 {
     const nm_network_run *r = &fu->run[k], *s = &fu->run[r->same_as];
-    if (r->status != NM_OK || s->status != NM_OK || !s->fused)
+    if (!r->used)
         return 1;
     char path[4200];
     FILE *f = open_map(dir, r->chain.name, path, sizeof path);

@@ -180,8 +180,9 @@ def test_network_fuse_equals_cli():
         return dict(r, fusion=f)
 
     assert untimed(py) == untimed(c)
-    assert [x["layers"][0] for x in py["fusion"]["runs"]] == ["dw", "dw_again"]
-    assert py["fusion"]["equal"] == py["fusion"]["checked"] == 12
+    assert [x["layers"][0] for x in py["fusion"]["runs"]] == ["conv", "dw", "conv_again",
+                                                              "dw_again"]
+    assert py["fusion"]["equal"] == py["fusion"]["checked"] == 20
     assert "fusion" not in quiet(nestmap.network, NET_DESIGN, fuse_net, **SEARCH)
 
 
