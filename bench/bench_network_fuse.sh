@@ -2,12 +2,15 @@
 # bench_network_fuse.sh — `nestmap network --fuse` on every network of
 # workloads/networks/ on three designs (eyeriss/eyeriss, simba/simba,
 # gpu/h100; EDP, seed 0, 2 threads).  Per network and design: the runs of
-# layers that may fuse (each reading the whole output of the one before)
-# and how many the search fused, the network's DRAM words, energy and EDP
+# layers that may fuse (each reading the whole output of the one before, a
+# run's second perhaps through windows of its first) and how many are used
+# (the search fused them, and no overlapping run gains more), the
+# network's DRAM words, energy and EDP
 # fused over unfused, and the wall time of the whole command (layer by
 # layer, then fused).  And the check the fused model owes the single-Einsum
 # one: every layer's best mapping evaluated as a chain's operation alone
-# (in a chain of its own and in its run) gives the layer's own figures
+# (in a chain of its own and in its run, but a run's first layer grown to
+# the windows after it) gives the layer's own figures
 # exactly; the "equal" column counts those that do, "checked" those
 # evaluated, and a row where they differ says so.  Asserts nothing.  Writes
 # the rows to bench/results/network_fuse.csv (RESULTS=FILE to move it).
