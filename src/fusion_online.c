@@ -120,15 +120,23 @@ static void charge(nm_fused_model *fmdl, const nm_fused_map *fm, int i, uint64_t
 
 void nm_fused_online_count(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_stats *out)
 {
+    for (int gi = 0; gi < fm->ngroups; gi++)
+        nm_fused_online_group(fmdl, fm, gi, out);
+}
+
+void nm_fused_online_group(nm_fused_model *fmdl, const nm_fused_map *fm, int gi,
+                           nm_fused_stats *out)
+{
     const nm_chain *c = fmdl->chain;
     const nm_arch *arch = fmdl->arch;
+    const nm_fused_group *g = &fm->group[gi];
+    int end = g->first + g->nops;
     const char *how;
-    memset(out->online, 0, sizeof out->online);
-    for (int i = 0; i < c->nops; i++) {
+    memset(&out->online[g->first], 0, (size_t)g->nops * sizeof out->online[0]);
+    for (int i = g->first; i < end; i++) {
         const nm_chain_op *op = &c->op[i];
         if (!op->online)
             continue;
-        const nm_fused_group *g = &fm->group[fm->group_of[i]];
         int d = op->online_dim;
         int64_t blocks = 1;
         for (int s = g->level + 1; s < arch->nlevels; s++)
@@ -145,7 +153,9 @@ void nm_fused_online_count(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fuse
         x->energy = (double)x->compares * nm_arith_op_energy(&arch->arith, NM_OP_MAX, &how) +
                     (double)x->exps * nm_arith_op_energy(&arch->arith, NM_OP_EXP, &how);
         charge(fmdl, fm, i, x->compares + x->exps, x->energy, &out->op[i]);
-        for (int j = i + 1; corrections && j < c->nops; j++) {
+        /* (the sums rescaled: in the group, where a group stepping
+         * through the keys must hold them, share_problem's rule 5) */
+        for (int j = i + 1; corrections && j < end; j++) {
             if (nm_chain_rescales(c, j, NULL) != i)
                 continue;
             nm_fused_online *y = &out->online[j];

@@ -110,10 +110,12 @@ static int eval_group(ctx *x, const nm_fused_group *g, const nm_mapping *maps,
     if (!nm_fused_group_fits(x->fmdl, fm, 0, x->st))
         return 0;
     x->st->valid = 1; /* (causal masks: the steps it skips; retained halos: its
-                       * producers' first steps) */
+                       * producers' first steps; online softmaxes: the running
+                       * max and the rescaling) */
     if (!nm_fused_causal(x->fmdl, fm, x->st) ||
         (retain && !nm_fused_first_steps(x->fmdl, fm, x->st)))
         return 0;
+    nm_fused_online_group(x->fmdl, fm, 0, x->st);
     for (int i = g->first; i < g->first + g->nops; i++)
         nm_fused_sum_add(sum, &x->st->op[i]);
     return 1;

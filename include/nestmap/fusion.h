@@ -468,6 +468,11 @@ int nm_chain_rescales(const nm_chain *c, int j, int *ds);
  * cycles to those stats. */
 void nm_fused_online_count(nm_fused_model *fmdl, const nm_fused_map *fm, nm_fused_stats *out);
 
+/* The same for the operations of group gi of fm alone (the fused search
+ * scores one group at a time). */
+void nm_fused_online_group(nm_fused_model *fmdl, const nm_fused_map *fm, int gi,
+                           nm_fused_stats *out);
+
 /* ---- the search (fusion_search.c) ---- */
 
 struct nm_search_opts;
