@@ -469,8 +469,8 @@ static void fusion_text(FILE *f, const nm_arch *arch, const nm_network *net,
         if (!grown[0])
             continue;
         if (!shown++)
-            fputs("Computed for the windows of the layer after, in a run (its zero padding "
-                  "counted as data, as Timeloop's layer shapes count it):", f);
+            fputs("Grown in their runs to what the next layer's windows read (its zero "
+                  "padding counted as data, as Timeloop's layer shapes count it):", f);
         fprintf(f, "%s %s", shown > 1 ? ";" : "", grown);
     }
     if (shown)
