@@ -266,6 +266,27 @@ static void assert_links(const nm_network *net, const nm_link_kind *want)
     }
 }
 
+/* net mapped layer by layer (3,000 evaluations a search, 2 threads; on
+ * metric when it is not -1, else the design's mapper's), then fused into
+ * *fu with the same options *o: the layers' results (release with
+ * nm_network_results_fini and nm_free). */
+static nm_layer_result *map_and_fuse(const nm_spec *spec, const nm_network *net, int metric,
+                                     nm_search_opts *o, nm_network_fusion *fu)
+{
+    nm_error err;
+    nm_search_opts_init(o);
+    ck_assert_int_eq(nm_search_opts_parse(o, spec->mapper, &err), NM_OK);
+    o->max_evals = 3000;
+    if (metric >= 0)
+        o->metric[0] = (nm_metric)metric;
+    nm_layer_result *out = nm_calloc((size_t)net->nlayers, sizeof *out);
+    ck_assert_int_eq(nm_network_map(net, &spec->arch, spec->constraints, spec->constraints2, o, 2,
+                                    out, &err), NM_OK);
+    ck_assert_int_eq(nm_network_fuse(net, &spec->arch, spec->constraints, spec->constraints2, o,
+                                     out, fu, &err), NM_OK);
+    return out;
+}
+
 /* network --fuse: which consecutive layers read the one before whole, the
  * runs they form as chains (indices and tensors shared where the layers
  * pass data, the layers' names as other names), random mappings of each
@@ -364,15 +385,8 @@ START_TEST(fuse_runs)
 
     /* The network mapped layer by layer, then fused. */
     nm_search_opts o;
-    nm_search_opts_init(&o);
-    ck_assert_int_eq(nm_search_opts_parse(&o, spec.mapper, &err), NM_OK);
-    o.max_evals = 3000;
-    nm_layer_result *out = nm_calloc((size_t)net.nlayers, sizeof *out);
-    ck_assert_int_eq(nm_network_map(&net, &spec.arch, spec.constraints, spec.constraints2, &o, 2,
-                                    out, &err), NM_OK);
     nm_network_fusion fu;
-    ck_assert_int_eq(nm_network_fuse(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
-                                     out, &fu, &err), NM_OK);
+    nm_layer_result *out = map_and_fuse(&spec, &net, -1, &o, &fu);
     /* conv with the run after it (it reads conv's output through windows
      * that reach exactly: nothing grown), the run, and both again */
     static const int runs[][3] = {{0, 4, 0}, {1, 3, 1}, {6, 4, 0}, {7, 3, 1}};
@@ -449,16 +463,8 @@ START_TEST(fuse_windows)
     ck_assert_msg(strstr(err.msg, "only a run's second layer") != NULL, "%s", err.msg);
 
     nm_search_opts o;
-    nm_search_opts_init(&o);
-    ck_assert_int_eq(nm_search_opts_parse(&o, spec.mapper, &err), NM_OK);
-    o.max_evals = 3000;
-    o.metric[0] = NM_MET_ENERGY;
-    nm_layer_result *out = nm_calloc((size_t)net.nlayers, sizeof *out);
-    ck_assert_int_eq(nm_network_map(&net, &spec.arch, spec.constraints, spec.constraints2, &o, 2,
-                                    out, &err), NM_OK);
     nm_network_fusion fu;
-    ck_assert_int_eq(nm_network_fuse(&net, &spec.arch, spec.constraints, spec.constraints2, &o,
-                                     out, &fu, &err), NM_OK);
+    nm_layer_result *out = map_and_fuse(&spec, &net, NM_MET_ENERGY, &o, &fu);
     static const int runs[][2] = {{0, 3}, {1, 2}, {2, 3}, {3, 2}};
     ck_assert_int_eq(fu.nruns, 4);
     for (int k = 0; k < 4; k++) {
