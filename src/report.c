@@ -914,7 +914,8 @@ void nm_report_gap_text(FILE *f, const nm_arch *arch, const nm_workload *wl,
         (res->operands.energy > r.energy_pj * (1 + 1e-9) ||
          res->operands.cycles > rf.bound_cycles))
         fprintf(f, "Operand floor : %.2f pJ and %.0f cycles at least (every operand read from "
-                   "the innermost level keeping it, over the fan-outs the constraints allow); "
+                   "the innermost level keeping it, each level keeping a tensor filled with "
+                   "its share once, over the fan-outs the constraints allow); "
                    "this mapping spends %.2fx and takes %.2fx\n", res->operands.energy,
                 res->operands.cycles, res->best_stats.energy / res->operands.energy,
                 (double)res->best_stats.cycles / res->operands.cycles);
@@ -928,7 +929,8 @@ void nm_report_gap_text(FILE *f, const nm_arch *arch, const nm_workload *wl,
             res->proven_optimal  ? "optimal proved it"
             : optimal            ? "optimal's bound on what it did not search"
             : operands > with_fill ? "the operand floor: every operand read from the innermost "
-                                   "level keeping it, over the fan-outs the constraints allow"
+                                   "level keeping it, each level keeping a tensor filled with "
+                                   "its share once, over the fan-outs the constraints allow"
             : fill                 ? "the roofline's energy and the fill bound's cycles"
                                    : "the roofline's energy and cycles");
 }

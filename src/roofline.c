@@ -108,6 +108,7 @@ struct operand_walk {
     nm_roofline r;
     int metric;
     uint32_t keep_at[NM_MAX_DS];
+    uint32_t must[NM_MAX_DS];     /* the levels that must keep it (bit s) */
     double once[NM_MAX_DS];       /* the roofline's energy for each tensor at the top */
     nm_operand_bound *b;
     int refused;                  /* the design has no operand floor (M:N network) */
@@ -165,7 +166,17 @@ static void operand_assignments(struct operand_walk *w, const nm_operand_cost *c
     for (;;) {
         double energy = base + nm_model_operand_energy(&w->mdl, c, at, spared, 0, w->once,
                                                        counted);
-        double cycles = fmax(floor_cycles, nm_model_operand_cycles(&w->mdl, c, counted));
+        /* the footprints at the levels keeping each tensor: a spared one's
+         * innermost unknown, from the outermost it may have */
+        int8_t inner[NM_MAX_DS];
+        double rd[NM_MAX_LEVELS] = {0}, wr[NM_MAX_LEVELS] = {0};
+        for (int ds = 0; ds < nds; ds++)
+            inner[ds] = at[ds] >= 0 || !w->keep_at[ds]
+                            ? at[ds]
+                            : (int8_t)(31 - __builtin_clz(w->keep_at[ds]));
+        energy += nm_model_kept_floor(&w->mdl, c, inner, w->must, spared, rd, wr);
+        double cycles = fmax(floor_cycles,
+                             nm_model_operand_cycles_plus(&w->mdl, c, counted, rd, wr));
         double v = nm_metric_value((nm_metric)w->metric, energy, cycles,
                                    w->r.words_in + w->r.words_out);
         b->metric = fmin(b->metric, v);
@@ -220,6 +231,9 @@ int nm_roofline_operand_bound(const nm_mapspace *ms, int metric, uint64_t budget
             if ((ls->keep >> ds) & 1u)
                 break;
         }
+        for (int s = 0; s < arch->nlevels; s++)
+            if ((ms->level[s].keep >> ds) & 1u)
+                w->must[ds] |= 1u << s;
         /* as roofline_of counts it: the words it holds, at the top's width */
         double lw = top_words(top, wl, ds, (double)nm_workload_held_words(wl, ds));
         w->once[ds] = lw * (wl->ds[ds].read_write ? top->e_update : top->e_read) /

@@ -1566,8 +1566,63 @@ static void sf_forgotten(const nm_mapping *m, int nlevels, int64_t sf[][NM_MAX_D
 
 struct floor_tally {
     int valid, above, tighter; /* mappings checked, floors above the model, bounds above the roofline */
+    /* the footprint floor's terms (nm_model_kept_floor) against the model's
+     * counts: terms checked, above them, met exactly, above them once
+     * doubled (the check can fail) */
+    int kept_terms, kept_above, kept_met, kept_doubled;
     double least[3];           /* the least energy, cycles and EDP seen */
 };
+
+/* The footprint floor of m (its fan-outs c, its innermost levels at, the
+ * levels it keeps, what its innermost loop spares) term by term: for each
+ * tensor alone, the reads and the writes (fills and updates) its instances
+ * make at each level below the top at least the floor's, and its energy
+ * there (the operand floor's and the footprint's) at most the model's. */
+static void kept_terms(const nm_model *mdl, const nm_spec *spec, const nm_mapping *m,
+                       const nm_operand_cost *c, const int8_t *at, uint32_t spared,
+                       const nm_stats *st, struct floor_tally *t, const char *what)
+{
+    const nm_workload *wl = &spec->wl;
+    int S = spec->arch.nlevels;
+    for (int ds = 0; ds < wl->nds; ds++) {
+        if (at[ds] < 0 || at[ds] >= S - 1)
+            continue;
+        int8_t only[NM_MAX_DS];
+        uint32_t kept[NM_MAX_DS] = {0};
+        for (int k = 0; k < wl->nds; k++)
+            only[k] = k == ds ? at[ds] : -1;
+        for (int s = 0; s < S; s++)
+            kept[ds] |= (uint32_t)((m->level[s].keep >> ds) & 1u) << s;
+        double rd[NM_MAX_LEVELS] = {0}, wr[NM_MAX_LEVELS] = {0};
+        double fe = nm_model_kept_floor(mdl, c, only, kept, spared, rd, wr);
+        if (!((spared >> ds) & 1u))
+            fe += c->energy[ds][at[ds]];
+        double me = 0.0;
+        for (int s = 0; s < S - 1; s++) {
+            const nm_level *L = &spec->arch.level[s];
+            const nm_ds_stats *d = &st->level[s].ds[ds];
+            double w = (double)nm_level_ds_bits(L, wl, ds) / L->word_bits;
+            double mrd = (double)d->reads * w, mwr = (double)(d->fills + d->updates) * w;
+            me += d->energy;
+            if (rd[s] <= 0.0 && wr[s] <= 0.0)
+                continue;
+            t->kept_terms++;
+            int above = rd[s] > mrd * (1 + 1e-9) + 1e-6 || wr[s] > mwr * (1 + 1e-9) + 1e-6;
+            if (above && t->kept_above++ < 3)
+                printf("operand_floor_is_admissible: %s: %s at %s: footprint floor %g reads, "
+                       "%g writes per instance above the model's %g, %g\n", what,
+                       wl->ds[ds].name, L->name, rd[s], wr[s], mrd, mwr);
+            t->kept_met += fabs(rd[s] - mrd) <= 1e-9 * mrd + 1e-6 &&
+                           fabs(wr[s] - mwr) <= 1e-9 * mwr + 1e-6;
+            t->kept_doubled += 2 * rd[s] > mrd * (1 + 1e-9) + 1e-6 ||
+                               2 * wr[s] > mwr * (1 + 1e-9) + 1e-6;
+        }
+        if (fe > me * (1 + 1e-9) + 1e-6 && t->kept_above++ < 3)
+            printf("operand_floor_is_admissible: %s: %s: floor energy %g pJ above the model's "
+                   "%g below the top\n", what, wl->ds[ds].name, fe, me);
+    }
+}
+
 
 static void operand_floors(const nm_mapspace *ms, const nm_spec *spec, sf_fn sf_of, int spare,
                            const nm_operand_bound *global, uint64_t seed, int tries, int want,
@@ -1639,6 +1694,19 @@ static void operand_floors(const nm_mapspace *ms, const nm_spec *spec, sf_fn sf_
                        c.energy[ds][at[ds]], c.rd[ds][at[ds]], c.wr[ds][at[ds]], d->energy,
                        (unsigned long long)d->reads, (unsigned long long)d->updates);
         }
+        if (sf_of == sf_real && spare)
+            kept_terms(&mdl, spec, &m, &c, at, spared, &st, t, what);
+        {
+            double krd[NM_MAX_LEVELS] = {0}, kwr[NM_MAX_LEVELS] = {0};
+            uint32_t kept[NM_MAX_DS];
+            for (int ds = 0; ds < spec->wl.nds; ds++) {
+                kept[ds] = 0;
+                for (int s = 0; s < S; s++)
+                    kept[ds] |= (uint32_t)((m.level[s].keep >> ds) & 1u) << s;
+            }
+            e += nm_model_kept_floor(&mdl, &c, at, kept, spared, krd, kwr);
+            cy = nm_model_operand_cycles_plus(&mdl, &c, at, krd, kwr);
+        }
         if (low || e > level_e * (1 + 1e-9) || cy > (double)st.cycles) {
             if (t->above++ < 3 && sf_of == sf_real && spare)
                 printf("operand_floor_is_admissible: %s: a floor above the model (%g > %g pJ "
@@ -1699,6 +1767,7 @@ START_TEST(operand_floor_is_admissible)
     static const char *const layers[] = {"search/floor_conv3x3.yaml", "search/floor_strided.yaml",
                                          "search/floor_1x1.yaml"};
     int checked = 0, tighter = 0, spaces = 0, bounded = 0;
+    int kterms = 0, kmet = 0, kdoubled = 0;
     for (size_t k = 0; k < sizeof designs / sizeof *designs; k++)
         for (int l = 0; l < 3; l++) {
             char design[1024], layer[1024], rel[256], what[300];
@@ -1729,6 +1798,11 @@ START_TEST(operand_floor_is_admissible)
             ck_assert_msg(t.valid >= 20, "%s: %d valid mappings", what, t.valid);
             ck_assert_msg(t.above == 0, "%s: the floor above the model on %d of %d mappings",
                           what, t.above, t.valid);
+            ck_assert_msg(t.kept_above == 0, "%s: the footprint floor above the model on %d of "
+                          "%d terms", what, t.kept_above, t.kept_terms);
+            kterms += t.kept_terms;
+            kmet += t.kept_met;
+            kdoubled += t.kept_doubled;
             nm_roofline r;
             nm_roofline_of(&r, &spec.arch, &spec.wl);
             double roof = r.energy_pj * r.bound_cycles;
@@ -1747,6 +1821,13 @@ START_TEST(operand_floor_is_admissible)
            "roofline on %d; the space's EDP floor above the roofline's on %d\n", checked, spaces,
            tighter, bounded);
     ck_assert_int_gt(bounded, spaces / 2);
+    /* the footprint floor's terms: some met exactly, so that a floor of
+     * twice theirs is caught above the model */
+    printf("operand_floor_is_admissible: the footprint floor's %d terms (a tensor's reads and "
+           "writes at a level keeping it) never above the model's; %d met exactly; doubled, "
+           "%d above\n", kterms, kmet, kdoubled);
+    ck_assert_int_gt(kmet, kterms / 20);
+    ck_assert_int_gt(kdoubled, kterms / 20);
     /* the broken floor is caught */
     char design[1024], layer[1024];
     test_data("../../arch/teaching/no_local_reuse.yaml", design, sizeof design);

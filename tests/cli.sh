@@ -444,8 +444,8 @@ expect 0 "map on tpu_v1, short search" -- "$bin" map --threads 2 --max-evals 300
 has "$tmp/out" "^Cycle bound   : [0-9]* (roofline, bound by .*); this mapping takes [0-9.]*x" "map: the cycle bound and the ratio"
 has "$tmp/out" "^Energy bound  : [0-9.]* pJ (every operation, each tensor once at DDR3); this mapping spends [0-9.]*x" "map: the energy bound and the ratio"
 has "$tmp/err" "warning: the best mapping takes .*x the roofline bound of [0-9]* cycles: a longer search may do better (try --victory" "map: a warning far above the bound, naming the option"
-has "$tmp/out" "^Gap           : [0-9.]*x at most: the edp [0-9.e+]* pJ\*cycles over its proven lower bound [0-9.e+]* (the operand floor: every operand read from the innermost level keeping it, over the fan-outs the constraints allow)" "map: the gap over the proven bound, and where the bound comes from"
-has "$tmp/out" "^Operand floor : [0-9.]* pJ and [0-9]* cycles at least (every operand read from the innermost level keeping it, over the fan-outs the constraints allow); this mapping spends [0-9.]*x and takes [0-9.]*x" "map: the operand floor's energy and cycles"
+has "$tmp/out" "^Gap           : [0-9.]*x at most: the edp [0-9.e+]* pJ\*cycles over its proven lower bound [0-9.e+]* (the operand floor: every operand read from the innermost level keeping it, each level keeping a tensor filled with its share once, over the fan-outs the constraints allow)" "map: the gap over the proven bound, and where the bound comes from"
+has "$tmp/out" "^Operand floor : [0-9.]* pJ and [0-9]* cycles at least (every operand read from the innermost level keeping it, each level keeping a tensor filled with its share once, over the fan-outs the constraints allow); this mapping spends [0-9.]*x and takes [0-9.]*x" "map: the operand floor's energy and cycles"
 # Where the PEs keep nothing (DianNao), every operand comes from the global
 # buffer: the operand floor, not the roofline, says how far a mapping is
 # from the best (622x by the roofline on this layer, 3.5x by the floor).

@@ -66,9 +66,10 @@ double nm_roofline_chain_gap(const nm_arch *arch, const nm_chain *c, int metric,
  * than the roofline where the operands cost: for each choice of spatial
  * factors the constraints allow (nm_mapspace_spatial_each), the roofline's
  * energy, leakage over the run, and each tensor's operand floor at the
- * cheapest level that may be its innermost (nm_model_operands); cycles at
- * least the temporal iterations, the roofline's and the floor's bandwidth
- * cycles.  metric: the least value of that metric (an nm_metric) over the
+ * cheapest level that may be its innermost (nm_model_operands) with the
+ * footprints of the levels keeping it (nm_model_kept_floor: that
+ * innermost and those the constraints make keep it); cycles at least the
+ * temporal iterations, the roofline's and the floor's bandwidth cycles.  metric: the least value of that metric (an nm_metric) over the
  * choices; energy and cycles: the least of each. */
 typedef struct nm_operand_bound {
     double metric, energy, cycles;
