@@ -929,20 +929,15 @@ static uint32_t spared_by(const nm_workload *wl, int d)
     return set;
 }
 
-/* c's kept counts of data space ds at every level below the top, the
+/* c's footprints of data space ds at every level below the top, the
  * fan-outs at and below each level being ext[s] (nm_model_operands). */
-static void kept_footprints(const nm_model *mdl, const int64_t ext[][NM_MAX_DIMS], int ds,
-                            nm_operand_cost *c)
+static void footprints(const nm_model *mdl, const int64_t ext[][NM_MAX_DIMS], int ds,
+                       nm_operand_cost *c)
 {
     const nm_arch *arch = mdl->arch;
     const nm_workload *wl = mdl->wl;
     int S = arch->nlevels, nd = wl->ndims;
-    int rw = wl->ds[ds].read_write;
-    for (int s = 0; s < S; s++) {
-        c->foot_energy[ds][s] = c->foot_words[ds][s] = 0.0;
-        for (int v = 0; v < 2; v++)
-            c->kept_energy[v][ds][s] = c->kept_rd[v][ds][s] = c->kept_wr[v][ds][s] = 0.0;
-    }
+    c->foot_words[ds][S - 1] = c->foot_scale[ds][S - 1] = 0.0;
     for (int s = 0; s < S - 1; s++) {
         /* an instance's share: each dimension's bound over the fan-outs
          * above s (perfect factors divide it) */
@@ -958,44 +953,42 @@ static void kept_footprints(const nm_model *mdl, const int64_t ext[][NM_MAX_DIMS
         double w = (double)mdl->ds_bits[s][ds] / L->word_bits; /* level words per word */
         double clusters = floor((double)L->instances / L->cluster_size);
         double share = fmin(inst, clusters) / inst; /* instances sharing a vector access */
-        double scale = w * share / (double)L->block_size * inst * foot;
         c->foot_words[ds][s] = w * foot;
-        c->foot_energy[ds][s] = scale * (rw ? L->e_update : L->e_read);
-        if (!rw) {
-            c->kept_energy[0][ds][s] = scale * L->e_fill;
-            c->kept_wr[0][ds][s] = w * foot;
-            c->kept_energy[1][ds][s] = scale * (L->e_fill + L->e_read);
-            c->kept_wr[1][ds][s] = c->kept_rd[1][ds][s] = w * foot;
-        } else {
-            c->kept_energy[1][ds][s] = scale * L->e_update;
-            c->kept_wr[1][ds][s] = w * foot;
-        }
+        c->foot_scale[ds][s] = w * share / (double)L->block_size * inst * foot;
     }
 }
 
 double nm_model_kept_floor(const nm_model *mdl, const nm_operand_cost *c, const int8_t *inner,
                            const uint32_t *must, uint32_t spared, double *rd, double *wr)
 {
-    int top = mdl->arch->nlevels - 1;
+    const nm_arch *arch = mdl->arch;
+    int top = arch->nlevels - 1;
     double e = 0.0;
     for (int ds = 0; ds < mdl->wl->nds; ds++) {
-        int a = inner[ds];
-        if (a < 0)
-            continue;
-        int rw = mdl->wl->ds[ds].read_write;
-        if (a < top && c->foot_words[ds][a] > 0.0) { /* the operands' own, past the counts */
-            double had = (spared >> ds) & 1u ? 0.0 : rw ? c->wr[ds][a] : c->rd[ds][a];
-            double more = fmax(0.0, c->foot_words[ds][a] - had);
-            e += c->foot_energy[ds][a] * (more / c->foot_words[ds][a]);
-            (rw ? wr : rd)[a] += more;
-        }
-        for (int s = inner[ds]; s < top; s++) {
-            int v = s > inner[ds];
-            if (v && !((must[ds] >> s) & 1u))
-                continue;
-            e += c->kept_energy[v][ds][s];
-            rd[s] += c->kept_rd[v][ds][s];
-            wr[s] += c->kept_wr[v][ds][s];
+        int a = inner[ds], rw = mdl->wl->ds[ds].read_write;
+        for (int s = a < 0 ? top : a; s < top; s++) {
+            const nm_level *L = &arch->level[s];
+            double fw = c->foot_words[ds][s], sc = c->foot_scale[ds][s];
+            if (s == a) {
+                if (fw > 0.0) { /* the operands' own, past the counts */
+                    double had = (spared >> ds) & 1u ? 0.0 : rw ? c->wr[ds][a] : c->rd[ds][a];
+                    double more = fmax(0.0, fw - had);
+                    e += sc * (rw ? L->e_update : L->e_read) * (more / fw);
+                    (rw ? wr : rd)[a] += more;
+                }
+                if (!rw) { /* its fills */
+                    e += sc * L->e_fill;
+                    wr[s] += fw;
+                }
+            } else if ((must[ds] >> s) & 1u) {
+                if (!rw) { /* fills, and reads passing each element down */
+                    e += sc * (L->e_fill + L->e_read);
+                    rd[s] += fw;
+                } else { /* each element updated once coming up */
+                    e += sc * L->e_update;
+                }
+                wr[s] += fw;
+            }
         }
     }
     return e;
@@ -1091,7 +1084,7 @@ int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
             c->rd[ds][s] = w * reads / inst;
             c->wr[ds][s] = w * upd / inst;
         }
-        kept_footprints(mdl, ext, ds, c);
+        footprints(mdl, ext, ds, c);
     }
     return 1;
 }

@@ -1573,6 +1573,15 @@ struct floor_tally {
     double least[3];           /* the least energy, cycles and EDP seen */
 };
 
+/* The levels m keeps data space ds at (bit s). */
+static uint32_t kept_levels(const nm_mapping *m, int nlevels, int ds)
+{
+    uint32_t kept = 0;
+    for (int s = 0; s < nlevels; s++)
+        kept |= (uint32_t)((m->level[s].keep >> ds) & 1u) << s;
+    return kept;
+}
+
 /* The footprint floor of m (its fan-outs c, its innermost levels at, the
  * levels it keeps, what its innermost loop spares) term by term: for each
  * tensor alone, the reads and the writes (fills and updates) its instances
@@ -1591,8 +1600,7 @@ static void kept_terms(const nm_model *mdl, const nm_spec *spec, const nm_mappin
         uint32_t kept[NM_MAX_DS] = {0};
         for (int k = 0; k < wl->nds; k++)
             only[k] = k == ds ? at[ds] : -1;
-        for (int s = 0; s < S; s++)
-            kept[ds] |= (uint32_t)((m->level[s].keep >> ds) & 1u) << s;
+        kept[ds] = kept_levels(m, S, ds);
         double rd[NM_MAX_LEVELS] = {0}, wr[NM_MAX_LEVELS] = {0};
         double fe = nm_model_kept_floor(mdl, c, only, kept, spared, rd, wr);
         if (!((spared >> ds) & 1u))
@@ -1699,11 +1707,8 @@ static void operand_floors(const nm_mapspace *ms, const nm_spec *spec, sf_fn sf_
         {
             double krd[NM_MAX_LEVELS] = {0}, kwr[NM_MAX_LEVELS] = {0};
             uint32_t kept[NM_MAX_DS];
-            for (int ds = 0; ds < spec->wl.nds; ds++) {
-                kept[ds] = 0;
-                for (int s = 0; s < S; s++)
-                    kept[ds] |= (uint32_t)((m.level[s].keep >> ds) & 1u) << s;
-            }
+            for (int ds = 0; ds < spec->wl.nds; ds++)
+                kept[ds] = kept_levels(&m, S, ds);
             e += nm_model_kept_floor(&mdl, &c, at, kept, spared, krd, kwr);
             cy = nm_model_operand_cycles_plus(&mdl, &c, at, krd, kwr);
         }

@@ -250,25 +250,14 @@ typedef struct nm_operand_cost {
      * over them.  nspared is 0 with no fan-out right below level 0. */
     int nspared;
     uint32_t spared[NM_MAX_DIMS];
-    /* The footprint floor, for data space ds kept at level s below the
-     * top: each instance of s in use fills at least every distinct element
-     * of ds that its share of the work (the fan-outs above s split the
-     * iteration space; each instance covers the rest, over time) touches,
-     * whatever the tiles and orders.  [0] when s is its innermost level:
-     * those fills (an output's none: its first visit reads nothing); [1]
-     * when s keeps it above its innermost: those fills and the reads that
-     * pass each element down at least once, an output's updates instead
-     * (every element comes up at least once).  Energy in pJ over the
-     * instances, words per instance in the level's words.  Sharing
-     * nothing with the counts above (which are the innermost level's
-     * reads and updates) nor with the top's once.  At the innermost level
-     * the operands' own accesses are at least the footprint too (each
-     * element read once, an output's updated once): foot_energy and
-     * foot_words, of which the floor adds what the counts above (nothing
-     * for a spared tensor) leave. */
-    double kept_energy[2][NM_MAX_DS][NM_MAX_LEVELS];
-    double kept_rd[2][NM_MAX_DS][NM_MAX_LEVELS], kept_wr[2][NM_MAX_DS][NM_MAX_LEVELS];
-    double foot_energy[NM_MAX_DS][NM_MAX_LEVELS], foot_words[NM_MAX_DS][NM_MAX_LEVELS];
+    /* The footprint, for data space ds at each level s below the top:
+     * each instance of s in use touches at least foot_words[ds][s] of its
+     * distinct elements (in the level's words) over its share of the work
+     * (the fan-outs above s split the iteration space; each instance
+     * covers the rest, over time), whatever the tiles and orders;
+     * foot_scale[ds][s] is that many accesses' energy per pJ of the
+     * level's access energy, over the instances (nm_model_kept_floor). */
+    double foot_words[NM_MAX_DS][NM_MAX_LEVELS], foot_scale[NM_MAX_DS][NM_MAX_LEVELS];
 } nm_operand_cost;
 
 /* The data spaces a fan-out below level 0 spares in m, its loop orders
@@ -293,10 +282,15 @@ double nm_model_operand_cycles_plus(const nm_model *mdl, const nm_operand_cost *
 
 /* The footprint floor's energy (pJ) by c when each data space ds is
  * innermost at level inner[ds] (-1: left out) and the levels in must[ds]
- * (bit s) keep it as well: c's kept counts at inner[ds] and at each level
- * of must[ds] above it, below the top, and at inner[ds] what its
- * footprint adds to the operand counts (all of it for the data spaces in
- * spared).  Adds their words per instance to rd[s] and wr[s]
+ * (bit s) keep it as well, below the top.  Each of those levels fills
+ * the footprint (an output's innermost none: its first visit reads
+ * nothing); one above the innermost also reads each element out once to
+ * pass it down (an output's: updated once, instead of fills and reads).
+ * At the innermost level the operands' own reads (an output's updates)
+ * are at least the footprint too: the floor adds what c's operand counts
+ * leave (all of it for the data spaces in spared, which those count as
+ * nothing).  None of it is in c's operand counts or the top's once.
+ * Adds the words per instance to rd[s] and wr[s]
  * (nm_model_operand_cycles_plus's xrd and xwr). */
 double nm_model_kept_floor(const nm_model *mdl, const nm_operand_cost *c, const int8_t *inner,
                            const uint32_t *must, uint32_t spared, double *rd, double *wr);

@@ -69,8 +69,9 @@ double nm_roofline_chain_gap(const nm_arch *arch, const nm_chain *c, int metric,
  * cheapest level that may be its innermost (nm_model_operands) with the
  * footprints of the levels keeping it (nm_model_kept_floor: that
  * innermost and those the constraints make keep it); cycles at least the
- * temporal iterations, the roofline's and the floor's bandwidth cycles.  metric: the least value of that metric (an nm_metric) over the
- * choices; energy and cycles: the least of each. */
+ * temporal iterations, the roofline's and the floor's bandwidth cycles.
+ * metric: the least value of that metric (an nm_metric) over the choices;
+ * energy and cycles: the least of each. */
 typedef struct nm_operand_bound {
     double metric, energy, cycles;
     uint64_t choices;             /* spatial choices weighed */
