@@ -656,6 +656,18 @@ int nm_mapspace_fit_residuals(const nm_mapspace *ms, nm_mapping *m)
     return 1;
 }
 
+/* The spatial instances lm puts under each instance of level l along X
+ * and Y (its spatial order and split), into *x and *y; whether they fit the
+ * level's fan-out on both sides. */
+static int fanout_sides(const nm_arch *arch, const nm_workload *wl, const nm_level_map *lm, int l,
+                        int64_t *x, int64_t *y)
+{
+    *x = *y = 1;
+    for (int i = 0; i < wl->ndims; i++)
+        *(i < lm->split ? x : y) *= lm->sfactor[lm->sorder[i]];
+    return *x <= arch->level[l].fanoutX && *y <= arch->level[l].fanoutY;
+}
+
 int nm_mapspace_decode(const nm_mapspace *ms, const nm_point *pt, nm_mapping *m, int *why_dim,
                        int *why_level)
 {
@@ -694,15 +706,8 @@ int nm_mapspace_decode(const nm_mapspace *ms, const nm_point *pt, nm_mapping *m,
         lm->no_multicast = ls->no_multicast;
         lm->no_temporal_reuse = ls->no_temporal_reuse;
         if (ls->fanout > 1 && ok) {
-            int64_t x = 1, y = 1;
-            for (int i = 0; i < wl->ndims; i++) {
-                int64_t f = lm->sfactor[lm->sorder[i]];
-                if (i < lm->split)
-                    x *= f;
-                else
-                    y *= f;
-            }
-            if (x > arch->level[l].fanoutX || y > arch->level[l].fanoutY ||
+            int64_t x, y;
+            if (!fanout_sides(arch, wl, lm, l, &x, &y) ||
                 (double)(x * y) < ls->min_util * (double)ls->fanout) {
                 ok = 0;
                 *why_level = l;
@@ -1222,6 +1227,15 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
                 }
                 return 0;
             }
+        }
+        int64_t x, y;
+        if (ls->fanout > 1 && !fanout_sides(arch, wl, lm, l, &x, &y)) {
+            if (size)
+                snprintf(why, size, "the spatial loops under %s take %lld x %lld instances "
+                         "(X x Y) of each one's fan-out of %lld x %lld", arch->level[l].name,
+                         (long long)x, (long long)y, (long long)arch->level[l].fanoutX,
+                         (long long)arch->level[l].fanoutY);
+            return 0;
         }
         if (ls->fanout > 1 && ls->split >= 0) {
             /* Compare which non-unit spatial loops run along X. */

@@ -1098,7 +1098,10 @@ static void design_opts(const nm_spec *spec, uint64_t seed, nm_search_opts *o)
  * the SMs); seeds 0 and 2 stopped at the worse (EDP 8.7261e10 pJ x cycles)
  * when the chains started from the eight best mappings, all of one valley,
  * and a search with 20 times the budget finds none better than 8.2800e10 (8.28007e10 with the built-in
- * leakage since). */
+ * leakage since).  That one took more of a fan-out's side than one instance
+ * has (the climb's moves were checked against the whole mesh only; now
+ * nm_mapspace_check holds them to each fan-out's X and Y): the best within
+ * the fan-outs is 8.28529e10, and --effort 20 (seed 1) finds none better. */
 START_TEST(default_search_crosses_shapes)
 {
     nm_spec spec;
@@ -1113,8 +1116,8 @@ START_TEST(default_search_crosses_shapes)
         static nm_search_result r;
         ck_assert_int_eq(nm_search_run(&ms, &o, &r, &err), NM_OK);
         ck_assert(r.found);
-        ck_assert_msg(fabs(r.best.score[0] / 8.2800706019876e10 - 1) < 1e-9,
-                      "seed %llu, top %d: EDP %.12g, not 8.2800706019876e10",
+        ck_assert_msg(fabs(r.best.score[0] / 8.28528873438e10 - 1) < 1e-9,
+                      "seed %llu, top %d: EDP %.12g, not 8.28528873438e10",
                       (unsigned long long)runs[i].seed, runs[i].topk, r.best.score[0]);
         nm_search_result_fini(&r);
     }

@@ -176,6 +176,13 @@ has "$tmp/err" "unknown algorithm 'greedy'" "unknown algorithm is named"
 printf 'constraints:\n- {target: MainMemory, type: temporal, factors: K=32 R=3 P=16}\n' >"$tmp/c.yaml"
 expect 1 "model checks constraints" -- "$bin" model "$d3" "$tmp/map/map.yaml" "$tmp/c.yaml"
 has "$tmp/err" "breaks a constraint" "the broken constraint is named"
+# More spatial loops along a fan-out's side than one instance has (112 x 8
+# threads under an H100 register file of 32 x 16), though the whole mesh
+# would hold them: refused where the design gives its fan-outs (the search
+# once returned it).
+printf 'problem:\n  conv2d: {C: 2048, M: 512, P: 7, Q: 7}\nmapping:\n- {target: HBM, type: temporal, factors: C=1 M=1 R=1 S=1 N=1 P=1 Q=1, permutation: NCMRSPQ}\n- {target: L2, type: temporal, factors: C=1 M=1 R=1 S=1 N=1 P=1 Q=1, permutation: CMRSNPQ}\n- {target: L2, type: spatial, factors: C=1 M=16 R=1 S=1 N=1 P=7 Q=1, permutation: MPQNCRS, split: 4}\n- {target: L2, type: bypass, keep: [], bypass: [Weights, Inputs, Outputs]}\n- {target: SharedMemory, type: temporal, factors: C=1 M=2 R=1 S=1 N=1 P=1 Q=1, permutation: MCRSNPQ}\n- {target: SharedMemory, type: spatial, factors: C=1 M=1 R=1 S=1 N=1 P=1 Q=1, permutation: MPQNCRS, split: 4}\n- {target: SharedMemory, type: bypass, keep: [Weights, Inputs], bypass: [Outputs]}\n- {target: RegisterFile, type: temporal, factors: C=256 M=1 R=1 S=1 N=1 P=1 Q=1, permutation: CMRSNPQ}\n- {target: RegisterFile, type: spatial, factors: C=8 M=16 R=1 S=1 N=1 P=1 Q=7, permutation: MPQCRSN, split: 3}\n- {target: RegisterFile, type: bypass, keep: [Inputs], bypass: [Weights, Outputs]}\n' >"$tmp/h100_wide.yaml"
+expect 1 "a mapping wider than a fan-out's side" -- "$bin" model "$src/arch/gpu/h100.yaml" "$tmp/h100_wide.yaml"
+has "$tmp/err" "the spatial loops under RegisterFile take 112 x 8 instances (X x Y) of each one's fan-out of 32 x 16" "the fan-out's sides are named"
 # Nothing fits: exit 1 with the reasons counted.
 printf 'constraints:\n- {target: RegisterFile, type: temporal, factors: K=32 P=16}\n- {target: RegisterFile, type: bypass, keep: [Weights, Inputs, Outputs]}\n' >"$tmp/full.yaml"
 expect 1 "map with no valid mapping" -- "$bin" map --timeout 100 "$d3" "$tmp/full.yaml"
