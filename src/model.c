@@ -879,7 +879,7 @@ static int distributes(const nm_arch *arch)
  * at least the sum of theirs less one each (|A + B| >= |A| + |B| - 1 for
  * sets of integers); axes over distinct dimensions multiply, others give
  * the largest. */
-static double distinct_at_least(const nm_workload *wl, int ds, const int64_t *e)
+double nm_model_distinct_at_least(const nm_workload *wl, int ds, const int64_t *e)
 {
     const nm_dataspace *D = &wl->ds[ds];
     double product = 1.0, largest = 1.0;
@@ -929,16 +929,15 @@ static uint32_t spared_by(const nm_workload *wl, int d)
     return set;
 }
 
-/* c's footprints of data space ds at every level below the top, the
- * fan-outs at and below each level being ext[s] (nm_model_operands). */
+/* c's footprints of data space ds at every level, the fan-outs at and
+ * below each level being ext[s] (nm_model_operands). */
 static void footprints(const nm_model *mdl, const int64_t ext[][NM_MAX_DIMS], int ds,
                        nm_operand_cost *c)
 {
     const nm_arch *arch = mdl->arch;
     const nm_workload *wl = mdl->wl;
     int S = arch->nlevels, nd = wl->ndims;
-    c->foot_words[ds][S - 1] = c->foot_scale[ds][S - 1] = 0.0;
-    for (int s = 0; s < S - 1; s++) {
+    for (int s = 0; s < S; s++) {
         /* an instance's share: each dimension's bound over the fan-outs
          * above s (perfect factors divide it) */
         int64_t box[NM_MAX_DIMS];
@@ -949,7 +948,7 @@ static void footprints(const nm_model *mdl, const int64_t ext[][NM_MAX_DIMS], in
             inst *= (double)above;
         }
         const nm_level *L = &arch->level[s];
-        double foot = distinct_at_least(wl, ds, box);
+        double foot = nm_model_distinct_at_least(wl, ds, box);
         double w = (double)mdl->ds_bits[s][ds] / L->word_bits; /* level words per word */
         double clusters = floor((double)L->instances / L->cluster_size);
         double share = fmin(inst, clusters) / inst; /* instances sharing a vector access */
@@ -1064,7 +1063,8 @@ int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
             /* each step of the temporal loops, the instance sends every
              * distinct element its fan-out's units use (one read for all
              * that share it): nothing below keeps one for the next step */
-            double words = mdl->macs * distinct_at_least(wl, ds, ext[s]) / below, reads = words;
+            double words = mdl->macs * nm_model_distinct_at_least(wl, ds, ext[s]) / below;
+            double reads = words;
             double upd = 0.0;
             if (wl->ds[ds].read_write) {
                 /* every step updates; all but an instance's first writes of

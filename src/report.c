@@ -915,7 +915,8 @@ void nm_report_gap_text(FILE *f, const nm_arch *arch, const nm_workload *wl,
          res->operands.cycles > rf.bound_cycles))
         fprintf(f, "Operand floor : %.2f pJ and %.0f cycles at least (every operand read from "
                    "the innermost level keeping it, each level keeping a tensor filled with "
-                   "its share once, over the fan-outs the constraints allow); "
+                   "its share once or as often as its capacity forces, over the fan-outs the "
+                   "constraints allow); "
                    "this mapping spends %.2fx and takes %.2fx\n", res->operands.energy,
                 res->operands.cycles, res->best_stats.energy / res->operands.energy,
                 (double)res->best_stats.cycles / res->operands.cycles);
@@ -930,7 +931,8 @@ void nm_report_gap_text(FILE *f, const nm_arch *arch, const nm_workload *wl,
             : optimal            ? "optimal's bound on what it did not search"
             : operands > with_fill ? "the operand floor: every operand read from the innermost "
                                    "level keeping it, each level keeping a tensor filled with "
-                                   "its share once, over the fan-outs the constraints allow"
+                                   "its share once or as often as its capacity forces, over the "
+                                   "fan-outs the constraints allow"
             : fill                 ? "the roofline's energy and the fill bound's cycles"
                                    : "the roofline's energy and cycles");
 }

@@ -103,12 +103,284 @@ static double top_block(const nm_level *top)
     return top->block_size > 0 ? (double)top->block_size : 1.0;
 }
 
+enum { CURVE_DIVISORS = 256 }; /* divisors of a dimension a split takes */
+
+/* The divisors of n into out; -1 when it has more than cap. */
+static int divisors_of(int64_t n, int64_t *out, int cap)
+{
+    int k = 0;
+    for (int64_t d = 1; d * d <= n; d++)
+        if (n % d == 0) {
+            if (k + 2 > cap)
+                return -1;
+            out[k++] = d;
+            if (d != n / d)
+                out[k++] = n / d;
+        }
+    return k;
+}
+
+/* Steps idx (n digits, digit d below ndiv[d]) to the next split; 0 after
+ * the last. */
+static int next_split(int *idx, const int *ndiv, int n)
+{
+    for (int d = n - 1; d >= 0; d--) {
+        if (++idx[d] < ndiv[d])
+            return 1;
+        idx[d] = 0;
+    }
+    return 0;
+}
+
+/* ---- refetches (roofline.h) ---- */
+
+uint32_t nm_roofline_clean_spaces(const nm_workload *wl, const int64_t *box, int unit)
+{
+    uint32_t clean = 0;
+    for (int ds = 0; ds < wl->nds; ds++) {
+        const nm_dataspace *D = &wl->ds[ds];
+        uint32_t seen = 0;
+        int ok = 1;
+        for (int r = 0; ok && r < D->nranks; r++) {
+            int k = 0;
+            for (int i = 0; i < D->rank[r].nterms; i++) {
+                int d = D->rank[r].term[i].dim;
+                if (D->rank[r].term[i].coef == 0 || box[d] <= 1)
+                    continue;
+                ok &= !k++ && !((seen >> d) & 1u) && (!unit || D->rank[r].term[i].coef == 1);
+                seen |= 1u << d;
+            }
+        }
+        clean |= (uint32_t)ok << ds;
+    }
+    return clean;
+}
+
+double nm_roofline_refetches(uint32_t irrelevant, int n, const int8_t *dim, const int64_t *factor)
+{
+    double g = 1.0;
+    int in_place = 1; /* below the tensor's innermost loop of its own */
+    for (int i = 0; i < n; i++) {
+        if (factor[i] <= 1)
+            continue;
+        int ignored = (irrelevant >> dim[i]) & 1u;
+        if (in_place && ignored)
+            continue;
+        in_place = 0;
+        if (ignored)
+            g *= (double)factor[i];
+    }
+    return g;
+}
+
+/* The product of outer[d] over the dimensions in mask. */
+static double product_over(uint32_t mask, const int64_t *outer)
+{
+    double p = 1.0;
+    for (; mask; mask &= mask - 1)
+        p *= (double)outer[__builtin_ctz(mask)];
+    return p;
+}
+
+/* Calls each(ctx, g, below) with the tensors' G in every order in which
+ * they stop being left in place (nm_roofline_least_refetch), below[i] the
+ * loops under the i-th to stop; returns how many. */
+static int refetch_orders(int n, const uint32_t *irrelevant, const int64_t *outer, int nd,
+                          void (*each)(void *, const double *, const uint32_t *), void *ctx)
+{
+    uint32_t loops = 0;
+    for (int d = 0; d < nd; d++)
+        loops |= (uint32_t)(outer[d] > 1) << d;
+    int8_t perm[NM_MAX_DS];
+    for (int i = 0; i < n; i++)
+        perm[i] = (int8_t)i;
+    int orders = 0;
+    do {
+        /* perm[i] stops being left in place i-th: the loops below it are
+         * those it and every tensor after it ignore */
+        uint32_t below[NM_MAX_DS], common = loops;
+        for (int i = n - 1; i >= 0; i--)
+            below[i] = common &= irrelevant[perm[i]];
+        double g[NM_MAX_DS];
+        for (int i = 0; i < n; i++)
+            g[perm[i]] = product_over(irrelevant[perm[i]] & loops & ~below[i], outer);
+        each(ctx, g, below);
+        orders++;
+    } while (nm_mapping_next_order(perm, n));
+    return orders;
+}
+
+struct least_refetch {
+    int n, nd;
+    const int64_t *outer;
+    const double *weight;
+    double least, *g;
+    int8_t *order;
+};
+
+static void least_refetch_each(void *ctx, const double *g, const uint32_t *below)
+{
+    struct least_refetch *l = ctx;
+    double v = 0.0;
+    for (int i = 0; i < l->n; i++)
+        v += l->weight[i] * g[i];
+    if (!(v < l->least))
+        return;
+    l->least = v;
+    if (l->g)
+        memcpy(l->g, g, (size_t)l->n * sizeof *g);
+    if (l->order) { /* below[0], what each next one adds, the other loops, the rest */
+        uint32_t placed = 0, loops = 0;
+        for (int d = 0; d < l->nd; d++)
+            loops |= (uint32_t)(l->outer[d] > 1) << d;
+        int k = 0;
+        for (int i = 0; i <= l->n + 1; i++) {
+            uint32_t add = (i < l->n ? below[i] : i == l->n ? loops : ~0u) & ~placed;
+            for (int d = 0; d < l->nd; d++)
+                if ((add >> d) & 1u)
+                    l->order[k++] = (int8_t)d;
+            placed |= add;
+        }
+    }
+}
+
+double nm_roofline_least_refetch(int n, const uint32_t *irrelevant, const double *weight,
+                                 const int64_t *outer, int nd, double *g, int8_t *order)
+{
+    struct least_refetch l = {n, nd, outer, weight, INFINITY, g, order};
+    if (n <= 0) {
+        for (int d = 0; order && d < nd; d++)
+            order[d] = (int8_t)d;
+        return 0.0;
+    }
+    refetch_orders(n, irrelevant, outer, nd, least_refetch_each, &l);
+    return l.least;
+}
+
+/* The refetch front of one level's instance: over every split of its
+ * share `box` whose tiles (multiples of the fan-outs below it, `below`)
+ * of the tensors in `set` fit its capacity, and every order of the loops
+ * above, the G of each clean tensor of the set (in ds order) no other
+ * split and order beats on all of them.  Two points merge into their
+ * least on each (a point below both: the front's least of any weighted
+ * sum only falls) when the front outgrows its room. */
+enum { FRONT_ROOM = 64, FRONT_SLOTS = 4096, FRONT_PROBES = 16, FRONT_SPLITS = 1 << 17 };
+/* the splits one bound may weigh over all its fronts; past them a front
+ * bounds nothing (a floor of 0 more) */
+#define FRONT_WORK 1e6
+
+typedef struct refetch_front {
+    int used, level;
+    uint32_t set;
+    int64_t box[NM_MAX_DIMS], below[NM_MAX_DIMS];
+    int n;                          /* clean tensors of the set */
+    int8_t ds[NM_MAX_DS];
+    int npts;                       /* 0: no bound (no split fits, or too many) */
+    double (*g)[NM_MAX_DS];         /* FRONT_ROOM while it is built; owned */
+} refetch_front;
+
+static void front_add(void *ctx, const double *g, const uint32_t *below)
+{
+    (void)below;
+    refetch_front *f = ctx;
+    int k = 0;
+    for (int i = 0; i < f->npts; i++) {
+        int le = 1, ge = 1;
+        for (int t = 0; t < f->n; t++) {
+            le &= f->g[i][t] <= g[t];
+            ge &= f->g[i][t] >= g[t];
+        }
+        if (le)
+            return; /* as good on every tensor already */
+        if (!ge)    /* not beaten by g: stays */
+            memcpy(f->g[k++], f->g[i], sizeof f->g[i]);
+    }
+    f->npts = k;
+    if (f->npts == FRONT_ROOM) { /* merge neighbours pairwise */
+        int m = 0;
+        for (int i = 0; i + 1 < f->npts; i += 2, m++)
+            for (int t = 0; t < f->n; t++)
+                f->g[m][t] = fmin(f->g[i][t], f->g[i + 1][t]);
+        f->npts = m;
+    }
+    memcpy(f->g[f->npts++], g, sizeof f->g[0]);
+}
+
+static void front_build(refetch_front *f, const nm_model *mdl, double *work)
+{
+    const nm_workload *wl = mdl->wl;
+    const nm_level *L = &mdl->arch->level[f->level];
+    int nd = wl->ndims;
+    uint32_t clean = nm_roofline_clean_spaces(wl, f->box, 0) & f->set, dims = 0, irr[NM_MAX_DS];
+    f->n = f->npts = 0;
+    for (int ds = 0; ds < wl->nds; ds++) {
+        if ((f->set >> ds) & 1u)
+            dims |= mdl->ds_dims[ds];
+        if ((clean >> ds) & 1u) {
+            irr[f->n] = ~mdl->ds_dims[ds];
+            f->ds[f->n++] = (int8_t)ds;
+        }
+    }
+    /* one clean tensor alone is left in place by the loops it ignores
+     * whatever the split: G 1 */
+    if (f->n < 2 || !L->has_size)
+        return;
+    /* each dimension a tensor of the set has: every tile that is a multiple
+     * of the fan-outs below; the others whole (a loop over them above
+     * only refetches) */
+    int64_t div[NM_MAX_DIMS][CURVE_DIVISORS];
+    int ndiv[NM_MAX_DIMS], idx[NM_MAX_DIMS] = {0};
+    double splits = 1.0;
+    for (int d = 0; d < nd; d++) {
+        int64_t q = f->box[d] / f->below[d];
+        if (!((dims >> d) & 1u) || q <= 1) {
+            div[d][0] = 1;
+            ndiv[d] = 1;
+        } else if ((ndiv[d] = divisors_of(q, div[d], CURVE_DIVISORS)) < 0) {
+            return;
+        }
+        splits *= ndiv[d];
+    }
+    if (splits > FRONT_SPLITS || *work + splits > FRONT_WORK)
+        return;
+    *work += splits;
+    int fits = 0;
+    do {
+        int64_t tile[NM_MAX_DIMS], outer[NM_MAX_DIMS];
+        for (int d = 0; d < nd; d++) {
+            outer[d] = div[d][idx[d]];
+            tile[d] = f->box[d] / outer[d];
+        }
+        uint64_t need = 0;
+        for (int ds = 0; ds < wl->nds; ds++)
+            if ((f->set >> ds) & 1u)
+                need += nm_model_tile_words(mdl, f->level, ds,
+                                            (uint64_t)nm_model_distinct_at_least(wl, ds, tile));
+        if (need > (uint64_t)L->effective_size)
+            continue;
+        fits = 1;
+        refetch_orders(f->n, irr, outer, nd, front_add, f);
+    } while (next_split(idx, ndiv, nd));
+    if (!fits)
+        f->npts = 0;
+}
+
 struct operand_walk {
     nm_model mdl;
     nm_roofline r;
     int metric;
     uint32_t keep_at[NM_MAX_DS];
     uint32_t must[NM_MAX_DS];     /* the levels that must keep it (bit s) */
+    uint32_t may[NM_MAX_DS];      /* the levels that may keep it (bit s) */
+    /* the spatial choice's share of each level's instance, and the
+     * fan-outs at and below it (tiles are multiples of those) */
+    int64_t box[NM_MAX_LEVELS][NM_MAX_DIMS], below[NM_MAX_LEVELS][NM_MAX_DIMS];
+    refetch_front *front;         /* FRONT_SLOTS, by level, set, box and below */
+    refetch_front scratch;        /* one built past the slots */
+    double work;                  /* splits weighed by the fronts built (FRONT_WORK) */
+    /* this spatial choice's fronts looked up so far, by level and set */
+    const refetch_front *cur[NM_MAX_LEVELS][1u << NM_MAX_DS];
+    double room[FRONT_ROOM][NM_MAX_DS];
     double once[NM_MAX_DS];       /* the roofline's energy for each tensor at the top */
     nm_operand_bound *b;
     int refused;                  /* the design has no operand floor (M:N network) */
@@ -116,6 +388,109 @@ struct operand_walk {
 
 static void operand_assignments(struct operand_walk *w, const nm_operand_cost *c,
                                 uint32_t spared, double base, double floor_cycles);
+
+static uint64_t front_hash(int level, uint32_t set, const int64_t *box, const int64_t *below,
+                           int nd)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)level ^ ((uint64_t)set << 8);
+    for (int d = 0; d < nd; d++) {
+        h = (h ^ (uint64_t)box[d]) * 1099511628211ull;
+        h = (h ^ (uint64_t)below[d]) * 1099511628211ull;
+    }
+    return h;
+}
+
+/* The refetch front of level s keeping the tensors in set, for the
+ * spatial choice being weighed: built once per level, set and shares. */
+static const refetch_front *front_of(struct operand_walk *w, int s, uint32_t set)
+{
+    int nd = w->mdl.wl->ndims;
+    size_t bytes = (size_t)nd * sizeof(int64_t);
+    uint64_t h = front_hash(s, set, w->box[s], w->below[s], nd);
+    refetch_front *f = NULL;
+    for (int k = 0; w->front && k < FRONT_PROBES && !f; k++) {
+        refetch_front *x = &w->front[(h + (uint64_t)k) % FRONT_SLOTS];
+        if (!x->used)
+            f = x;
+        else if (x->level == s && x->set == set && !memcmp(x->box, w->box[s], bytes) &&
+                 !memcmp(x->below, w->below[s], bytes))
+            return x;
+    }
+    if (!f) { /* the slots around full: built anew each time */
+        f = &w->scratch;
+        nm_free(f->g);
+    }
+    f->used = 1;
+    f->level = s;
+    f->set = set;
+    memcpy(f->box, w->box[s], bytes);
+    memcpy(f->below, w->below[s], bytes);
+    f->g = w->room;
+    front_build(f, &w->mdl, &w->work);
+    f->g = f->npts ? nm_calloc((size_t)f->npts, sizeof *f->g) : NULL;
+    if (f->g)
+        memcpy(f->g, w->room, (size_t)f->npts * sizeof *f->g);
+    else
+        f->npts = 0;
+    return f;
+}
+
+/* The refetch floor (roofline.h) when each data space ds is innermost at
+ * inner[ds] (-1: kept nowhere) and outermost below the top at outer[ds]
+ * (the top itself when inner[ds] is): at each level below the top with a
+ * capacity, the tensors it keeps (their innermost and outermost, and
+ * those the constraints make keep it) fill each element G times, not the
+ * once the footprint counts, and their parent (the top above the
+ * outermost; else the first level above that may keep them: the cheapest
+ * of those up to the first that must, or the outermost) reads them out
+ * (an output: takes its updates) as often; the least over the level's
+ * refetch front of those accesses' energy past the footprint's. */
+static double refetch_floor(struct operand_walk *w, const nm_operand_cost *c, const int8_t *inner,
+                            const int8_t *outer)
+{
+    const nm_arch *arch = w->mdl.arch;
+    const nm_workload *wl = w->mdl.wl;
+    int top = arch->nlevels - 1;
+    double e = 0.0;
+    for (int s = 0; s < top; s++) {
+        const nm_level *L = &arch->level[s];
+        uint32_t set = 0;
+        for (int ds = 0; ds < wl->nds; ds++)
+            if (inner[ds] == s || outer[ds] == s ||
+                (inner[ds] >= 0 && inner[ds] < s && s < outer[ds] && ((w->must[ds] >> s) & 1u)))
+                set |= 1u << ds;
+        if (!set || !L->has_size)
+            continue;
+        const refetch_front *f = w->cur[s][set];
+        if (!f)
+            f = w->cur[s][set] = front_of(w, s, set);
+        if (!f->npts)
+            continue;
+        double cost[NM_MAX_DS];
+        for (int i = 0; i < f->n; i++) {
+            int ds = f->ds[i], rw = wl->ds[ds].read_write;
+            double parent = INFINITY;
+            for (int p = s == outer[ds] ? top : s + 1; p <= top; p++) {
+                if (p < outer[ds] && !((w->may[ds] >> p) & 1u))
+                    continue;
+                const nm_level *P = &arch->level[p];
+                parent = fmin(parent, c->foot_scale[ds][p] * (rw ? P->e_update : P->e_read));
+                if (p >= outer[ds] || ((w->must[ds] >> p) & 1u))
+                    break;
+            }
+            cost[i] = c->foot_scale[ds][s] * L->e_fill + parent;
+        }
+        double least = INFINITY;
+        for (int k = 0; k < f->npts; k++) {
+            double v = 0.0;
+            for (int i = 0; i < f->n; i++)
+                v += cost[i] * (f->g[k][i] - 1.0);
+            least = fmin(least, v);
+        }
+        e += least;
+    }
+    return e;
+}
 
 /* One spatial choice f (nm_mapspace_spatial_each): its bound, the least
  * over the levels each tensor may have innermost. */
@@ -141,6 +516,13 @@ static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
         for (int d = 0; d < wl->ndims; d++)
             inst *= (double)f[s][d];
     }
+    for (int s = 0; s < S; s++)
+        for (int d = 0; d < wl->ndims; d++)
+            w->below[s][d] = (s ? w->below[s - 1][d] : 1) * f[s][d];
+    for (int s = 0; s < S; s++)
+        for (int d = 0; d < wl->ndims; d++)
+            w->box[s][d] = wl->bound[d] / (w->below[top][d] / w->below[s][d]);
+    memset(w->cur, 0, sizeof w->cur);
     double floor_cycles = fmax(w->r.bound_cycles, ceil(steps));
     /* below a fan-out of level 0: each set of tensors the innermost loop
      * may spare (none spared when there is no such fan-out) */
@@ -148,6 +530,48 @@ static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
         operand_assignments(w, &all, 0, base, floor_cycles);
     for (int k = 0; k < all.nspared; k++)
         operand_assignments(w, &all, all.spared[k], base, floor_cycles);
+}
+
+/* The least refetch floor over every level each tensor may have
+ * outermost below the top, from its innermost inner[ds] up: one that may
+ * keep it, at or above every level below the top that must. */
+static double least_refetch_floor(struct operand_walk *w, const nm_operand_cost *c,
+                                  const int8_t *inner)
+{
+    const nm_workload *wl = w->mdl.wl;
+    int top = w->mdl.arch->nlevels - 1, nds = wl->nds;
+    uint32_t choice[NM_MAX_DS];
+    int8_t outer[NM_MAX_DS];
+    for (int ds = 0; ds < nds; ds++) {
+        choice[ds] = 0;
+        if (inner[ds] >= 0 && inner[ds] < top) {
+            uint32_t must = w->must[ds] & ((1u << top) - 1u);
+            int low = must ? 31 - __builtin_clz(must) : inner[ds];
+            if (low < inner[ds])
+                low = inner[ds];
+            choice[ds] = (w->may[ds] | (1u << inner[ds])) & ((1u << top) - 1u) &
+                         ~((1u << low) - 1u);
+        }
+        outer[ds] = choice[ds] ? (int8_t)__builtin_ctz(choice[ds]) : (int8_t)top;
+    }
+    double least = INFINITY;
+    for (;;) {
+        least = fmin(least, refetch_floor(w, c, inner, outer));
+        int ds = 0;
+        for (; ds < nds; ds++) {
+            if (!choice[ds])
+                continue;
+            uint32_t higher = choice[ds] & ~((2u << outer[ds]) - 1u);
+            if (higher) {
+                outer[ds] = (int8_t)__builtin_ctz(higher);
+                break;
+            }
+            outer[ds] = (int8_t)__builtin_ctz(choice[ds]);
+        }
+        if (ds == nds)
+            break;
+    }
+    return least;
 }
 
 /* Every assignment of innermost levels (the product of each tensor's
@@ -175,6 +599,7 @@ static void operand_assignments(struct operand_walk *w, const nm_operand_cost *c
                             ? at[ds]
                             : (int8_t)(31 - __builtin_clz(w->keep_at[ds]));
         energy += nm_model_kept_floor(&w->mdl, c, inner, w->must, spared, rd, wr);
+        energy += least_refetch_floor(w, c, inner);
         double cycles = fmax(floor_cycles,
                              nm_model_operand_cycles_plus(&w->mdl, c, counted, rd, wr));
         double v = nm_metric_value((nm_metric)w->metric, energy, cycles,
@@ -231,16 +656,24 @@ int nm_roofline_operand_bound(const nm_mapspace *ms, int metric, uint64_t budget
             if ((ls->keep >> ds) & 1u)
                 break;
         }
-        for (int s = 0; s < arch->nlevels; s++)
+        for (int s = 0; s < arch->nlevels; s++) {
             if ((ms->level[s].keep >> ds) & 1u)
                 w->must[ds] |= 1u << s;
+            if (!((ms->level[s].bypass >> ds) & 1u))
+                w->may[ds] |= 1u << s;
+        }
         /* as roofline_of counts it: the words it holds, at the top's width */
         double lw = top_words(top, wl, ds, (double)nm_workload_held_words(wl, ds));
         w->once[ds] = lw * (wl->ds[ds].read_write ? top->e_update : top->e_read) /
                       top_block(top);
     }
+    w->front = nm_calloc(FRONT_SLOTS, sizeof *w->front);
     b->choices = nm_mapspace_spatial_each(ms, budget, operand_choice, w);
     int ok = b->choices > 0 && !w->refused;
+    for (int k = 0; w->front && k < FRONT_SLOTS; k++)
+        nm_free(w->front[k].g);
+    nm_free(w->front);
+    nm_free(w->scratch.g);
     nm_model_fini(&w->mdl);
     nm_free(w);
     if (!ok || !(b->metric < INFINITY))
@@ -387,21 +820,6 @@ static const char curve_arch[] =
     "    - {name: Buffer, class: SRAM, attributes: {width: 16, datawidth: 16}}\n"
     "    - {name: MAC, class: intmac, attributes: {datawidth: 16}}\n";
 
-/* The divisors of n into out; -1 when it has more than cap. */
-static int divisors_of(int64_t n, int64_t *out, int cap)
-{
-    int k = 0;
-    for (int64_t d = 1; d * d <= n; d++)
-        if (n % d == 0) {
-            if (k + 2 > cap)
-                return -1;
-            out[k++] = d;
-            if (d != n / d)
-                out[k++] = n / d;
-        }
-    return k;
-}
-
 static int by_capacity(const void *x, const void *y)
 {
     const nm_curve_point *a = x, *b = y;
@@ -414,7 +832,7 @@ static int by_capacity(const void *x, const void *y)
     return c ? c : memcmp(a->order, b->order, sizeof a->order);
 }
 
-enum { CURVE_DIVISORS = 256, CURVE_KEEP = 1 << 16 };
+enum { CURVE_KEEP = 1 << 16 };
 
 /* Keeps the staircase of pts[0..n): by capacity, each point moving less
  * than every point before it; returns how many remain. */
@@ -539,18 +957,6 @@ static nm_status curve_design(nm_ydoc *doc, nm_arch *arch, nm_error *err)
     return st;
 }
 
-/* Steps idx (n digits, digit d below ndiv[d]) to the next split; 0 after
- * the last. */
-static int next_split(int *idx, const int *ndiv, int n)
-{
-    for (int d = n - 1; d >= 0; d--) {
-        if (++idx[d] < ndiv[d])
-            return 1;
-        idx[d] = 0;
-    }
-    return 0;
-}
-
 nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c, nm_error *err)
 {
     memset(c, 0, sizeof *c);
@@ -563,11 +969,13 @@ nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c,
     for (int d = 0; d < nd; d++)
         snprintf(names[d], NM_NAME_MAX, "%s", wl->dim[d]);
     nm_status st = curve_divisors(wl->name, names, wl->bound, nd, div, ndiv, err);
+    int clean = nm_roofline_clean_spaces(wl, wl->bound, 1) == (1u << wl->nds) - 1u;
     uint64_t splits = 1;
     for (int d = 0; st == NM_OK && d < nd; d++)
         splits = splits > UINT64_MAX / (uint64_t)ndiv[d] ? UINT64_MAX : splits * (uint64_t)ndiv[d];
     if (st == NM_OK)
-        st = curve_budget(wl->name, mappings_count(nd, ndiv), budget, err);
+        st = curve_budget(wl->name, clean ? (long double)splits : mappings_count(nd, ndiv),
+                          budget, err);
     if (st != NM_OK) {
         nm_free(div);
         return st;
@@ -581,6 +989,13 @@ nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c,
     collector col = {0};
     if (st == NM_OK)
         st = collector_init(&col, splits, err);
+    /* clean tensors (roofline.h): each one's words at a refetch */
+    uint32_t irr[NM_MAX_DS];
+    double weight[NM_MAX_DS];
+    for (int ds = 0; ds < wl->nds; ds++) {
+        irr[ds] = have_model ? ~mdl.ds_dims[ds] : 0;
+        weight[ds] = (double)nm_workload_ds_size(wl, ds) * (wl->ds[ds].read_write ? 2 : 1);
+    }
     int idx[NM_MAX_DIMS] = {0};
     nm_stats stats;
     for (int more = 1; st == NM_OK && more; more = next_split(idx, ndiv, nd)) {
@@ -601,18 +1016,25 @@ nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c,
                 outer[pt->nouter++] = (int8_t)d;
         }
         /* every order of the outer loops (the buffer's own order moves no
-         * backing-store word); the least traffic the split reaches */
+         * backing-store word); the least traffic the split reaches.  With
+         * every tensor clean, the order the refetches (roofline.h) find
+         * least, input words read G times and output words updated G
+         * times and read back G - 1: the least of all. */
         int8_t perm[NM_MAX_DIMS];
         memcpy(perm, outer, sizeof perm);
         pt->traffic = INFINITY;
         do {
             int8_t order[NM_MAX_DIMS] = {0};
             int k = 0;
-            for (int i = 0; i < pt->nouter; i++)
-                order[k++] = perm[i];
-            for (int d = 0; d < nd; d++)
-                if (pt->outer[d] == 1)
-                    order[k++] = (int8_t)d;
+            if (clean) {
+                nm_roofline_least_refetch(wl->nds, irr, weight, pt->outer, nd, NULL, order);
+            } else {
+                for (int i = 0; i < pt->nouter; i++)
+                    order[k++] = perm[i];
+                for (int d = 0; d < nd; d++)
+                    if (pt->outer[d] == 1)
+                        order[k++] = (int8_t)d;
+            }
             memcpy(m.level[1].torder, order, sizeof order);
             c->evaluated++;
             if (!nm_model_eval(&mdl, &m, &stats, NULL))
@@ -626,7 +1048,7 @@ nm_status nm_roofline_curve(const nm_workload *wl, uint64_t budget, nm_curve *c,
                     cap += (double)stats.level[0].ds[ds].utilized_capacity;
                 pt->capacity = cap;
             }
-        } while (nm_mapping_next_order(perm, pt->nouter));
+        } while (!clean && nm_mapping_next_order(perm, pt->nouter));
         if (pt->traffic < INFINITY)
             col.n++;
     }

@@ -1478,6 +1478,148 @@ START_TEST(curve_bounds_one_buffer)
 }
 END_TEST
 
+/* The refetches (roofline.h) count what the model counts: on a design of
+ * one buffer large enough for anything, every split of a GEMM and of a 1x1
+ * convolution (every tensor clean) in every order of its outer loops moves
+ * exactly each input G times and each output G times up and G - 1 back
+ * (nm_roofline_refetches), and the least over the orders is
+ * nm_roofline_least_refetch's, reached by the order it gives; on a 3x3
+ * convolution the clean tensors' words and each window's distinct words
+ * once are never above the model, and twice the clean tensors' refetches
+ * are above it on some split and order (the check can fail). */
+START_TEST(refetches_are_the_model)
+{
+    static const char *const problems[] = {
+        "problem:\n  gemm: {M: 12, N: 8, K: 16}\n",
+        "problem:\n  conv2d: {C: 4, M: 6, P: 4, Q: 6}\n",
+        "problem:\n  conv2d: {C: 2, M: 4, P: 4, Q: 3, R: 3, S: 2}\n"};
+    int checked = 0, exact_least = 0, doubled_above = 0;
+    for (int p = 0; p < 3; p++) {
+        char text[4096];
+        snprintf(text, sizeof text,
+                 "architecture:\n  version: '0.4'\n  subtree:\n  - name: chip\n    local:\n"
+                 "    - {name: DRAM, class: DRAM, attributes: {width: 16, datawidth: 16}}\n"
+                 "    - {name: Buffer, class: SRAM, attributes: {depth: 1000000, width: 16, "
+                 "datawidth: 16}}\n"
+                 "    - {name: MAC, class: intmac, attributes: {datawidth: 16}}\n%s", problems[p]);
+        static nm_spec spec;
+        nm_error err;
+        ck_assert_msg(nm_spec_load_string(&spec, "t.yaml", text, NM_NEED_ARCH | NM_NEED_PROBLEM,
+                                          &err) == NM_OK, "%s", err.msg);
+        const nm_workload *wl = &spec.wl;
+        nm_model mdl;
+        ck_assert_int_eq(nm_model_init(&mdl, &spec.arch, wl, &err), NM_OK);
+        int nd = wl->ndims, nds = wl->nds;
+        uint32_t clean = nm_roofline_clean_spaces(wl, wl->bound, 1), irr[NM_MAX_DS];
+        ck_assert_int_eq(clean == (1u << nds) - 1u, p < 2);
+        double size[NM_MAX_DS], weight[NM_MAX_DS];
+        for (int ds = 0; ds < nds; ds++) {
+            irr[ds] = ~mdl.ds_dims[ds];
+            size[ds] = (double)nm_workload_ds_size(wl, ds);
+            weight[ds] = size[ds] * (wl->ds[ds].read_write ? 2 : 1);
+        }
+        int64_t outer[NM_MAX_DIMS];
+        int idx[NM_MAX_DIMS] = {0}, more = 1;
+        static nm_stats st;
+        while (more) {
+            /* the split: dimension d's outer factor its idx[d]-th divisor */
+            int8_t loops[NM_MAX_DIMS];
+            int nl = 0;
+            for (int d = 0; d < nd; d++) {
+                int64_t f = 1;
+                for (int64_t k = 1, seen = -1; k <= wl->bound[d]; k++)
+                    if (wl->bound[d] % k == 0 && ++seen == idx[d])
+                        f = k;
+                outer[d] = f;
+                if (f > 1)
+                    loops[nl++] = (int8_t)d;
+            }
+            double least = INFINITY;
+            int8_t perm[NM_MAX_DIMS];
+            memcpy(perm, loops, sizeof perm);
+            do {
+                nm_mapping m;
+                nm_mapping_init(&m, &spec.arch, wl);
+                int8_t order[NM_MAX_DIMS];
+                int k = 0;
+                for (int i = 0; i < nl; i++)
+                    order[k++] = perm[i];
+                for (int d = 0; d < nd; d++)
+                    if (outer[d] == 1)
+                        order[k++] = (int8_t)d;
+                for (int d = 0; d < nd; d++) {
+                    m.level[1].tfactor[d] = outer[d];
+                    m.level[0].tfactor[d] = wl->bound[d] / outer[d];
+                }
+                memcpy(m.level[1].torder, order, sizeof order);
+                ck_assert(nm_model_eval(&mdl, &m, &st, NULL));
+                double model = (double)st.last_level_accesses, count = 0.0, twice = 0.0;
+                int64_t fac[NM_MAX_DIMS];
+                for (int i = 0; i < nd; i++)
+                    fac[i] = outer[order[i]];
+                for (int ds = 0; ds < nds; ds++) {
+                    double g = (clean >> ds) & 1u ? nm_roofline_refetches(irr[ds], nd, order, fac)
+                                                  : 1.0;
+                    double words = (clean >> ds) & 1u ? size[ds]
+                                                      : nm_model_distinct_at_least(wl, ds,
+                                                                                   wl->bound);
+                    double moved = wl->ds[ds].read_write ? (2 * g - 1) * words : g * words;
+                    count += moved;
+                    twice += (clean >> ds) & 1u ? 2 * moved : moved;
+                }
+                if (p < 2)
+                    ck_assert_msg(count == model, "%s, outer loops %d: the refetches count %g "
+                                  "words, the model %g", wl->name, nl, count, model);
+                else
+                    ck_assert_msg(count <= model, "%s: the refetches' %g words above the "
+                                  "model's %g", wl->name, count, model);
+                doubled_above += twice > model;
+                least = fmin(least, model);
+                checked++;
+            } while (nm_mapping_next_order(perm, nl));
+            if (p < 2) {
+                int8_t best[NM_MAX_DIMS];
+                double out = 0.0;
+                for (int ds = 0; ds < nds; ds++)
+                    out += wl->ds[ds].read_write ? size[ds] : 0.0;
+                double r = nm_roofline_least_refetch(nds, irr, weight, outer, nd, NULL, best);
+                ck_assert_msg(r - out == least, "%s: the least refetch %g words, the model's "
+                              "least over the orders %g", wl->name, r - out, least);
+                nm_mapping m;
+                nm_mapping_init(&m, &spec.arch, wl);
+                for (int d = 0; d < nd; d++) {
+                    m.level[1].tfactor[d] = outer[d];
+                    m.level[0].tfactor[d] = wl->bound[d] / outer[d];
+                }
+                memcpy(m.level[1].torder, best, sizeof best);
+                ck_assert(nm_model_eval(&mdl, &m, &st, NULL));
+                ck_assert_msg((double)st.last_level_accesses == least, "%s: the least order's "
+                              "%llu words, not %g", wl->name,
+                              (unsigned long long)st.last_level_accesses, least);
+                exact_least++;
+            }
+            /* the next split */
+            more = 0;
+            for (int d = nd - 1; d >= 0 && !more; d--) {
+                int nDiv = 0;
+                for (int64_t k = 1; k <= wl->bound[d]; k++)
+                    nDiv += wl->bound[d] % k == 0;
+                if (++idx[d] < nDiv)
+                    more = 1;
+                else
+                    idx[d] = 0;
+            }
+        }
+        nm_model_fini(&mdl);
+        nm_spec_fini(&spec);
+    }
+    ck_assert_int_gt(checked, 1000);
+    ck_assert_int_gt(doubled_above, 0);
+    printf("refetches_are_the_model: %d splits and orders counted, %d splits' least order found, "
+           "twice the refetches above the model on %d\n", checked, exact_least, doubled_above);
+}
+END_TEST
+
 /* optimal's bounds never exceed what the model then computes, on any
  * design: checked on random valid mappings of every mapper input and of
  * the test designs, with and without neighbour links. */
@@ -1573,6 +1715,8 @@ struct floor_tally {
      * counts: terms checked, above them, met exactly, above them once
      * doubled (the check can fail) */
     int kept_terms, kept_above, kept_met, kept_doubled;
+    /* the refetches (refetch_terms): terms, above the model, met, G above 1 */
+    int refetch_terms, refetch_above, refetch_met, refetch_more;
     double least[3];           /* the least energy, cycles and EDP seen */
 };
 
@@ -1634,6 +1778,65 @@ static void kept_terms(const nm_model *mdl, const nm_spec *spec, const nm_mappin
     }
 }
 
+
+/* The refetches (roofline.h) of m at each level below the top keeping a
+ * tensor clean on its instances' share: its fills at least G times that
+ * share's distinct words (an output's first visit reads nothing: G - 1),
+ * with G of every temporal loop above the level, and the first level
+ * above keeping it reading them out (an output: taking its updates) at
+ * least G times its own share's; how many such terms, above the model,
+ * met exactly, and with G above 1. */
+static void refetch_terms(const nm_model *mdl, const nm_spec *spec, const nm_mapping *m,
+                          const nm_stats *st, struct floor_tally *t, const char *what)
+{
+    const nm_workload *wl = &spec->wl;
+    int S = spec->arch.nlevels, nd = wl->ndims;
+    for (int s = 0; s < S - 1; s++) {
+        int64_t box[NM_MAX_DIMS], pbox[NM_MAX_DIMS];
+        for (int d = 0; d < nd; d++) {
+            int64_t above = 1;
+            for (int l = s + 1; l < S; l++)
+                above *= m->level[l].sfactor[d];
+            box[d] = wl->bound[d] / above;
+        }
+        uint32_t clean = nm_roofline_clean_spaces(wl, box, 0);
+        int8_t dim[NM_MAX_LOOPS];
+        int64_t fac[NM_MAX_LOOPS];
+        int n = 0;
+        for (int l = s + 1; l < S; l++)
+            for (int i = 0; i < nd; i++) {
+                dim[n] = m->level[l].torder[i];
+                fac[n++] = m->level[l].tfactor[m->level[l].torder[i]];
+            }
+        for (int ds = 0; ds < wl->nds; ds++) {
+            if (!((m->level[s].keep >> ds) & 1u) || !((clean >> ds) & 1u))
+                continue;
+            int rw = wl->ds[ds].read_write, p = s + 1;
+            while (p < S - 1 && !((m->level[p].keep >> ds) & 1u))
+                p++;
+            for (int d = 0; d < nd; d++) {
+                int64_t above = 1;
+                for (int l = p + 1; l < S; l++)
+                    above *= m->level[l].sfactor[d];
+                pbox[d] = wl->bound[d] / above;
+            }
+            double g = nm_roofline_refetches(~mdl->ds_dims[ds], n, dim, fac);
+            double foot = nm_model_distinct_at_least(wl, ds, box);
+            double pfoot = nm_model_distinct_at_least(wl, ds, pbox);
+            double fills = (double)st->level[s].ds[ds].fills;
+            double out = (double)(rw ? st->level[p].ds[ds].updates : st->level[p].ds[ds].reads);
+            double want = (g - rw) * foot, pwant = g * pfoot;
+            t->refetch_terms++;
+            t->refetch_more += g > 1;
+            int above = want > fills * (1 + 1e-12) || pwant > out * (1 + 1e-12);
+            if (above && t->refetch_above++ < 3)
+                printf("refetch floor: %s: %s at %s: G %g: %g fills, %g out of %s at least; the "
+                       "model %g, %g\n", what, wl->ds[ds].name, spec->arch.level[s].name, g,
+                       want, pwant, spec->arch.level[p].name, fills, out);
+            t->refetch_met += want == fills && pwant == out;
+        }
+    }
+}
 
 static void operand_floors(const nm_mapspace *ms, const nm_spec *spec, sf_fn sf_of, int spare,
                            const nm_operand_bound *global, uint64_t seed, int tries, int want,
@@ -1707,6 +1910,8 @@ static void operand_floors(const nm_mapspace *ms, const nm_spec *spec, sf_fn sf_
         }
         if (sf_of == sf_real && spare)
             kept_terms(&mdl, spec, &m, &c, at, spared, &st, t, what);
+        if (sf_of == sf_real && spare)
+            refetch_terms(&mdl, spec, &m, &st, t, what);
         {
             double krd[NM_MAX_LEVELS] = {0}, kwr[NM_MAX_LEVELS] = {0};
             uint32_t kept[NM_MAX_DS];
@@ -1775,7 +1980,7 @@ START_TEST(operand_floor_is_admissible)
     static const char *const layers[] = {"search/floor_conv3x3.yaml", "search/floor_strided.yaml",
                                          "search/floor_1x1.yaml"};
     int checked = 0, tighter = 0, spaces = 0, bounded = 0;
-    int kterms = 0, kmet = 0, kdoubled = 0;
+    int kterms = 0, kmet = 0, kdoubled = 0, rterms = 0, rmet = 0, rmore = 0;
     for (size_t k = 0; k < sizeof designs / sizeof *designs; k++)
         for (int l = 0; l < 3; l++) {
             char design[1024], layer[1024], rel[256], what[300];
@@ -1808,6 +2013,11 @@ START_TEST(operand_floor_is_admissible)
                           what, t.above, t.valid);
             ck_assert_msg(t.kept_above == 0, "%s: the footprint floor above the model on %d of "
                           "%d terms", what, t.kept_above, t.kept_terms);
+            ck_assert_msg(t.refetch_above == 0, "%s: the refetch floor above the model on %d of "
+                          "%d terms", what, t.refetch_above, t.refetch_terms);
+            rterms += t.refetch_terms;
+            rmet += t.refetch_met;
+            rmore += t.refetch_more;
             kterms += t.kept_terms;
             kmet += t.kept_met;
             kdoubled += t.kept_doubled;
@@ -1836,6 +2046,11 @@ START_TEST(operand_floor_is_admissible)
            "%d above\n", kterms, kmet, kdoubled);
     ck_assert_int_gt(kmet, kterms / 20);
     ck_assert_int_gt(kdoubled, kterms / 20);
+    printf("operand_floor_is_admissible: the refetch floor's %d terms (a clean tensor's fills "
+           "at a level keeping it and the reads out of the level above) never above the "
+           "model's; %d with G above 1; %d met exactly\n", rterms, rmore, rmet);
+    ck_assert_int_gt(rmore, rterms / 10);
+    ck_assert_int_gt(rmet, rterms / 10);
     /* the broken floor is caught */
     char design[1024], layer[1024];
     test_data("../../arch/teaching/no_local_reuse.yaml", design, sizeof design);
@@ -1890,6 +2105,7 @@ static Suite *suite(void)
     tcase_add_test(ts, fill_by_hand);
     tcase_add_test(ts, bound_sum_is_admissible);
     tcase_add_test(ts, curve_bounds_one_buffer);
+    tcase_add_test(ts, refetches_are_the_model);
     tcase_add_test(ts, warm_starts_and_effort);
     tcase_add_test(ts, default_search_finds_optimum);
     tcase_add_test(ts, default_search_crosses_shapes);

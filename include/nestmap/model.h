@@ -199,6 +199,13 @@ void nm_model_finish_counts(nm_model *mdl, const nm_mapping *m, nm_stats *out);
  * where its tensor_datawidth differs (what the capacity check sums). */
 uint64_t nm_model_tile_words(const nm_model *mdl, int s, int ds, uint64_t t);
 
+/* Distinct elements of data space ds that a box of iterations e[] (e[d]
+ * along dimension d) reads at least, wherever the box lies: an axis of one
+ * term takes e[d] values, one of several at least the sum of theirs less
+ * one each; axes over distinct dimensions multiply, others give the
+ * largest. */
+double nm_model_distinct_at_least(const nm_workload *wl, int ds, const int64_t *e);
+
 /* Forgets what the last evaluation left, so the next starts from scratch
  * (benchmarks of one evaluation; tests that warm and cold agree). */
 void nm_model_forget(nm_model *mdl);
@@ -250,7 +257,7 @@ typedef struct nm_operand_cost {
      * over them.  nspared is 0 with no fan-out right below level 0. */
     int nspared;
     uint32_t spared[NM_MAX_DIMS];
-    /* The footprint, for data space ds at each level s below the top:
+    /* The footprint, for data space ds at each level s:
      * each instance of s in use touches at least foot_words[ds][s] of its
      * distinct elements (in the level's words) over its share of the work
      * (the fan-outs above s split the iteration space; each instance

@@ -82,6 +82,55 @@ typedef struct nm_operand_bound {
 int nm_roofline_operand_bound(const nm_mapspace *ms, int metric, uint64_t budget,
                               nm_operand_bound *b);
 
+/* ---- refetches: the capacity a level has, and what it must fetch again ----
+ *
+ * A level keeping a tensor fills a tile of it every time the tile changes
+ * while the loops above the level run (the tile-granular rule).  Seen from
+ * one instance of the level, its share of the work splits in two: the tile
+ * (every loop at and below the level) and the loops above, whatever levels
+ * they are at.  Of a tensor each of whose axes is one dimension (no
+ * window, no dimension on two axes: `clean` below), the tiles of one
+ * split never overlap, so each is fetched anew each time it changes:
+ * every distinct element G times over the run, G the product of the
+ * loops above over dimensions the tensor ignores, but for those below its
+ * innermost loop over a dimension it has (they leave the tile in place).
+ * Several loops over one dimension above the level fetch at least as
+ * often as one loop over their product at the innermost of them, so a
+ * split with one loop per dimension above it bounds them all.  The least
+ * refetches a level can reach are then those of the splits whose tiles
+ * fit its capacity, over every order of the loops above: the floor the
+ * operand bound adds at each level (nm_roofline_operand_bound), and, on a
+ * layer whose every tensor is clean (with coefficient 1), the order
+ * `bound --curve` takes for each split (nm_roofline_curve) instead of
+ * evaluating them all.  What it does not see: tensors kept at different
+ * levels share the loops above the lower one, which each level's floor
+ * weighs alone (a design that may bypass its global buffer gets nothing
+ * from it there). */
+
+/* The data spaces of wl that are clean on a share of the work box[] (each
+ * dimension's extent): each axis at most one dimension the box spans
+ * (extent above 1), none on two axes (bit ds); with unit, each of those
+ * with coefficient 1 too (a strided axis's tiles are the boxes around
+ * its points, more than the points: G counts them exactly only then). */
+uint32_t nm_roofline_clean_spaces(const nm_workload *wl, const int64_t *box, int unit);
+
+/* G of a tensor ignoring the dimensions in `irrelevant` (bit d) under the
+ * loops above a level: n loops over dimension dim[i] with factor
+ * factor[i], innermost first (factors of 1 are no loops). */
+double nm_roofline_refetches(uint32_t irrelevant, int n, const int8_t *dim,
+                             const int64_t *factor);
+
+/* The least of sum over i of weight[i] x G_i over every order of one loop
+ * per dimension above a level, outer[d] each (1: none; nd dimensions), for
+ * n <= NM_MAX_DS tensors ignoring irrelevant[i]; each tensor's G at that
+ * least into g[], and an order reaching it (every dimension, innermost
+ * first) into order[] (each when not NULL).  Exact: in a best order the
+ * innermost loops are those every tensor ignores, then those all but the
+ * first tensor to have a loop of its own ignore, and so on, so the least
+ * is over the orders in which the tensors stop being left in place. */
+double nm_roofline_least_refetch(int n, const uint32_t *irrelevant, const double *weight,
+                                 const int64_t *outer, int nd, double *g, int8_t *order);
+
 /* Cycles the outermost level `top` needs to read in_words and write
  * out_words of its words (its shared bandwidth, or the slower of its read
  * and write bandwidths); NaN when it gives none.  *note says which. */
