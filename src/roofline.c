@@ -264,7 +264,7 @@ double nm_roofline_least_refetch(int n, const uint32_t *irrelevant, const double
  * split and order beats on all of them.  Two points merge into their
  * least on each (a point below both: the front's least of any weighted
  * sum only falls) when the front outgrows its room. */
-enum { FRONT_ROOM = 64, FRONT_SLOTS = 4096, FRONT_PROBES = 16, FRONT_SPLITS = 1 << 17 };
+enum { FRONT_ROOM = 64, FRONT_SLOTS = 1024, FRONT_PROBES = 16, FRONT_SPLITS = 1 << 17 };
 /* the splits one bound may weigh over all its fronts; past them a front
  * bounds nothing (a floor of 0 more) */
 #define FRONT_WORK 1e6
@@ -375,6 +375,7 @@ struct operand_walk {
     /* the spatial choice's share of each level's instance, and the
      * fan-outs at and below it (tiles are multiples of those) */
     int64_t box[NM_MAX_LEVELS][NM_MAX_DIMS], below[NM_MAX_LEVELS][NM_MAX_DIMS];
+    uint32_t clean[NM_MAX_LEVELS]; /* the data spaces clean on each level's share */
     refetch_front *front;         /* FRONT_SLOTS, by level, set, box and below */
     refetch_front scratch;        /* one built past the slots */
     double work;                  /* splits weighed by the fronts built (FRONT_WORK) */
@@ -459,8 +460,8 @@ static double refetch_floor(struct operand_walk *w, const nm_operand_cost *c, co
             if (inner[ds] == s || outer[ds] == s ||
                 (inner[ds] >= 0 && inner[ds] < s && s < outer[ds] && ((w->must[ds] >> s) & 1u)))
                 set |= 1u << ds;
-        if (!set || !L->has_size)
-            continue;
+        if (__builtin_popcount(set & w->clean[s]) < 2 || !L->has_size)
+            continue; /* (one clean tensor alone: G 1) */
         const refetch_front *f = w->cur[s][set];
         if (!f)
             f = w->cur[s][set] = front_of(w, s, set);
@@ -523,6 +524,8 @@ static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
         for (int d = 0; d < wl->ndims; d++)
             w->box[s][d] = wl->bound[d] / (w->below[top][d] / w->below[s][d]);
     memset(w->cur, 0, sizeof w->cur);
+    for (int s = 0; s < S; s++)
+        w->clean[s] = nm_roofline_clean_spaces(wl, w->box[s], 0);
     double floor_cycles = fmax(w->r.bound_cycles, ceil(steps));
     /* below a fan-out of level 0: each set of tensors the innermost loop
      * may spare (none spared when there is no such fan-out) */
