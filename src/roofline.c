@@ -377,7 +377,7 @@ struct operand_walk {
     int64_t box[NM_MAX_LEVELS][NM_MAX_DIMS], below[NM_MAX_LEVELS][NM_MAX_DIMS];
     uint32_t clean[NM_MAX_LEVELS]; /* the data spaces clean on each level's share */
     refetch_front *front;         /* FRONT_SLOTS, by level, set, box and below */
-    refetch_front scratch;        /* one built past the slots */
+    refetch_front none;           /* no front: npts 0 */
     double work;                  /* splits weighed by the fronts built (FRONT_WORK) */
     /* this spatial choice's fronts looked up so far, by level and set */
     const refetch_front *cur[NM_MAX_LEVELS][1u << NM_MAX_DS];
@@ -417,10 +417,8 @@ static const refetch_front *front_of(struct operand_walk *w, int s, uint32_t set
                  !memcmp(x->below, w->below[s], bytes))
             return x;
     }
-    if (!f) { /* the slots around full: built anew each time */
-        f = &w->scratch;
-        nm_free(f->g);
-    }
+    if (!f) /* the slots around full: no front (a floor of 0 more there) */
+        return &w->none;
     f->used = 1;
     f->level = s;
     f->set = set;
@@ -676,7 +674,6 @@ int nm_roofline_operand_bound(const nm_mapspace *ms, int metric, uint64_t budget
     for (int k = 0; w->front && k < FRONT_SLOTS; k++)
         nm_free(w->front[k].g);
     nm_free(w->front);
-    nm_free(w->scratch.g);
     nm_model_fini(&w->mdl);
     nm_free(w);
     if (!ok || !(b->metric < INFINITY))
