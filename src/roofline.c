@@ -184,35 +184,30 @@ static double product_over(uint32_t mask, const int64_t *outer)
 
 /* Calls each(ctx, g, below) with the tensors' G in every order in which
  * they stop being left in place (nm_roofline_least_refetch), below[i] the
- * loops under the i-th to stop; returns how many. */
-static int refetch_orders(int n, const uint32_t *irrelevant, const int64_t *outer, int nd,
-                          void (*each)(void *, const double *, const uint32_t *), void *ctx)
+ * loops under the i-th to stop and below[n] every loop (bit d). */
+static void refetch_orders(int n, const uint32_t *irrelevant, const int64_t *outer, int nd,
+                           void (*each)(void *, const double *, const uint32_t *), void *ctx)
 {
-    uint32_t loops = 0;
+    uint32_t below[NM_MAX_DS + 1] = {0};
     for (int d = 0; d < nd; d++)
-        loops |= (uint32_t)(outer[d] > 1) << d;
+        below[n] |= (uint32_t)(outer[d] > 1) << d;
     int8_t perm[NM_MAX_DS];
     for (int i = 0; i < n; i++)
         perm[i] = (int8_t)i;
-    int orders = 0;
     do {
         /* perm[i] stops being left in place i-th: the loops below it are
          * those it and every tensor after it ignore */
-        uint32_t below[NM_MAX_DS], common = loops;
         for (int i = n - 1; i >= 0; i--)
-            below[i] = common &= irrelevant[perm[i]];
+            below[i] = below[i + 1] & irrelevant[perm[i]];
         double g[NM_MAX_DS];
         for (int i = 0; i < n; i++)
-            g[perm[i]] = product_over(irrelevant[perm[i]] & loops & ~below[i], outer);
+            g[perm[i]] = product_over(irrelevant[perm[i]] & below[n] & ~below[i], outer);
         each(ctx, g, below);
-        orders++;
     } while (nm_mapping_next_order(perm, n));
-    return orders;
 }
 
 struct least_refetch {
     int n, nd;
-    const int64_t *outer;
     const double *weight;
     double least, *g;
     int8_t *order;
@@ -230,12 +225,10 @@ static void least_refetch_each(void *ctx, const double *g, const uint32_t *below
     if (l->g)
         memcpy(l->g, g, (size_t)l->n * sizeof *g);
     if (l->order) { /* below[0], what each next one adds, the other loops, the rest */
-        uint32_t placed = 0, loops = 0;
-        for (int d = 0; d < l->nd; d++)
-            loops |= (uint32_t)(l->outer[d] > 1) << d;
+        uint32_t placed = 0;
         int k = 0;
         for (int i = 0; i <= l->n + 1; i++) {
-            uint32_t add = (i < l->n ? below[i] : i == l->n ? loops : ~0u) & ~placed;
+            uint32_t add = (i <= l->n ? below[i] : ~0u) & ~placed;
             for (int d = 0; d < l->nd; d++)
                 if ((add >> d) & 1u)
                     l->order[k++] = (int8_t)d;
@@ -247,7 +240,7 @@ static void least_refetch_each(void *ctx, const double *g, const uint32_t *below
 double nm_roofline_least_refetch(int n, const uint32_t *irrelevant, const double *weight,
                                  const int64_t *outer, int nd, double *g, int8_t *order)
 {
-    struct least_refetch l = {n, nd, outer, weight, INFINITY, g, order};
+    struct least_refetch l = {n, nd, weight, INFINITY, g, order};
     if (n <= 0) {
         for (int d = 0; order && d < nd; d++)
             order[d] = (int8_t)d;

@@ -1478,6 +1478,21 @@ START_TEST(curve_bounds_one_buffer)
 }
 END_TEST
 
+/* The single-buffer mapping of spec's layer with outer[d] above the
+ * buffer in order (innermost first), evaluated into *st. */
+static void one_buffer_eval(nm_model *mdl, const nm_spec *spec, const int64_t *outer,
+                            const int8_t *order, nm_stats *st)
+{
+    nm_mapping m;
+    nm_mapping_init(&m, &spec->arch, &spec->wl);
+    for (int d = 0; d < spec->wl.ndims; d++) {
+        m.level[1].tfactor[d] = outer[d];
+        m.level[0].tfactor[d] = spec->wl.bound[d] / outer[d];
+    }
+    memcpy(m.level[1].torder, order, sizeof m.level[1].torder);
+    ck_assert(nm_model_eval(mdl, &m, st, NULL));
+}
+
 /* The refetches (roofline.h) count what the model counts: on a design of
  * one buffer large enough for anything, every split of a GEMM and of a 1x1
  * convolution (every tensor clean) in every order of its outer loops moves
@@ -1538,8 +1553,6 @@ START_TEST(refetches_are_the_model)
             int8_t perm[NM_MAX_DIMS];
             memcpy(perm, loops, sizeof perm);
             do {
-                nm_mapping m;
-                nm_mapping_init(&m, &spec.arch, wl);
                 int8_t order[NM_MAX_DIMS];
                 int k = 0;
                 for (int i = 0; i < nl; i++)
@@ -1547,12 +1560,7 @@ START_TEST(refetches_are_the_model)
                 for (int d = 0; d < nd; d++)
                     if (outer[d] == 1)
                         order[k++] = (int8_t)d;
-                for (int d = 0; d < nd; d++) {
-                    m.level[1].tfactor[d] = outer[d];
-                    m.level[0].tfactor[d] = wl->bound[d] / outer[d];
-                }
-                memcpy(m.level[1].torder, order, sizeof order);
-                ck_assert(nm_model_eval(&mdl, &m, &st, NULL));
+                one_buffer_eval(&mdl, &spec, outer, order, &st);
                 double model = (double)st.last_level_accesses, count = 0.0, twice = 0.0;
                 int64_t fac[NM_MAX_DIMS];
                 for (int i = 0; i < nd; i++)
@@ -1585,14 +1593,7 @@ START_TEST(refetches_are_the_model)
                 double r = nm_roofline_least_refetch(nds, irr, weight, outer, nd, NULL, best);
                 ck_assert_msg(r - out == least, "%s: the least refetch %g words, the model's "
                               "least over the orders %g", wl->name, r - out, least);
-                nm_mapping m;
-                nm_mapping_init(&m, &spec.arch, wl);
-                for (int d = 0; d < nd; d++) {
-                    m.level[1].tfactor[d] = outer[d];
-                    m.level[0].tfactor[d] = wl->bound[d] / outer[d];
-                }
-                memcpy(m.level[1].torder, best, sizeof best);
-                ck_assert(nm_model_eval(&mdl, &m, &st, NULL));
+                one_buffer_eval(&mdl, &spec, outer, best, &st);
                 ck_assert_msg((double)st.last_level_accesses == least, "%s: the least order's "
                               "%llu words, not %g", wl->name,
                               (unsigned long long)st.last_level_accesses, least);
