@@ -26,6 +26,7 @@
 #include <config.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -494,6 +495,7 @@ typedef struct seen_nest {
 } seen_nest;
 
 struct nm_nest_ws {
+    nm_nest_ws *next_idle; /* in the pool of idle workspaces */
     const nm_nest *nest;
     const nm_mapping *map;
     const nm_arch *arch;
@@ -571,11 +573,89 @@ void nm_nest_ws_stride_rule(nm_nest_ws *ws, int before_2025)
     ws->stride_2024 = before_2025;
 }
 
+/* Workspaces outlive their models: a sweep builds thousands of models, and
+ * each fresh workspace's 5 MiB (most of it the walk's memo) cost more in
+ * page faults than its analyses took on small layers.  An idle workspace
+ * waits in the pool and the next model takes it, whatever its design: the
+ * arrays sized by the design are made again where the size differs, the
+ * rest is zeroed again, except the walk's memo, whose entries hold only
+ * under their generation (walk()) and the generation goes on counting.
+ * The pool holds at most as many workspaces as models ever lived at once. */
+static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
+static nm_nest_ws *ws_pool;
+
+/* Frees the network scratch (nm_nest_ws_noc makes it again). */
+static void noc_free(nm_nest_ws *ws)
+{
+    nm_free(ws->ord);
+    nm_free(ws->colmin);
+    nm_free(ws->colmax);
+    nm_free(ws->cols);
+    nm_free(ws->jnoc);
+    nm_free(ws->memo_noc);
+    nm_free(ws->wmemo_noc);
+    nm_free(ws->seqnoc);
+    nm_free(ws->sigmemo);
+}
+
+static void ws_destroy(nm_nest_ws *ws)
+{
+    nm_free(ws->keys);
+    nm_free(ws->keys2);
+    nm_free(ws->code);
+    nm_free(ws->reused);
+    nm_free(ws->cls);
+    nm_free(ws->wmemo);
+    nm_free(ws->seqs);
+    nm_free(ws->jsteps);
+    nm_free(ws->stamps);
+    nm_free(ws->hashes);
+    nm_free(ws->upos);
+    noc_free(ws);
+    nm_free(ws);
+}
+
+/* *p as n zeroed elements of `size` bytes, given that it held `had`. */
+static int zeroed(void *p, size_t had, size_t n, size_t size)
+{
+    void **q = p;
+    if (*q && had == n) {
+        memset(*q, 0, n * size);
+        return 1;
+    }
+    nm_free(*q);
+    *q = nm_calloc(n, size);
+    return *q != NULL;
+}
+
 nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
 {
-    nm_nest_ws *ws = nm_calloc(1, sizeof *ws);
-    if (!ws)
-        return NULL;
+    pthread_mutex_lock(&ws_lock);
+    nm_nest_ws *ws = ws_pool, kept;
+    if (ws)
+        ws_pool = ws->next_idle;
+    pthread_mutex_unlock(&ws_lock);
+    if (ws) { /* everything zero but the arrays, the walk's memo and its generation */
+        kept = *ws;
+        memset(ws, 0, sizeof *ws);
+        ws->keys = kept.keys;
+        ws->keys2 = kept.keys2;
+        ws->code = kept.code;
+        ws->reused = kept.reused;
+        ws->cls = kept.cls;
+        ws->seqs = kept.seqs;
+        ws->jsteps = kept.jsteps;
+        ws->stamps = kept.stamps;
+        ws->hashes = kept.hashes;
+        ws->upos = kept.upos;
+        ws->wmemo = kept.wmemo;
+        ws->gen = kept.gen;
+    } else {
+        kept.cap = 0;
+        kept.nseqs = kept.jcap = 0;
+        if (!(ws = nm_calloc(1, sizeof *ws)))
+            return NULL;
+    }
     size_t cap = (size_t)arch->arith.instances;
     for (int s = 0; s < arch->nlevels; s++)
         if ((size_t)arch->level[s].instances > cap)
@@ -585,22 +665,20 @@ nm_nest_ws *nm_nest_ws_new(const nm_arch *arch, const nm_workload *wl)
         for (int r = 0; r < wl->ds[ds].nranks; r++)
             for (int t = 0; t < wl->ds[ds].rank[r].nterms; t++)
                 ws->coef[ds][wl->ds[ds].rank[r].term[t].dim][r] += wl->ds[ds].rank[r].term[t].coef;
-    ws->keys = nm_calloc(cap, R * sizeof(int64_t));
-    ws->keys2 = nm_calloc(cap, R * sizeof(int64_t));
-    ws->code = nm_calloc(cap, sizeof(uint64_t));
-    ws->reused = nm_calloc(cap, 1);
-    ws->cls = nm_calloc(cap, 1);
-    ws->wmemo = nm_calloc(WALK_MEMO, sizeof *ws->wmemo);
-    ws->upos = nm_calloc(UNION_CAP, sizeof *ws->upos);
     ws->nseqs = arch->nlevels * NM_MAX_DS;
     ws->jcap = arch->nlevels * wl->ndims + 1; /* one temporal loop per level and dimension */
-    ws->seqs = nm_calloc((size_t)ws->nseqs, sizeof *ws->seqs);
-    ws->jsteps = nm_calloc((size_t)ws->nseqs * (size_t)ws->jcap, sizeof *ws->jsteps);
-    ws->stamps = nm_calloc((size_t)ws->nseqs * (size_t)ws->jcap, sizeof *ws->stamps);
-    ws->hashes = nm_calloc((size_t)ws->nseqs * (size_t)ws->jcap, sizeof *ws->hashes);
-    if (!ws->keys || !ws->keys2 || !ws->code || !ws->reused || !ws->cls || !ws->wmemo || !ws->seqs ||
-        !ws->jsteps || !ws->stamps || !ws->hashes || !ws->upos) {
-        nm_nest_ws_free(ws);
+    size_t had = (size_t)kept.nseqs * (size_t)kept.jcap, js = (size_t)ws->nseqs * (size_t)ws->jcap;
+    if (!zeroed(&ws->keys, kept.cap, cap, R * sizeof(int64_t)) ||
+        !zeroed(&ws->keys2, kept.cap, cap, R * sizeof(int64_t)) ||
+        !zeroed(&ws->code, kept.cap, cap, sizeof(uint64_t)) ||
+        !zeroed(&ws->reused, kept.cap, cap, 1) || !zeroed(&ws->cls, kept.cap, cap, 1) ||
+        !zeroed(&ws->upos, UNION_CAP, UNION_CAP, sizeof *ws->upos) ||
+        !zeroed(&ws->seqs, (size_t)kept.nseqs, (size_t)ws->nseqs, sizeof *ws->seqs) ||
+        !zeroed(&ws->jsteps, had, js, sizeof *ws->jsteps) ||
+        !zeroed(&ws->stamps, had, js, sizeof *ws->stamps) ||
+        !zeroed(&ws->hashes, had, js, sizeof *ws->hashes) ||
+        (!ws->wmemo && !(ws->wmemo = nm_calloc(WALK_MEMO, sizeof *ws->wmemo)))) {
+        ws_destroy(ws);
         return NULL;
     }
     for (int i = 0; i < ws->nseqs; i++)
@@ -613,27 +691,18 @@ void nm_nest_ws_free(nm_nest_ws *ws)
 {
     if (!ws)
         return;
-    nm_free(ws->keys);
-    nm_free(ws->keys2);
-    nm_free(ws->code);
-    nm_free(ws->reused);
-    nm_free(ws->cls);
-    nm_free(ws->wmemo);
-    nm_free(ws->seqs);
-    nm_free(ws->jsteps);
-    nm_free(ws->stamps);
-    nm_free(ws->hashes);
-    nm_free(ws->upos);
-    nm_free(ws->ord);
-    nm_free(ws->colmin);
-    nm_free(ws->colmax);
-    nm_free(ws->cols);
-    nm_free(ws->jnoc);
-    nm_free(ws->memo_noc);
-    nm_free(ws->wmemo_noc);
-    nm_free(ws->seqnoc);
-    nm_free(ws->sigmemo);
-    nm_free(ws);
+    noc_free(ws); /* rare in searches: made again where asked for */
+    ws->ord = NULL;
+    ws->colmin = ws->colmax = NULL;
+    ws->cols = NULL;
+    ws->jnoc = ws->memo_noc = ws->wmemo_noc = NULL;
+    ws->seqnoc = NULL;
+    ws->sigmemo = NULL;
+    ws->noc = 0;
+    pthread_mutex_lock(&ws_lock);
+    ws->next_idle = ws_pool;
+    ws_pool = ws;
+    pthread_mutex_unlock(&ws_lock);
 }
 
 int nm_nest_ws_noc(nm_nest_ws *ws, int on)
