@@ -400,8 +400,12 @@ static nm_status init(nm_mapspace *ms, const nm_arch *arch, const nm_workload *w
         const nm_level *L = &arch->level[l];
         nm_level_space *ls = &ms->level[l];
         ls->fanout = (int)(L->fanoutX * L->fanoutY);
-        if (ls->fanout > 1)
+        ms->slot_at[l][1] = -1;
+        if (ls->fanout > 1) {
+            ms->slot_at[l][1] = (int8_t)ms->nslots;
             ms->slot[ms->nslots++] = (nm_slot){(int8_t)l, 1};
+        }
+        ms->slot_at[l][0] = (int8_t)ms->nslots;
         ms->slot[ms->nslots++] = (nm_slot){(int8_t)l, 0};
         for (int d = 0; d < wl->ndims; d++)
             ls->sorder[d] = (int8_t)d;
@@ -1142,6 +1146,12 @@ uint64_t nm_mapspace_spatial_each(const nm_mapspace *ms, uint64_t budget,
 
 int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, size_t size)
 {
+    return nm_mapspace_check_levels(ms, m, ~0u, why, size);
+}
+
+int nm_mapspace_check_levels(const nm_mapspace *ms, const nm_mapping *m, uint32_t levels,
+                             char *why, size_t size)
+{
     const nm_workload *wl = ms->wl;
     const nm_arch *arch = ms->arch;
     char at[600];
@@ -1150,7 +1160,11 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
         for (uint32_t b = ds->bounded; b; b &= b - 1) {
             int s = __builtin_ctz(b);
             const nm_slot *sl = &ms->slot[s];
+            if (!(levels >> sl->level & 1u))
+                continue;
             int64_t f = sl->spatial ? m->level[sl->level].sfactor[d] : m->level[sl->level].tfactor[d];
+            if (!nm_mapspace_slot_breaks(ms, s, d, f))
+                continue;
             const char *kind = sl->spatial ? "spatial" : "temporal";
             if (ds->fixed[s] && f != ds->fixed[s]) {
                 if (size) {
@@ -1161,17 +1175,17 @@ int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, siz
                 }
                 return 0;
             }
-            if ((ds->hi[s] && f > ds->hi[s]) || f < ds->lo[s]) {
-                if (size) {
-                    where(ds->at[s], at, sizeof at);
-                    snprintf(why, size, "%s factor %s=%lld at %s is outside the bounds set at %s",
-                             kind, wl->dim[d], (long long)f, arch->level[sl->level].name, at);
-                }
-                return 0;
+            if (size) {
+                where(ds->at[s], at, sizeof at);
+                snprintf(why, size, "%s factor %s=%lld at %s is outside the bounds set at %s",
+                         kind, wl->dim[d], (long long)f, arch->level[sl->level].name, at);
             }
+            return 0;
         }
     }
     for (int l = 0; l < arch->nlevels; l++) {
+        if (!(levels >> l & 1u))
+            continue;
         const nm_level_space *ls = &ms->level[l];
         const nm_level_map *lm = &m->level[l];
         uint32_t all = (1u << wl->nds) - 1u;

@@ -1097,7 +1097,8 @@ static uint64_t memo_salts;
  * base's parts is made again from scratch and every known optimum is
  * searched again, and a difference aborts: it proves on real searches that
  * the fingerprint covers what the model reads and that each move names
- * the levels it changes. */
+ * the levels it changes (where the constraints are checked again, and a
+ * move skipped as breaking one is checked to break it). */
 static int memo_checking = -1;
 
 static void memo_fail(const char *what)
@@ -1232,7 +1233,11 @@ static int score_near(struct ctx *c, const nm_mapping *n, nm_found *f, const str
                 memo_fail("missed a level a move changed");
         }
     }
-    if (!nm_mapspace_check(c->ms, n, NULL, 0))
+    /* a base is a scored mapping, so it met the constraints */
+    int met = nm_mapspace_check_levels(c->ms, n, base ? changed : ~0u, NULL, 0);
+    if (memo_checking && base && met != nm_mapspace_check(c->ms, n, NULL, 0))
+        memo_fail("checked the constraints of a level a move did not name");
+    if (!met)
         return 0;
     if (e) {
         if (e->h1 == h1 && e->h2 == h2) {
@@ -1402,6 +1407,15 @@ static int64_t *factor_at(nm_mapping *m, int S, int a, int d)
     return a < S ? &m->level[a].tfactor[d] : &m->level[a - S].sfactor[d];
 }
 
+/* Whether n's temporal (spatial) factor of dimension d at level l breaks
+ * its slot's fixed factor or bounds. */
+static int breaks_at(const nm_mapspace *ms, const nm_mapping *n, int l, int spatial, int d)
+{
+    int s = ms->slot_at[l][spatial];
+    const nm_level_map *lm = &n->level[l];
+    return s >= 0 && nm_mapspace_slot_breaks(ms, s, d, spatial ? lm->sfactor[d] : lm->tfactor[d]);
+}
+
 static int coprime(int64_t a, int64_t b)
 {
     return gcd64(a, b) == 1;
@@ -1480,11 +1494,19 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
             return 0;
         }
     }
-#define TRY(levels)                                                                    \
+    /* A move that breaks a slot's fixed factor or bounds is tried as any
+     * other (it counts in the budget) but not scored: nm_mapspace_check
+     * would refuse it (without residuals, the slot keeps what the move put
+     * there).  Eyeriss's constraints refuse 80 % of the climb's moves. */
+#define TRY(levels) TRY_UNLESS(0, levels)
+#define TRY_UNLESS(broken, levels)                                                     \
     do {                                                                               \
         uint32_t changed_ = resid ? ~0u : (levels);                                    \
         ++*evals;                                                                      \
-        if ((!resid || nm_mapspace_fit_residuals(ms, &n)) &&                           \
+        int broken_ = !resid && (broken);                                              \
+        if (broken_ && memo_checking && nm_mapspace_check(ms, &n, NULL, 0))            \
+            memo_fail("skipped a move that meets the constraints");                    \
+        if (!broken_ && (!resid || nm_mapspace_fit_residuals(ms, &n)) &&               \
             score_near(c, &n, cand, pb, changed_) &&                                   \
             compare_scores(c->o, cand->score, 0, f->score, 0) < 0) {                   \
             cand->map = n;                                                             \
@@ -1511,7 +1533,9 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
                         continue;
                     *factor_at(&n, S, a, d) /= p;
                     *factor_at(&n, S, b, d) *= p;
-                    TRY(1u << (a % S) | 1u << (b % S));
+                    TRY_UNLESS(breaks_at(ms, &n, a % S, a >= S, d) ||
+                                   breaks_at(ms, &n, b % S, b >= S, d),
+                               1u << (a % S) | 1u << (b % S));
                 }
             }
         }
@@ -1545,7 +1569,11 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
                                 n.level[u].tfactor[d] *= g;
                                 n.level[t].tfactor[e] /= h;
                                 n.level[x].sfactor[e] *= h;
-                                TRY(1u << x | 1u << u | 1u << t);
+                                TRY_UNLESS(breaks_at(ms, &n, x, 1, d) ||
+                                               breaks_at(ms, &n, u, 0, d) ||
+                                               breaks_at(ms, &n, t, 0, e) ||
+                                               breaks_at(ms, &n, x, 1, e),
+                                           1u << x | 1u << u | 1u << t);
                             }
                         }
                     }
@@ -1606,6 +1634,7 @@ static int climb_step(struct ctx *c, nm_found *f, nm_found *cand, uint64_t *eval
         }
     }
 #undef TRY
+#undef TRY_UNLESS
     if (known && (improved || opt->tries != *evals - evals0))
         memo_fail("took a mapping for a local optimum that is not one");
     if (!improved && opt)

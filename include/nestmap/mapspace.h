@@ -79,6 +79,8 @@ typedef struct nm_mapspace {
     const nm_workload *wl;
     int nslots;
     nm_slot slot[NM_MAX_SLOTS];
+    int8_t slot_at[NM_MAX_LEVELS][2]; /* the slot of level l's temporal [0] and spatial [1]
+                                       * loop (-1: no fan-out there) */
     nm_dim_space dim[NM_MAX_DIMS];
     nm_level_space level[NM_MAX_LEVELS];
     int nbypass;                   /* free (level, data space) pairs */
@@ -137,6 +139,14 @@ static inline int64_t *nm_mapspace_slot_factor(const nm_mapspace *ms, nm_mapping
 {
     nm_level_map *lm = &m->level[ms->slot[s].level];
     return ms->slot[s].spatial ? &lm->sfactor[d] : &lm->tfactor[d];
+}
+
+/* Whether factor f of dimension d in slot s breaks the slot's fixed factor
+ * or its bounds (what nm_mapspace_check asks of each slot). */
+static inline int nm_mapspace_slot_breaks(const nm_mapspace *ms, int s, int d, int64_t f)
+{
+    const nm_dim_space *ds = &ms->dim[d];
+    return (ds->fixed[s] && f != ds->fixed[s]) || (ds->hi[s] && f > ds->hi[s]) || f < ds->lo[s];
 }
 
 /* Reads the temporal and spatial factors of m as loop ends and sets their
@@ -236,6 +246,12 @@ uint64_t nm_mapspace_spatial_each(const nm_mapspace *ms, uint64_t budget,
  * with size 0 (why may be NULL) no message is written, as the search's
  * inner loop wants. */
 int nm_mapspace_check(const nm_mapspace *ms, const nm_mapping *m, char *why, size_t size);
+
+/* The same checks at the levels in mask `levels` only (bit l: level l):
+ * every constraint is a level's, so a mapping that differs from one that
+ * meets them only at those levels meets them where it meets these. */
+int nm_mapspace_check_levels(const nm_mapspace *ms, const nm_mapping *m, uint32_t levels,
+                             char *why, size_t size);
 
 /* Number of orders of level l's loops that give different nests once loops
  * of factor 1 (which vanish) are ignored: k! for the k free loops with a
