@@ -102,10 +102,7 @@ static nm_status bad_target(const nm_arch *arch, const nm_ynode *at, const char 
 
 static int slot_of(const nm_mapspace *ms, int level, int spatial)
 {
-    for (int i = 0; i < ms->nslots; i++)
-        if (ms->slot[i].level == level && ms->slot[i].spatial == spatial)
-            return i;
-    return -1;
+    return ms->slot_at[level][spatial != 0];
 }
 
 /* Fixes or bounds the factors of one slot from a constraint's `factors:`. */

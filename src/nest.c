@@ -584,7 +584,8 @@ void nm_nest_ws_stride_rule(nm_nest_ws *ws, int before_2025)
 static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
 static nm_nest_ws *ws_pool;
 
-/* Frees the network scratch (nm_nest_ws_noc makes it again). */
+/* Frees the network scratch and turns networks off (nm_nest_ws_noc makes
+ * it again). */
 static void noc_free(nm_nest_ws *ws)
 {
     nm_free(ws->ord);
@@ -596,6 +597,13 @@ static void noc_free(nm_nest_ws *ws)
     nm_free(ws->wmemo_noc);
     nm_free(ws->seqnoc);
     nm_free(ws->sigmemo);
+    ws->ord = NULL;
+    ws->colmin = ws->colmax = NULL;
+    ws->cols = NULL;
+    ws->jnoc = ws->memo_noc = ws->wmemo_noc = NULL;
+    ws->seqnoc = NULL;
+    ws->sigmemo = NULL;
+    ws->noc = 0;
 }
 
 static void ws_destroy(nm_nest_ws *ws)
@@ -692,13 +700,6 @@ void nm_nest_ws_free(nm_nest_ws *ws)
     if (!ws)
         return;
     noc_free(ws); /* rare in searches: made again where asked for */
-    ws->ord = NULL;
-    ws->colmin = ws->colmax = NULL;
-    ws->cols = NULL;
-    ws->jnoc = ws->memo_noc = ws->wmemo_noc = NULL;
-    ws->seqnoc = NULL;
-    ws->sigmemo = NULL;
-    ws->noc = 0;
     pthread_mutex_lock(&ws_lock);
     ws->next_idle = ws_pool;
     ws_pool = ws;
