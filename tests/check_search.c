@@ -1226,11 +1226,40 @@ START_TEST(imperfect_search_full_axes)
 }
 END_TEST
 
+/* One of the local search's moves on m, at random: a prime factor of a
+ * temporal loop moved to another level, or two loops of a level's order
+ * swapped (perfect factors stay perfect; a mapping made too big for a
+ * buffer is simply invalid, warm and cold alike). */
+static void random_move(nm_pcg32 *rng, nm_mapping *m, int ndims)
+{
+    int a = (int)nm_pcg32_bounded(rng, (uint32_t)m->nlevels);
+    int d = (int)nm_pcg32_bounded(rng, (uint32_t)ndims);
+    nm_level_map *la = &m->level[a];
+    if (nm_pcg32_bounded(rng, 3) == 0 || la->tfactor[d] < 2 || la->tresidual[d]) {
+        int i = (int)nm_pcg32_bounded(rng, (uint32_t)ndims);
+        int j = (int)nm_pcg32_bounded(rng, (uint32_t)ndims);
+        int8_t x = la->torder[i];
+        la->torder[i] = la->torder[j];
+        la->torder[j] = x;
+        return;
+    }
+    int64_t p = 2;
+    while (la->tfactor[d] % p)
+        p++;
+    int b = (a + 1 + (int)nm_pcg32_bounded(rng, (uint32_t)(m->nlevels - 1))) % m->nlevels;
+    if (m->level[b].tresidual[d])
+        return;
+    la->tfactor[d] /= p;
+    m->level[b].tfactor[d] *= p;
+}
+
 /* Runs of mappings evaluated on one model (the nest analysis carries over
  * what the previous mapping left) give exactly what each gives from
  * scratch: the orders of spread outer points in enumeration order (as the
  * census and exhaustive search walk them), then random mappings (as the
- * other searches draw them), alternating.  Returns the mappings compared. */
+ * other searches draw them), alternating, and after each random one a run
+ * of its neighbours (as the climb tries them: one move from a base that
+ * now and then takes a move).  Returns the mappings compared. */
 static int warm_vs_cold(const nm_mapspace *ms, const char *label, uint64_t seed, int nruns)
 {
     const nm_arch *arch = ms->arch;
@@ -1292,6 +1321,20 @@ static int warm_vs_cold(const nm_mapspace *ms, const char *label, uint64_t seed,
             ck_assert_msg(!va || (a.energy == b.energy && a.cycles == b.cycles),
                           "%s: random mapping %d: warm %.17g pJ, cold %.17g pJ", label, i,
                           a.energy, b.energy);
+            nm_mapping near = m;
+            for (int step = 0; va && step < 12; step++) {
+                nm_mapping c = near;
+                random_move(&rng, &c, wl->ndims);
+                nm_model_forget(&cold);
+                int wa = nm_model_eval(&warm, &c, &a, NULL), wb = nm_model_eval(&cold, &c, &b, NULL);
+                ck_assert_int_eq(wa, wb);
+                compared += wa;
+                ck_assert_msg(!wa || (a.energy == b.energy && a.cycles == b.cycles),
+                              "%s: random mapping %d, neighbour %d: warm %.17g pJ, cold %.17g pJ",
+                              label, i, step, a.energy, b.energy);
+                if (wa && nm_pcg32_bounded(&rng, 4) == 0)
+                    near = c;
+            }
         }
     }
     nm_model_fini(&warm);
