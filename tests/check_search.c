@@ -1260,6 +1260,32 @@ static void random_move(nm_pcg32 *rng, nm_mapping *m, int ndims)
  * other searches draw them), alternating, and after each random one a run
  * of its neighbours (as the climb tries them: one move from a base that
  * now and then takes a move).  Returns the mappings compared. */
+/* m evaluated on the warm model and, from scratch, on the cold one: the
+ * same validity, energy, cycles and accesses of every level and tensor
+ * (what: the mapping, in the failure message).  Returns whether m is valid. */
+static int warm_equals_cold(nm_model *warm, nm_model *cold, const nm_mapping *m, const char *what)
+{
+    static nm_stats a, b;
+    const nm_arch *arch = warm->arch;
+    const nm_workload *wl = warm->wl;
+    nm_model_forget(cold);
+    int va = nm_model_eval(warm, m, &a, NULL), vb = nm_model_eval(cold, m, &b, NULL);
+    ck_assert_int_eq(va, vb);
+    if (!va)
+        return 0;
+    ck_assert_msg(a.energy == b.energy && a.cycles == b.cycles,
+                  "%s: warm %.17g pJ %llu cycles, cold %.17g pJ %llu cycles", what, a.energy,
+                  (unsigned long long)a.cycles, b.energy, (unsigned long long)b.cycles);
+    for (int s = 0; s < arch->nlevels; s++)
+        for (int ds = 0; ds < wl->nds; ds++) {
+            const nm_ds_stats *x = &a.level[s].ds[ds], *y = &b.level[s].ds[ds];
+            ck_assert_msg(x->reads == y->reads && x->fills == y->fills &&
+                              x->updates == y->updates,
+                          "%s: %s %s differ", what, arch->level[s].name, wl->ds[ds].name);
+        }
+    return 1;
+}
+
 static int warm_vs_cold(const nm_mapspace *ms, const char *label, uint64_t seed, int nruns)
 {
     const nm_arch *arch = ms->arch;
@@ -1268,7 +1294,8 @@ static int warm_vs_cold(const nm_mapspace *ms, const char *label, uint64_t seed,
     nm_error err;
     ck_assert_int_eq(nm_model_init(&warm, arch, wl, &err), NM_OK);
     ck_assert_int_eq(nm_model_init(&cold, arch, wl, &err), NM_OK);
-    static nm_stats a, b;
+    static nm_stats a;
+    char what[160];
     nm_pcg32 rng;
     nm_pcg32_seed(&rng, seed, 11);
     uint64_t outer = nm_mapspace_outer_count(ms);
@@ -1286,26 +1313,9 @@ static int warm_vs_cold(const nm_mapspace *ms, const char *label, uint64_t seed,
         for (uint64_t j = first; j < orders && run < 1500; j++, run++) {
             m = base;
             nm_mapspace_set_orders(ms, &m, j);
-            nm_model_forget(&cold);
-            int va = nm_model_eval(&warm, &m, &a, NULL), vb = nm_model_eval(&cold, &m, &b, NULL);
-            ck_assert_int_eq(va, vb);
-            compared += va;
-            if (!va)
-                continue;
-            ck_assert_msg(a.energy == b.energy && a.cycles == b.cycles,
-                          "%s: outer point %llu order %llu: warm %.17g pJ %llu cycles, cold "
-                          "%.17g pJ %llu cycles", label, (unsigned long long)o,
-                          (unsigned long long)j, a.energy, (unsigned long long)a.cycles,
-                          b.energy, (unsigned long long)b.cycles);
-            for (int s = 0; s < arch->nlevels; s++)
-                for (int ds = 0; ds < wl->nds; ds++) {
-                    const nm_ds_stats *x = &a.level[s].ds[ds], *y = &b.level[s].ds[ds];
-                    ck_assert_msg(x->reads == y->reads && x->fills == y->fills &&
-                                      x->updates == y->updates,
-                                  "%s: outer point %llu order %llu: %s %s differ", label,
-                                  (unsigned long long)o, (unsigned long long)j,
-                                  arch->level[s].name, wl->ds[ds].name);
-                }
+            snprintf(what, sizeof what, "%s: outer point %llu order %llu", label,
+                     (unsigned long long)o, (unsigned long long)j);
+            compared += warm_equals_cold(&warm, &cold, &m, what);
         }
         /* ... then random ones */
         for (int i = 0; ok && i < 300; i++) {
@@ -1314,24 +1324,16 @@ static int warm_vs_cold(const nm_mapspace *ms, const char *label, uint64_t seed,
             nm_mapspace_random(ms, &rng, &pt);
             if (!nm_mapspace_decode(ms, &pt, &m, &wd, &wlim))
                 continue;
-            nm_model_forget(&cold);
-            int va = nm_model_eval(&warm, &m, &a, NULL), vb = nm_model_eval(&cold, &m, &b, NULL);
-            ck_assert_int_eq(va, vb);
+            snprintf(what, sizeof what, "%s: random mapping %d", label, i);
+            int va = warm_equals_cold(&warm, &cold, &m, what);
             compared += va;
-            ck_assert_msg(!va || (a.energy == b.energy && a.cycles == b.cycles),
-                          "%s: random mapping %d: warm %.17g pJ, cold %.17g pJ", label, i,
-                          a.energy, b.energy);
             nm_mapping near = m;
             for (int step = 0; va && step < 12; step++) {
                 nm_mapping c = near;
                 random_move(&rng, &c, wl->ndims);
-                nm_model_forget(&cold);
-                int wa = nm_model_eval(&warm, &c, &a, NULL), wb = nm_model_eval(&cold, &c, &b, NULL);
-                ck_assert_int_eq(wa, wb);
+                snprintf(what, sizeof what, "%s: random mapping %d, neighbour %d", label, i, step);
+                int wa = warm_equals_cold(&warm, &cold, &c, what);
                 compared += wa;
-                ck_assert_msg(!wa || (a.energy == b.energy && a.cycles == b.cycles),
-                              "%s: random mapping %d, neighbour %d: warm %.17g pJ, cold %.17g pJ",
-                              label, i, step, a.energy, b.energy);
                 if (wa && nm_pcg32_bounded(&rng, 4) == 0)
                     near = c;
             }
