@@ -821,10 +821,11 @@ void nm_mapspace_random_filled(const nm_mapspace *ms, nm_pcg32 *rng, nm_point *p
      * i-th free slot; left[d][p]: copies not yet placed. */
     int part[NM_MAX_DIMS][NM_MAX_PRIMES][NM_MAX_SLOTS];
     int left[NM_MAX_DIMS][NM_MAX_PRIMES];
-    memset(part, 0, sizeof part);
-    for (int d = 0; d < wl->ndims; d++)
-        for (int p = 0; p < ms->dim[d].nprimes; p++)
+    for (int d = 0; d < wl->ndims; d++) /* (only the rows read: the whole is 24 KiB) */
+        for (int p = 0; p < ms->dim[d].nprimes; p++) {
+            memset(part[d][p], 0, sizeof part[d][p]);
             left[d][p] = ms->dim[d].exp[p];
+        }
     /* The fan-outs in a random order, so that no level always takes the
      * primes first. */
     int8_t fan[NM_MAX_LEVELS];

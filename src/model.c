@@ -181,15 +181,19 @@ static int check_factors(const nm_model *mdl, const nm_mapping *m, nm_stats *out
             uint64_t t = (uint64_t)lm->tfactor[d], f = (uint64_t)lm->sfactor[d];
             uint64_t r = (uint64_t)nm_level_residual(lm, d);
             uint64_t rs = (uint64_t)nm_level_sresidual(lm, d); /* f, or fewer (spatial residual) */
+            /* (p * t > bound for p > bound / t: no division, which costs as
+             * much as the rest of the loop) */
+            uint64_t pt, pf;
             if (t == 0 || f == 0 || r == 0 || r > t || r > bound || rs > bound ||
-                (p && p > bound / t) || (rs != f && (rs == 0 || rs > f))) {
+                __builtin_mul_overflow(p, t, &pt) || pt > bound ||
+                (rs != f && (rs == 0 || rs > f))) {
                 p = bound;
                 break;
             }
             if (r != t && spatial_above >= 0)
                 return invalid(out, NM_INV_RESIDUAL, s, d, 0, (uint64_t)spatial_above, 0);
-            p = p * t + (r - 1);
-            if (p >= bound || (p && p > bound / f)) {
+            p = pt + (r - 1);
+            if (p >= bound || __builtin_mul_overflow(p, f, &pf) || pf > bound) {
                 p = bound;
                 break;
             }
@@ -198,7 +202,7 @@ static int check_factors(const nm_model *mdl, const nm_mapping *m, nm_stats *out
                     return invalid(out, NM_INV_RESIDUAL, s, d, 0, (uint64_t)spatial_above, 0);
                 nres[s]++;
             }
-            p = p * f + (rs - 1);
+            p = pf + (rs - 1);
             if (f > 1)
                 spatial_above = s;
         }
