@@ -997,6 +997,148 @@ double nm_model_kept_floor(const nm_model *mdl, const nm_operand_cost *c, const 
     return e;
 }
 
+/* The level the innermost fan-out of the spatial choice sf leaves, when
+ * its one network charges each word's hops per access (hop_count:
+ * access; Timeloop's count charges a bypassed child's re-reads none) or
+ * routers or ingresses; else -1. */
+static int hop_level(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS])
+{
+    const nm_arch *arch = mdl->arch;
+    for (int s = 0; s < arch->nlevels; s++) {
+        int active = 0;
+        for (int d = 0; d < mdl->wl->ndims; d++)
+            active |= sf[s][d] > 1;
+        if (!active)
+            continue;
+        const nm_level *L = &arch->level[s];
+        const nm_noc *net = &L->net[0];
+        int hops = net->hops_per_access && nm_noc_hop_energy(net, mdl->noc_width[s]) > 0.0;
+        int more = (net->has_router && net->router_energy > 0.0) ||
+                   (net->has_ingress && net->ingress_energy > 0.0);
+        return arch->noc && L->nnet == 1 && (hops || more) ? s : -1;
+    }
+    return -1;
+}
+
+/* The arrangements of level s's fan-out nm_model_hop_costs weighs, as the
+ * dimensions along X then Y (the fan-out's spatial loops, innermost
+ * first) and how many are along X: m's own when m is not NULL, else every
+ * order and split within the mesh's sides; returns how many (-1: more
+ * than NM_HOP_ARRANGEMENTS). */
+static int hop_arrangements(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS], int s,
+                            const nm_mapping *m, int8_t (*dims)[NM_MAX_DIMS], int8_t *nx,
+                            int *k)
+{
+    const nm_workload *wl = mdl->wl;
+    const nm_level *L = &mdl->arch->level[s];
+    int8_t dim[NM_MAX_DIMS], perm[NM_MAX_DIMS];
+    *k = 0;
+    if (m) { /* its spatial order, the first `split` places along X */
+        const nm_level_map *lm = &m->level[s];
+        nx[0] = 0;
+        for (int i = 0; i < wl->ndims; i++) {
+            int d = lm->sorder[i];
+            if (sf[s][d] <= 1)
+                continue;
+            dims[0][(*k)++] = (int8_t)d;
+            nx[0] += i < lm->split;
+        }
+        return 1;
+    }
+    for (int d = 0; d < wl->ndims; d++)
+        if (sf[s][d] > 1)
+            dim[(*k)++] = (int8_t)d;
+    if (*k > 4) /* (4 dimensions: 4! orders, 5 splits) */
+        return -1;
+    for (int i = 0; i < *k; i++)
+        perm[i] = (int8_t)i;
+    int n = 0;
+    do {
+        for (int split = 0; split <= *k; split++) {
+            int64_t x = 1, y = 1;
+            for (int i = 0; i < *k; i++)
+                *(i < split ? &x : &y) *= sf[s][dim[perm[i]]];
+            if (x > L->fanoutX || y > L->fanoutY)
+                continue;
+            for (int i = 0; i < *k; i++)
+                dims[n][i] = dim[perm[i]];
+            nx[n++] = (int8_t)split;
+        }
+    } while (nm_mapping_next_order(perm, *k));
+    return n;
+}
+
+void nm_model_hop_costs(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
+                        const uint32_t keep_at[], const nm_mapping *m, nm_operand_cost *c)
+{
+    const nm_arch *arch = mdl->arch;
+    const nm_workload *wl = mdl->wl;
+    int s = c->hop_level, k;
+    c->narr = 0;
+    if (s < 0)
+        return;
+    const nm_level *L = &arch->level[s];
+    const nm_noc *net = &L->net[0];
+    int8_t dims[NM_HOP_ARRANGEMENTS][NM_MAX_DIMS], nx[NM_HOP_ARRANGEMENTS];
+    int narr = hop_arrangements(mdl, sf, s, m, dims, nx, &k);
+    if (narr <= 0)
+        return;
+    /* the data spaces weighed: read at s, no axis over a fanned-out
+     * dimension with another term */
+    uint32_t eligible = 0;
+    for (int ds = 0; ds < wl->nds; ds++) {
+        int ok = (keep_at[ds] >> s) & 1u && mdl->ds_bits[s][ds] == L->word_bits &&
+                 net->word_bits == L->word_bits;
+        const nm_dataspace *D = &wl->ds[ds];
+        for (int r = 0; ok && r < D->nranks; r++) {
+            int terms = 0, fanned = 0;
+            for (int t = 0; t < D->rank[r].nterms; t++) {
+                if (!D->rank[r].term[t].coef)
+                    continue;
+                terms++;
+                fanned |= sf[s][D->rank[r].term[t].dim] > 1;
+            }
+            ok = !fanned || terms == 1;
+        }
+        eligible |= (uint32_t)ok << ds;
+    }
+    double eph = net->hops_per_access ? nm_noc_hop_energy(net, mdl->noc_width[s]) : 0.0;
+    double per_word = (net->has_router ? net->router_energy : 0.0) +
+                      (net->has_ingress ? net->ingress_energy : 0.0);
+    for (int a = 0; a < narr; a++) {
+        int64_t f[NM_MAX_DIMS];
+        for (int i = 0; i < k; i++)
+            f[i] = sf[s][dims[a][i]];
+        for (int ds = 0; ds < wl->nds; ds++) {
+            c->hop_pj[a][ds] = 0.0;
+            if (!((eligible >> ds) & 1u))
+                continue;
+            uint32_t rel = 0;
+            for (int i = 0; i < k; i++)
+                rel |= (uint32_t)((mdl->ds_dims[ds] >> dims[a][i]) & 1u) << i;
+            double hops = eph > 0.0 ? nm_noc_class_hops(L->fanoutX, L->fanoutY, k, f, nx[a], rel)
+                                    : 0.0;
+            if (hops < 0.0) /* too large to place: none weighed */
+                return;
+            c->hop_pj[a][ds] = eph * hops + per_word;
+        }
+    }
+    c->narr = narr;
+}
+
+double nm_model_hop_floor(const nm_model *mdl, const nm_operand_cost *c, const int8_t *at)
+{
+    double least = c->narr > 0 ? INFINITY : 0.0;
+    for (int a = 0; a < c->narr; a++) {
+        double e = 0.0;
+        for (int ds = 0; ds < mdl->wl->nds; ds++)
+            if (at[ds] == c->hop_level)
+                e += c->hop_words[ds] * c->hop_pj[a][ds];
+        least = fmin(least, e);
+    }
+    return least;
+}
+
 int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
                       const uint32_t keep_at[], nm_operand_cost *c)
 {
@@ -1048,6 +1190,9 @@ int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
         }
         c->nspared = n;
     }
+    c->hop_level = hop_level(mdl, sf);
+    c->narr = 0;
+    memset(c->hop_words, 0, sizeof c->hop_words);
     for (int ds = 0; ds < wl->nds; ds++) {
         uint32_t relevant = mdl->ds_dims[ds];
         for (int s = 0; s < S; s++) {
@@ -1087,6 +1232,8 @@ int nm_model_operands(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
                                (reads * L->e_read + upd * L->e_update);
             c->rd[ds][s] = w * reads / inst;
             c->wr[ds][s] = w * upd / inst;
+            if (s == c->hop_level)
+                c->hop_words[ds] = wl->ds[ds].read_write ? upd : reads;
         }
         footprints(mdl, ext, ds, c);
     }
@@ -1280,11 +1427,15 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
         if (nm_model_operands(mdl, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, &op)) {
             double least = INFINITY; /* (not on M:N networks) */
             bw_cycles = INFINITY;
+            /* the hops of m's own arrangement (its loop orders are what
+             * the bound is on; the levels below the hop level, where the
+             * counted tensors are, have no fan-out) */
+            nm_model_hop_costs(mdl, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, m, &op);
             for (int k = 0; k < (op.nspared ? op.nspared : 1); k++) {
                 uint32_t spared = op.nspared ? op.spared[k] : 0;
-                least = fmin(least, nm_model_operand_energy(mdl, &op, at, spared, counted,
-                                                            top->instances == 1 ? once : NULL,
-                                                            in));
+                double ek = nm_model_operand_energy(mdl, &op, at, spared, counted,
+                                                    top->instances == 1 ? once : NULL, in);
+                least = fmin(least, ek + nm_model_hop_floor(mdl, &op, in));
                 bw_cycles = fmin(bw_cycles, nm_model_operand_cycles(mdl, &op, in));
             }
             e += least;

@@ -92,14 +92,19 @@ int nm_noc_charged(const nm_noc *net)
            (!net->has_hop && net->has_wire && net->wire_energy > 0);
 }
 
+double nm_noc_hop_energy(const nm_noc *net, double tile_width)
+{
+    double width = net->has_tile ? net->tile_width : tile_width;
+    return net->has_hop ? net->energy_per_hop
+           : net->has_wire && net->wire_energy != 0.0
+               ? (double)net->word_bits * (width / 1000.0) * net->wire_energy
+               : 0.0; /* Timeloop's built-in wire model gives 0 */
+}
+
 double nm_noc_energy(const nm_noc *net, double tile_width, const nm_noc_traffic *t, int rw,
                      int sink_reduces, nm_noc_ds *out)
 {
-    double width = net->has_tile ? net->tile_width : tile_width;
-    double eph = net->has_hop ? net->energy_per_hop
-                 : net->has_wire && net->wire_energy != 0.0
-                     ? (double)net->word_bits * (width / 1000.0) * net->wire_energy
-                     : 0.0; /* Timeloop's built-in wire model gives 0 */
+    double eph = nm_noc_hop_energy(net, tile_width);
     double er = net->has_router ? net->router_energy : 0.0;
     double ei = net->has_ingress ? net->ingress_energy : 0.0;
     /* Read-modify-write: outputs go up and come back when the sink cannot
@@ -150,4 +155,58 @@ double nm_noc_energy(const nm_noc *net, double tile_width, const nm_noc_traffic 
         out->energy = total;
     }
     return total;
+}
+
+double nm_noc_class_hops(int64_t fan_x, int64_t fan_y, int n, const int64_t *f, int nx,
+                         uint32_t relevant)
+{
+    int64_t F = 1, fx = 1, ncls = 1, radix[NM_MAX_DIMS];
+    for (int i = 0; i < n; i++) {
+        radix[i] = (relevant >> i) & 1u ? ncls : 0;
+        ncls *= (relevant >> i) & 1u ? f[i] : 1;
+        F *= f[i];
+        fx *= i < nx ? f[i] : 1;
+    }
+    int64_t hsize = fan_x > fx ? fan_x : fx, fy = F / fx, vsize = fan_y > fy ? fan_y : fy;
+    /* per class: its farthest column, and the rows it spans in each column */
+    int16_t far[NM_NOC_PLACE_MAX], lo[NM_NOC_PLACE_CELLS], hi[NM_NOC_PLACE_CELLS];
+    if (F <= 1)
+        return 0.0;
+    if (F > NM_NOC_PLACE_MAX || ncls * hsize > NM_NOC_PLACE_CELLS)
+        return -1.0;
+    for (int64_t c = 0; c < ncls; c++)
+        far[c] = -1;
+    for (int64_t k = 0; k < ncls * hsize; k++)
+        hi[k] = -1;
+    int64_t idx[NM_MAX_DIMS] = {0}, cls = 0;
+    for (int64_t e = 0; e < F; e++) {
+        int16_t h = (int16_t)(e % hsize), v = (int16_t)(e / hsize);
+        int16_t *l = &lo[cls * hsize + h], *u = &hi[cls * hsize + h];
+        if (h > far[cls])
+            far[cls] = h;
+        if (*u < 0)
+            *l = *u = v;
+        else if (v < *l)
+            *l = v;
+        else if (v > *u)
+            *u = v;
+        for (int i = 0; i < n; i++) { /* the next receiver: innermost loop fastest */
+            cls += radix[i];
+            if (++idx[i] < f[i])
+                break;
+            cls -= radix[i] * f[i];
+            idx[i] = 0;
+        }
+    }
+    double vc = (double)(vsize - 1) / 2.0, sum = 0.0;
+    for (int64_t c = 0; c < ncls; c++) {
+        sum += far[c];
+        for (int64_t h = 0; h < hsize; h++) {
+            int64_t k = c * hsize + h;
+            if (hi[k] < 0)
+                continue;
+            sum += fmax(0.0, vc - lo[k]) + fmax(0.0, hi[k] - vc);
+        }
+    }
+    return sum / (double)ncls;
 }

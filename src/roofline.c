@@ -497,6 +497,7 @@ static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
         w->refused = 1;
         return;
     }
+    nm_model_hop_costs(&w->mdl, f, w->keep_at, NULL, &all);
     double units = 1.0;
     for (int s = 0; s < S; s++)
         for (int d = 0; d < wl->ndims; d++)
@@ -594,6 +595,7 @@ static void operand_assignments(struct operand_walk *w, const nm_operand_cost *c
                             : (int8_t)(31 - __builtin_clz(w->keep_at[ds]));
         energy += nm_model_kept_floor(&w->mdl, c, inner, w->must, spared, rd, wr);
         energy += least_refetch_floor(w, c, inner);
+        energy += nm_model_hop_floor(&w->mdl, c, at);
         double cycles = fmax(floor_cycles,
                              nm_model_operand_cycles_plus(&w->mdl, c, counted, rd, wr));
         double v = nm_metric_value((nm_metric)w->metric, energy, cycles,

@@ -1763,8 +1763,50 @@ struct floor_tally {
     int kept_terms, kept_above, kept_met, kept_doubled;
     /* the refetches (refetch_terms): terms, above the model, met, G above 1 */
     int refetch_terms, refetch_above, refetch_met, refetch_more;
+    /* the hop floor (nm_model_hop_floor) against the model's network
+     * energy at its level: mappings weighed, above, met, and above with
+     * the most costly arrangement in place of the least (the check can
+     * fail) */
+    int hop_terms, hop_above, hop_met, hop_worst_above, hop_own_met;
     double least[3];           /* the least energy, cycles and EDP seen */
 };
+
+/* m's hop floor (c at m's spatial factors; at: m's innermost levels, the
+ * spared data spaces left out) against the model's network energy at the
+ * floor's level, for the data spaces the floor weighs. */
+static void hop_terms(const nm_model *mdl, const nm_spec *spec, const nm_mapping *m,
+                      const int64_t sf[][NM_MAX_DIMS], const uint32_t *keep_at,
+                      const nm_operand_cost *c, const int8_t *at, uint32_t spared,
+                      const nm_stats *st, struct floor_tally *t, const char *what)
+{
+    if (c->narr <= 0)
+        return;
+    static nm_operand_cost own; /* m's own arrangement only */
+    own = *c;
+    nm_model_hop_costs(mdl, sf, keep_at, m, &own);
+    int8_t in[NM_MAX_DS];
+    double model = 0.0, worst = 0.0;
+    for (int ds = 0; ds < spec->wl.nds; ds++) {
+        in[ds] = (spared >> ds) & 1u ? -1 : at[ds];
+        if (in[ds] == c->hop_level)
+            model += st->level[c->hop_level].ds[ds].noc_energy;
+    }
+    for (int a = 0; a < c->narr; a++) {
+        double e = 0.0;
+        for (int ds = 0; ds < spec->wl.nds; ds++)
+            e += in[ds] == c->hop_level ? c->hop_words[ds] * c->hop_pj[a][ds] : 0.0;
+        worst = fmax(worst, e);
+    }
+    double floor = nm_model_hop_floor(mdl, c, in), mine = nm_model_hop_floor(mdl, &own, in);
+    t->hop_terms++;
+    if ((floor > model * (1 + 1e-9) + 1e-6 || mine > model * (1 + 1e-9) + 1e-6) &&
+        t->hop_above++ < 3)
+        printf("hop floor: %s: %g pJ (%g with its own arrangement) above the model's %g pJ on "
+               "%s's network\n", what, floor, mine, model, spec->arch.level[c->hop_level].name);
+    t->hop_met += floor > 0.0 && fabs(floor - model) <= model * 1e-9;
+    t->hop_own_met += mine > 0.0 && fabs(mine - model) <= model * 1e-9;
+    t->hop_worst_above += worst > model * (1 + 1e-9) + 1e-6;
+}
 
 /* The levels m keeps data space ds at (bit s). */
 static uint32_t kept_levels(const nm_mapping *m, int nlevels, int ds)
@@ -1926,6 +1968,7 @@ static void operand_floors(const nm_mapspace *ms, const nm_spec *spec, sf_fn sf_
         nm_operand_cost c;
         if (!nm_model_operands(&mdl, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, &c))
             continue;
+        nm_model_hop_costs(&mdl, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, NULL, &c);
         uint32_t spared = c.nspared && spare ? nm_model_spared(&mdl, &m) : 0;
         for (int ds = 0; ds < spec->wl.nds; ds++) /* below a fan-out of level 0: what m's */
             if ((spared >> ds) & 1u)                 /* innermost loop spares */
@@ -1958,6 +2001,9 @@ static void operand_floors(const nm_mapspace *ms, const nm_spec *spec, sf_fn sf_
             kept_terms(&mdl, spec, &m, &c, at, spared, &st, t, what);
         if (sf_of == sf_real && spare)
             refetch_terms(&mdl, spec, &m, &st, t, what);
+        if (sf_of == sf_real && spare)
+            hop_terms(&mdl, spec, &m, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, &c, at,
+                      spared, &st, t, what);
         {
             double krd[NM_MAX_LEVELS] = {0}, kwr[NM_MAX_LEVELS] = {0};
             uint32_t kept[NM_MAX_DS];
@@ -2027,6 +2073,7 @@ START_TEST(operand_floor_is_admissible)
                                          "search/floor_1x1.yaml"};
     int checked = 0, tighter = 0, spaces = 0, bounded = 0;
     int kterms = 0, kmet = 0, kdoubled = 0, rterms = 0, rmet = 0, rmore = 0;
+    int hterms = 0, hmet = 0, hworst = 0, hown = 0;
     for (size_t k = 0; k < sizeof designs / sizeof *designs; k++)
         for (int l = 0; l < 3; l++) {
             char design[1024], layer[1024], rel[256], what[300];
@@ -2061,6 +2108,12 @@ START_TEST(operand_floor_is_admissible)
                           "%d terms", what, t.kept_above, t.kept_terms);
             ck_assert_msg(t.refetch_above == 0, "%s: the refetch floor above the model on %d of "
                           "%d terms", what, t.refetch_above, t.refetch_terms);
+            ck_assert_msg(t.hop_above == 0, "%s: the hop floor above the model on %d of %d "
+                          "mappings", what, t.hop_above, t.hop_terms);
+            hterms += t.hop_terms;
+            hmet += t.hop_met;
+            hworst += t.hop_worst_above;
+            hown += t.hop_own_met;
             rterms += t.refetch_terms;
             rmet += t.refetch_met;
             rmore += t.refetch_more;
@@ -2097,6 +2150,17 @@ START_TEST(operand_floor_is_admissible)
            "model's; %d with G above 1; %d met exactly\n", rterms, rmore, rmet);
     ck_assert_int_gt(rmore, rterms / 10);
     ck_assert_int_gt(rmet, rterms / 10);
+    /* the hop floor (the teaching designs' array network): met exactly by
+     * some mappings, and the most costly arrangement above the model on
+     * others, so that a floor ignoring the arrangement would be caught */
+    printf("operand_floor_is_admissible: the hop floor on %d mappings never above the model's "
+           "network energy, nor with each mapping's own arrangement; %d met exactly (%d with "
+           "their own); with the most costly arrangement, %d above\n", hterms, hmet, hown,
+           hworst);
+    ck_assert_int_gt(hterms, 0);
+    ck_assert_int_gt(hmet, hterms / 20);
+    ck_assert_int_gt(hown, hmet);
+    ck_assert_int_gt(hworst, hterms / 20);
     /* the broken floor is caught */
     char design[1024], layer[1024];
     test_data("../../arch/teaching/no_local_reuse.yaml", design, sizeof design);

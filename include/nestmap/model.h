@@ -239,7 +239,10 @@ void nm_model_bound(nm_model *mdl, const nm_mapping *m, double *energy, double *
  * the next while the innermost temporal loop runs over a dimension the
  * tensor ignores, and a window sliding along it renews only its edge:
  * those tensors are spared (spared below), every other one changes at
- * every step.  Network energy and fills are left out. */
+ * every step.  Fills are left out, and the networks but for the hops of
+ * the operands read from the level the innermost fan-out leaves
+ * (hop_level below). */
+#define NM_HOP_ARRANGEMENTS 120 /* a fan-out over 4 dimensions: 4! orders, 5 splits */
 typedef struct nm_operand_cost {
     /* for data space ds innermost at level s: the least energy (pJ) of
      * those accesses, and the words each instance reads and writes (in the
@@ -265,7 +268,31 @@ typedef struct nm_operand_cost {
      * foot_scale[ds][s] is that many accesses' energy per pJ of the
      * level's access energy, over the instances (nm_model_kept_floor). */
     double foot_words[NM_MAX_DS][NM_MAX_LEVELS], foot_scale[NM_MAX_DS][NM_MAX_LEVELS];
+    /* The hops (noc.h) of the operands read at hop_level, the innermost
+     * level the spatial choice fans out from, when its network charges
+     * them and every word pays its class's hops (hop_count: access):
+     * hop_words[ds] the words c counts entering that network there (reads;
+     * an output's updates), and hop_pj[a][ds] the least energy (pJ) of one
+     * such word's hops, routers and ingress when the fan-out's dimensions
+     * take the a-th of the narr arrangements on its axes the mapspace
+     * allows (0 for a data space whose windows span receivers, or when
+     * there is no such level: narr 0).  nm_model_hop_floor weighs them. */
+    int hop_level, narr;
+    double hop_words[NM_MAX_DS];
+    double hop_pj[NM_HOP_ARRANGEMENTS][NM_MAX_DS];
 } nm_operand_cost;
+
+/* Fills c's hop costs (c->narr, c->hop_pj) for the spatial choice sf that
+ * nm_model_operands filled c for: over every arrangement of the hop
+ * level's fan-out the mesh allows, or, when m is not NULL, m's own (its
+ * spatial order and split there: a bound on m's loop orders alone). */
+void nm_model_hop_costs(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
+                        const uint32_t keep_at[], const nm_mapping *m, nm_operand_cost *c);
+
+/* The hop floor of c when each data space ds is innermost at level at[ds]
+ * (-1: left out): the least over the arrangements of the energy of the
+ * hops of the operands read at c's hop level (0 when there is none). */
+double nm_model_hop_floor(const nm_model *mdl, const nm_operand_cost *c, const int8_t *at);
 
 /* The data spaces a fan-out below level 0 spares in m, its loop orders
  * as they are: those m's innermost temporal loop does not index alone on

@@ -77,6 +77,11 @@ nm_status nm_noc_parse(nm_noc *net, const nm_ynode *attrs, int default_bits, nm_
  * and not 0). */
 int nm_noc_charged(const nm_noc *net);
 
+/* The energy of one word's hop (pJ): energy_per_hop, else word bits x
+ * tile width x wire_energy (tile_width: the floor plan's, used when the
+ * network gives none), else 0. */
+double nm_noc_hop_energy(const nm_noc *net, double tile_width);
+
 /* The traffic of one data space on one network, per instance of its
  * outer level. */
 #define NM_NOC_MAX_BUCKETS 16
@@ -115,5 +120,22 @@ typedef struct nm_noc_ds {
  * not NULL; returns the energy (pJ, all instances). */
 double nm_noc_energy(const nm_noc *net, double tile_width, const nm_noc_traffic *t, int rw,
                      int sink_reduces, nm_noc_ds *out);
+
+/* The mean hops of a word sent to a class of receivers, over the classes
+ * of a fan-out of fan_x x fan_y whose n spatial loops (innermost first)
+ * have ends f[0..n), the first nx along X: receivers are numbered in the
+ * loops' mixed radix (innermost fastest) and placed row by row, and those
+ * whose loops in `relevant` (bit i: loop i) agree form a class, which one
+ * word reaches as the nest analysis routes a multicast group (fan_sig):
+ * from the middle of the mesh's first column along that column's row to
+ * the farthest column, then up and down each column it uses.  A word sent
+ * to part of a class, or to it more than once, travels at least as far
+ * (the hops of a union are at most the sum of its parts').  -1 when the
+ * fan-out is too large to place here (over NM_NOC_PLACE_MAX receivers, or
+ * NM_NOC_PLACE_CELLS classes times columns). */
+#define NM_NOC_PLACE_MAX 1024
+#define NM_NOC_PLACE_CELLS 8192
+double nm_noc_class_hops(int64_t fan_x, int64_t fan_y, int n, const int64_t *f, int nx,
+                         uint32_t relevant);
 
 #endif
