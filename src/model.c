@@ -1083,12 +1083,17 @@ void nm_model_hop_costs(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
     int narr = hop_arrangements(mdl, sf, s, m, dims, nx, &k);
     if (narr <= 0)
         return;
-    /* the data spaces weighed: read at s, no axis over a fanned-out
-     * dimension with another term */
+    /* the data spaces weighed: no axis over a fanned-out dimension with
+     * another term (the receivers needing a word are a class), in the
+     * network's words; each instance of s sends to its classes */
+    (void)keep_at;
+    double inst = 1.0;
+    for (int t = s + 1; t < arch->nlevels; t++)
+        for (int d = 0; d < wl->ndims; d++)
+            inst *= (double)sf[t][d];
     uint32_t eligible = 0;
     for (int ds = 0; ds < wl->nds; ds++) {
-        int ok = (keep_at[ds] >> s) & 1u && mdl->ds_bits[s][ds] == L->word_bits &&
-                 net->word_bits == L->word_bits;
+        int ok = mdl->ds_bits[s][ds] == L->word_bits && net->word_bits == L->word_bits;
         const nm_dataspace *D = &wl->ds[ds];
         for (int r = 0; ok && r < D->nranks; r++) {
             int terms = 0, fanned = 0;
@@ -1101,6 +1106,13 @@ void nm_model_hop_costs(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
             ok = !fanned || terms == 1;
         }
         eligible |= (uint32_t)ok << ds;
+        c->hop_classes[ds] = 0.0;
+        if (ok) {
+            c->hop_classes[ds] = inst;
+            for (int d = 0; d < wl->ndims; d++)
+                if ((mdl->ds_dims[ds] >> d) & 1u)
+                    c->hop_classes[ds] *= (double)sf[s][d];
+        }
     }
     double eph = net->hops_per_access ? nm_noc_hop_energy(net, mdl->noc_width[s]) : 0.0;
     double per_word = (net->has_router ? net->router_energy : 0.0) +
@@ -1126,14 +1138,35 @@ void nm_model_hop_costs(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
     c->narr = narr;
 }
 
-double nm_model_hop_floor(const nm_model *mdl, const nm_operand_cost *c, const int8_t *at)
+void nm_model_hop_words(const nm_model *mdl, const nm_operand_cost *c, const int8_t *at,
+                        const uint32_t *keeps, double *words)
+{
+    int h = c->hop_level;
+    for (int ds = 0; ds < mdl->wl->nds; ds++) {
+        int b = at[ds];
+        words[ds] = 0.0;
+        if (h < 0 || b < 0 || b > h)
+            continue;
+        if (b == h) { /* read there */
+            words[ds] = c->hop_words[ds];
+            continue;
+        }
+        /* kept at b, nothing between b and h keeping it: each instance of
+         * b takes in its footprint (an output's: sends it out) through h's
+         * network, each class's once at least */
+        uint32_t between = ((1u << h) - 1u) & ~((2u << b) - 1u);
+        if (!(keeps[ds] & between) && mdl->ds_bits[b][ds] == mdl->arch->level[b].word_bits)
+            words[ds] = c->hop_classes[ds] * c->foot_words[ds][b];
+    }
+}
+
+double nm_model_hop_floor(const nm_model *mdl, const nm_operand_cost *c, const double *words)
 {
     double least = c->narr > 0 ? INFINITY : 0.0;
     for (int a = 0; a < c->narr; a++) {
         double e = 0.0;
         for (int ds = 0; ds < mdl->wl->nds; ds++)
-            if (at[ds] == c->hop_level)
-                e += c->hop_words[ds] * c->hop_pj[a][ds];
+            e += words[ds] * c->hop_pj[a][ds];
         least = fmin(least, e);
     }
     return least;
@@ -1417,12 +1450,15 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
         int8_t at[NM_MAX_DS], in[NM_MAX_DS];
         for (int s = 0; s < arch->nlevels; s++)
             memcpy(sf[s], m->level[s].sfactor, sizeof sf[s]);
+        uint32_t kept[NM_MAX_DS] = {0};
         for (int ds = 0; ds < wl->nds; ds++) {
             int s = 0;
             while (s < T && !((m->level[s].keep >> ds) & 1u))
                 s++;
             keep_at[ds] = 1u << s;
             at[ds] = (int8_t)s;
+            for (int t = 0; t < arch->nlevels; t++)
+                kept[ds] |= (uint32_t)((m->level[t].keep >> ds) & 1u) << t;
         }
         if (nm_model_operands(mdl, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, &op)) {
             double least = INFINITY; /* (not on M:N networks) */
@@ -1435,7 +1471,9 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
                 uint32_t spared = op.nspared ? op.spared[k] : 0;
                 double ek = nm_model_operand_energy(mdl, &op, at, spared, counted,
                                                     top->instances == 1 ? once : NULL, in);
-                least = fmin(least, ek + nm_model_hop_floor(mdl, &op, in));
+                double words[NM_MAX_DS];
+                nm_model_hop_words(mdl, &op, in, kept, words);
+                least = fmin(least, ek + nm_model_hop_floor(mdl, &op, words));
                 bw_cycles = fmin(bw_cycles, nm_model_operand_cycles(mdl, &op, in));
             }
             e += least;

@@ -595,7 +595,9 @@ static void operand_assignments(struct operand_walk *w, const nm_operand_cost *c
                             : (int8_t)(31 - __builtin_clz(w->keep_at[ds]));
         energy += nm_model_kept_floor(&w->mdl, c, inner, w->must, spared, rd, wr);
         energy += least_refetch_floor(w, c, inner);
-        energy += nm_model_hop_floor(&w->mdl, c, at);
+        double words[NM_MAX_DS];
+        nm_model_hop_words(&w->mdl, c, at, w->may, words); /* (spared: -1) */
+        energy += nm_model_hop_floor(&w->mdl, c, words);
         double cycles = fmax(floor_cycles,
                              nm_model_operand_cycles_plus(&w->mdl, c, counted, rd, wr));
         double v = nm_metric_value((nm_metric)w->metric, energy, cycles,

@@ -268,17 +268,22 @@ typedef struct nm_operand_cost {
      * foot_scale[ds][s] is that many accesses' energy per pJ of the
      * level's access energy, over the instances (nm_model_kept_floor). */
     double foot_words[NM_MAX_DS][NM_MAX_LEVELS], foot_scale[NM_MAX_DS][NM_MAX_LEVELS];
-    /* The hops (noc.h) of the operands read at hop_level, the innermost
-     * level the spatial choice fans out from, when its network charges
-     * them and every word pays its class's hops (hop_count: access):
-     * hop_words[ds] the words c counts entering that network there (reads;
-     * an output's updates), and hop_pj[a][ds] the least energy (pJ) of one
-     * such word's hops, routers and ingress when the fan-out's dimensions
-     * take the a-th of the narr arrangements on its axes the mapspace
-     * allows (0 for a data space whose windows span receivers, or when
-     * there is no such level: narr 0).  nm_model_hop_floor weighs them. */
+    /* The hops (noc.h) of the words entering the network of hop_level,
+     * the innermost level the spatial choice fans out from, when that
+     * network charges them and every word pays its group's hops
+     * (hop_count: access): hop_words[ds] the words c counts read there (an
+     * output's updates), hop_classes[ds] the classes of receivers all its
+     * instances send a word of ds to, and hop_pj[a][ds] the least energy
+     * (pJ) of one word's hops, router and ingress when the fan-out's
+     * dimensions take the a-th of the narr arrangements on its axes the
+     * mesh allows (0, and no classes, for a data space whose windows span
+     * receivers; narr 0 when there is no such level).  nm_model_operands
+     * sets hop_level and hop_words, nm_model_hop_costs the rest,
+     * nm_model_hop_words and nm_model_hop_floor weigh them. */
     int hop_level, narr;
     double hop_words[NM_MAX_DS];
+    double hop_classes[NM_MAX_DS]; /* the classes all instances of hop_level send to (0:
+                                    * not weighed) */
     double hop_pj[NM_HOP_ARRANGEMENTS][NM_MAX_DS];
 } nm_operand_cost;
 
@@ -289,10 +294,18 @@ typedef struct nm_operand_cost {
 void nm_model_hop_costs(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
                         const uint32_t keep_at[], const nm_mapping *m, nm_operand_cost *c);
 
-/* The hop floor of c when each data space ds is innermost at level at[ds]
- * (-1: left out): the least over the arrangements of the energy of the
- * hops of the operands read at c's hop level (0 when there is none). */
-double nm_model_hop_floor(const nm_model *mdl, const nm_operand_cost *c, const int8_t *at);
+/* The words of each data space ds that enter c's hop network at least
+ * when ds is innermost at level at[ds] (-1: left out) and kept at the
+ * levels in keeps[ds] (bit s; those that may keep it, for a bound over
+ * several): the reads (an output's updates) c counts where at[ds] is the
+ * hop level; below it, when no level in between keeps it, the
+ * footprint of each instance there, once per class of receivers. */
+void nm_model_hop_words(const nm_model *mdl, const nm_operand_cost *c, const int8_t *at,
+                        const uint32_t *keeps, double *words);
+
+/* The hop floor of c for those words: the least over the arrangements of
+ * their hops' energy (0 when c has no hop level). */
+double nm_model_hop_floor(const nm_model *mdl, const nm_operand_cost *c, const double *words);
 
 /* The data spaces a fan-out below level 0 spares in m, its loop orders
  * as they are: those m's innermost temporal loop does not index alone on
