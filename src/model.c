@@ -1081,8 +1081,13 @@ void nm_model_hop_costs(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
     const nm_noc *net = &L->net[0];
     int8_t dims[NM_HOP_ARRANGEMENTS][NM_MAX_DIMS], nx[NM_HOP_ARRANGEMENTS];
     int narr = hop_arrangements(mdl, sf, s, m, dims, nx, &k);
-    if (narr <= 0)
+    if (narr == 0)
         return;
+    /* too many arrangements to weigh: one, in which a word reaching a class
+     * of n units makes n - 1 hops at least (one into each unit but the
+     * nearest, wherever they lie) */
+    int placed = narr > 0;
+    narr = placed ? narr : 1;
     /* the data spaces weighed: no axis over a fanned-out dimension with
      * another term (the receivers needing a word are a class), in the
      * network's words; each instance of s sends to its classes */
@@ -1119,19 +1124,22 @@ void nm_model_hop_costs(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
                       (net->has_ingress ? net->ingress_energy : 0.0);
     for (int a = 0; a < narr; a++) {
         int64_t f[NM_MAX_DIMS];
-        for (int i = 0; i < k; i++)
+        for (int i = 0; placed && i < k; i++)
             f[i] = sf[s][dims[a][i]];
         for (int ds = 0; ds < wl->nds; ds++) {
             c->hop_pj[a][ds] = 0.0;
             if (!((eligible >> ds) & 1u))
                 continue;
+            double hops = -1.0, share = 1.0; /* share: the units of a class */
             uint32_t rel = 0;
-            for (int i = 0; i < k; i++)
+            for (int i = 0; placed && i < k; i++)
                 rel |= (uint32_t)((mdl->ds_dims[ds] >> dims[a][i]) & 1u) << i;
-            double hops = eph > 0.0 ? nm_noc_class_hops(L->fanoutX, L->fanoutY, k, f, nx[a], rel)
-                                    : 0.0;
-            if (hops < 0.0) /* too large to place: none weighed */
-                return;
+            for (int d = 0; d < wl->ndims; d++)
+                share *= (mdl->ds_dims[ds] >> d) & 1u ? 1.0 : (double)sf[s][d];
+            if (eph > 0.0 && placed)
+                hops = nm_noc_class_hops(L->fanoutX, L->fanoutY, k, f, nx[a], rel);
+            if (hops < 0.0) /* not placed (too large): n - 1 hops for n units */
+                hops = share - 1.0;
             c->hop_pj[a][ds] = eph * hops + per_word;
         }
     }
