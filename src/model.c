@@ -1096,9 +1096,10 @@ void nm_model_hop_costs(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
     for (int t = s + 1; t < arch->nlevels; t++)
         for (int d = 0; d < wl->ndims; d++)
             inst *= (double)sf[t][d];
-    uint32_t eligible = 0;
+    uint32_t eligible = 0, windowed = 0;
     for (int ds = 0; ds < wl->nds; ds++) {
         int ok = mdl->ds_bits[s][ds] == L->word_bits && net->word_bits == L->word_bits;
+        int window = 0; /* a window axis over one fanned-out dimension */
         const nm_dataspace *D = &wl->ds[ds];
         for (int r = 0; ok && r < D->nranks; r++) {
             int terms = 0, fanned = 0;
@@ -1106,13 +1107,15 @@ void nm_model_hop_costs(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
                 if (!D->rank[r].term[t].coef)
                     continue;
                 terms++;
-                fanned |= sf[s][D->rank[r].term[t].dim] > 1;
+                fanned += sf[s][D->rank[r].term[t].dim] > 1;
             }
-            ok = !fanned || terms == 1;
+            ok = fanned <= 1;
+            window |= fanned && terms > 1;
         }
         eligible |= (uint32_t)ok << ds;
+        windowed |= (uint32_t)(ok && window) << ds;
         c->hop_classes[ds] = 0.0;
-        if (ok) {
+        if (ok && !window) {
             c->hop_classes[ds] = inst;
             for (int d = 0; d < wl->ndims; d++)
                 if ((mdl->ds_dims[ds] >> d) & 1u)
@@ -1136,6 +1139,14 @@ void nm_model_hop_costs(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
                 rel |= (uint32_t)((mdl->ds_dims[ds] >> dims[a][i]) & 1u) << i;
             for (int d = 0; d < wl->ndims; d++)
                 share *= (mdl->ds_dims[ds] >> d) & 1u ? 1.0 : (double)sf[s][d];
+            if ((windowed >> ds) & 1u) {
+                /* a window along a fanned-out dimension: at each step the
+                 * units still need one word per class, but a neighbour
+                 * holding it may pass it on over a link, one hop (no
+                 * ingress) for each unit it reaches: n - 1 hops a class */
+                c->hop_pj[a][ds] = eph * (share - 1.0);
+                continue;
+            }
             if (eph > 0.0 && placed)
                 hops = nm_noc_class_hops(L->fanoutX, L->fanoutY, k, f, nx[a], rel);
             if (hops < 0.0) /* not placed (too large): n - 1 hops for n units */

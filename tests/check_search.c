@@ -1767,7 +1767,7 @@ struct floor_tally {
      * energy at its level: mappings weighed, above, met, and above with
      * the most costly arrangement in place of the least (the check can
      * fail) */
-    int hop_terms, hop_above, hop_met, hop_worst_above, hop_own_met, hop_fills;
+    int hop_terms, hop_above, hop_met, hop_worst_above, hop_own_met, hop_fills, hop_windows;
     double least[3];           /* the least energy, cycles and EDP seen */
 };
 
@@ -1801,6 +1801,10 @@ static void hop_terms(const nm_model *mdl, const nm_spec *spec, const nm_mapping
             fills |= in[ds] < c->hop_level;
         }
     t->hop_fills += fills;
+    int windows = 0; /* a data space read there whose window spans units: n - 1 hops */
+    for (int ds = 0; ds < spec->wl.nds; ds++)
+        windows |= words[ds] > 0.0 && c->hop_classes[ds] == 0.0 && c->hop_pj[0][ds] > 0.0;
+    t->hop_windows += windows;
     for (int a = 0; a < c->narr; a++) {
         double e = 0.0;
         for (int ds = 0; ds < spec->wl.nds; ds++)
@@ -2083,7 +2087,7 @@ START_TEST(operand_floor_is_admissible)
                                          "search/floor_1x1.yaml"};
     int checked = 0, tighter = 0, spaces = 0, bounded = 0;
     int kterms = 0, kmet = 0, kdoubled = 0, rterms = 0, rmet = 0, rmore = 0;
-    int hterms = 0, hmet = 0, hworst = 0, hown = 0, hfills = 0;
+    int hterms = 0, hmet = 0, hworst = 0, hown = 0, hfills = 0, hwin = 0;
     for (size_t k = 0; k < sizeof designs / sizeof *designs; k++)
         for (int l = 0; l < 3; l++) {
             char design[1024], layer[1024], rel[256], what[300];
@@ -2125,6 +2129,7 @@ START_TEST(operand_floor_is_admissible)
             hworst += t.hop_worst_above;
             hown += t.hop_own_met;
             hfills += t.hop_fills;
+            hwin += t.hop_windows;
             rterms += t.refetch_terms;
             rmet += t.refetch_met;
             rmore += t.refetch_more;
@@ -2165,12 +2170,13 @@ START_TEST(operand_floor_is_admissible)
      * some mappings, and the most costly arrangement above the model on
      * others, so that a floor ignoring the arrangement would be caught */
     printf("operand_floor_is_admissible: the hop floor on %d mappings (%d with a tensor kept "
-           "below the network's level, filled through it) never above the model's network "
-           "energy, nor with each mapping's own arrangement; %d met exactly (%d with their "
-           "own); with the most costly arrangement, %d above\n", hterms, hfills, hmet, hown,
-           hworst);
+           "below the network's level, filled through it; %d with one read there through "
+           "windows across units) never above the model's network energy, nor with each "
+           "mapping's own arrangement; %d met exactly (%d with their own); with the most "
+           "costly arrangement, %d above\n", hterms, hfills, hwin, hmet, hown, hworst);
     ck_assert_int_gt(hterms, 0);
     ck_assert_int_gt(hfills, hterms / 10);
+    ck_assert_int_gt(hwin, 0);
     ck_assert_int_gt(hmet, hterms / 20);
     ck_assert_int_gt(hown, hmet);
     ck_assert_int_gt(hworst, hterms / 20);
