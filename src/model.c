@@ -1069,7 +1069,7 @@ static int hop_arrangements(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS]
 }
 
 void nm_model_hop_costs(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
-                        const uint32_t keep_at[], const nm_mapping *m, nm_operand_cost *c)
+                        const nm_mapping *m, nm_operand_cost *c)
 {
     const nm_arch *arch = mdl->arch;
     const nm_workload *wl = mdl->wl;
@@ -1091,7 +1091,6 @@ void nm_model_hop_costs(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
     /* the data spaces weighed: no axis over a fanned-out dimension with
      * another term (the receivers needing a word are a class), in the
      * network's words; each instance of s sends to its classes */
-    (void)keep_at;
     double inst = 1.0;
     for (int t = s + 1; t < arch->nlevels; t++)
         for (int d = 0; d < wl->ndims; d++)
@@ -1485,7 +1484,7 @@ static void bound_of(const nm_model *mdl, const nm_mapping *m, const nm_nest_res
             /* the hops of m's own arrangement (its loop orders are what
              * the bound is on; the levels below the hop level, where the
              * counted tensors are, have no fan-out) */
-            nm_model_hop_costs(mdl, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, m, &op);
+            nm_model_hop_costs(mdl, (const int64_t(*)[NM_MAX_DIMS])sf, m, &op);
             for (int k = 0; k < (op.nspared ? op.nspared : 1); k++) {
                 uint32_t spared = op.nspared ? op.spared[k] : 0;
                 double ek = nm_model_operand_energy(mdl, &op, at, spared, counted,

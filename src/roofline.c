@@ -497,7 +497,7 @@ static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
         w->refused = 1;
         return;
     }
-    nm_model_hop_costs(&w->mdl, f, w->keep_at, NULL, &all);
+    nm_model_hop_costs(&w->mdl, f, NULL, &all);
     double units = 1.0;
     for (int s = 0; s < S; s++)
         for (int d = 0; d < wl->ndims; d++)

@@ -1777,15 +1777,15 @@ static uint32_t kept_levels(const nm_mapping *m, int nlevels, int ds);
  * spared data spaces left out) against the model's network energy at the
  * floor's level, for the data spaces the floor weighs. */
 static void hop_terms(const nm_model *mdl, const nm_spec *spec, const nm_mapping *m,
-                      const int64_t sf[][NM_MAX_DIMS], const uint32_t *keep_at,
-                      const nm_operand_cost *c, const int8_t *at, uint32_t spared,
-                      const nm_stats *st, struct floor_tally *t, const char *what)
+                      const int64_t sf[][NM_MAX_DIMS], const nm_operand_cost *c,
+                      const int8_t *at, uint32_t spared, const nm_stats *st,
+                      struct floor_tally *t, const char *what)
 {
     if (c->narr <= 0)
         return;
     static nm_operand_cost own; /* m's own arrangement only */
     own = *c;
-    nm_model_hop_costs(mdl, sf, keep_at, m, &own);
+    nm_model_hop_costs(mdl, sf, m, &own);
     int8_t in[NM_MAX_DS];
     uint32_t kept[NM_MAX_DS];
     double words[NM_MAX_DS], model = 0.0, worst = 0.0;
@@ -1982,7 +1982,7 @@ static void operand_floors(const nm_mapspace *ms, const nm_spec *spec, sf_fn sf_
         nm_operand_cost c;
         if (!nm_model_operands(&mdl, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, &c))
             continue;
-        nm_model_hop_costs(&mdl, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, NULL, &c);
+        nm_model_hop_costs(&mdl, (const int64_t(*)[NM_MAX_DIMS])sf, NULL, &c);
         uint32_t spared = c.nspared && spare ? nm_model_spared(&mdl, &m) : 0;
         for (int ds = 0; ds < spec->wl.nds; ds++) /* below a fan-out of level 0: what m's */
             if ((spared >> ds) & 1u)                 /* innermost loop spares */
@@ -2016,8 +2016,8 @@ static void operand_floors(const nm_mapspace *ms, const nm_spec *spec, sf_fn sf_
         if (sf_of == sf_real && spare)
             refetch_terms(&mdl, spec, &m, &st, t, what);
         if (sf_of == sf_real && spare)
-            hop_terms(&mdl, spec, &m, (const int64_t(*)[NM_MAX_DIMS])sf, keep_at, &c, at,
-                      spared, &st, t, what);
+            hop_terms(&mdl, spec, &m, (const int64_t(*)[NM_MAX_DIMS])sf, &c, at, spared, &st,
+                      t, what);
         {
             double krd[NM_MAX_LEVELS] = {0}, kwr[NM_MAX_LEVELS] = {0};
             uint32_t kept[NM_MAX_DS];

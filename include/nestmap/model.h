@@ -292,7 +292,7 @@ typedef struct nm_operand_cost {
  * level's fan-out the mesh allows, or, when m is not NULL, m's own (its
  * spatial order and split there: a bound on m's loop orders alone). */
 void nm_model_hop_costs(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS],
-                        const uint32_t keep_at[], const nm_mapping *m, nm_operand_cost *c);
+                        const nm_mapping *m, nm_operand_cost *c);
 
 /* The words of each data space ds that enter c's hop network at least
  * when ds is innermost at level at[ds] (-1: left out) and kept at the
