@@ -1771,6 +1771,23 @@ struct floor_tally {
     double least[3];           /* the least energy, cycles and EDP seen */
 };
 
+/* Adds t's counts of the floors' terms to *sum. */
+static void tally_add(struct floor_tally *sum, const struct floor_tally *t)
+{
+    sum->kept_terms += t->kept_terms;
+    sum->kept_met += t->kept_met;
+    sum->kept_doubled += t->kept_doubled;
+    sum->refetch_terms += t->refetch_terms;
+    sum->refetch_met += t->refetch_met;
+    sum->refetch_more += t->refetch_more;
+    sum->hop_terms += t->hop_terms;
+    sum->hop_met += t->hop_met;
+    sum->hop_worst_above += t->hop_worst_above;
+    sum->hop_own_met += t->hop_own_met;
+    sum->hop_fills += t->hop_fills;
+    sum->hop_windows += t->hop_windows;
+}
+
 static uint32_t kept_levels(const nm_mapping *m, int nlevels, int ds);
 
 /* m's hop floor (c at m's spatial factors; at: m's innermost levels, the
@@ -2086,8 +2103,8 @@ START_TEST(operand_floor_is_admissible)
     static const char *const layers[] = {"search/floor_conv3x3.yaml", "search/floor_strided.yaml",
                                          "search/floor_1x1.yaml"};
     int checked = 0, tighter = 0, spaces = 0, bounded = 0;
-    int kterms = 0, kmet = 0, kdoubled = 0, rterms = 0, rmet = 0, rmore = 0;
-    int hterms = 0, hmet = 0, hworst = 0, hown = 0, hfills = 0, hwin = 0;
+    struct floor_tally sum; /* the terms' counts over every space */
+    memset(&sum, 0, sizeof sum);
     for (size_t k = 0; k < sizeof designs / sizeof *designs; k++)
         for (int l = 0; l < 3; l++) {
             char design[1024], layer[1024], rel[256], what[300];
@@ -2124,18 +2141,7 @@ START_TEST(operand_floor_is_admissible)
                           "%d terms", what, t.refetch_above, t.refetch_terms);
             ck_assert_msg(t.hop_above == 0, "%s: the hop floor above the model on %d of %d "
                           "mappings", what, t.hop_above, t.hop_terms);
-            hterms += t.hop_terms;
-            hmet += t.hop_met;
-            hworst += t.hop_worst_above;
-            hown += t.hop_own_met;
-            hfills += t.hop_fills;
-            hwin += t.hop_windows;
-            rterms += t.refetch_terms;
-            rmet += t.refetch_met;
-            rmore += t.refetch_more;
-            kterms += t.kept_terms;
-            kmet += t.kept_met;
-            kdoubled += t.kept_doubled;
+            tally_add(&sum, &t);
             nm_roofline r;
             nm_roofline_of(&r, &spec.arch, &spec.wl);
             double roof = r.energy_pj * r.bound_cycles;
@@ -2158,14 +2164,15 @@ START_TEST(operand_floor_is_admissible)
      * twice theirs is caught above the model */
     printf("operand_floor_is_admissible: the footprint floor's %d terms (a tensor's reads and "
            "writes at a level keeping it) never above the model's; %d met exactly; doubled, "
-           "%d above\n", kterms, kmet, kdoubled);
-    ck_assert_int_gt(kmet, kterms / 20);
-    ck_assert_int_gt(kdoubled, kterms / 20);
+           "%d above\n", sum.kept_terms, sum.kept_met, sum.kept_doubled);
+    ck_assert_int_gt(sum.kept_met, sum.kept_terms / 20);
+    ck_assert_int_gt(sum.kept_doubled, sum.kept_terms / 20);
     printf("operand_floor_is_admissible: the refetch floor's %d terms (a clean tensor's fills "
            "at a level keeping it and the reads out of the level above) never above the "
-           "model's; %d with G above 1; %d met exactly\n", rterms, rmore, rmet);
-    ck_assert_int_gt(rmore, rterms / 10);
-    ck_assert_int_gt(rmet, rterms / 10);
+           "model's; %d with G above 1; %d met exactly\n", sum.refetch_terms, sum.refetch_more,
+           sum.refetch_met);
+    ck_assert_int_gt(sum.refetch_more, sum.refetch_terms / 10);
+    ck_assert_int_gt(sum.refetch_met, sum.refetch_terms / 10);
     /* the hop floor (the teaching designs' array network): met exactly by
      * some mappings, and the most costly arrangement above the model on
      * others, so that a floor ignoring the arrangement would be caught */
@@ -2173,13 +2180,14 @@ START_TEST(operand_floor_is_admissible)
            "below the network's level, filled through it; %d with one read there through "
            "windows across units) never above the model's network energy, nor with each "
            "mapping's own arrangement; %d met exactly (%d with their own); with the most "
-           "costly arrangement, %d above\n", hterms, hfills, hwin, hmet, hown, hworst);
-    ck_assert_int_gt(hterms, 0);
-    ck_assert_int_gt(hfills, hterms / 10);
-    ck_assert_int_gt(hwin, 0);
-    ck_assert_int_gt(hmet, hterms / 20);
-    ck_assert_int_gt(hown, hmet);
-    ck_assert_int_gt(hworst, hterms / 20);
+           "costly arrangement, %d above\n", sum.hop_terms, sum.hop_fills, sum.hop_windows,
+           sum.hop_met, sum.hop_own_met, sum.hop_worst_above);
+    ck_assert_int_gt(sum.hop_terms, 0);
+    ck_assert_int_gt(sum.hop_fills, sum.hop_terms / 10);
+    ck_assert_int_gt(sum.hop_windows, 0);
+    ck_assert_int_gt(sum.hop_met, sum.hop_terms / 20);
+    ck_assert_int_gt(sum.hop_own_met, sum.hop_met);
+    ck_assert_int_gt(sum.hop_worst_above, sum.hop_terms / 20);
     /* the broken floor is caught */
     char design[1024], layer[1024];
     test_data("../../arch/teaching/no_local_reuse.yaml", design, sizeof design);
