@@ -548,6 +548,15 @@ nm_status nm_mapping_parse(nm_mapping *m, const nm_ynode *node, const nm_arch *a
     return NM_OK;
 }
 
+int nm_mapping_fanout_sides(const nm_level *L, int n, const int64_t *sf, const int8_t *order,
+                            int split, int64_t *x, int64_t *y)
+{
+    *x = *y = 1;
+    for (int i = 0; i < n; i++)
+        *(i < split ? x : y) *= sf[order[i]];
+    return *x <= L->fanoutX && *y <= L->fanoutY;
+}
+
 int nm_mapping_next_order(int8_t *idx, int k)
 {
     int i = k - 2;

@@ -657,19 +657,6 @@ int nm_mapspace_fit_residuals(const nm_mapspace *ms, nm_mapping *m)
     return 1;
 }
 
-/* The spatial instances that factors sf[] (nd dimensions) in spatial
- * order sorder, split after `split` of them, put under each instance of
- * level L along X and Y, into *x and *y; whether they fit its fan-out on
- * both sides. */
-static int fanout_sides(const nm_level *L, int nd, const int64_t *sf, const int8_t *sorder,
-                        int split, int64_t *x, int64_t *y)
-{
-    *x = *y = 1;
-    for (int i = 0; i < nd; i++)
-        *(i < split ? x : y) *= sf[sorder[i]];
-    return *x <= L->fanoutX && *y <= L->fanoutY;
-}
-
 int nm_mapspace_decode(const nm_mapspace *ms, const nm_point *pt, nm_mapping *m, int *why_dim,
                        int *why_level)
 {
@@ -709,8 +696,8 @@ int nm_mapspace_decode(const nm_mapspace *ms, const nm_point *pt, nm_mapping *m,
         lm->no_temporal_reuse = ls->no_temporal_reuse;
         if (ls->fanout > 1 && ok) {
             int64_t x, y;
-            if (!fanout_sides(&arch->level[l], wl->ndims, lm->sfactor, lm->sorder, lm->split, &x,
-                              &y) ||
+            if (!nm_mapping_fanout_sides(&arch->level[l], wl->ndims, lm->sfactor, lm->sorder,
+                                         lm->split, &x, &y) ||
                 (double)(x * y) < ls->min_util * (double)ls->fanout) {
                 ok = 0;
                 *why_level = l;
@@ -986,7 +973,7 @@ static int fill_fits(const struct fill *F, int k)
     int lo = ls->split >= 0 ? ls->split : 0, hi = ls->split >= 0 ? ls->split : nd;
     for (int split = lo; split <= hi; split++) {
         int64_t x, y;
-        if (fanout_sides(L, nd, F->f[k], ls->sorder, split, &x, &y))
+        if (nm_mapping_fanout_sides(L, nd, F->f[k], ls->sorder, split, &x, &y))
             return 1;
     }
     return 0;
@@ -1241,8 +1228,8 @@ int nm_mapspace_check_levels(const nm_mapspace *ms, const nm_mapping *m, uint32_
             }
         }
         int64_t x, y;
-        if (ls->fanout > 1 && !fanout_sides(&arch->level[l], wl->ndims, lm->sfactor, lm->sorder,
-                                             lm->split, &x, &y)) {
+        if (ls->fanout > 1 && !nm_mapping_fanout_sides(&arch->level[l], wl->ndims, lm->sfactor,
+                                                       lm->sorder, lm->split, &x, &y)) {
             if (size)
                 snprintf(why, size, "the spatial loops under %s take %lld x %lld instances "
                          "(X x Y) of each one's fan-out of %lld x %lld", arch->level[l].name,

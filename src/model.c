@@ -1054,14 +1054,14 @@ static int hop_arrangements(const nm_model *mdl, const int64_t sf[][NM_MAX_DIMS]
         perm[i] = (int8_t)i;
     int n = 0;
     do {
+        int8_t order[NM_MAX_DIMS];
+        for (int i = 0; i < *k; i++)
+            order[i] = dim[perm[i]];
         for (int split = 0; split <= *k; split++) {
-            int64_t x = 1, y = 1;
-            for (int i = 0; i < *k; i++)
-                *(i < split ? &x : &y) *= sf[s][dim[perm[i]]];
-            if (x > L->fanoutX || y > L->fanoutY)
+            int64_t x, y;
+            if (!nm_mapping_fanout_sides(L, *k, sf[s], order, split, &x, &y))
                 continue;
-            for (int i = 0; i < *k; i++)
-                dims[n][i] = dim[perm[i]];
+            memcpy(dims[n], order, (size_t)*k);
             nx[n++] = (int8_t)split;
         }
     } while (nm_mapping_next_order(perm, *k));

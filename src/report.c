@@ -896,6 +896,13 @@ void nm_report_bound_text(FILE *f, const nm_arch *arch, const nm_workload *wl, c
                 st->energy / r.energy_pj);
 }
 
+/* What the operand floor counts, in the "Operand floor" line and the
+ * gap's source (nm_roofline_operand_bound). */
+#define OPERAND_FLOOR                                                                              \
+    "every operand read from the innermost level keeping it, each level keeping a tensor "        \
+    "filled with its share once or as often as its capacity forces, each word carried the "       \
+    "fewest network hops its receivers' places allow, over the fan-outs the constraints allow"
+
 void nm_report_gap_text(FILE *f, const nm_arch *arch, const nm_workload *wl,
                         const nm_search_result *res, const nm_search_opts *o)
 {
@@ -913,12 +920,9 @@ void nm_report_gap_text(FILE *f, const nm_arch *arch, const nm_workload *wl,
     if (res->operands.metric < INFINITY &&
         (res->operands.energy > r.energy_pj * (1 + 1e-9) ||
          res->operands.cycles > rf.bound_cycles))
-        fprintf(f, "Operand floor : %.2f pJ and %.0f cycles at least (every operand read from "
-                   "the innermost level keeping it, each level keeping a tensor filled with "
-                   "its share once or as often as its capacity forces, over the fan-outs the "
-                   "constraints allow); "
+        fprintf(f, "Operand floor : %.2f pJ and %.0f cycles at least (%s); "
                    "this mapping spends %.2fx and takes %.2fx\n", res->operands.energy,
-                res->operands.cycles, res->best_stats.energy / res->operands.energy,
+                res->operands.cycles, OPERAND_FLOOR, res->best_stats.energy / res->operands.energy,
                 (double)res->best_stats.cycles / res->operands.cycles);
     double with_fill = nm_metric_roofline(o->metric[0], &rf);
     double operands = res->operands.metric < INFINITY ? res->operands.metric : 0.0;
@@ -929,10 +933,7 @@ void nm_report_gap_text(FILE *f, const nm_arch *arch, const nm_workload *wl,
             res->best.score[0], nm_metric_unit(o->metric[0]), lb,
             res->proven_optimal  ? "optimal proved it"
             : optimal            ? "optimal's bound on what it did not search"
-            : operands > with_fill ? "the operand floor: every operand read from the innermost "
-                                   "level keeping it, each level keeping a tensor filled with "
-                                   "its share once or as often as its capacity forces, over the "
-                                   "fan-outs the constraints allow"
+            : operands > with_fill ? "the operand floor: " OPERAND_FLOOR
             : fill                 ? "the roofline's energy and the fill bound's cycles"
                                    : "the roofline's energy and cycles");
 }

@@ -52,6 +52,13 @@ static inline int64_t nm_level_sresidual(const nm_level_map *lm, int d)
 /* Whether any loop of m has a residual (imperfect factorization). */
 int nm_mapping_imperfect(const nm_mapping *m, int ndims);
 
+/* The spatial instances that factors sf[] (indexed by dimension) put
+ * under each instance of level L along X and Y, into *x and *y, when the
+ * first n dimensions of `order` are its spatial loops, innermost first,
+ * and the first `split` of them lie along X; whether they fit its fan-out
+ * on both sides. */
+int nm_mapping_fanout_sides(const nm_level *L, int n, const int64_t *sf, const int8_t *order,
+                            int split, int64_t *x, int64_t *y);
 /* The next order of the loops idx[0..k) (dims or positions) in
  * lexicographic order; 0 after the last.  From ascending idx it steps
  * through every order once. */
