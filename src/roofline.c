@@ -262,11 +262,22 @@ enum { FRONT_ROOM = 64, FRONT_SLOTS = 1024, FRONT_PROBES = 16, FRONT_SPLITS = 1 
  * bounds nothing (a floor of 0 more) */
 #define FRONT_WORK 1e6
 
+/* A coupled front (virt not 0) weighs beside the tensors the level keeps
+ * those in virt, kept innermost at the lower levels vlevel[ds] (whose
+ * share is vbox[ds]) and not at this one: the loops above this level are
+ * above theirs too.  Such a tensor takes none of this level's capacity;
+ * either no loop between its level and this one runs over a dimension it
+ * has, and then its tile there spans this level's tile over those
+ * dimensions (which must fit its level's capacity) and it is left in place
+ * by the loops above as the tensors here are, or one does, and then every
+ * loop above over a dimension it ignores refetches it. */
 typedef struct refetch_front {
     int used, level;
-    uint32_t set;
+    uint32_t set, virt;
     int64_t box[NM_MAX_DIMS], below[NM_MAX_DIMS];
-    int n;                          /* clean tensors of the set */
+    int8_t vlevel[NM_MAX_DS];
+    int64_t (*vbox)[NM_MAX_DIMS];   /* NM_MAX_DS, a coupled front's only; owned */
+    int n;                          /* clean tensors of set | virt */
     int8_t ds[NM_MAX_DS];
     int npts;                       /* 0: no bound (no split fits, or too many) */
     double (*g)[NM_MAX_DS];         /* FRONT_ROOM while it is built; owned */
@@ -299,16 +310,118 @@ static void front_add(void *ctx, const double *g, const uint32_t *below)
     memcpy(f->g[f->npts++], g, sizeof f->g[0]);
 }
 
+/* A coupled front's split: the loops above `outer`; its points for each
+ * choice of the coupled tensors left in place below (those whose tiles at
+ * their levels, spanning this level's tile `tile`, fit). */
+struct coupled_add {
+    refetch_front *f;
+    int m;                        /* the tensors ordered: f's indices idx[] */
+    int8_t idx[NM_MAX_DS];
+    double g[NM_MAX_DS];          /* every tensor's G, in f's order */
+};
+
+static void coupled_add_each(void *ctx, const double *g, const uint32_t *below)
+{
+    struct coupled_add *a = ctx;
+    for (int i = 0; i < a->m; i++)
+        a->g[a->idx[i]] = g[i];
+    front_add(a->f, a->g, below);
+}
+
+/* Whether the coupled tensors in `in` (bit i of f's), need[i] words each,
+ * fit the levels they are kept at. */
+static int coupled_fit(const refetch_front *f, const nm_arch *arch, const uint64_t *need,
+                       uint32_t in)
+{
+    uint64_t used[NM_MAX_LEVELS] = {0};
+    for (; in; in &= in - 1) {
+        int i = __builtin_ctz(in), v = f->vlevel[f->ds[i]];
+        used[v] += need[i];
+        if (arch->level[v].has_size && used[v] > (uint64_t)arch->level[v].effective_size)
+            return 0;
+    }
+    return 1;
+}
+
+/* Each coupled tensor's (bit i of vmask) tile at its level, spanning this
+ * level's tile `tile`, in words, into need[i]. */
+static void coupled_need(const refetch_front *f, const nm_model *mdl, uint32_t vmask,
+                         const int64_t *tile, uint64_t *need)
+{
+    const nm_workload *wl = mdl->wl;
+    for (uint32_t v = vmask; v; v &= v - 1) {
+        int i = __builtin_ctz(v), ds = f->ds[i];
+        int64_t t[NM_MAX_DIMS];
+        for (int d = 0; d < wl->ndims; d++)
+            t[d] = tile[d] / (f->box[d] / f->vbox[ds][d]);
+        need[i] = nm_model_tile_words(mdl, f->vlevel[ds], ds,
+                                      (uint64_t)nm_model_distinct_at_least(wl, ds, t));
+    }
+}
+
+/* The words the tensors in f's set need at its level for tiles `tile`. */
+static uint64_t set_need(const refetch_front *f, const nm_model *mdl, const int64_t *tile)
+{
+    uint64_t need = 0;
+    for (int ds = 0; ds < mdl->wl->nds; ds++)
+        if ((f->set >> ds) & 1u)
+            need += nm_model_tile_words(mdl, f->level, ds,
+                                        (uint64_t)nm_model_distinct_at_least(mdl->wl, ds, tile));
+    return need;
+}
+
+static void coupled_split(refetch_front *f, const nm_model *mdl, const uint32_t *irr,
+                          uint32_t vmask, const int64_t *tile, const int64_t *outer)
+{
+    const nm_workload *wl = mdl->wl;
+    int nd = wl->ndims;
+    uint32_t loops = 0;
+    for (int d = 0; d < nd; d++)
+        loops |= (uint32_t)(outer[d] > 1) << d;
+    uint64_t need[NM_MAX_DS];
+    coupled_need(f, mdl, vmask, tile, need);
+    /* vmask: the coupled tensors among f's (bit i); each subset `in` of
+     * them left in place below that fits and that no one more could join:
+     * one left in place does at least as well as refetched by every loop it
+     * ignores (first in an order to stop being in place, it leaves the
+     * others' G as they were) */
+    for (uint32_t in = vmask;; in = (in - 1) & vmask) {
+        int keep = coupled_fit(f, mdl->arch, need, in);
+        for (uint32_t out = vmask & ~in; keep && out; out &= out - 1)
+            keep = !coupled_fit(f, mdl->arch, need, in | (out & -out));
+        if (keep) {
+            struct coupled_add a = {.f = f, .m = 0};
+            uint32_t order_irr[NM_MAX_DS];
+            for (int i = 0; i < f->n; i++) {
+                if (((vmask >> i) & 1u) && !((in >> i) & 1u)) {
+                    a.g[i] = product_over(irr[i] & loops, outer);
+                    continue;
+                }
+                order_irr[a.m] = irr[i];
+                a.idx[a.m++] = (int8_t)i;
+            }
+            refetch_orders(a.m, order_irr, outer, nd, coupled_add_each, &a);
+        }
+        if (!in || (keep && in == vmask)) /* (all fit: every other subset joins more) */
+            break;
+    }
+}
+
 static void front_build(refetch_front *f, const nm_model *mdl, double *work)
 {
     const nm_workload *wl = mdl->wl;
     const nm_level *L = &mdl->arch->level[f->level];
     int nd = wl->ndims;
-    uint32_t clean = nm_roofline_clean_spaces(wl, f->box, 0) & f->set, dims = 0, irr[NM_MAX_DS];
+    uint32_t clean = nm_roofline_clean_spaces(wl, f->box, 0) & (f->set | f->virt), dims = 0,
+             irr[NM_MAX_DS], vmask = 0;
     f->n = f->npts = 0;
     for (int ds = 0; ds < wl->nds; ds++) {
         if ((f->set >> ds) & 1u)
             dims |= mdl->ds_dims[ds];
+        if ((clean >> ds) & 1u && (f->virt >> ds) & 1u) {
+            dims |= mdl->ds_dims[ds];
+            vmask |= 1u << f->n;
+        }
         if ((clean >> ds) & 1u) {
             irr[f->n] = ~mdl->ds_dims[ds];
             f->ds[f->n++] = (int8_t)ds;
@@ -334,6 +447,15 @@ static void front_build(refetch_front *f, const nm_model *mdl, double *work)
         }
         splits *= ndiv[d];
     }
+    /* the whole share fits: no loop above, nothing fetched again (the
+     * coupled tensors neither), and no split does better */
+    if (set_need(f, mdl, f->box) <= (uint64_t)L->effective_size) {
+        double one[NM_MAX_DS];
+        for (int i = 0; i < f->n; i++)
+            one[i] = 1.0;
+        front_add(f, one, NULL);
+        return;
+    }
     if (splits > FRONT_SPLITS || *work + splits > FRONT_WORK)
         return;
     *work += splits;
@@ -344,19 +466,23 @@ static void front_build(refetch_front *f, const nm_model *mdl, double *work)
             outer[d] = div[d][idx[d]];
             tile[d] = f->box[d] / outer[d];
         }
-        uint64_t need = 0;
-        for (int ds = 0; ds < wl->nds; ds++)
-            if ((f->set >> ds) & 1u)
-                need += nm_model_tile_words(mdl, f->level, ds,
-                                            (uint64_t)nm_model_distinct_at_least(wl, ds, tile));
-        if (need > (uint64_t)L->effective_size)
+        if (set_need(f, mdl, tile) > (uint64_t)L->effective_size)
             continue;
         fits = 1;
-        refetch_orders(f->n, irr, outer, nd, front_add, f);
+        if (vmask)
+            coupled_split(f, mdl, irr, vmask, tile, outer);
+        else
+            refetch_orders(f->n, irr, outer, nd, front_add, f);
     } while (next_split(idx, ndiv, nd));
     if (!fits)
         f->npts = 0;
 }
+
+typedef struct candidate {
+    double metric, energy;        /* the choice's bound without the coupled fronts */
+    size_t index;                 /* in the order the choices came */
+    int weighed;                  /* with them too (weigh_candidates) */
+} candidate;
 
 struct operand_walk {
     nm_model mdl;
@@ -370,23 +496,42 @@ struct operand_walk {
     int64_t box[NM_MAX_LEVELS][NM_MAX_DIMS], below[NM_MAX_LEVELS][NM_MAX_DIMS];
     uint32_t clean[NM_MAX_LEVELS]; /* the data spaces clean on each level's share */
     refetch_front *front;         /* FRONT_SLOTS, by level, set, box and below */
+    refetch_front *coupled_front; /* FRONT_SLOTS more for the coupled ones */
     refetch_front none;           /* no front: npts 0 */
     double work;                  /* splits weighed by the fronts built (FRONT_WORK) */
+    double coupled_work;          /* ... by the coupled fronts built (FRONT_WORK) */
     /* this spatial choice's fronts looked up so far, by level and set */
     const refetch_front *cur[NM_MAX_LEVELS][1u << NM_MAX_DS];
     double room[FRONT_ROOM][NM_MAX_DS];
     double once[NM_MAX_DS];       /* the roofline's energy for each tensor at the top */
-    nm_operand_bound *b;
+    nm_operand_bound *b;          /* where operand_assignments takes the least */
     int refused;                  /* the design has no operand floor (M:N network) */
+    /* The coupled fronts cost more than the rest; they only raise a
+     * choice's bound, so every choice is weighed without them first and
+     * kept as a candidate, and then weighed with them from the lowest
+     * bound up only while it could still be the least (weigh_candidates),
+     * the choices enumerated again to reach them.  A choice not kept (no
+     * memory) keeps its bound without them, in `done`. */
+    int coupled;                  /* operand_assignments weighs the coupled fronts */
+    candidate *cand;
+    size_t ncand, capcand;
+    uint8_t *want;                /* by choice: weigh it with them on this pass */
+    uint64_t seen;                /* choices enumerated so far on this pass */
+    const nm_mapspace *ms;
+    uint64_t budget;
+    nm_operand_bound done;
 };
 
 static void operand_assignments(struct operand_walk *w, const nm_operand_cost *c,
                                 uint32_t spared, double base, double floor_cycles);
 
-static uint64_t front_hash(int level, uint32_t set, const int64_t *box, const int64_t *below,
-                           int nd)
+static uint64_t front_hash(int level, uint32_t set, uint32_t virt, const int8_t *vlevel,
+                           const int64_t *box, const int64_t *below, int nd)
 {
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)level ^ ((uint64_t)set << 8);
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)level ^ ((uint64_t)set << 8) ^
+                 ((uint64_t)virt << 20);
+    for (uint32_t v = virt; v; v &= v - 1)
+        h = (h ^ (uint64_t)(uint8_t)vlevel[__builtin_ctz(v)]) * 1099511628211ull;
     for (int d = 0; d < nd; d++) {
         h = (h ^ (uint64_t)box[d]) * 1099511628211ull;
         h = (h ^ (uint64_t)below[d]) * 1099511628211ull;
@@ -394,20 +539,40 @@ static uint64_t front_hash(int level, uint32_t set, const int64_t *box, const in
     return h;
 }
 
-/* The refetch front of level s keeping the tensors in set, for the
- * spatial choice being weighed: built once per level, set and shares. */
-static const refetch_front *front_of(struct operand_walk *w, int s, uint32_t set)
+/* Whether front x is level s's with set and virt coupled at the levels
+ * inner[] gives, for the spatial choice being weighed. */
+static int front_is(const struct operand_walk *w, const refetch_front *x, int s, uint32_t set,
+                    uint32_t virt, const int8_t *inner)
+{
+    size_t bytes = (size_t)w->mdl.wl->ndims * sizeof(int64_t);
+    if (x->level != s || x->set != set || x->virt != virt || memcmp(x->box, w->box[s], bytes) ||
+        memcmp(x->below, w->below[s], bytes))
+        return 0;
+    for (uint32_t v = virt; v; v &= v - 1) {
+        int ds = __builtin_ctz(v);
+        if (x->vlevel[ds] != inner[ds] || memcmp(x->vbox[ds], w->box[inner[ds]], bytes))
+            return 0;
+    }
+    return 1;
+}
+
+/* The refetch front of level s keeping the tensors in set, coupled with
+ * those in virt kept innermost at inner[] below it (virt 0: none), for the
+ * spatial choice being weighed: built once per level, tensors and shares.
+ * The coupled fronts have slots and FRONT_WORK of their own, so that they
+ * never leave the others unbuilt. */
+static const refetch_front *front_of(struct operand_walk *w, int s, uint32_t set, uint32_t virt,
+                                     const int8_t *inner)
 {
     int nd = w->mdl.wl->ndims;
     size_t bytes = (size_t)nd * sizeof(int64_t);
-    uint64_t h = front_hash(s, set, w->box[s], w->below[s], nd);
-    refetch_front *f = NULL;
-    for (int k = 0; w->front && k < FRONT_PROBES && !f; k++) {
-        refetch_front *x = &w->front[(h + (uint64_t)k) % FRONT_SLOTS];
+    uint64_t h = front_hash(s, set, virt, inner, w->box[s], w->below[s], nd);
+    refetch_front *table = virt ? w->coupled_front : w->front, *f = NULL;
+    for (int k = 0; table && k < FRONT_PROBES && !f; k++) {
+        refetch_front *x = &table[(h + (uint64_t)k) % FRONT_SLOTS];
         if (!x->used)
             f = x;
-        else if (x->level == s && x->set == set && !memcmp(x->box, w->box[s], bytes) &&
-                 !memcmp(x->below, w->below[s], bytes))
+        else if (front_is(w, x, s, set, virt, inner))
             return x;
     }
     if (!f) /* the slots around full: no front (a floor of 0 more there) */
@@ -415,10 +580,20 @@ static const refetch_front *front_of(struct operand_walk *w, int s, uint32_t set
     f->used = 1;
     f->level = s;
     f->set = set;
+    f->virt = virt;
     memcpy(f->box, w->box[s], bytes);
     memcpy(f->below, w->below[s], bytes);
+    if (virt && !(f->vbox = nm_calloc(NM_MAX_DS, sizeof *f->vbox))) {
+        f->used = 0;
+        return &w->none;
+    }
+    for (uint32_t v = virt; v; v &= v - 1) {
+        int ds = __builtin_ctz(v);
+        f->vlevel[ds] = inner[ds];
+        memcpy(f->vbox[ds], w->box[inner[ds]], bytes);
+    }
     f->g = w->room;
-    front_build(f, &w->mdl, &w->work);
+    front_build(f, &w->mdl, virt ? &w->coupled_work : &w->work);
     f->g = f->npts ? nm_calloc((size_t)f->npts, sizeof *f->g) : NULL;
     if (f->g)
         memcpy(f->g, w->room, (size_t)f->npts * sizeof *f->g);
@@ -427,76 +602,113 @@ static const refetch_front *front_of(struct operand_walk *w, int s, uint32_t set
     return f;
 }
 
+/* What a refetch of data space ds at level s costs past the footprint, per
+ * element of the share its instances' footprint counts: the fill there
+ * and the read out of its parent (an output: the update), the top above
+ * its outermost outer[ds], else the first level above that may keep it:
+ * the cheapest of those up to the first that must, or the outermost. */
+static double refetch_cost(const struct operand_walk *w, const nm_operand_cost *c,
+                           const int8_t *outer, int ds, int s)
+{
+    const nm_arch *arch = w->mdl.arch;
+    int top = arch->nlevels - 1, rw = w->mdl.wl->ds[ds].read_write;
+    double parent = INFINITY;
+    for (int p = s == outer[ds] ? top : s + 1; p <= top; p++) {
+        if (p < outer[ds] && !((w->may[ds] >> p) & 1u))
+            continue;
+        const nm_level *P = &arch->level[p];
+        parent = fmin(parent, c->foot_scale[ds][p] * (rw ? P->e_update : P->e_read));
+        if (p >= outer[ds] || ((w->must[ds] >> p) & 1u))
+            break;
+    }
+    return c->foot_scale[ds][s] * arch->level[s].e_fill + parent;
+}
+
+/* The least over front f's points of the refetches' energy past the
+ * footprint, each tensor's G - 1 times cost[ds]. */
+static double front_least(const refetch_front *f, const double *cost)
+{
+    double least = INFINITY;
+    for (int k = 0; k < f->npts; k++) {
+        double v = 0.0;
+        for (int i = 0; i < f->n; i++)
+            v += cost[f->ds[i]] * (f->g[k][i] - 1.0);
+        least = fmin(least, v);
+    }
+    return f->npts ? least : 0.0;
+}
+
 /* The refetch floor (roofline.h) when each data space ds is innermost at
  * inner[ds] (-1: kept nowhere) and outermost below the top at outer[ds]
  * (the top itself when inner[ds] is): at each level below the top with a
  * capacity, the tensors it keeps (their innermost and outermost, and
  * those the constraints make keep it) fill each element G times, not the
- * once the footprint counts, and their parent (the top above the
- * outermost; else the first level above that may keep them: the cheapest
- * of those up to the first that must, or the outermost) reads them out
- * (an output: takes its updates) as often; the least over the level's
- * refetch front of those accesses' energy past the footprint's. */
+ * once the footprint counts, and their parent reads them out (an output:
+ * takes its updates) as often (refetch_cost); the least over the level's
+ * refetch front of those accesses' energy past the footprint's, summed
+ * over the levels.  Or, at most as low, at a level u with the tensors
+ * kept innermost below it and not at u coupled to its front: their
+ * refetches at their levels and u's own, the least over the coupled
+ * front, with the other levels' above u; the floor is the highest (with
+ * `coupled`; else the sum alone). */
 static double refetch_floor(struct operand_walk *w, const nm_operand_cost *c, const int8_t *inner,
-                            const int8_t *outer)
+                            const int8_t *outer, int coupled)
 {
     const nm_arch *arch = w->mdl.arch;
     const nm_workload *wl = w->mdl.wl;
     int top = arch->nlevels - 1;
-    double e = 0.0;
+    double level_e[NM_MAX_LEVELS] = {0}, cost[NM_MAX_DS], sum = 0.0;
+    uint32_t kept[NM_MAX_LEVELS] = {0};
     for (int s = 0; s < top; s++) {
-        const nm_level *L = &arch->level[s];
-        uint32_t set = 0;
         for (int ds = 0; ds < wl->nds; ds++)
             if (inner[ds] == s || outer[ds] == s ||
                 (inner[ds] >= 0 && inner[ds] < s && s < outer[ds] && ((w->must[ds] >> s) & 1u)))
-                set |= 1u << ds;
-        if (__builtin_popcount(set & w->clean[s]) < 2 || !L->has_size)
+                kept[s] |= 1u << ds;
+        uint32_t set = kept[s];
+        if (__builtin_popcount(set & w->clean[s]) < 2 || !arch->level[s].has_size)
             continue; /* (one clean tensor alone: G 1) */
         const refetch_front *f = w->cur[s][set];
         if (!f)
-            f = w->cur[s][set] = front_of(w, s, set);
+            f = w->cur[s][set] = front_of(w, s, set, 0, inner);
         if (!f->npts)
             continue;
-        double cost[NM_MAX_DS];
-        for (int i = 0; i < f->n; i++) {
-            int ds = f->ds[i], rw = wl->ds[ds].read_write;
-            double parent = INFINITY;
-            for (int p = s == outer[ds] ? top : s + 1; p <= top; p++) {
-                if (p < outer[ds] && !((w->may[ds] >> p) & 1u))
-                    continue;
-                const nm_level *P = &arch->level[p];
-                parent = fmin(parent, c->foot_scale[ds][p] * (rw ? P->e_update : P->e_read));
-                if (p >= outer[ds] || ((w->must[ds] >> p) & 1u))
-                    break;
-            }
-            cost[i] = c->foot_scale[ds][s] * L->e_fill + parent;
-        }
-        double least = INFINITY;
-        for (int k = 0; k < f->npts; k++) {
-            double v = 0.0;
-            for (int i = 0; i < f->n; i++)
-                v += cost[i] * (f->g[k][i] - 1.0);
-            least = fmin(least, v);
-        }
-        e += least;
+        for (int i = 0; i < f->n; i++)
+            cost[f->ds[i]] = refetch_cost(w, c, outer, f->ds[i], s);
+        sum += level_e[s] = front_least(f, cost);
     }
-    return e;
+    double floor = sum, above = 0.0;
+    for (int u = top - 1; coupled && u > 0; above += level_e[u--]) {
+        uint32_t virt = 0;
+        for (int ds = 0; ds < wl->nds; ds++)
+            if (inner[ds] >= 0 && inner[ds] < u && !((kept[u] >> ds) & 1u) &&
+                ((w->clean[u] >> ds) & 1u))
+                virt |= 1u << ds;
+        if (!virt || !kept[u] || !arch->level[u].has_size ||
+            __builtin_popcount((kept[u] | virt) & w->clean[u]) < 2)
+            continue;
+        const refetch_front *f = front_of(w, u, kept[u], virt, inner);
+        if (!f->npts)
+            continue;
+        for (int i = 0; i < f->n; i++) {
+            int ds = f->ds[i];
+            cost[ds] = refetch_cost(w, c, outer, ds, (virt >> ds) & 1u ? inner[ds] : u);
+        }
+        floor = fmax(floor, front_least(f, cost) + above);
+    }
+    return floor;
 }
 
-/* One spatial choice f (nm_mapspace_spatial_each): its bound, the least
- * over the levels each tensor may have innermost. */
-static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
+/* Weighs spatial choice f, its bound the least over the levels each
+ * tensor may have innermost, into *w->b (with the coupled fronts when
+ * w->coupled); 0 when the design has no operand floor. */
+static int weigh_choice(struct operand_walk *w, const int64_t f[][NM_MAX_DIMS])
 {
-    struct operand_walk *w = ctx;
     const nm_arch *arch = w->mdl.arch;
     const nm_workload *wl = w->mdl.wl;
     int S = arch->nlevels, top = S - 1;
     nm_operand_cost all;
-    if (!nm_model_operands(&w->mdl, f, w->keep_at, &all)) {
-        w->refused = 1;
-        return;
-    }
+    if (!nm_model_operands(&w->mdl, f, w->keep_at, &all))
+        return 0;
     nm_model_hop_costs(&w->mdl, f, NULL, &all);
     double units = 1.0;
     for (int s = 0; s < S; s++)
@@ -525,13 +737,106 @@ static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
         operand_assignments(w, &all, 0, base, floor_cycles);
     for (int k = 0; k < all.nspared; k++)
         operand_assignments(w, &all, all.spared[k], base, floor_cycles);
+    return 1;
+}
+
+/* One spatial choice f (nm_mapspace_spatial_each), weighed without the
+ * coupled fronts: its bound kept as a candidate, or, with no memory for
+ * it, as it is. */
+static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
+{
+    struct operand_walk *w = ctx;
+    nm_operand_bound one = {INFINITY, INFINITY, INFINITY, 0};
+    nm_operand_bound *all = w->b;
+    w->b = &one;
+    w->coupled = 0;
+    if (!weigh_choice(w, f))
+        w->refused = 1;
+    w->b = all;
+    all->cycles = fmin(all->cycles, one.cycles);
+    if (w->ncand == w->capcand) {
+        size_t cap = w->capcand ? 2 * w->capcand : 64;
+        candidate *c = nm_realloc_array(w->cand, cap, sizeof *c);
+        if (c) {
+            w->cand = c;
+            w->capcand = cap;
+        }
+    }
+    if (w->ncand == w->capcand) {
+        w->done.metric = fmin(w->done.metric, one.metric);
+        w->done.energy = fmin(w->done.energy, one.energy);
+    } else {
+        w->cand[w->ncand] = (candidate){one.metric, one.energy, w->seen, 0};
+        w->ncand++;
+    }
+    w->seen++;
+}
+
+/* On the passes after the first: the choices wanted weighed with the
+ * coupled fronts into *w->b (their cycles as they were). */
+static void coupled_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
+{
+    struct operand_walk *w = ctx;
+    if (w->want[w->seen++]) {
+        double cycles = w->b->cycles;
+        weigh_choice(w, f);
+        w->b->cycles = cycles;
+    }
+}
+
+/* Candidates by their bound without the coupled fronts, then as they
+ * came. */
+static int candidate_cmp(const void *a, const void *b)
+{
+    const candidate *x = a, *y = b;
+    if (x->metric != y->metric)
+        return x->metric < y->metric ? -1 : 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* The coupled fronts only raise a choice's bound: the candidates weighed
+ * with them from the lowest bound without, until the next one's is no
+ * lower than the least with them so far (the metric's; the least energy
+ * takes the others' as they were), WEIGH_BATCH per pass over the choices. */
+enum { WEIGH_BATCH = 16 };
+
+static void weigh_candidates(struct operand_walk *w)
+{
+    nm_operand_bound *all = w->b;
+    all->metric = w->done.metric;
+    all->energy = w->done.energy;
+    qsort(w->cand, w->ncand, sizeof *w->cand, candidate_cmp);
+    w->want = w->ncand ? nm_calloc(w->seen, 1) : NULL;
+    size_t k = 0;
+    while (w->want && k < w->ncand && w->cand[k].metric < all->metric) {
+        memset(w->want, 0, (size_t)w->seen);
+        for (size_t n = 0; n < WEIGH_BATCH && k < w->ncand && w->cand[k].metric < all->metric;
+             n++, k++) {
+            w->want[w->cand[k].index] = 1;
+            w->cand[k].weighed = 1;
+        }
+        w->coupled = 1;
+        uint64_t seen = w->seen;
+        w->seen = 0;
+        nm_mapspace_spatial_each(w->ms, w->budget, coupled_choice, w);
+        w->seen = seen;
+    }
+    for (size_t i = 0; i < w->ncand; i++) {
+        if (w->want && w->cand[i].weighed)
+            continue;
+        all->metric = fmin(all->metric, w->cand[i].metric); /* (no memory: as it was) */
+        all->energy = fmin(all->energy, w->cand[i].energy);
+    }
+    nm_free(w->want);
+    w->want = NULL;
 }
 
 /* The least refetch floor over every level each tensor may have
  * outermost below the top, from its innermost inner[ds] up: one that may
- * keep it, at or above every level below the top that must. */
+ * keep it, at or above every level below the top that must; with the
+ * coupled fronts when `coupled`. */
 static double least_refetch_floor(struct operand_walk *w, const nm_operand_cost *c,
-                                  const int8_t *inner)
+                                  const int8_t *inner, int coupled)
 {
     const nm_workload *wl = w->mdl.wl;
     int top = w->mdl.arch->nlevels - 1, nds = wl->nds;
@@ -551,7 +856,7 @@ static double least_refetch_floor(struct operand_walk *w, const nm_operand_cost 
     }
     double least = INFINITY;
     for (;;) {
-        least = fmin(least, refetch_floor(w, c, inner, outer));
+        least = fmin(least, refetch_floor(w, c, inner, outer, coupled));
         int ds = 0;
         for (; ds < nds; ds++) {
             if (!choice[ds])
@@ -594,14 +899,20 @@ static void operand_assignments(struct operand_walk *w, const nm_operand_cost *c
                             ? at[ds]
                             : (int8_t)(31 - __builtin_clz(w->keep_at[ds]));
         energy += nm_model_kept_floor(&w->mdl, c, inner, w->must, spared, rd, wr);
-        energy += least_refetch_floor(w, c, inner);
         double words[NM_MAX_DS];
         nm_model_hop_words(&w->mdl, c, at, w->may, words); /* (spared: -1) */
         energy += nm_model_hop_floor(&w->mdl, c, words);
         double cycles = fmax(floor_cycles,
                              nm_model_operand_cycles_plus(&w->mdl, c, counted, rd, wr));
-        double v = nm_metric_value((nm_metric)w->metric, energy, cycles,
-                                   w->r.words_in + w->r.words_out);
+        /* the refetches, the coupled fronts weighed only where the rest
+         * could still lower the least so far (they only raise it) */
+        double rf = least_refetch_floor(w, c, inner, 0), lla = w->r.words_in + w->r.words_out;
+        double v = nm_metric_value((nm_metric)w->metric, energy + rf, cycles, lla);
+        if (w->coupled && (v < b->metric || energy + rf < b->energy)) {
+            rf = least_refetch_floor(w, c, inner, 1);
+            v = nm_metric_value((nm_metric)w->metric, energy + rf, cycles, lla);
+        }
+        energy += rf;
         b->metric = fmin(b->metric, v);
         b->energy = fmin(b->energy, energy);
         b->cycles = fmin(b->cycles, cycles);
@@ -666,11 +977,24 @@ int nm_roofline_operand_bound(const nm_mapspace *ms, int metric, uint64_t budget
                       top_block(top);
     }
     w->front = nm_calloc(FRONT_SLOTS, sizeof *w->front);
+    w->coupled_front = nm_calloc(FRONT_SLOTS, sizeof *w->coupled_front);
+    w->done.metric = w->done.energy = INFINITY;
+    w->ms = ms;
+    w->budget = budget;
     b->choices = nm_mapspace_spatial_each(ms, budget, operand_choice, w);
     int ok = b->choices > 0 && !w->refused;
-    for (int k = 0; w->front && k < FRONT_SLOTS; k++)
-        nm_free(w->front[k].g);
+    if (ok)
+        weigh_candidates(w);
+    nm_free(w->cand);
+    for (int k = 0; k < FRONT_SLOTS; k++) {
+        nm_free(w->front ? w->front[k].g : NULL);
+        if (w->coupled_front) {
+            nm_free(w->coupled_front[k].g);
+            nm_free(w->coupled_front[k].vbox);
+        }
+    }
     nm_free(w->front);
+    nm_free(w->coupled_front);
     nm_model_fini(&w->mdl);
     nm_free(w);
     if (!ok || !(b->metric < INFINITY))

@@ -102,10 +102,23 @@ int nm_roofline_operand_bound(const nm_mapspace *ms, int metric, uint64_t budget
  * operand bound adds at each level (nm_roofline_operand_bound), and, on a
  * layer whose every tensor is clean (with coefficient 1), the order
  * `bound --curve` takes for each split (nm_roofline_curve) instead of
- * evaluating them all.  What it does not see: tensors kept at different
- * levels share the loops above the lower one, which each level's floor
- * weighs alone (a design that may bypass its global buffer gets nothing
- * from it there). */
+ * evaluating them all.  Tensors kept at different levels share the loops
+ * above the higher one, which each level's floor weighs alone; the floor
+ * also weighs them coupled: at a level u, with each tensor kept innermost
+ * below u (and not at u) beside those u keeps, by the loops above u alone.
+ * Such a tensor either has no loop over a dimension of its own between
+ * its level and u, and then its tile at its level spans u's tile over
+ * those dimensions (so that tile must fit its level) and the loops above
+ * u leave it in place as they leave u's tensors, or it has one, and then
+ * every loop above u over a dimension it ignores refetches it.  Its G by
+ * the loops above u alone is at most its G at its level, so the least
+ * over u's splits and orders of u's refetches and those bounds their
+ * refetches below, with the levels' above u, is a floor too; the floor
+ * takes the highest of that and the levels' sum.  It sees that of the
+ * one-word registers of the simple arrays only one tensor stays put, and
+ * that a global buffer keeping only the outputs tiles them with loops
+ * that refetch the weights or inputs the registers keep.  What it does
+ * not see: the cycles the refetches take at the top's bandwidth. */
 
 /* The data spaces of wl that are clean on a share of the work box[] (each
  * dimension's extent): each axis at most one dimension the box spans
