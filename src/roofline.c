@@ -517,6 +517,7 @@ struct operand_walk {
     size_t ncand, capcand;
     uint8_t *want;                /* by choice: weigh it with them on this pass */
     uint64_t seen;                /* choices enumerated so far on this pass */
+    uint64_t nchoices;            /* on the first */
     const nm_mapspace *ms;
     uint64_t budget;
     nm_operand_bound done;
@@ -777,7 +778,7 @@ static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
 static void coupled_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
 {
     struct operand_walk *w = ctx;
-    if (w->want[w->seen++]) {
+    if (w->seen < w->nchoices && w->want[w->seen++]) {
         double cycles = w->b->cycles;
         weigh_choice(w, f);
         w->b->cycles = cycles;
@@ -806,20 +807,19 @@ static void weigh_candidates(struct operand_walk *w)
     all->metric = w->done.metric;
     all->energy = w->done.energy;
     qsort(w->cand, w->ncand, sizeof *w->cand, candidate_cmp);
-    w->want = w->ncand ? nm_calloc(w->seen, 1) : NULL;
+    w->nchoices = w->seen; /* (the same choices come again) */
+    w->want = w->ncand ? nm_calloc(w->nchoices, 1) : NULL;
     size_t k = 0;
     while (w->want && k < w->ncand && w->cand[k].metric < all->metric) {
-        memset(w->want, 0, (size_t)w->seen);
+        memset(w->want, 0, (size_t)w->nchoices);
         for (size_t n = 0; n < WEIGH_BATCH && k < w->ncand && w->cand[k].metric < all->metric;
              n++, k++) {
             w->want[w->cand[k].index] = 1;
             w->cand[k].weighed = 1;
         }
         w->coupled = 1;
-        uint64_t seen = w->seen;
         w->seen = 0;
         nm_mapspace_spatial_each(w->ms, w->budget, coupled_choice, w);
-        w->seen = seen;
     }
     for (size_t i = 0; i < w->ncand; i++) {
         if (w->want && w->cand[i].weighed)
