@@ -2018,7 +2018,8 @@ static void refetch_terms(const nm_model *mdl, const nm_spec *spec, const nm_map
  * level u below the top and each tensor clean on u's share kept innermost
  * at a level s below u, either no loop between s and u runs over a
  * dimension it has, and then its tile at s spans u's tile over those
- * dimensions scaled to s's share (which fits s's capacity: checked), and
+ * dimensions scaled to s's share (which fits s's capacity, with the other
+ * such tiles there: checked), and
  * G over the loops above u alone bounds its refetches at s; or one does,
  * and then every loop above u over a dimension it ignores refetches it.
  * Counted: terms, above the model, met, G above 1, in the first case, and
@@ -2042,6 +2043,7 @@ static void coupled_terms(const nm_model *mdl, const nm_spec *spec, const nm_map
         int8_t dim[NM_MAX_LOOPS];
         int64_t fac[NM_MAX_LOOPS];
         int n = loops_of(m, nd, u + 1, S - 1, dim, fac);
+        uint64_t joint[NM_MAX_LEVELS] = {0}; /* the in-place tiles at each level, together */
         for (int ds = 0; ds < wl->nds; ds++) {
             int s = 0;
             while (s < S - 1 && !((m->level[s].keep >> ds) & 1u))
@@ -2077,6 +2079,7 @@ static void coupled_terms(const nm_model *mdl, const nm_spec *spec, const nm_map
                 t->coupled_unscaled_unfit +=
                     L->has_size && unscaled > (uint64_t)L->effective_size;
                 t->coupled_in_place++;
+                joint[s] += words;
             }
             int met;
             t->coupled_terms++;
@@ -2085,6 +2088,9 @@ static void coupled_terms(const nm_model *mdl, const nm_spec *spec, const nm_map
                                                t->coupled_above < 3 ? what : NULL, "coupled");
             t->coupled_met += met;
         }
+        for (int s = 0; s < u; s++)
+            t->coupled_unfit += arch->level[s].has_size &&
+                                joint[s] > (uint64_t)arch->level[s].effective_size;
     }
 }
 
