@@ -374,7 +374,7 @@ static void coupled_split(refetch_front *f, const nm_model *mdl, const uint32_t 
                           uint32_t vmask, const int64_t *tile, const int64_t *outer)
 {
     const nm_workload *wl = mdl->wl;
-    int nd = wl->ndims;
+    int nd = wl->ndims < NM_MAX_DIMS ? wl->ndims : NM_MAX_DIMS; /* (it is at most) */
     uint32_t loops = 0;
     for (int d = 0; d < nd; d++)
         loops |= (uint32_t)(outer[d] > 1) << d;

@@ -2030,7 +2030,7 @@ static void coupled_terms(const nm_model *mdl, const nm_spec *spec, const nm_map
 {
     const nm_workload *wl = &spec->wl;
     const nm_arch *arch = &spec->arch;
-    int S = arch->nlevels, nd = wl->ndims;
+    int S = arch->nlevels, nd = wl->ndims < NM_MAX_DIMS ? wl->ndims : NM_MAX_DIMS;
     for (int u = 1; u < S - 1; u++) {
         int64_t ubox[NM_MAX_DIMS], tile[NM_MAX_DIMS];
         share_of(m, wl, S, u, ubox);
