@@ -774,15 +774,13 @@ static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
 }
 
 /* On the passes after the first: the choices wanted weighed with the
- * coupled fronts into *w->b (their cycles as they were). */
+ * coupled fronts into *w->b (their cycles are the first pass's: the
+ * refetches weigh energy only). */
 static void coupled_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
 {
     struct operand_walk *w = ctx;
-    if (w->seen < w->nchoices && w->want[w->seen++]) {
-        double cycles = w->b->cycles;
+    if (w->seen < w->nchoices && w->want[w->seen++])
         weigh_choice(w, f);
-        w->b->cycles = cycles;
-    }
 }
 
 /* Candidates by their bound without the coupled fronts, then as they

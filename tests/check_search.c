@@ -551,22 +551,14 @@ static void run(struct env *e, const char *alg, int threads, uint64_t max_evals,
     run_metric(e, alg, threads, max_evals, -1, res);
 }
 
-/* Brute force over every point of every sub-space, no pruning at all: the
- * least EDP, and the least energy into *energy when not NULL. */
-static double brute_force_least(struct env *e, double *energy);
-
+/* Brute force over every point of every sub-space, no pruning at all. */
 static double brute_force_best(struct env *e)
-{
-    return brute_force_least(e, NULL);
-}
-
-static double brute_force_least(struct env *e, double *energy)
 {
     nm_model mdl;
     nm_error err;
     ck_assert_int_eq(nm_model_init(&mdl, &e->spec.arch, &e->spec.wl, &err), NM_OK);
     static nm_stats st;
-    double best = INFINITY, least = INFINITY;
+    double best = INFINITY;
     uint64_t fcount[NM_MAX_DIMS], nperm[NM_MAX_LEVELS];
     unsigned __int128 total = 1;
     for (int d = 0; d < e->spec.wl.ndims; d++)
@@ -596,14 +588,10 @@ static double brute_force_least(struct env *e, double *energy)
         int wd, wl;
         if (!nm_mapspace_decode(&e->ms, &pt, &m, &wd, &wl))
             continue;
-        if (nm_model_eval(&mdl, &m, &st, NULL)) {
+        if (nm_model_eval(&mdl, &m, &st, NULL))
             best = fmin(best, st.energy * (double)st.cycles);
-            least = fmin(least, st.energy);
-        }
     }
     nm_model_fini(&mdl);
-    if (energy)
-        *energy = least;
     return best;
 }
 
@@ -1959,13 +1947,11 @@ static int loops_of(const nm_mapping *m, int nd, int lo, int hi, int8_t *dim, in
  * first level above keeping it reading them out (an output: taking its
  * updates) at least G times that level's share's; *met when both equal.
  * Says where it does not, when `what` is not NULL. */
-static int refetch_holds(const nm_model *mdl, const nm_spec *spec, const nm_mapping *m,
-                         const nm_stats *st, int s, int ds, double g, int *met, const char *what,
-                         const char *kind)
+static int refetch_holds(const nm_spec *spec, const nm_mapping *m, const nm_stats *st, int s,
+                         int ds, double g, int *met, const char *what, const char *kind)
 {
     const nm_workload *wl = &spec->wl;
     int S = spec->arch.nlevels, rw = wl->ds[ds].read_write, p = s + 1;
-    (void)mdl;
     while (p < S - 1 && !((m->level[p].keep >> ds) & 1u))
         p++;
     int64_t box[NM_MAX_DIMS], pbox[NM_MAX_DIMS];
@@ -2007,7 +1993,7 @@ static void refetch_terms(const nm_model *mdl, const nm_spec *spec, const nm_map
             double g = nm_roofline_refetches(~mdl->ds_dims[ds], n, dim, fac);
             t->refetch_terms++;
             t->refetch_more += g > 1;
-            t->refetch_above += !refetch_holds(mdl, spec, m, st, s, ds, g, &met,
+            t->refetch_above += !refetch_holds(spec, m, st, s, ds, g, &met,
                                                t->refetch_above < 3 ? what : NULL, "refetch");
             t->refetch_met += met;
         }
@@ -2084,7 +2070,7 @@ static void coupled_terms(const nm_model *mdl, const nm_spec *spec, const nm_map
             int met;
             t->coupled_terms++;
             t->coupled_more += g > 1;
-            t->coupled_above += !refetch_holds(mdl, spec, m, st, s, ds, g, &met,
+            t->coupled_above += !refetch_holds(spec, m, st, s, ds, g, &met,
                                                t->coupled_above < 3 ? what : NULL, "coupled");
             t->coupled_met += met;
         }
