@@ -273,10 +273,13 @@ enum { FRONT_ROOM = 64, FRONT_SLOTS = 1024, FRONT_PROBES = 16, FRONT_SPLITS = 1 
  * loop above over a dimension it ignores refetches it. */
 typedef struct refetch_front {
     int used, level;
+    uint64_t epoch;                 /* the spatial choice it was built for (operand_walk's) */
     uint32_t set, virt;
     int64_t box[NM_MAX_DIMS], below[NM_MAX_DIMS];
     int8_t vlevel[NM_MAX_DS];
     int64_t (*vbox)[NM_MAX_DIMS];   /* NM_MAX_DS, a coupled front's only; owned */
+    uint64_t vmin[NM_MAX_DS];       /* the least words it takes at its level: a tile
+                                     * spanning the fan-outs below that level */
     int n;                          /* clean tensors of set | virt */
     int8_t ds[NM_MAX_DS];
     int npts;                       /* 0: no bound (no split fits, or too many) */
@@ -329,14 +332,15 @@ static void coupled_add_each(void *ctx, const double *g, const uint32_t *below)
 }
 
 /* Whether the coupled tensors in `in` (bit i of f's), need[i] words each,
- * fit the levels they are kept at. */
+ * fit the levels they are kept at, beside the least tiles there of the
+ * other coupled ones (vmask). */
 static int coupled_fit(const refetch_front *f, const nm_arch *arch, const uint64_t *need,
-                       uint32_t in)
+                       uint32_t in, uint32_t vmask)
 {
     uint64_t used[NM_MAX_LEVELS] = {0};
-    for (; in; in &= in - 1) {
-        int i = __builtin_ctz(in), v = f->vlevel[f->ds[i]];
-        used[v] += need[i];
+    for (uint32_t m = vmask; m; m &= m - 1) {
+        int i = __builtin_ctz(m), ds = f->ds[i], v = f->vlevel[ds];
+        used[v] += (in >> i) & 1u ? need[i] : f->vmin[ds];
         if (arch->level[v].has_size && used[v] > (uint64_t)arch->level[v].effective_size)
             return 0;
     }
@@ -386,9 +390,9 @@ static void coupled_split(refetch_front *f, const nm_model *mdl, const uint32_t 
      * ignores (first in an order to stop being in place, it leaves the
      * others' G as they were) */
     for (uint32_t in = vmask;; in = (in - 1) & vmask) {
-        int keep = coupled_fit(f, mdl->arch, need, in);
+        int keep = coupled_fit(f, mdl->arch, need, in, vmask);
         for (uint32_t out = vmask & ~in; keep && out; out &= out - 1)
-            keep = !coupled_fit(f, mdl->arch, need, in | (out & -out));
+            keep = !coupled_fit(f, mdl->arch, need, in | (out & -out), vmask);
         if (keep) {
             struct coupled_add a = {.f = f, .m = 0};
             uint32_t order_irr[NM_MAX_DS];
@@ -479,7 +483,7 @@ static void front_build(refetch_front *f, const nm_model *mdl, double *work)
 }
 
 typedef struct candidate {
-    double metric, energy;        /* the choice's bound without the coupled fronts */
+    double metric, energy;        /* the choice's bound without the refetches */
     size_t index;                 /* in the order the choices came */
     int weighed;                  /* with them too (weigh_candidates) */
 } candidate;
@@ -498,24 +502,29 @@ struct operand_walk {
     refetch_front *front;         /* FRONT_SLOTS, by level, set, box and below */
     refetch_front *coupled_front; /* FRONT_SLOTS more for the coupled ones */
     refetch_front none;           /* no front: npts 0 */
+    uint64_t epoch;               /* the spatial choices weighed so far */
     double work;                  /* splits weighed by the fronts built (FRONT_WORK) */
     double coupled_work;          /* ... by the coupled fronts built (FRONT_WORK) */
     /* this spatial choice's fronts looked up so far, by level and set */
     const refetch_front *cur[NM_MAX_LEVELS][1u << NM_MAX_DS];
     double room[FRONT_ROOM][NM_MAX_DS];
     double once[NM_MAX_DS];       /* the roofline's energy for each tensor at the top */
+    double top_in, top_out;       /* the top's words, each tensor once (roofline_of's) */
     nm_operand_bound *b;          /* where operand_assignments takes the least */
     int refused;                  /* the design has no operand floor (M:N network) */
-    /* The coupled fronts cost more than the rest; they only raise a
+    /* The refetch fronts cost more than the rest; they only raise a
      * choice's bound, so every choice is weighed without them first and
      * kept as a candidate, and then weighed with them from the lowest
      * bound up only while it could still be the least (weigh_candidates),
-     * the choices enumerated again to reach them.  A choice not kept (no
-     * memory) keeps its bound without them, in `done`. */
-    int coupled;                  /* operand_assignments weighs the coupled fronts */
+     * the choices enumerated again to reach them: the fronts' room and
+     * FRONT_WORK go to the choices that could bound the space.  A choice
+     * not kept (no memory) keeps its bound without them, in `done`. */
+    int refetches;                /* operand_assignments weighs the refetches: 1 each
+                                   * level alone, 2 the coupled fronts too */
     candidate *cand;
     size_t ncand, capcand;
-    uint8_t *want;                /* by choice: weigh it with them on this pass */
+    uint8_t *want;                /* by choice: weigh it with them on this pass (as
+                                   * `refetches`; 0 not) */
     uint64_t seen;                /* choices enumerated so far on this pass */
     uint64_t nchoices;            /* on the first */
     const nm_mapspace *ms;
@@ -540,6 +549,14 @@ static uint64_t front_hash(int level, uint32_t set, uint32_t virt, const int8_t 
     return h;
 }
 
+/* The least words data space ds takes at level v for the spatial choice
+ * being weighed: a tile spanning the fan-outs at and below v. */
+static uint64_t least_tile(const struct operand_walk *w, int ds, int v)
+{
+    return nm_model_tile_words(&w->mdl, v, ds,
+                               (uint64_t)nm_model_distinct_at_least(w->mdl.wl, ds, w->below[v]));
+}
+
 /* Whether front x is level s's with set and virt coupled at the levels
  * inner[] gives, for the spatial choice being weighed. */
 static int front_is(const struct operand_walk *w, const refetch_front *x, int s, uint32_t set,
@@ -551,7 +568,8 @@ static int front_is(const struct operand_walk *w, const refetch_front *x, int s,
         return 0;
     for (uint32_t v = virt; v; v &= v - 1) {
         int ds = __builtin_ctz(v);
-        if (x->vlevel[ds] != inner[ds] || memcmp(x->vbox[ds], w->box[inner[ds]], bytes))
+        if (x->vlevel[ds] != inner[ds] || memcmp(x->vbox[ds], w->box[inner[ds]], bytes) ||
+            x->vmin[ds] != least_tile(w, ds, inner[ds]))
             return 0;
     }
     return 1;
@@ -568,17 +586,27 @@ static const refetch_front *front_of(struct operand_walk *w, int s, uint32_t set
     int nd = w->mdl.wl->ndims;
     size_t bytes = (size_t)nd * sizeof(int64_t);
     uint64_t h = front_hash(s, set, virt, inner, w->box[s], w->below[s], nd);
-    refetch_front *table = virt ? w->coupled_front : w->front, *f = NULL;
+    refetch_front *table = virt ? w->coupled_front : w->front, *f = NULL, *old = NULL;
     for (int k = 0; table && k < FRONT_PROBES && !f; k++) {
         refetch_front *x = &table[(h + (uint64_t)k) % FRONT_SLOTS];
         if (!x->used)
             f = x;
         else if (front_is(w, x, s, set, virt, inner))
             return x;
+        else if (x->epoch != w->epoch && (!old || x->epoch < old->epoch))
+            old = x;
     }
-    if (!f) /* the slots around full: no front (a floor of 0 more there) */
+    if (!f && old) { /* the slots around full: the oldest built for another choice
+                      * (this one's, in w->cur, stay) gives way */
+        nm_free(old->g);
+        nm_free(old->vbox);
+        memset(old, 0, sizeof *old);
+        f = old;
+    }
+    if (!f) /* all this choice's: no front (a floor of 0 more there) */
         return &w->none;
     f->used = 1;
+    f->epoch = w->epoch;
     f->level = s;
     f->set = set;
     f->virt = virt;
@@ -592,6 +620,7 @@ static const refetch_front *front_of(struct operand_walk *w, int s, uint32_t set
         int ds = __builtin_ctz(v);
         f->vlevel[ds] = inner[ds];
         memcpy(f->vbox[ds], w->box[inner[ds]], bytes);
+        f->vmin[ds] = least_tile(w, ds, inner[ds]);
     }
     f->g = w->room;
     front_build(f, &w->mdl, virt ? &w->coupled_work : &w->work);
@@ -639,6 +668,81 @@ static double front_least(const refetch_front *f, const double *cost)
     return f->npts ? least : 0.0;
 }
 
+/* The words the top serves past each tensor's once: read for the inputs,
+ * updated for the outputs, and both (a shared bandwidth). */
+typedef struct top_refetch {
+    double in, out, both;
+} top_refetch;
+
+/* The least over front f's points of the words its refetches take from
+ * the top, each tensor's G - 1 times words[ds] (0 where its refetches come
+ * from a level below the top): each of in, out and both least alone. */
+static top_refetch front_least_words(const refetch_front *f, const nm_workload *wl,
+                                     const double *words)
+{
+    top_refetch t = {INFINITY, INFINITY, INFINITY};
+    for (int k = 0; k < f->npts; k++) {
+        double in = 0.0, out = 0.0;
+        for (int i = 0; i < f->n; i++) {
+            double v = words[f->ds[i]] * (f->g[k][i] - 1.0);
+            *(wl->ds[f->ds[i]].read_write ? &out : &in) += v;
+        }
+        t.in = fmin(t.in, in);
+        t.out = fmin(t.out, out);
+        t.both = fmin(t.both, in + out);
+    }
+    return f->npts ? t : (top_refetch){0.0, 0.0, 0.0};
+}
+
+static void top_refetch_add(top_refetch *t, top_refetch a)
+{
+    t->in += a.in;
+    t->out += a.out;
+    t->both += a.both;
+}
+
+static void top_refetch_max(top_refetch *t, top_refetch a)
+{
+    t->in = fmax(t->in, a.in);
+    t->out = fmax(t->out, a.out);
+    t->both = fmax(t->both, a.both);
+}
+
+static void top_refetch_min(top_refetch *t, top_refetch a)
+{
+    t->in = fmin(t->in, a.in);
+    t->out = fmin(t->out, a.out);
+    t->both = fmin(t->both, a.both);
+}
+
+/* The words a refetch of ds at level s takes from the top: the top's
+ * footprint when no level between keeps it (s its outermost below the
+ * top), else none the floor can be sure of. */
+static double top_refetch_words(const nm_operand_cost *c, const int8_t *outer, int ds, int s,
+                                int top)
+{
+    return s == outer[ds] ? c->foot_words[ds][top] : 0.0;
+}
+
+/* The cycles the top's bandwidth takes for its words, each tensor once and
+ * the refetches t past them (nm_roofline_memory_cycles; 0 without a
+ * bandwidth). */
+static double top_cycles(const struct operand_walk *w, top_refetch t)
+{
+    const nm_level *top = &w->mdl.arch->level[w->mdl.arch->nlevels - 1];
+    double inst = (double)top->instances, cycles = 0.0;
+    if (top->has_shared_bw)
+        cycles = (w->top_in + w->top_out + t.both) / (top->shared_bw * inst);
+    else {
+        if (top->has_read_bw)
+            cycles = (w->top_in + t.in) / (top->read_bw * inst);
+        if (top->has_write_bw)
+            cycles = fmax(cycles, (w->top_out + t.out) / (top->write_bw * inst));
+    }
+    /* the model's cycles are whole; this is at most a rounding below them */
+    return ceil(cycles * (1 - 1e-12));
+}
+
 /* The refetch floor (roofline.h) when each data space ds is innermost at
  * inner[ds] (-1: kept nowhere) and outermost below the top at outer[ds]
  * (the top itself when inner[ds] is): at each level below the top with a
@@ -651,14 +755,16 @@ static double front_least(const refetch_front *f, const double *cost)
  * kept innermost below it and not at u coupled to its front: their
  * refetches at their levels and u's own, the least over the coupled
  * front, with the other levels' above u; the floor is the highest (with
- * `coupled`; else the sum alone). */
+ * `coupled`; else the sum alone).  The words those refetches take from
+ * the top, weighed the same way (each least on its own), into *t. */
 static double refetch_floor(struct operand_walk *w, const nm_operand_cost *c, const int8_t *inner,
-                            const int8_t *outer, int coupled)
+                            const int8_t *outer, int coupled, top_refetch *t)
 {
     const nm_arch *arch = w->mdl.arch;
     const nm_workload *wl = w->mdl.wl;
     int top = arch->nlevels - 1;
-    double level_e[NM_MAX_LEVELS] = {0}, cost[NM_MAX_DS], sum = 0.0;
+    double level_e[NM_MAX_LEVELS] = {0}, cost[NM_MAX_DS], words[NM_MAX_DS], sum = 0.0;
+    top_refetch level_t[NM_MAX_LEVELS] = {{0}}, tsum = {0};
     uint32_t kept[NM_MAX_LEVELS] = {0};
     for (int s = 0; s < top; s++) {
         for (int ds = 0; ds < wl->nds; ds++)
@@ -673,12 +779,21 @@ static double refetch_floor(struct operand_walk *w, const nm_operand_cost *c, co
             f = w->cur[s][set] = front_of(w, s, set, 0, inner);
         if (!f->npts)
             continue;
-        for (int i = 0; i < f->n; i++)
+        for (int i = 0; i < f->n; i++) {
             cost[f->ds[i]] = refetch_cost(w, c, outer, f->ds[i], s);
+            words[f->ds[i]] = top_refetch_words(c, outer, f->ds[i], s, top);
+        }
         sum += level_e[s] = front_least(f, cost);
+        top_refetch_add(&tsum, level_t[s] = front_least_words(f, wl, words));
     }
     double floor = sum, above = 0.0;
-    for (int u = top - 1; coupled && u > 0; above += level_e[u--]) {
+    top_refetch tabove = {0};
+    *t = tsum;
+    for (int u = top - 1; coupled && u > 0; u--) {
+        if (u < top - 1) { /* the levels above u, each alone */
+            above += level_e[u + 1];
+            top_refetch_add(&tabove, level_t[u + 1]);
+        }
         uint32_t virt = 0;
         for (int ds = 0; ds < wl->nds; ds++)
             if (inner[ds] >= 0 && inner[ds] < u && !((kept[u] >> ds) & 1u) &&
@@ -691,17 +806,21 @@ static double refetch_floor(struct operand_walk *w, const nm_operand_cost *c, co
         if (!f->npts)
             continue;
         for (int i = 0; i < f->n; i++) {
-            int ds = f->ds[i];
-            cost[ds] = refetch_cost(w, c, outer, ds, (virt >> ds) & 1u ? inner[ds] : u);
+            int ds = f->ds[i], at = (virt >> ds) & 1u ? inner[ds] : u;
+            cost[ds] = refetch_cost(w, c, outer, ds, at);
+            words[ds] = top_refetch_words(c, outer, ds, at, top);
         }
         floor = fmax(floor, front_least(f, cost) + above);
+        top_refetch ct = front_least_words(f, wl, words);
+        top_refetch_add(&ct, tabove);
+        top_refetch_max(t, ct);
     }
     return floor;
 }
 
 /* Weighs spatial choice f, its bound the least over the levels each
- * tensor may have innermost, into *w->b (with the coupled fronts when
- * w->coupled); 0 when the design has no operand floor. */
+ * tensor may have innermost, into *w->b (with the refetches when
+ * w->refetches); 0 when the design has no operand floor. */
 static int weigh_choice(struct operand_walk *w, const int64_t f[][NM_MAX_DIMS])
 {
     const nm_arch *arch = w->mdl.arch;
@@ -729,6 +848,7 @@ static int weigh_choice(struct operand_walk *w, const int64_t f[][NM_MAX_DIMS])
         for (int d = 0; d < wl->ndims; d++)
             w->box[s][d] = wl->bound[d] / (w->below[top][d] / w->below[s][d]);
     memset(w->cur, 0, sizeof w->cur);
+    w->epoch++;
     for (int s = 0; s < S; s++)
         w->clean[s] = nm_roofline_clean_spaces(wl, w->box[s], 0);
     double floor_cycles = fmax(w->r.bound_cycles, ceil(steps));
@@ -742,15 +862,15 @@ static int weigh_choice(struct operand_walk *w, const int64_t f[][NM_MAX_DIMS])
 }
 
 /* One spatial choice f (nm_mapspace_spatial_each), weighed without the
- * coupled fronts: its bound kept as a candidate, or, with no memory for
- * it, as it is. */
+ * refetches: its bound kept as a candidate, or, with no memory for it, as
+ * it is. */
 static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
 {
     struct operand_walk *w = ctx;
     nm_operand_bound one = {INFINITY, INFINITY, INFINITY, 0};
     nm_operand_bound *all = w->b;
     w->b = &one;
-    w->coupled = 0;
+    w->refetches = 0;
     if (!weigh_choice(w, f))
         w->refused = 1;
     w->b = all;
@@ -774,17 +894,16 @@ static void operand_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
 }
 
 /* On the passes after the first: the choices wanted weighed with the
- * coupled fronts into *w->b (their cycles are the first pass's: the
- * refetches weigh energy only). */
-static void coupled_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
+ * refetches into *w->b (the least cycles stay the first pass's, over
+ * every choice). */
+static void refetch_choice(void *ctx, const int64_t f[][NM_MAX_DIMS])
 {
     struct operand_walk *w = ctx;
-    if (w->seen < w->nchoices && w->want[w->seen++])
+    if (w->seen < w->nchoices && (w->refetches = w->want[w->seen++]))
         weigh_choice(w, f);
 }
 
-/* Candidates by their bound without the coupled fronts, then as they
- * came. */
+/* Candidates by their bound without the refetches, then as they came. */
 static int candidate_cmp(const void *a, const void *b)
 {
     const candidate *x = a, *y = b;
@@ -793,10 +912,11 @@ static int candidate_cmp(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-/* The coupled fronts only raise a choice's bound: the candidates weighed
- * with them from the lowest bound without, until the next one's is no
- * lower than the least with them so far (the metric's; the least energy
- * takes the others' as they were), WEIGH_BATCH per pass over the choices. */
+/* The refetches only raise a choice's bound: the candidates weighed with
+ * them from the lowest bound without, while one could still give the
+ * least metric (with the coupled fronts) or the least energy (each level
+ * alone) so far, a batch per pass over the choices, each batch twice the
+ * last. */
 enum { WEIGH_BATCH = 16 };
 
 static void weigh_candidates(struct operand_walk *w)
@@ -807,17 +927,21 @@ static void weigh_candidates(struct operand_walk *w)
     qsort(w->cand, w->ncand, sizeof *w->cand, candidate_cmp);
     w->nchoices = w->seen; /* (the same choices come again) */
     w->want = w->ncand ? nm_calloc(w->nchoices, 1) : NULL;
-    size_t k = 0;
-    while (w->want && k < w->ncand && w->cand[k].metric < all->metric) {
+    for (size_t batch = WEIGH_BATCH; w->want; batch *= 2) {
         memset(w->want, 0, (size_t)w->nchoices);
-        for (size_t n = 0; n < WEIGH_BATCH && k < w->ncand && w->cand[k].metric < all->metric;
-             n++, k++) {
-            w->want[w->cand[k].index] = 1;
-            w->cand[k].weighed = 1;
+        size_t picked = 0;
+        for (size_t i = 0; i < w->ncand && picked < batch; i++) {
+            candidate *c = &w->cand[i];
+            if (c->weighed || !(c->metric < all->metric || c->energy < all->energy))
+                continue;
+            w->want[c->index] = c->metric < all->metric ? 2 : 1;
+            c->weighed = 1;
+            picked++;
         }
-        w->coupled = 1;
+        if (!picked)
+            break;
         w->seen = 0;
-        nm_mapspace_spatial_each(w->ms, w->budget, coupled_choice, w);
+        nm_mapspace_spatial_each(w->ms, w->budget, refetch_choice, w);
     }
     for (size_t i = 0; i < w->ncand; i++) {
         if (w->want && w->cand[i].weighed)
@@ -832,9 +956,10 @@ static void weigh_candidates(struct operand_walk *w)
 /* The least refetch floor over every level each tensor may have
  * outermost below the top, from its innermost inner[ds] up: one that may
  * keep it, at or above every level below the top that must; with the
- * coupled fronts when `coupled`. */
+ * coupled fronts when `coupled`.  The least words they take from the top
+ * into *t (each of its three least alone). */
 static double least_refetch_floor(struct operand_walk *w, const nm_operand_cost *c,
-                                  const int8_t *inner, int coupled)
+                                  const int8_t *inner, int coupled, top_refetch *t)
 {
     const nm_workload *wl = w->mdl.wl;
     int top = w->mdl.arch->nlevels - 1, nds = wl->nds;
@@ -853,8 +978,11 @@ static double least_refetch_floor(struct operand_walk *w, const nm_operand_cost 
         outer[ds] = choice[ds] ? (int8_t)__builtin_ctz(choice[ds]) : (int8_t)top;
     }
     double least = INFINITY;
+    *t = (top_refetch){INFINITY, INFINITY, INFINITY};
     for (;;) {
-        least = fmin(least, refetch_floor(w, c, inner, outer, coupled));
+        top_refetch one;
+        least = fmin(least, refetch_floor(w, c, inner, outer, coupled, &one));
+        top_refetch_min(t, one);
         int ds = 0;
         for (; ds < nds; ds++) {
             if (!choice[ds])
@@ -902,14 +1030,21 @@ static void operand_assignments(struct operand_walk *w, const nm_operand_cost *c
         energy += nm_model_hop_floor(&w->mdl, c, words);
         double cycles = fmax(floor_cycles,
                              nm_model_operand_cycles_plus(&w->mdl, c, counted, rd, wr));
-        /* the refetches, the coupled fronts weighed only where the rest
-         * could still lower the least so far (they only raise it) */
-        double rf = least_refetch_floor(w, c, inner, 0), lla = w->r.words_in + w->r.words_out;
-        double v = nm_metric_value((nm_metric)w->metric, energy + rf, cycles, lla);
-        if (w->coupled && (v < b->metric || energy + rf < b->energy)) {
-            rf = least_refetch_floor(w, c, inner, 1);
-            v = nm_metric_value((nm_metric)w->metric, energy + rf, cycles, lla);
+        /* the refetches, and the cycles the top takes to serve them past
+         * each tensor's once, weighed only where the rest could still
+         * lower the least so far (they only raise it): first each level
+         * alone, then the coupled fronts */
+        double lla = w->r.words_in + w->r.words_out, rf = 0.0, cy = cycles;
+        double v = nm_metric_value((nm_metric)w->metric, energy, cycles, lla);
+        for (int coupled = 0; coupled < w->refetches; coupled++) {
+            if (!(v < b->metric || energy + rf < b->energy))
+                break;
+            top_refetch t;
+            rf = least_refetch_floor(w, c, inner, coupled, &t);
+            cy = fmax(cycles, top_cycles(w, t));
+            v = nm_metric_value((nm_metric)w->metric, energy + rf, cy, lla);
         }
+        cycles = cy;
         energy += rf;
         b->metric = fmin(b->metric, v);
         b->energy = fmin(b->energy, energy);
@@ -973,6 +1108,7 @@ int nm_roofline_operand_bound(const nm_mapspace *ms, int metric, uint64_t budget
         double lw = top_words(top, wl, ds, (double)nm_workload_held_words(wl, ds));
         w->once[ds] = lw * (wl->ds[ds].read_write ? top->e_update : top->e_read) /
                       top_block(top);
+        *(wl->ds[ds].read_write ? &w->top_out : &w->top_in) += lw;
     }
     w->front = nm_calloc(FRONT_SLOTS, sizeof *w->front);
     w->coupled_front = nm_calloc(FRONT_SLOTS, sizeof *w->coupled_front);

@@ -108,17 +108,22 @@ int nm_roofline_operand_bound(const nm_mapspace *ms, int metric, uint64_t budget
  * below u (and not at u) beside those u keeps, by the loops above u alone.
  * Such a tensor either has no loop over a dimension of its own between
  * its level and u, and then its tile at its level spans u's tile over
- * those dimensions (so that tile must fit its level) and the loops above
- * u leave it in place as they leave u's tensors, or it has one, and then
- * every loop above u over a dimension it ignores refetches it.  Its G by
+ * those dimensions (so that tile must fit its level, beside the least
+ * tile of each other such tensor there: one spanning the fan-outs below
+ * it) and the loops above u leave it in place as they leave u's tensors,
+ * or it has one, and then every loop above u over a dimension it ignores
+ * refetches it.  Its G by
  * the loops above u alone is at most its G at its level, so the least
  * over u's splits and orders of u's refetches and those bounds their
  * refetches below, with the levels' above u, is a floor too; the floor
  * takes the highest of that and the levels' sum.  It sees that of the
  * one-word registers of the simple arrays only one tensor stays put, and
  * that a global buffer keeping only the outputs tiles them with loops
- * that refetch the weights or inputs the registers keep.  What it does
- * not see: the cycles the refetches take at the top's bandwidth. */
+ * that refetch the weights or inputs the registers keep.  A refetch at a
+ * tensor's outermost level below the top comes from the top: its words
+ * (G - 1 times the tensor's) take the top's bandwidth beside each
+ * tensor's once, weighed the same way (the least words alone), so the
+ * floor's cycles are at least theirs. */
 
 /* The data spaces of wl that are clean on a share of the work box[] (each
  * dimension's extent): each axis at most one dimension the box spans
