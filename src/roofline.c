@@ -725,20 +725,18 @@ static double top_refetch_words(const nm_operand_cost *c, const int8_t *outer, i
 }
 
 /* The cycles the top's bandwidth takes for its words, each tensor once and
- * the refetches t past them (nm_roofline_memory_cycles; 0 without a
- * bandwidth). */
+ * the refetches t past them (nm_roofline_memory_cycles; a shared bandwidth
+ * takes both together; 0 without a bandwidth). */
 static double top_cycles(const struct operand_walk *w, top_refetch t)
 {
     const nm_level *top = &w->mdl.arch->level[w->mdl.arch->nlevels - 1];
-    double inst = (double)top->instances, cycles = 0.0;
-    if (top->has_shared_bw)
-        cycles = (w->top_in + w->top_out + t.both) / (top->shared_bw * inst);
-    else {
-        if (top->has_read_bw)
-            cycles = (w->top_in + t.in) / (top->read_bw * inst);
-        if (top->has_write_bw)
-            cycles = fmax(cycles, (w->top_out + t.out) / (top->write_bw * inst));
-    }
+    const char *note;
+    double cycles =
+        top->has_shared_bw
+            ? nm_roofline_memory_cycles(top, w->top_in + w->top_out + t.both, 0.0, &note)
+            : nm_roofline_memory_cycles(top, w->top_in + t.in, w->top_out + t.out, &note);
+    if (isnan(cycles))
+        return 0.0;
     /* the model's cycles are whole; this is at most a rounding below them */
     return ceil(cycles * (1 - 1e-12));
 }
